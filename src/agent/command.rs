@@ -1,0 +1,33 @@
+//! What a front end can ask of the agent task.
+
+/// A request from the person, sent over the agent's command channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// A new prompt. While a turn runs it is queued and sent when the turn ends.
+    Submit(String),
+    /// Interrupt the running turn: stop the stream, kill a running command.
+    Cancel,
+    /// The answer to an approval request (see `Snapshot::pending_approval`).
+    Approve { id: String, decision: Decision },
+    /// Start a new conversation with an empty board.
+    Clear,
+    /// Restore the files changed by the last user turn.
+    Undo,
+    /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.
+    StartDemo,
+    /// End the agent task.
+    Quit,
+}
+
+/// The person's answer to "may keel run this?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it this once.
+    Once,
+    /// Run it, and do not ask again for this tool (for `bash`: this command's first word).
+    Always,
+    /// Do not run it; the model is told the user declined.
+    Deny,
+    /// Do not run it, and end the turn.
+    DenyAndStop,
+}

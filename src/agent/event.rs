@@ -1,0 +1,77 @@
+//! Discrete things that happened, for front ends that print rather than draw (`keel -p`).
+//!
+//! Serialised one per line by `--output-format json`; the README documents the schema, so the
+//! field names here are a public contract.
+
+use crate::todo::TodoItem;
+use serde::Serialize;
+
+/// Something the agent did or saw.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The board changed (a valid `todo` update).
+    Todo {
+        items: Vec<TodoItem>,
+        done: usize,
+        total: usize,
+    },
+    /// A tool call is about to run.
+    ToolStart {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
+    /// A tool call ended.
+    ToolEnd {
+        id: String,
+        name: String,
+        is_error: bool,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        /// What the model was given (already capped).
+        output: String,
+    },
+    /// keel added the reminder to the next request.
+    Reminder {
+        text: String,
+        rounds_since_todo: u32,
+    },
+    /// A complete text answer from the model (one per model response that had text).
+    AssistantText { text: String },
+    /// Token counts of one model response, and the running totals.
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+        total_input_tokens: u64,
+        total_output_tokens: u64,
+    },
+    /// A request failed and will be tried again.
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// The turn ended.
+    Result {
+        /// `success`, `error`, `max_rounds` or `interrupted`.
+        outcome: TurnOutcome,
+        /// The model's last text answer.
+        text: String,
+        rounds: u32,
+        done: usize,
+        total: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    Success,
+    Error,
+    MaxRounds,
+    Interrupted,
+}

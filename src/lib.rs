@@ -1,0 +1,10 @@
+//! keel: a terminal coding agent that keeps the model anchored on a structured task board.
+//!
+//! The core — [`agent`], [`todo`], [`tools`], [`llm`] — knows nothing of the terminal; the TUI
+//! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent task.
+
+pub mod agent;
+pub mod llm;
+pub mod message;
+pub mod todo;
+pub mod tools;

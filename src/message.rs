@@ -1,0 +1,149 @@
+//! The provider-neutral conversation history.
+//!
+//! keel stores the conversation once, in this shape, and each provider translates it to its own wire
+//! format when it sends a request (see `llm::anthropic::wire_messages` and `llm::openai::wire_messages`).
+//! The history is an `imbl::Vector`, so a snapshot of it is a pointer copy whatever its length.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The whole conversation, shared cheaply between the agent task and its front ends.
+pub type History = imbl::Vector<Message>;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text: what the person typed, or what the model answered.
+    Text { text: String },
+    /// The model asks for a tool to run.
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// keel's answer to one `ToolUse`.
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// keel's nudge to update the board. Sent as plain text after the tool results; kept apart so
+    /// front ends can show it as a system note rather than as something the person typed.
+    Reminder { text: String },
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A message the person typed.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+
+    /// A message from the model.
+    pub fn assistant(content: Vec<ContentBlock>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content,
+        }
+    }
+
+    /// The text blocks of this message joined together (tool blocks and reminders left out).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls this message asks for, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    /// Whether the person typed this message (as opposed to tool results keel sent back).
+    pub fn is_typed_by_user(&self) -> bool {
+        self.role == Role::User
+            && self
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::Text { .. }))
+    }
+}
+
+/// Token counts as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_joins_text_blocks_only() {
+        let message = Message::assistant(vec![
+            ContentBlock::Text { text: "a".into() },
+            ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "bash".into(),
+                input: json!({}),
+            },
+            ContentBlock::Text { text: "b".into() },
+        ]);
+        assert_eq!(message.text(), "a\nb");
+        assert_eq!(message.tool_uses().count(), 1);
+    }
+
+    #[test]
+    fn blocks_round_trip_through_json() {
+        let block = ContentBlock::ToolResult {
+            tool_use_id: "t1".into(),
+            content: "ok".into(),
+            is_error: true,
+        };
+        let json = serde_json::to_value(&block).unwrap();
+        assert_eq!(
+            json,
+            json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": true})
+        );
+        assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), block);
+    }
+}

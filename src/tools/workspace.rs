@@ -1,0 +1,19 @@
+//! stub
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(root: PathBuf) -> std::io::Result<Self> {
+        Ok(Self {
+            root: root.canonicalize()?,
+        })
+    }
+
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+}
