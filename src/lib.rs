@@ -4,6 +4,9 @@
 //! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent task.
 
 pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod headless;
 pub mod llm;
 pub mod message;
 pub mod todo;

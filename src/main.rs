@@ -1,1 +1,186 @@
-fn main() {}
+//! The `keel` binary: parses the command line, builds the agent and hands it to a front end.
+
+use clap::Parser;
+use color_eyre::eyre::{WrapErr, eyre};
+use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
+use keel::cli::Cli;
+use keel::config::{self, Config, ConfigError, ProviderKind};
+use keel::headless;
+use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
+use keel::tools::{Tools, Workspace};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long to wait for a TCP/TLS connection to the provider.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a response stream may stay silent before it counts as cut.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The headless demo's pause before each answer: quick, but still readable as it scrolls.
+const HEADLESS_DEMO_PACE: Duration = Duration::from_millis(150);
+/// The system prompt keel sends by default.
+const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
+
+/// Exit code for a run that failed.
+const EXIT_FAILED: u8 = 1;
+/// Exit code for a usage or configuration error (clap uses it for bad flags too).
+const EXIT_USAGE: u8 = 2;
+
+/// A problem with how keel was started, as opposed to a run that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UsageError(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(err) = color_eyre::install() {
+        eprintln!("keel: {err}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("keel: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    // Tools may leave blocking readers behind after a kill; do not wait for them.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            let usage = err.downcast_ref::<ConfigError>().is_some()
+                || err.downcast_ref::<UsageError>().is_some();
+            eprintln!("keel: {err:#}");
+            ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
+        }
+    }
+}
+
+async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
+    let headless_prompt = match &cli.print {
+        Some(prompt) => Some(read_prompt(prompt, cli.demo)?),
+        None => None,
+    };
+    let (workspace, demo_dir) = workspace(&cli)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let config = config::resolve(&cli.flag_settings(), &env, workspace.root())?;
+    let default_approval = if headless_prompt.is_some() {
+        ApprovalMode::Auto
+    } else {
+        ApprovalMode::Ask
+    };
+    let agent_config = AgentConfig {
+        system_prompt: SYSTEM_PROMPT.to_owned(),
+        max_tokens: config.max_tokens,
+        nag_threshold: config.nag_threshold,
+        nag_message: config.nag_message.clone(),
+        max_rounds: config.max_rounds,
+        approval: config.approval.unwrap_or(default_approval),
+    };
+    let provider = if cli.demo {
+        let pace =
+            cli.demo_pace_ms
+                .map(Duration::from_millis)
+                .unwrap_or(if headless_prompt.is_some() {
+                    HEADLESS_DEMO_PACE
+                } else {
+                    scripted::HUMAN_PACE
+                });
+        Some(Provider::Scripted(
+            scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?,
+        ))
+    } else {
+        build_provider(&config)?
+    };
+
+    match headless_prompt {
+        Some(prompt) => {
+            if provider.is_none() {
+                return Err(UsageError(no_key_message()).into());
+            }
+            let prompt = match (&provider, prompt.is_empty()) {
+                (Some(Provider::Scripted(script)), true) => script.prompt().to_owned(),
+                _ => prompt,
+            };
+            let handle = agent::spawn(agent_config, provider, Tools::new(workspace));
+            let result = headless::run(handle, prompt, cli.output_format).await?;
+            drop(demo_dir);
+            Ok(match result.outcome {
+                TurnOutcome::Success => ExitCode::SUCCESS,
+                _ => ExitCode::from(EXIT_FAILED),
+            })
+        }
+        None => Err(eyre!(
+            "the terminal UI is not available in this build; use -p"
+        )),
+    }
+}
+
+/// The prompt for `-p`: the argument, or stdin for `-`.
+fn read_prompt(arg: &str, demo: bool) -> color_eyre::Result<String> {
+    let prompt = if arg == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .wrap_err("cannot read the prompt from stdin")?;
+        text
+    } else {
+        arg.to_owned()
+    };
+    if prompt.trim().is_empty() && !demo {
+        return Err(
+            UsageError("-p needs a prompt (or `-p -` to read it from stdin)".into()).into(),
+        );
+    }
+    Ok(prompt.trim().to_owned())
+}
+
+/// The workspace: `--workdir`, a fresh temporary folder for the demo, or the current directory.
+fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempDir>)> {
+    let (root, temp) = match (&cli.workdir, cli.demo) {
+        (Some(dir), _) => (dir.clone(), None),
+        (None, true) => {
+            let dir = tempfile::Builder::new()
+                .prefix("keel-demo-")
+                .tempdir()
+                .wrap_err("cannot create the demo workspace")?;
+            (dir.path().to_path_buf(), Some(dir))
+        }
+        (None, false) => (
+            std::env::current_dir().wrap_err("cannot read the current directory")?,
+            None,
+        ),
+    };
+    let workspace = Workspace::new(root.clone())
+        .map_err(|err| UsageError(format!("workspace {}: {err}", root.display())))?;
+    Ok((workspace, temp))
+}
+
+/// The configured provider, or `None` when there is no key.
+fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
+    let (Some(kind), Some(api_key)) = (config.provider, config.api_key.clone()) else {
+        return Ok(None);
+    };
+    let settings = HttpSettings {
+        base_url: config.base_url.clone(),
+        api_key,
+        model: config.model.clone(),
+        connect_timeout: CONNECT_TIMEOUT,
+        idle_timeout: IDLE_TIMEOUT,
+        retry: RetryPolicy::default(),
+    };
+    Ok(Some(match kind {
+        ProviderKind::Anthropic => Provider::Anthropic(anthropic::AnthropicClient::new(settings)?),
+        ProviderKind::OpenAi => Provider::OpenAi(openai::OpenAiClient::new(settings)?),
+    }))
+}
+
+fn no_key_message() -> String {
+    "no API key: set ANTHROPIC_API_KEY (or OPENAI_API_KEY), put api_key in \
+     ~/.config/keel/config.toml, or try --demo"
+        .to_owned()
+}

@@ -4,13 +4,21 @@
 //! [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and [`AgentEvent`]s (for
 //! printing) out. The first snapshot is sent as soon as the task starts.
 
+pub mod approval;
 pub mod command;
 pub mod event;
+pub mod reminder;
 pub mod snapshot;
+mod state;
+mod task;
+mod turn;
+pub mod undo;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, ToolStatus};
+pub use task::NO_PROVIDER_HELP;
+pub use turn::INTERRUPTED;
 
 use crate::llm::Provider;
 use crate::tools::Tools;
@@ -77,12 +85,15 @@ pub struct AgentHandle {
 /// Starts the agent task. With no provider (no key configured) every prompt is answered with an
 /// error that says how to configure one.
 pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
-    let (commands, command_rx) = mpsc::unbounded_channel();
-    let (_snapshot_tx, snapshots) = mpsc::unbounded_channel();
-    let (_event_tx, events) = mpsc::unbounded_channel();
-    let task = tokio::spawn(async move {
-        let _ = (config, provider, tools, command_rx);
-    });
+    let (commands, inbox) = mpsc::unbounded_channel();
+    let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
+    let (event_tx, events) = mpsc::unbounded_channel();
+    let outbox = state::Outbox {
+        snapshots: snapshot_tx,
+        events: event_tx,
+    };
+    let agent = task::Agent::new(config, provider, tools, outbox, inbox);
+    let task = tokio::spawn(agent.run());
     AgentHandle {
         commands,
         snapshots,

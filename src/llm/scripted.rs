@@ -1,16 +1,224 @@
-//! stub
+//! The demo's model: replays a scripted task from `assets/demo.json` through the real agent loop.
+//!
+//! The script is a list of steps, each an assistant answer (text and tool calls). The step to play
+//! is worked out from the history — the number of answers since the person sent the script's
+//! prompt — so the provider holds no state of its own. Any other prompt gets the script's closing
+//! words. Text streams a few words at a time so the person can watch it arrive.
+
 use super::{ChatRequest, Completion, LlmError, StreamEvent};
+use crate::message::{ContentBlock, Role, Usage};
+use serde::Deserialize;
+use serde_json::Value;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-#[derive(Debug)]
-pub struct ScriptedProvider;
+/// The built-in demo script.
+pub const DEMO_SCRIPT: &str = include_str!("../../assets/demo.json");
+/// The pause before each answer in the TUI demo: slow enough to follow each step.
+pub const HUMAN_PACE: Duration = Duration::from_millis(1200);
+/// Words streamed per text chunk.
+const WORDS_PER_CHUNK: usize = 3;
+/// Of the pause before an answer, the part spent streaming its text (1 / this).
+const STREAMING_SHARE: u32 = 3;
+/// A rough count of characters per token, for the usage the demo reports.
+const CHARS_PER_TOKEN: usize = 4;
+
+#[derive(Debug, Clone, Deserialize)]
+struct Script {
+    prompt: String,
+    finished: String,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Step {
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    tools: Vec<ScriptedCall>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ScriptedCall {
+    name: String,
+    input: Value,
+}
+
+/// A model that plays a script.
+#[derive(Debug, Clone)]
+pub struct ScriptedProvider {
+    script: Script,
+    pace: Duration,
+}
 
 impl ScriptedProvider {
+    /// The built-in demo, pausing `pace` before each answer.
+    pub fn demo(pace: Duration) -> Result<Self, serde_json::Error> {
+        Self::from_json(DEMO_SCRIPT, pace)
+    }
+
+    /// A script in the format of `assets/demo.json`.
+    pub fn from_json(text: &str, pace: Duration) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            script: serde_json::from_str(text)?,
+            pace,
+        })
+    }
+
+    /// The prompt the script answers.
+    pub fn prompt(&self) -> &str {
+        &self.script.prompt
+    }
+
+    /// How many answers the script holds.
+    pub fn len(&self) -> usize {
+        self.script.steps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.script.steps.is_empty()
+    }
+
     pub async fn complete(
         &self,
-        _request: &ChatRequest<'_>,
-        _events: &UnboundedSender<StreamEvent>,
+        request: &ChatRequest<'_>,
+        events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
-        Err(LlmError::Other("not implemented".into()))
+        let (text, calls, index) = match self.next_step(request) {
+            Some((index, step)) => (step.text.clone(), step.tools.clone(), index),
+            None => (
+                self.script.finished.clone(),
+                Vec::new(),
+                self.script.steps.len(),
+            ),
+        };
+        tokio::time::sleep(self.pace - self.pace / STREAMING_SHARE).await;
+        let words: Vec<&str> = text.split_inclusive(' ').collect();
+        let chunks = words.len().div_ceil(WORDS_PER_CHUNK).max(1);
+        let chunk_pause = self.pace / STREAMING_SHARE / u32::try_from(chunks).unwrap_or(u32::MAX);
+        for chunk in words.chunks(WORDS_PER_CHUNK) {
+            let _ = events.send(StreamEvent::TextDelta(chunk.concat()));
+            tokio::time::sleep(chunk_pause).await;
+        }
+        let mut content = Vec::new();
+        if !text.is_empty() {
+            content.push(ContentBlock::Text { text: text.clone() });
+        }
+        for (position, call) in calls.into_iter().enumerate() {
+            let id = format!("toolu_demo_{index}_{position}");
+            let _ = events.send(StreamEvent::ToolUseStart {
+                id: id.clone(),
+                name: call.name.clone(),
+            });
+            content.push(ContentBlock::ToolUse {
+                id,
+                name: call.name,
+                input: call.input,
+            });
+        }
+        let has_tools = content
+            .iter()
+            .any(|block| matches!(block, ContentBlock::ToolUse { .. }));
+        let sent: usize = request.messages.iter().map(approximate_len).sum();
+        Ok(Completion {
+            stop_reason: Some(if has_tools { "tool_use" } else { "end_turn" }.to_owned()),
+            usage: Usage {
+                input_tokens: to_tokens(sent + request.system.len()),
+                output_tokens: to_tokens(text.len()),
+            },
+            content,
+        })
+    }
+
+    /// The step that answers this history: one step per answer so far, whatever the prompt.
+    fn next_step(&self, request: &ChatRequest<'_>) -> Option<(usize, &Step)> {
+        let answered = request
+            .messages
+            .iter()
+            .filter(|message| message.role == Role::Assistant)
+            .count();
+        self.script.steps.get(answered).map(|step| (answered, step))
+    }
+}
+
+fn approximate_len(message: &crate::message::Message) -> usize {
+    message
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } | ContentBlock::Reminder { text } => text.len(),
+            ContentBlock::ToolUse { input, .. } => input.to_string().len(),
+            ContentBlock::ToolResult { content, .. } => content.len(),
+        })
+        .sum()
+}
+
+fn to_tokens(chars: usize) -> u64 {
+    u64::try_from(chars / CHARS_PER_TOKEN).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{History, Message};
+    use tokio::sync::mpsc;
+
+    #[test]
+    fn the_demo_script_parses_and_plans_first() {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        assert!(demo.len() >= 10);
+        assert_eq!(demo.script.steps[0].tools[0].name, "todo");
+        assert!(demo.script.steps.last().unwrap().tools.is_empty());
+    }
+
+    #[tokio::test]
+    async fn plays_the_step_after_the_answers_so_far() {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut history = History::new();
+        history.push_back(Message::user_text(demo.prompt()));
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+        };
+        let first = demo.complete(&request, &tx).await.unwrap();
+        assert!(matches!(&first.content[1], ContentBlock::ToolUse { name, .. } if name == "todo"));
+
+        history.push_back(Message::assistant(first.content));
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+        };
+        let second = demo.complete(&request, &tx).await.unwrap();
+        assert!(matches!(&second.content[0], ContentBlock::ToolUse { name, .. } if name == "bash"));
+    }
+
+    #[tokio::test]
+    async fn a_played_out_script_gets_the_closing_words() {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut history = History::new();
+        history.push_back(Message::user_text("something else"));
+        for _ in 0..demo.len() {
+            history.push_back(Message::assistant(vec![ContentBlock::Text {
+                text: "x".into(),
+            }]));
+        }
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+        };
+        let answer = demo.complete(&request, &tx).await.unwrap();
+        assert!(
+            Message::assistant(answer.content)
+                .text()
+                .contains("configure a model")
+        );
     }
 }

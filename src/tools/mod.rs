@@ -9,6 +9,7 @@
 pub mod bash;
 pub mod files;
 pub mod output;
+pub mod preview;
 pub mod workspace;
 
 use crate::llm::ToolSpec;

@@ -1,0 +1,169 @@
+//! The agent task itself: waits for commands and runs user turns one after another.
+
+use super::approval::Approvals;
+use super::event::AgentEvent;
+use super::snapshot::{Activity, Entry};
+use super::state::{Outbox, State};
+use super::undo::UndoStack;
+use super::{AgentConfig, Command};
+use crate::llm::{Provider, ToolSpec, scripted::ScriptedProvider};
+use crate::todo;
+use crate::tools::{Tools, Workspace};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// What the person is told when they send a prompt with no model configured.
+pub const NO_PROVIDER_HELP: &str = "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY \
+     with OPENAI_BASE_URL for an OpenAI-compatible server), or put `provider`, `model` and `api_key` in \
+     ~/.config/keel/config.toml, then restart keel. Type /demo to watch the built-in demo meanwhile.";
+
+/// Why a turn stopped before the model finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// The person interrupted it.
+    Interrupted,
+    /// The front end is gone or asked to quit: end the task.
+    Quit,
+}
+
+/// The agent task's state and its channels.
+pub(super) struct Agent {
+    pub config: AgentConfig,
+    pub provider: Option<Provider>,
+    pub tools: Tools,
+    pub specs: Vec<ToolSpec>,
+    pub state: State,
+    pub outbox: Outbox,
+    pub inbox: UnboundedReceiver<Command>,
+    pub approvals: Approvals,
+    pub undo: UndoStack,
+    /// The demo's temporary workspace, removed when the task ends.
+    pub demo_dir: Option<tempfile::TempDir>,
+}
+
+impl Agent {
+    pub fn new(
+        config: AgentConfig,
+        provider: Option<Provider>,
+        tools: Tools,
+        outbox: Outbox,
+        inbox: UnboundedReceiver<Command>,
+    ) -> Self {
+        let (name, model, wire) = match &provider {
+            Some(provider) => (provider.name(), provider.model(), provider.wire_format()),
+            None => ("none", "-", crate::llm::WireFormat::Anthropic),
+        };
+        let state = State::new(
+            &config.system_prompt,
+            config.nag_threshold,
+            name,
+            model,
+            wire,
+        );
+        let approvals = Approvals::new(config.approval);
+        let specs = tool_specs(&tools);
+        Self {
+            config,
+            provider,
+            tools,
+            specs,
+            state,
+            outbox,
+            inbox,
+            approvals,
+            undo: UndoStack::default(),
+            demo_dir: None,
+        }
+    }
+
+    /// Runs until `Quit` or until every front end is gone.
+    pub async fn run(mut self) {
+        self.state.publish(&self.outbox);
+        while let Some(command) = self.inbox.recv().await {
+            match command {
+                Command::Submit(prompt) => {
+                    self.state.queued.push_back(prompt);
+                    if self.drain_queue().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Clear => {
+                    self.state.clear();
+                    self.state.note(Entry::Notice {
+                        text: "New conversation.".into(),
+                    });
+                }
+                Command::Undo => {
+                    let report = self.undo.undo();
+                    self.state.note(Entry::Notice {
+                        text: report.summary(),
+                    });
+                }
+                Command::StartDemo => {
+                    if let Err(err) = self.switch_to_demo() {
+                        self.state.note(Entry::Error { text: err });
+                    } else if self.drain_queue().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Quit => break,
+                Command::Cancel | Command::Approve { .. } => {}
+            }
+            self.state.activity = Activity::Idle;
+            self.state.publish(&self.outbox);
+        }
+    }
+
+    /// Runs queued prompts until none are left.
+    async fn drain_queue(&mut self) -> Option<Stop> {
+        while let Some(prompt) = self.state.queued.pop_front() {
+            if self.run_turn(prompt).await == Some(Stop::Quit) {
+                return Some(Stop::Quit);
+            }
+        }
+        None
+    }
+
+    /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
+    /// demo's prompt.
+    fn switch_to_demo(&mut self) -> Result<(), String> {
+        let dir = tempfile::Builder::new()
+            .prefix("keel-demo-")
+            .tempdir()
+            .map_err(|err| format!("could not create the demo workspace: {err}"))?;
+        let workspace = Workspace::new(dir.path().to_path_buf())
+            .map_err(|err| format!("could not open the demo workspace: {err}"))?;
+        let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
+            .map_err(|err| format!("the demo script is broken: {err}"))?;
+        let prompt = script.prompt().to_owned();
+        self.tools = Tools::new(workspace);
+        self.specs = tool_specs(&self.tools);
+        self.provider = Some(Provider::Scripted(script));
+        self.demo_dir = Some(dir);
+        self.state.clear();
+        self.state.provider = "demo".into();
+        self.state.model = "scripted".into();
+        self.state.note(Entry::Notice {
+            text: format!(
+                "Demo: a scripted model works in a temporary workspace ({}).",
+                self.tools.workspace().root().display()
+            ),
+        });
+        self.state.queued.push_back(prompt);
+        Ok(())
+    }
+
+    pub(super) fn event(&self, event: AgentEvent) {
+        self.outbox.event(event);
+    }
+}
+
+/// The tools the model is told about: the board first, then the workspace tools.
+fn tool_specs(tools: &Tools) -> Vec<ToolSpec> {
+    let mut specs = vec![ToolSpec {
+        name: todo::TOOL_NAME.to_owned(),
+        description: todo::TOOL_DESCRIPTION.to_owned(),
+        input_schema: todo::input_schema(),
+    }];
+    specs.extend(tools.specs());
+    specs
+}

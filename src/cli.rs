@@ -1,0 +1,107 @@
+//! The command line: flags, and how they turn into settings.
+
+use crate::agent::ApprovalMode;
+use crate::config::{FlagSettings, ProviderKind};
+use crate::headless::OutputFormat;
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Headless mode (-p) runs every tool without asking: there is no one to ask. Use --approval read-only
+to forbid commands and writes.
+
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPENAI_BASE_URL (with /v1),
+KEEL_PROVIDER, KEEL_MODEL.
+Config files: ./.keel/config.toml in the workspace, then ~/.config/keel/config.toml.
+Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
+
+/// keel — a terminal coding agent that plans on a task board and does not drift.
+#[derive(Debug, Parser)]
+#[command(name = "keel", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Run headless: send PROMPT, print progress to stderr and the answer to stdout.
+    /// `-p -` reads the prompt from stdin; with --demo the prompt may be left out.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
+    pub print: Option<String>,
+
+    /// With -p: `text`, or `json` for one JSON event per line on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Play the built-in demo: a scripted model, real tools, a fresh temporary workspace
+    /// (unless --workdir is given). Needs no key and no network.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// The demo's pause before each answer, in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub demo_pace_ms: Option<u64>,
+
+    /// Which wire protocol to speak (default: the one whose key is set).
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+
+    /// The model to ask.
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The provider's base URL (Anthropic without /v1; OpenAI-compatible with /v1).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Output tokens per model response.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+
+    /// Tool rounds without a todo update before keel reminds the model (0 = never).
+    #[arg(long, value_name = "N")]
+    pub nag_threshold: Option<u32>,
+
+    /// Model responses one prompt may take before keel stops it.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+
+    /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
+    #[arg(long, value_enum)]
+    pub approval: Option<ApprovalArg>,
+
+    /// The workspace: tools cannot reach outside it [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+/// `--approval` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    /// Ask before commands and file changes.
+    Ask,
+    /// Run everything inside the workspace.
+    Auto,
+    /// Refuse every command and write.
+    ReadOnly,
+}
+
+impl From<ApprovalArg> for ApprovalMode {
+    fn from(arg: ApprovalArg) -> Self {
+        match arg {
+            ApprovalArg::Ask => Self::Ask,
+            ApprovalArg::Auto => Self::Auto,
+            ApprovalArg::ReadOnly => Self::ReadOnly,
+        }
+    }
+}
+
+impl Cli {
+    /// The settings given as flags, for `config::resolve`.
+    pub fn flag_settings(&self) -> FlagSettings {
+        FlagSettings {
+            provider: self.provider,
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_tokens: self.max_tokens,
+            nag_threshold: self.nag_threshold,
+            max_rounds: self.max_rounds,
+            approval: self.approval.map(Into::into),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `keel -p`: runs one prompt to the end without a terminal UI.
+//!
+//! Progress (board changes, tool calls, reminders, retries) goes to stderr as text, and the final
+//! answer to stdout — or, with `--output-format json`, every [`AgentEvent`] as one JSON object per
+//! line on stdout. Tools run without asking: there is no one to ask.
+
+use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
+use crate::todo::TodoBoard;
+use std::io::Write;
+
+/// How `-p` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Progress on stderr, the final answer on stdout.
+    #[default]
+    Text,
+    /// One JSON event per line on stdout.
+    Json,
+}
+
+/// How the run ended, for the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunResult {
+    pub outcome: TurnOutcome,
+    pub error: Option<String>,
+}
+
+/// Submits `prompt`, prints events until the turn ends, then stops the agent.
+/// Ctrl+C interrupts the turn (the history stays valid) and ends the run.
+pub async fn run(
+    mut agent: AgentHandle,
+    prompt: String,
+    format: OutputFormat,
+) -> std::io::Result<RunResult> {
+    let _ = agent.commands.send(Command::Submit(prompt));
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let mut interrupted = false;
+    let result = loop {
+        let event = tokio::select! {
+            event = agent.events.recv() => event,
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                let _ = agent.commands.send(Command::Cancel);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            break RunResult {
+                outcome: TurnOutcome::Error,
+                error: Some("the agent stopped unexpectedly".into()),
+            };
+        };
+        match format {
+            OutputFormat::Json => {
+                serde_json::to_writer(&mut stdout, &event)?;
+                writeln!(stdout)?;
+                stdout.flush()?;
+            }
+            OutputFormat::Text => print_progress(&mut stderr, &mut stdout, &event)?,
+        }
+        if let AgentEvent::Result { outcome, error, .. } = event {
+            break RunResult { outcome, error };
+        }
+    };
+    let _ = agent.commands.send(Command::Quit);
+    drop(agent.snapshots);
+    let _ = agent.task.await;
+    Ok(result)
+}
+
+/// One event as a person reads it: progress to `err`, the final answer to `out`.
+fn print_progress(
+    err: &mut impl Write,
+    out: &mut impl Write,
+    event: &AgentEvent,
+) -> std::io::Result<()> {
+    match event {
+        AgentEvent::Todo { items, .. } => {
+            writeln!(err, "todo:")?;
+            for line in TodoBoard::from_items(items.to_vec()).render().lines() {
+                writeln!(err, "  {line}")?;
+            }
+        }
+        AgentEvent::ToolStart { name, input, .. } => {
+            if name != crate::todo::TOOL_NAME {
+                writeln!(
+                    err,
+                    "→ {name}: {}",
+                    crate::tools::Tools::summary(name, input)
+                )?;
+            }
+        }
+        AgentEvent::ToolEnd {
+            name,
+            is_error,
+            exit_code,
+            duration_ms,
+            output,
+            ..
+        } => {
+            if *is_error {
+                let first = output.lines().next().unwrap_or_default();
+                writeln!(err, "  ✗ {name} failed: {first}")?;
+            } else if name != crate::todo::TOOL_NAME {
+                match exit_code {
+                    Some(code) => writeln!(err, "  ✓ exit {code} ({duration_ms} ms)")?,
+                    None => writeln!(err, "  ✓ done ({duration_ms} ms)")?,
+                }
+            }
+        }
+        AgentEvent::Reminder {
+            text,
+            rounds_since_todo,
+        } => {
+            writeln!(err, "! reminder after {rounds_since_todo} rounds: {text}")?;
+        }
+        AgentEvent::AssistantText { text } => writeln!(err, "{text}")?,
+        AgentEvent::Retry {
+            attempt,
+            delay_ms,
+            reason,
+        } => {
+            writeln!(err, "… retry {attempt} in {delay_ms} ms: {reason}")?;
+        }
+        AgentEvent::Usage { .. } => {}
+        AgentEvent::Result {
+            outcome,
+            text,
+            error,
+            done,
+            total,
+            rounds,
+        } => {
+            match error {
+                Some(error) => writeln!(err, "keel: {error}")?,
+                None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,
+                None => {}
+            }
+            writeln!(err, "({rounds} model responses; board {done}/{total})")?;
+            if !text.is_empty() {
+                writeln!(out, "{text}")?;
+            }
+            out.flush()?;
+        }
+    }
+    Ok(())
+}

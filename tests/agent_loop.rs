@@ -1,0 +1,489 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The agent loop end to end with a scripted model: rounds, the reminder, the board, the turn's
+//! limits and the person's commands. Wire-level placement is tested per provider against a
+//! loopback server in the provider tests.
+
+use keel::agent::{
+    self, AgentConfig, AgentEvent, AgentHandle, ApprovalMode, Command, Decision, Snapshot,
+    TurnOutcome,
+};
+use keel::llm::Provider;
+use keel::llm::scripted::ScriptedProvider;
+use keel::message::{ContentBlock, Role};
+use keel::tools::{Tools, Workspace};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn todo(statuses: &[&str]) -> Value {
+    let items: Vec<Value> = statuses
+        .iter()
+        .enumerate()
+        .map(|(i, status)| json!({"id": (i + 1).to_string(), "text": format!("step {}", i + 1), "status": status}))
+        .collect();
+    json!({"name": "todo", "input": {"items": items}})
+}
+
+fn call(name: &str, input: Value) -> Value {
+    json!({"name": name, "input": input})
+}
+
+fn step(text: &str, tools: Vec<Value>) -> Value {
+    json!({"text": text, "tools": tools})
+}
+
+fn script(steps: Vec<Value>) -> String {
+    json!({"prompt": "go", "finished": "finished", "steps": steps}).to_string()
+}
+
+struct Run {
+    _dir: tempfile::TempDir,
+    handle: AgentHandle,
+}
+
+fn start(steps: Vec<Value>, config: AgentConfig, pace: Duration) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = ScriptedProvider::from_json(&script(steps), pace).unwrap();
+    let tools = Tools::new(Workspace::new(dir.path().to_path_buf()).unwrap());
+    let handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
+    Run { _dir: dir, handle }
+}
+
+impl Run {
+    fn send(&self, command: Command) {
+        self.handle.commands.send(command).unwrap();
+    }
+
+    /// Events until the turn's result.
+    async fn until_result(&mut self) -> Vec<AgentEvent> {
+        let mut events = Vec::new();
+        loop {
+            let event = tokio::time::timeout(WAIT, self.handle.events.recv())
+                .await
+                .expect("the turn did not end in time")
+                .expect("the agent stopped");
+            let done = matches!(event, AgentEvent::Result { .. });
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+
+    /// The newest snapshot sent so far.
+    fn latest(&mut self) -> Snapshot {
+        let mut latest = None;
+        while let Ok(snapshot) = self.handle.snapshots.try_recv() {
+            latest = Some(snapshot);
+        }
+        latest.expect("no snapshot")
+    }
+
+    /// Waits until a snapshot satisfies `check`.
+    async fn wait_for(&mut self, check: impl Fn(&Snapshot) -> bool) -> Snapshot {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let snapshot = self
+                    .handle
+                    .snapshots
+                    .recv()
+                    .await
+                    .expect("the agent stopped");
+                if check(&snapshot) {
+                    return snapshot;
+                }
+            }
+        })
+        .await
+        .expect("the state never came")
+    }
+}
+
+fn config(nag_threshold: u32) -> AgentConfig {
+    AgentConfig {
+        nag_threshold,
+        ..AgentConfig::default()
+    }
+}
+
+fn result_of(events: &[AgentEvent]) -> (TurnOutcome, String, usize, usize) {
+    match events.last() {
+        Some(AgentEvent::Result {
+            outcome,
+            text,
+            done,
+            total,
+            ..
+        }) => (*outcome, text.clone(), *done, *total),
+        other => panic!("no result: {other:?}"),
+    }
+}
+
+/// Every tool_use in the history is answered by exactly one tool_result in the next message.
+fn assert_every_call_answered(snapshot: &Snapshot) {
+    let messages: Vec<_> = snapshot.history.iter().collect();
+    for (index, message) in messages.iter().enumerate() {
+        for (id, _, _) in message.tool_uses() {
+            let next = messages
+                .get(index + 1)
+                .expect("a tool call was left without results");
+            let answers = next
+                .content
+                .iter()
+                .filter(|block| matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id))
+                .count();
+            assert_eq!(answers, 1, "tool call {id} has {answers} results");
+        }
+    }
+}
+
+fn listing() -> Value {
+    call("read_file", json!({"path": "missing.txt"}))
+}
+
+#[tokio::test]
+async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo() {
+    let mut run = start(
+        vec![
+            step("plan", vec![todo(&["in_progress", "pending"])]),
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("", vec![todo(&["completed", "completed"])]),
+            step("done", vec![]),
+        ],
+        config(3),
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    assert_eq!(
+        result_of(&events),
+        (TurnOutcome::Success, "done".into(), 2, 2)
+    );
+    let reminders: Vec<_> = events
+        .iter()
+        .filter(|event| matches!(event, AgentEvent::Reminder { .. }))
+        .collect();
+    assert_eq!(reminders.len(), 1);
+
+    let snapshot = run.latest();
+    assert_every_call_answered(&snapshot);
+    // user, (assistant, user) x 5, assistant: the reminder rides on the fourth round's results.
+    let with_reminder: Vec<usize> = snapshot
+        .history
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| {
+            message
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::Reminder { .. }))
+        })
+        .map(|(index, _)| index)
+        .collect();
+    assert_eq!(with_reminder, vec![8]);
+    let message = &snapshot.history[8];
+    assert_eq!(message.role, Role::User);
+    assert!(matches!(
+        message.content[0],
+        ContentBlock::ToolResult { .. }
+    ));
+    assert_eq!(
+        message.content.last(),
+        Some(&ContentBlock::Reminder {
+            text: "<reminder>Update your todos.</reminder>".into()
+        })
+    );
+    assert_eq!(snapshot.rounds_since_todo, 0);
+}
+
+#[tokio::test]
+async fn no_reminder_right_after_a_todo_call_or_when_everything_is_done() {
+    let mut run = start(
+        vec![
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("", vec![todo(&["in_progress"])]),
+            step("", vec![listing()]),
+            step("", vec![todo(&["completed"])]),
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("", vec![listing()]),
+            step("done", vec![]),
+        ],
+        config(3),
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::Reminder { .. }))
+    );
+    let snapshot = run.latest();
+    assert_eq!(
+        snapshot.rounds_since_todo, 4,
+        "the counter keeps counting while nothing is open"
+    );
+}
+
+#[tokio::test]
+async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
+    let steps = || {
+        let mut steps: Vec<Value> = (0..7).map(|_| step("", vec![listing()])).collect();
+        steps.push(step("done", vec![]));
+        steps
+    };
+    let mut run = start(steps(), config(3), Duration::ZERO);
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    let rounds: Vec<u32> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Reminder {
+                rounds_since_todo, ..
+            } => Some(*rounds_since_todo),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rounds, vec![3, 3], "after rounds 3 and 6 of 7");
+
+    let mut run = start(steps(), config(0), Duration::ZERO);
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::Reminder { .. }))
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_todo_update_is_an_error_result_and_the_board_stays() {
+    let bad = json!({"name": "todo", "input": {"items": [
+        {"id": "1", "text": "a", "status": "in_progress"},
+        {"id": "2", "text": "b", "status": "in_progress"}
+    ]}});
+    let mut run = start(
+        vec![
+            step("", vec![todo(&["in_progress", "pending"])]),
+            step("", vec![bad]),
+            step("ok", vec![]),
+        ],
+        config(3),
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    let todo_events = events
+        .iter()
+        .filter(|event| matches!(event, AgentEvent::Todo { .. }))
+        .count();
+    assert_eq!(todo_events, 1, "only the valid update changes the board");
+    let snapshot = run.latest();
+    assert_eq!(
+        snapshot.board.render(),
+        "[>] #1: step 1\n[ ] #2: step 2\n\n(0/2 completed)"
+    );
+    let results = &snapshot.history[4].content;
+    assert_eq!(
+        results[0],
+        ContentBlock::ToolResult {
+            tool_use_id: "toolu_demo_1_0".into(),
+            content: "Only one task can be in_progress at a time".into(),
+            is_error: true,
+        }
+    );
+    assert_eq!(
+        snapshot.rounds_since_todo, 0,
+        "an invalid todo call still resets the count"
+    );
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_arguments_are_told_to_the_model_and_the_loop_goes_on() {
+    let mut run = start(
+        vec![
+            step(
+                "",
+                vec![
+                    call("launch_rockets", json!({})),
+                    call("read_file", json!("{not json")),
+                ],
+            ),
+            step("recovered", vec![]),
+        ],
+        config(3),
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    assert_eq!(result_of(&events).0, TurnOutcome::Success);
+    let snapshot = run.latest();
+    assert_every_call_answered(&snapshot);
+    let results: Vec<(String, bool)> = snapshot.history[2]
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results[0].1 && results[0].0.contains("launch_rockets"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("not valid JSON"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_round_limit_ends_the_turn_with_a_clear_message() {
+    let steps: Vec<Value> = (0..10).map(|_| step("", vec![listing()])).collect();
+    let mut run = start(
+        steps,
+        AgentConfig {
+            max_rounds: 3,
+            ..config(0)
+        },
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let events = run.until_result().await;
+    match events.last() {
+        Some(AgentEvent::Result {
+            outcome,
+            error,
+            rounds,
+            ..
+        }) => {
+            assert_eq!(*outcome, TurnOutcome::MaxRounds);
+            assert_eq!(*rounds, 3);
+            assert!(error.as_deref().unwrap().contains("--max-rounds"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_every_call_answered(&run.latest());
+}
+
+#[tokio::test]
+async fn cancel_while_the_model_streams_keeps_no_partial_answer() {
+    let mut run = start(
+        vec![step("a long answer that takes a while to arrive", vec![])],
+        config(3),
+        Duration::from_secs(5),
+    );
+    run.send(Command::Submit("go".into()));
+    run.wait_for(|snapshot| snapshot.activity == agent::Activity::Thinking)
+        .await;
+    run.send(Command::Cancel);
+    let events = run.until_result().await;
+    assert_eq!(result_of(&events).0, TurnOutcome::Interrupted);
+    let snapshot = run
+        .wait_for(|snapshot| snapshot.activity == agent::Activity::Idle)
+        .await;
+    assert_eq!(
+        snapshot.history.len(),
+        1,
+        "only the prompt: {:?}",
+        snapshot.history
+    );
+    assert!(snapshot.streaming.is_none());
+}
+
+#[tokio::test]
+async fn a_prompt_sent_during_a_turn_is_queued_and_runs_next() {
+    let mut run = start(
+        vec![step("first", vec![]), step("second", vec![])],
+        config(3),
+        Duration::from_millis(300),
+    );
+    run.send(Command::Submit("one".into()));
+    run.send(Command::Submit("two".into()));
+    let snapshot = run.wait_for(|snapshot| !snapshot.queued.is_empty()).await;
+    assert_eq!(
+        snapshot.queued.iter().cloned().collect::<Vec<_>>(),
+        vec!["two".to_owned()]
+    );
+    assert_eq!(result_of(&run.until_result().await).1, "first");
+    assert_eq!(result_of(&run.until_result().await).1, "second");
+}
+
+#[tokio::test]
+async fn snapshots_share_the_history_instead_of_copying_it() {
+    let mut run = start(vec![step("hi", vec![])], config(3), Duration::ZERO);
+    run.send(Command::Submit("go".into()));
+    run.until_result().await;
+    let snapshot = run.latest();
+    let again = snapshot.clone();
+    assert!(snapshot.history.ptr_eq(&again.history));
+    assert!(std::sync::Arc::ptr_eq(&snapshot.board, &again.board));
+    assert!(snapshot.seq > 1);
+}
+
+#[tokio::test]
+async fn ask_mode_waits_for_the_person_and_a_refusal_reaches_the_model() {
+    let mut run = start(
+        vec![
+            step("", vec![call("bash", json!({"command": "echo hi"}))]),
+            step("ok", vec![]),
+        ],
+        AgentConfig {
+            approval: ApprovalMode::Ask,
+            ..config(3)
+        },
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    let snapshot = run
+        .wait_for(|snapshot| snapshot.pending_approval.is_some())
+        .await;
+    let request = snapshot.pending_approval.clone().unwrap();
+    assert_eq!(request.tool, "bash");
+    run.send(Command::Approve {
+        id: request.id.clone(),
+        decision: Decision::Deny,
+    });
+    let events = run.until_result().await;
+    assert_eq!(result_of(&events).0, TurnOutcome::Success);
+    let snapshot = run.latest();
+    assert!(snapshot.pending_approval.is_none());
+    assert!(matches!(
+        &snapshot.history[2].content[0],
+        ContentBlock::ToolResult { content, is_error: true, .. } if content.contains("declined")
+    ));
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_commands_without_asking() {
+    let mut run = start(
+        vec![
+            step(
+                "",
+                vec![call("write_file", json!({"path": "a", "content": "b"}))],
+            ),
+            step("ok", vec![]),
+        ],
+        AgentConfig {
+            approval: ApprovalMode::ReadOnly,
+            ..config(3)
+        },
+        Duration::ZERO,
+    );
+    run.send(Command::Submit("go".into()));
+    run.until_result().await;
+    let snapshot = run.latest();
+    assert!(matches!(
+        &snapshot.history[2].content[0],
+        ContentBlock::ToolResult { content, is_error: true, .. } if content.contains("read-only")
+    ));
+    assert!(!run._dir.path().join("a").exists());
+}
