@@ -3,7 +3,7 @@
 use crate::agent::ApprovalMode;
 use crate::config::{FlagSettings, ProviderKind};
 use crate::headless::OutputFormat;
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -17,8 +17,11 @@ Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
 /// keel — a terminal coding agent that plans on a task board and does not drift.
 #[derive(Debug, Parser)]
-#[command(name = "keel", version, about, after_help = AFTER_HELP)]
+#[command(name = "keel", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<SubCommand>,
+
     /// Run headless: send PROMPT, print progress to stderr and the answer to stdout.
     /// `-p -` reads the prompt from stdin; with --demo the prompt may be left out.
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
@@ -66,8 +69,25 @@ pub struct Cli {
     pub approval: Option<ApprovalArg>,
 
     /// The workspace: tools cannot reach outside it [default: the current directory].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub workdir: Option<PathBuf>,
+
+    /// Reopen the newest session of this workspace (with -p and no prompt: finish its last turn).
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Reopen the session with this id (see `keel sessions`).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+}
+
+/// Commands besides running the agent.
+#[derive(Debug, Subcommand)]
+pub enum SubCommand {
+    /// List the saved sessions of this workspace: id, start time, first prompt, board.
+    Sessions,
+    /// Restore the files changed by the last user turn of the newest session; repeat to step back.
+    Undo,
 }
 
 /// `--approval` values.

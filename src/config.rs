@@ -106,23 +106,11 @@ pub struct Config {
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("{path}:{line}:{column}: {key}{message}")]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        key: String,
-        message: String,
-    },
+    Parse { path: PathBuf, line: usize, column: usize, key: String, message: String },
     #[error("{path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{variable}={value:?} is not a provider keel knows: use anthropic or openai")]
-    BadProvider {
-        variable: &'static str,
-        value: String,
-    },
+    BadProvider { variable: &'static str, value: String },
 }
 
 /// Reads a config file; a missing file is no settings at all.
@@ -130,10 +118,7 @@ pub fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
     match std::fs::read_to_string(path) {
         Ok(text) => parse_file(path, &text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(FileSettings::default()),
-        Err(source) => Err(ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        }),
+        Err(source) => Err(ConfigError::Read { path: path.to_owned(), source }),
     }
 }
 
@@ -198,10 +183,10 @@ pub fn merge(
         |pick: &dyn Fn(&FileSettings) -> Option<String>| files.iter().find_map(|f| pick(f));
 
     let env_provider = match env("KEEL_PROVIDER") {
-        Some(value) => Some(ProviderKind::parse(&value).ok_or(ConfigError::BadProvider {
-            variable: "KEEL_PROVIDER",
-            value,
-        })?),
+        Some(value) => Some(
+            ProviderKind::parse(&value)
+                .ok_or(ConfigError::BadProvider { variable: "KEEL_PROVIDER", value })?,
+        ),
         None => None,
     };
     let provider = flags
@@ -214,12 +199,7 @@ pub fn merge(
                 .into_iter()
                 .find(|kind| env(kind.key_variable()).is_some())
         })
-        .or_else(|| {
-            files
-                .iter()
-                .any(|f| f.api_key.is_some())
-                .then_some(ProviderKind::Anthropic)
-        });
+        .or_else(|| files.iter().any(|f| f.api_key.is_some()).then_some(ProviderKind::Anthropic));
 
     let kind = provider.unwrap_or(ProviderKind::Anthropic);
     let api_key = env(kind.key_variable()).or_else(|| from_files(&|f| f.api_key.clone()));
@@ -242,8 +222,7 @@ pub fn merge(
             ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_owned(),
         });
     let number = |flag: Option<u32>, pick: fn(&FileSettings) -> Option<u32>, default: u32| {
-        flag.or_else(|| files.iter().find_map(|f| pick(f)))
-            .unwrap_or(default)
+        flag.or_else(|| files.iter().find_map(|f| pick(f))).unwrap_or(default)
     };
     Ok(Config {
         provider,
@@ -251,11 +230,7 @@ pub fn merge(
         base_url,
         api_key,
         max_tokens: number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS),
-        nag_threshold: number(
-            flags.nag_threshold,
-            |f| f.nag_threshold,
-            DEFAULT_NAG_THRESHOLD,
-        ),
+        nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
         max_rounds: number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS),
@@ -269,10 +244,8 @@ mod tests {
     use std::collections::HashMap;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
+        let map: HashMap<String, String> =
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         move |name| map.get(name).cloned()
     }
 
@@ -288,10 +261,7 @@ mod tests {
         assert_eq!(config.provider, None);
         assert_eq!(config.api_key, None);
         assert_eq!(config.nag_threshold, 3);
-        assert_eq!(
-            config.nag_message,
-            "<reminder>Update your todos.</reminder>"
-        );
+        assert_eq!(config.nag_message, "<reminder>Update your todos.</reminder>");
         assert_eq!(config.max_rounds, 100);
     }
 
@@ -328,10 +298,7 @@ mod tests {
 
     #[test]
     fn base_url_comes_from_the_providers_variable() {
-        let env = [
-            ("KEEL_PROVIDER", "openai"),
-            ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1"),
-        ];
+        let env = [("KEEL_PROVIDER", "openai"), ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")];
         let config = merged(FlagSettings::default(), &env, "", "");
         assert_eq!(config.base_url, "http://127.0.0.1:1/v1");
     }
@@ -351,43 +318,30 @@ mod tests {
     #[test]
     fn a_bad_value_names_the_file_line_and_key() {
         let text = "model = \"m\"\nnag_threshold = \"three\"\n";
-        let err = parse_file(Path::new("cfg.toml"), text)
-            .unwrap_err()
-            .to_string();
+        let err = parse_file(Path::new("cfg.toml"), text).unwrap_err().to_string();
         assert!(err.starts_with("cfg.toml:2:"), "{err}");
         assert!(err.contains("key `nag_threshold`"), "{err}");
     }
 
     #[test]
     fn an_unknown_key_is_an_error() {
-        let err = parse_file(Path::new("cfg.toml"), "nag_treshold = 3\n")
-            .unwrap_err()
-            .to_string();
+        let err = parse_file(Path::new("cfg.toml"), "nag_treshold = 3\n").unwrap_err().to_string();
         assert!(err.starts_with("cfg.toml:1:"), "{err}");
         assert!(err.contains("nag_treshold"), "{err}");
     }
 
     #[test]
     fn broken_syntax_is_an_error() {
-        let err = parse_file(Path::new("cfg.toml"), "model = \n")
-            .unwrap_err()
-            .to_string();
+        let err = parse_file(Path::new("cfg.toml"), "model = \n").unwrap_err().to_string();
         assert!(err.starts_with("cfg.toml:1:"), "{err}");
     }
 
     #[test]
     fn files_are_read_from_disk_and_missing_ones_are_empty() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            read_file(&dir.path().join("none.toml")).unwrap(),
-            FileSettings::default()
-        );
+        assert_eq!(read_file(&dir.path().join("none.toml")).unwrap(), FileSettings::default());
         std::fs::create_dir_all(dir.path().join(".keel")).unwrap();
-        std::fs::write(
-            dir.path().join(PROJECT_CONFIG),
-            "approval = \"read-only\"\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join(PROJECT_CONFIG), "approval = \"read-only\"\n").unwrap();
         let config = resolve(&FlagSettings::default(), &|_| None, dir.path()).unwrap();
         assert_eq!(config.approval, Some(ApprovalMode::ReadOnly));
     }

@@ -7,6 +7,7 @@
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
 use crate::todo::TodoBoard;
 use std::io::Write;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// How `-p` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -25,21 +26,24 @@ pub struct RunResult {
     pub error: Option<String>,
 }
 
-/// Submits `prompt`, prints events until the turn ends, then stops the agent.
-/// Ctrl+C interrupts the turn (the history stays valid) and ends the run.
+/// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
+/// agent. Ctrl+C, SIGTERM and SIGHUP interrupt the turn (the history stays valid and saved) and
+/// end the run.
 pub async fn run(
     mut agent: AgentHandle,
-    prompt: String,
+    start: Command,
     format: OutputFormat,
 ) -> std::io::Result<RunResult> {
-    let _ = agent.commands.send(Command::Submit(prompt));
+    let _ = agent.commands.send(start);
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut interrupted = false;
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            () = interruption(&mut terminate, &mut hangup), if !interrupted => {
                 interrupted = true;
                 let _ = agent.commands.send(Command::Cancel);
                 continue;
@@ -69,6 +73,15 @@ pub async fn run(
     Ok(result)
 }
 
+/// Resolves when the person or the system asks keel to stop: Ctrl+C, SIGTERM or SIGHUP.
+async fn interruption(terminate: &mut Signal, hangup: &mut Signal) {
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+        _ = hangup.recv() => {}
+    }
+}
+
 /// One event as a person reads it: progress to `err`, the final answer to `out`.
 fn print_progress(
     err: &mut impl Write,
@@ -79,26 +92,19 @@ fn print_progress(
         AgentEvent::Todo { items, .. } => {
             writeln!(err, "todo:")?;
             for line in TodoBoard::from_items(items.to_vec()).render().lines() {
-                writeln!(err, "  {line}")?;
+                if line.is_empty() {
+                    writeln!(err)?;
+                } else {
+                    writeln!(err, "  {line}")?;
+                }
             }
         }
         AgentEvent::ToolStart { name, input, .. } => {
             if name != crate::todo::TOOL_NAME {
-                writeln!(
-                    err,
-                    "→ {name}: {}",
-                    crate::tools::Tools::summary(name, input)
-                )?;
+                writeln!(err, "→ {name}: {}", crate::tools::Tools::summary(name, input))?;
             }
         }
-        AgentEvent::ToolEnd {
-            name,
-            is_error,
-            exit_code,
-            duration_ms,
-            output,
-            ..
-        } => {
+        AgentEvent::ToolEnd { name, is_error, exit_code, duration_ms, output, .. } => {
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
                 writeln!(err, "  ✗ {name} failed: {first}")?;
@@ -109,29 +115,15 @@ fn print_progress(
                 }
             }
         }
-        AgentEvent::Reminder {
-            text,
-            rounds_since_todo,
-        } => {
+        AgentEvent::Reminder { text, rounds_since_todo } => {
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {text}")?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{text}")?,
-        AgentEvent::Retry {
-            attempt,
-            delay_ms,
-            reason,
-        } => {
+        AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {reason}")?;
         }
         AgentEvent::Usage { .. } => {}
-        AgentEvent::Result {
-            outcome,
-            text,
-            error,
-            done,
-            total,
-            rounds,
-        } => {
+        AgentEvent::Result { outcome, text, error, done, total, rounds } => {
             match error {
                 Some(error) => writeln!(err, "keel: {error}")?,
                 None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,

@@ -2,11 +2,13 @@
 
 use clap::Parser;
 use color_eyre::eyre::{WrapErr, eyre};
+use keel::agent::Command;
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
-use keel::cli::Cli;
+use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
 use keel::headless;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
+use keel::session::{self, Record, Restored, SessionLog};
 use keel::tools::{Tools, Workspace};
 use std::io::Read;
 use std::process::ExitCode;
@@ -36,10 +38,7 @@ fn main() -> ExitCode {
     if let Err(err) = color_eyre::install() {
         eprintln!("keel: {err}");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("keel: cannot start the async runtime: {err}");
@@ -61,18 +60,22 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
+    let resuming = cli.continue_session || cli.resume.is_some();
     let headless_prompt = match &cli.print {
-        Some(prompt) => Some(read_prompt(prompt, cli.demo)?),
+        Some(prompt) => Some(read_prompt(prompt, cli.demo || resuming)?),
         None => None,
     };
     let (workspace, demo_dir) = workspace(&cli)?;
+    match cli.command {
+        Some(SubCommand::Sessions) => return list_sessions(&workspace),
+        Some(SubCommand::Undo) => return undo(&workspace),
+        None => {}
+    }
+    let (journal, restored) = open_session(&cli, &workspace)?;
     let env = |name: &str| std::env::var(name).ok();
     let config = config::resolve(&cli.flag_settings(), &env, workspace.root())?;
-    let default_approval = if headless_prompt.is_some() {
-        ApprovalMode::Auto
-    } else {
-        ApprovalMode::Ask
-    };
+    let default_approval =
+        if headless_prompt.is_some() { ApprovalMode::Auto } else { ApprovalMode::Ask };
     let agent_config = AgentConfig {
         system_prompt: SYSTEM_PROMPT.to_owned(),
         max_tokens: config.max_tokens,
@@ -81,60 +84,118 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         max_rounds: config.max_rounds,
         approval: config.approval.unwrap_or(default_approval),
     };
-    let provider = if cli.demo {
-        let pace =
-            cli.demo_pace_ms
-                .map(Duration::from_millis)
-                .unwrap_or(if headless_prompt.is_some() {
-                    HEADLESS_DEMO_PACE
-                } else {
-                    scripted::HUMAN_PACE
-                });
-        Some(Provider::Scripted(
-            scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?,
-        ))
-    } else {
-        build_provider(&config)?
-    };
+    let provider =
+        if cli.demo {
+            let pace = cli.demo_pace_ms.map(Duration::from_millis).unwrap_or(
+                if headless_prompt.is_some() { HEADLESS_DEMO_PACE } else { scripted::HUMAN_PACE },
+            );
+            Some(Provider::Scripted(
+                scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?,
+            ))
+        } else {
+            build_provider(&config)?
+        };
 
     match headless_prompt {
         Some(prompt) => {
             if provider.is_none() {
                 return Err(UsageError(no_key_message()).into());
             }
-            let prompt = match (&provider, prompt.is_empty()) {
-                (Some(Provider::Scripted(script)), true) => script.prompt().to_owned(),
-                _ => prompt,
+            let start = match (&provider, prompt.is_empty()) {
+                (_, true) if resuming => Command::Continue,
+                (Some(Provider::Scripted(script)), true) => {
+                    Command::Submit(script.prompt().to_owned())
+                }
+                _ => Command::Submit(prompt),
             };
-            let handle = agent::spawn(agent_config, provider, Tools::new(workspace));
-            let result = headless::run(handle, prompt, cli.output_format).await?;
+            let handle = agent::spawn_with_session(
+                agent_config,
+                provider,
+                Tools::new(workspace),
+                journal,
+                restored,
+            );
+            let result = headless::run(handle, start, cli.output_format).await?;
             drop(demo_dir);
             Ok(match result.outcome {
                 TurnOutcome::Success => ExitCode::SUCCESS,
                 _ => ExitCode::from(EXIT_FAILED),
             })
         }
-        None => Err(eyre!(
-            "the terminal UI is not available in this build; use -p"
-        )),
+        None => Err(eyre!("the terminal UI is not available in this build; use -p")),
     }
 }
 
+/// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed.
+fn open_session(
+    cli: &Cli,
+    workspace: &Workspace,
+) -> color_eyre::Result<(Option<SessionLog>, Option<Restored>)> {
+    let opened = if let Some(id) = &cli.resume {
+        SessionLog::open(workspace.root(), id)
+    } else if cli.continue_session {
+        SessionLog::open_newest(workspace.root())
+    } else {
+        return Ok(match SessionLog::create(workspace.root()) {
+            Ok(log) => (Some(log), None),
+            Err(err) => {
+                eprintln!("keel: this session will not be saved: {err}");
+                (None, None)
+            }
+        });
+    };
+    let (log, restored) = opened.map_err(|err| UsageError(err.to_string()))?;
+    for warning in &restored.warnings {
+        eprintln!("keel: {warning}");
+    }
+    Ok((Some(log), Some(restored)))
+}
+
+/// `keel sessions`.
+fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
+    let sessions = session::list(workspace.root())?;
+    if sessions.is_empty() {
+        println!("No saved sessions in {}.", workspace.root().display());
+    }
+    for info in sessions {
+        let started = std::time::UNIX_EPOCH + Duration::from_secs(info.started_at);
+        let prompt: String =
+            info.first_prompt.lines().next().unwrap_or_default().chars().take(60).collect();
+        println!(
+            "{}  {}  {:>2}/{:<2}  {}",
+            info.id,
+            humantime::format_rfc3339_seconds(started),
+            info.done,
+            info.total,
+            prompt
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `keel undo`: takes back the newest session's last turn of file changes.
+fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
+    let (mut log, mut restored) =
+        SessionLog::open_newest(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
+    let report = restored.undo.undo();
+    if !report.restored.is_empty() || !report.skipped.is_empty() {
+        log.append(&Record::Undo)?;
+    }
+    println!("{}", report.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The prompt for `-p`: the argument, or stdin for `-`.
-fn read_prompt(arg: &str, demo: bool) -> color_eyre::Result<String> {
+fn read_prompt(arg: &str, may_be_empty: bool) -> color_eyre::Result<String> {
     let prompt = if arg == "-" {
         let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .wrap_err("cannot read the prompt from stdin")?;
+        std::io::stdin().read_to_string(&mut text).wrap_err("cannot read the prompt from stdin")?;
         text
     } else {
         arg.to_owned()
     };
-    if prompt.trim().is_empty() && !demo {
-        return Err(
-            UsageError("-p needs a prompt (or `-p -` to read it from stdin)".into()).into(),
-        );
+    if prompt.trim().is_empty() && !may_be_empty {
+        return Err(UsageError("-p needs a prompt (or `-p -` to read it from stdin)".into()).into());
     }
     Ok(prompt.trim().to_owned())
 }
@@ -150,10 +211,9 @@ fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempD
                 .wrap_err("cannot create the demo workspace")?;
             (dir.path().to_path_buf(), Some(dir))
         }
-        (None, false) => (
-            std::env::current_dir().wrap_err("cannot read the current directory")?,
-            None,
-        ),
+        (None, false) => {
+            (std::env::current_dir().wrap_err("cannot read the current directory")?, None)
+        }
     };
     let workspace = Workspace::new(root.clone())
         .map_err(|err| UsageError(format!("workspace {}: {err}", root.display())))?;

@@ -25,11 +25,7 @@ pub enum ContentBlock {
     /// Plain text: what the person typed, or what the model answered.
     Text { text: String },
     /// The model asks for a tool to run.
-    ToolUse {
-        id: String,
-        name: String,
-        input: Value,
-    },
+    ToolUse { id: String, name: String, input: Value },
     /// keel's answer to one `ToolUse`.
     ToolResult {
         tool_use_id: String,
@@ -52,18 +48,12 @@ pub struct Message {
 impl Message {
     /// A message the person typed.
     pub fn user_text(text: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: vec![ContentBlock::Text { text: text.into() }],
-        }
+        Self { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
     }
 
     /// A message from the model.
     pub fn assistant(content: Vec<ContentBlock>) -> Self {
-        Self {
-            role: Role::Assistant,
-            content,
-        }
+        Self { role: Role::Assistant, content }
     }
 
     /// The text blocks of this message joined together (tool blocks and reminders left out).
@@ -91,10 +81,7 @@ impl Message {
     /// Whether the person typed this message (as opposed to tool results keel sent back).
     pub fn is_typed_by_user(&self) -> bool {
         self.role == Role::User
-            && self
-                .content
-                .iter()
-                .any(|block| matches!(block, ContentBlock::Text { .. }))
+            && self.content.iter().any(|block| matches!(block, ContentBlock::Text { .. }))
     }
 }
 
@@ -121,11 +108,7 @@ mod tests {
     fn text_joins_text_blocks_only() {
         let message = Message::assistant(vec![
             ContentBlock::Text { text: "a".into() },
-            ContentBlock::ToolUse {
-                id: "t1".into(),
-                name: "bash".into(),
-                input: json!({}),
-            },
+            ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({}) },
             ContentBlock::Text { text: "b".into() },
         ]);
         assert_eq!(message.text(), "a\nb");

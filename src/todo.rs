@@ -54,11 +54,7 @@ pub struct TodoItem {
     pub text: String,
     pub status: Status,
     /// What the in-progress item is doing right now ("Adding type hints"), when the model says.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        rename = "activeForm"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "activeForm")]
     pub active_form: Option<String>,
 }
 
@@ -120,10 +116,7 @@ impl TodoBoard {
     }
 
     pub fn done(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|item| item.status == Status::Completed)
-            .count()
+        self.items.iter().filter(|item| item.status == Status::Completed).count()
     }
 
     pub fn total(&self) -> usize {
@@ -136,16 +129,12 @@ impl TodoBoard {
 
     /// Whether any item is not yet completed.
     pub fn has_open_items(&self) -> bool {
-        self.items
-            .iter()
-            .any(|item| item.status != Status::Completed)
+        self.items.iter().any(|item| item.status != Status::Completed)
     }
 
     /// The item being worked on, if any.
     pub fn in_progress(&self) -> Option<&TodoItem> {
-        self.items
-            .iter()
-            .find(|item| item.status == Status::InProgress)
+        self.items.iter().find(|item| item.status == Status::InProgress)
     }
 }
 
@@ -179,10 +168,7 @@ pub fn input_schema() -> Value {
 
 /// Validates one whole-list update, in the order DESIGN.md §2 fixes.
 fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
-    let entries = input
-        .get("items")
-        .and_then(Value::as_array)
-        .ok_or(TodoError::NotAnArray)?;
+    let entries = input.get("items").and_then(Value::as_array).ok_or(TodoError::NotAnArray)?;
     if entries.len() > MAX_ITEMS {
         return Err(TodoError::TooMany);
     }
@@ -203,17 +189,11 @@ fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
             .to_owned();
         let status = match entry.get("status") {
             None | Some(Value::Null) => Status::Pending,
-            Some(Value::String(raw)) => {
-                Status::parse(raw.trim()).ok_or_else(|| TodoError::InvalidStatus {
-                    id: id.clone(),
-                    status: raw.trim().to_owned(),
-                })?
-            }
+            Some(Value::String(raw)) => Status::parse(raw.trim()).ok_or_else(|| {
+                TodoError::InvalidStatus { id: id.clone(), status: raw.trim().to_owned() }
+            })?,
             Some(other) => {
-                return Err(TodoError::InvalidStatus {
-                    id,
-                    status: other.to_string(),
-                });
+                return Err(TodoError::InvalidStatus { id, status: other.to_string() });
             }
         };
         if !seen.insert(id.clone()) {
@@ -225,19 +205,9 @@ fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
             .map(str::trim)
             .filter(|active| !active.is_empty())
             .map(str::to_owned);
-        items.push(TodoItem {
-            id,
-            text,
-            status,
-            active_form,
-        });
+        items.push(TodoItem { id, text, status, active_form });
     }
-    if items
-        .iter()
-        .filter(|item| item.status == Status::InProgress)
-        .count()
-        > 1
-    {
+    if items.iter().filter(|item| item.status == Status::InProgress).count() > 1 {
         return Err(TodoError::MoreThanOneInProgress);
     }
     Ok(items)
@@ -282,17 +252,10 @@ mod tests {
 
     #[test]
     fn twenty_items_pass_and_twenty_one_do_not() {
-        let items = |n: usize| {
-            (1..=n)
-                .map(|i| item(&i.to_string(), "step", "pending"))
-                .collect()
-        };
+        let items = |n: usize| (1..=n).map(|i| item(&i.to_string(), "step", "pending")).collect();
         assert_eq!(board_with(items(20)).total(), 20);
         let mut board = TodoBoard::default();
-        assert_eq!(
-            board.update(&json!({ "items": items(21) })),
-            Err(TodoError::TooMany)
-        );
+        assert_eq!(board.update(&json!({ "items": items(21) })), Err(TodoError::TooMany));
         assert_eq!(TodoError::TooMany.to_string(), "Max 20 todos allowed");
     }
 
@@ -300,27 +263,16 @@ mod tests {
     fn items_must_be_an_array() {
         let mut board = TodoBoard::default();
         for input in [json!({}), json!({"items": "x"}), json!([]), json!(null)] {
-            assert_eq!(
-                board.update(&input).unwrap_err().to_string(),
-                "items must be an array"
-            );
+            assert_eq!(board.update(&input).unwrap_err().to_string(), "items must be an array");
         }
     }
 
     #[test]
     fn id_defaults_to_position_and_status_to_pending() {
-        let board = board_with(vec![
-            json!({"text": "a"}),
-            json!({"text": "b", "status": null}),
-        ]);
+        let board = board_with(vec![json!({"text": "a"}), json!({"text": "b", "status": null})]);
         assert_eq!(board.items()[0].id, "1");
         assert_eq!(board.items()[1].id, "2");
-        assert!(
-            board
-                .items()
-                .iter()
-                .all(|item| item.status == Status::Pending)
-        );
+        assert!(board.items().iter().all(|item| item.status == Status::Pending));
     }
 
     #[test]
@@ -331,10 +283,7 @@ mod tests {
 
     #[test]
     fn status_is_trimmed_and_case_insensitive() {
-        let board = board_with(vec![
-            item("1", "a", " In_Progress "),
-            item("2", "b", "COMPLETED"),
-        ]);
+        let board = board_with(vec![item("1", "a", " In_Progress "), item("2", "b", "COMPLETED")]);
         assert_eq!(board.items()[0].status, Status::InProgress);
         assert_eq!(board.items()[1].status, Status::Completed);
     }
@@ -348,22 +297,16 @@ mod tests {
     #[test]
     fn whitespace_or_missing_text_is_rejected() {
         let mut board = TodoBoard::default();
-        let err = board
-            .update(&json!({"items": [item("a", "   ", "pending")]}))
-            .unwrap_err();
+        let err = board.update(&json!({"items": [item("a", "   ", "pending")]})).unwrap_err();
         assert_eq!(err.to_string(), "Item a: text required");
-        let err = board
-            .update(&json!({"items": [{"status": "pending"}]}))
-            .unwrap_err();
+        let err = board.update(&json!({"items": [{"status": "pending"}]})).unwrap_err();
         assert_eq!(err.to_string(), "Item 1: text required");
     }
 
     #[test]
     fn unknown_status_is_quoted_as_sent() {
         let mut board = TodoBoard::default();
-        let err = board
-            .update(&json!({"items": [item("1", "a", " Done ")]}))
-            .unwrap_err();
+        let err = board.update(&json!({"items": [item("1", "a", " Done ")]})).unwrap_err();
         assert_eq!(err.to_string(), "Item 1: invalid status 'Done'");
     }
 
@@ -384,10 +327,7 @@ mod tests {
                 &json!({"items": [item("1", "a", "in_progress"), item("2", "b", "in_progress")]}),
             )
             .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "Only one task can be in_progress at a time"
-        );
+        assert_eq!(err.to_string(), "Only one task can be in_progress at a time");
     }
 
     #[test]
@@ -397,17 +337,9 @@ mod tests {
         let err = board
             .update(&json!({"items": [item("1", "a", "nope"), json!({"id": "2"})]}))
             .unwrap_err();
-        assert_eq!(
-            err,
-            TodoError::InvalidStatus {
-                id: "1".into(),
-                status: "nope".into()
-            }
-        );
+        assert_eq!(err, TodoError::InvalidStatus { id: "1".into(), status: "nope".into() });
         // Text is checked before status within one item.
-        let err = board
-            .update(&json!({"items": [item("1", "", "nope")]}))
-            .unwrap_err();
+        let err = board.update(&json!({"items": [item("1", "", "nope")]})).unwrap_err();
         assert_eq!(err, TodoError::TextRequired("1".into()));
     }
 
@@ -415,11 +347,7 @@ mod tests {
     fn a_rejected_update_leaves_the_board_unchanged() {
         let mut board = board_with(vec![item("1", "keep me", "in_progress")]);
         let before = board.clone();
-        assert!(
-            board
-                .update(&json!({"items": [item("1", "", "pending")]}))
-                .is_err()
-        );
+        assert!(board.update(&json!({"items": [item("1", "", "pending")]})).is_err());
         assert!(board.update(&json!({"items": "nope"})).is_err());
         assert_eq!(board, before);
     }

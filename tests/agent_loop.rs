@@ -84,12 +84,7 @@ impl Run {
     async fn wait_for(&mut self, check: impl Fn(&Snapshot) -> bool) -> Snapshot {
         tokio::time::timeout(WAIT, async {
             loop {
-                let snapshot = self
-                    .handle
-                    .snapshots
-                    .recv()
-                    .await
-                    .expect("the agent stopped");
+                let snapshot = self.handle.snapshots.recv().await.expect("the agent stopped");
                 if check(&snapshot) {
                     return snapshot;
                 }
@@ -101,21 +96,14 @@ impl Run {
 }
 
 fn config(nag_threshold: u32) -> AgentConfig {
-    AgentConfig {
-        nag_threshold,
-        ..AgentConfig::default()
-    }
+    AgentConfig { nag_threshold, ..AgentConfig::default() }
 }
 
 fn result_of(events: &[AgentEvent]) -> (TurnOutcome, String, usize, usize) {
     match events.last() {
-        Some(AgentEvent::Result {
-            outcome,
-            text,
-            done,
-            total,
-            ..
-        }) => (*outcome, text.clone(), *done, *total),
+        Some(AgentEvent::Result { outcome, text, done, total, .. }) => {
+            (*outcome, text.clone(), *done, *total)
+        }
         other => panic!("no result: {other:?}"),
     }
 }
@@ -125,9 +113,7 @@ fn assert_every_call_answered(snapshot: &Snapshot) {
     let messages: Vec<_> = snapshot.history.iter().collect();
     for (index, message) in messages.iter().enumerate() {
         for (id, _, _) in message.tool_uses() {
-            let next = messages
-                .get(index + 1)
-                .expect("a tool call was left without results");
+            let next = messages.get(index + 1).expect("a tool call was left without results");
             let answers = next
                 .content
                 .iter()
@@ -158,14 +144,9 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
     );
     run.send(Command::Submit("go".into()));
     let events = run.until_result().await;
-    assert_eq!(
-        result_of(&events),
-        (TurnOutcome::Success, "done".into(), 2, 2)
-    );
-    let reminders: Vec<_> = events
-        .iter()
-        .filter(|event| matches!(event, AgentEvent::Reminder { .. }))
-        .collect();
+    assert_eq!(result_of(&events), (TurnOutcome::Success, "done".into(), 2, 2));
+    let reminders: Vec<_> =
+        events.iter().filter(|event| matches!(event, AgentEvent::Reminder { .. })).collect();
     assert_eq!(reminders.len(), 1);
 
     let snapshot = run.latest();
@@ -176,25 +157,17 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
         .iter()
         .enumerate()
         .filter(|(_, message)| {
-            message
-                .content
-                .iter()
-                .any(|block| matches!(block, ContentBlock::Reminder { .. }))
+            message.content.iter().any(|block| matches!(block, ContentBlock::Reminder { .. }))
         })
         .map(|(index, _)| index)
         .collect();
     assert_eq!(with_reminder, vec![8]);
     let message = &snapshot.history[8];
     assert_eq!(message.role, Role::User);
-    assert!(matches!(
-        message.content[0],
-        ContentBlock::ToolResult { .. }
-    ));
+    assert!(matches!(message.content[0], ContentBlock::ToolResult { .. }));
     assert_eq!(
         message.content.last(),
-        Some(&ContentBlock::Reminder {
-            text: "<reminder>Update your todos.</reminder>".into()
-        })
+        Some(&ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() })
     );
     assert_eq!(snapshot.rounds_since_todo, 0);
 }
@@ -219,16 +192,9 @@ async fn no_reminder_right_after_a_todo_call_or_when_everything_is_done() {
     );
     run.send(Command::Submit("go".into()));
     let events = run.until_result().await;
-    assert!(
-        !events
-            .iter()
-            .any(|event| matches!(event, AgentEvent::Reminder { .. }))
-    );
+    assert!(!events.iter().any(|event| matches!(event, AgentEvent::Reminder { .. })));
     let snapshot = run.latest();
-    assert_eq!(
-        snapshot.rounds_since_todo, 4,
-        "the counter keeps counting while nothing is open"
-    );
+    assert_eq!(snapshot.rounds_since_todo, 4, "the counter keeps counting while nothing is open");
 }
 
 #[tokio::test]
@@ -244,9 +210,7 @@ async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
     let rounds: Vec<u32> = events
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::Reminder {
-                rounds_since_todo, ..
-            } => Some(*rounds_since_todo),
+            AgentEvent::Reminder { rounds_since_todo, .. } => Some(*rounds_since_todo),
             _ => None,
         })
         .collect();
@@ -255,11 +219,7 @@ async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
     let mut run = start(steps(), config(0), Duration::ZERO);
     run.send(Command::Submit("go".into()));
     let events = run.until_result().await;
-    assert!(
-        !events
-            .iter()
-            .any(|event| matches!(event, AgentEvent::Reminder { .. }))
-    );
+    assert!(!events.iter().any(|event| matches!(event, AgentEvent::Reminder { .. })));
 }
 
 #[tokio::test]
@@ -279,16 +239,11 @@ async fn an_invalid_todo_update_is_an_error_result_and_the_board_stays() {
     );
     run.send(Command::Submit("go".into()));
     let events = run.until_result().await;
-    let todo_events = events
-        .iter()
-        .filter(|event| matches!(event, AgentEvent::Todo { .. }))
-        .count();
+    let todo_events =
+        events.iter().filter(|event| matches!(event, AgentEvent::Todo { .. })).count();
     assert_eq!(todo_events, 1, "only the valid update changes the board");
     let snapshot = run.latest();
-    assert_eq!(
-        snapshot.board.render(),
-        "[>] #1: step 1\n[ ] #2: step 2\n\n(0/2 completed)"
-    );
+    assert_eq!(snapshot.board.render(), "[>] #1: step 1\n[ ] #2: step 2\n\n(0/2 completed)");
     let results = &snapshot.history[4].content;
     assert_eq!(
         results[0],
@@ -298,10 +253,7 @@ async fn an_invalid_todo_update_is_an_error_result_and_the_board_stays() {
             is_error: true,
         }
     );
-    assert_eq!(
-        snapshot.rounds_since_todo, 0,
-        "an invalid todo call still resets the count"
-    );
+    assert_eq!(snapshot.rounds_since_todo, 0, "an invalid todo call still resets the count");
 }
 
 #[tokio::test]
@@ -310,10 +262,7 @@ async fn unknown_tools_and_bad_arguments_are_told_to_the_model_and_the_loop_goes
         vec![
             step(
                 "",
-                vec![
-                    call("launch_rockets", json!({})),
-                    call("read_file", json!("{not json")),
-                ],
+                vec![call("launch_rockets", json!({})), call("read_file", json!("{not json"))],
             ),
             step("recovered", vec![]),
         ],
@@ -329,42 +278,24 @@ async fn unknown_tools_and_bad_arguments_are_told_to_the_model_and_the_loop_goes
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::ToolResult {
-                content, is_error, ..
-            } => Some((content.clone(), *is_error)),
+            ContentBlock::ToolResult { content, is_error, .. } => {
+                Some((content.clone(), *is_error))
+            }
             _ => None,
         })
         .collect();
-    assert!(
-        results[0].1 && results[0].0.contains("launch_rockets"),
-        "{results:?}"
-    );
-    assert!(
-        results[1].1 && results[1].0.contains("not valid JSON"),
-        "{results:?}"
-    );
+    assert!(results[0].1 && results[0].0.contains("launch_rockets"), "{results:?}");
+    assert!(results[1].1 && results[1].0.contains("not valid JSON"), "{results:?}");
 }
 
 #[tokio::test]
 async fn the_round_limit_ends_the_turn_with_a_clear_message() {
     let steps: Vec<Value> = (0..10).map(|_| step("", vec![listing()])).collect();
-    let mut run = start(
-        steps,
-        AgentConfig {
-            max_rounds: 3,
-            ..config(0)
-        },
-        Duration::ZERO,
-    );
+    let mut run = start(steps, AgentConfig { max_rounds: 3, ..config(0) }, Duration::ZERO);
     run.send(Command::Submit("go".into()));
     let events = run.until_result().await;
     match events.last() {
-        Some(AgentEvent::Result {
-            outcome,
-            error,
-            rounds,
-            ..
-        }) => {
+        Some(AgentEvent::Result { outcome, error, rounds, .. }) => {
             assert_eq!(*outcome, TurnOutcome::MaxRounds);
             assert_eq!(*rounds, 3);
             assert!(error.as_deref().unwrap().contains("--max-rounds"));
@@ -382,20 +313,12 @@ async fn cancel_while_the_model_streams_keeps_no_partial_answer() {
         Duration::from_secs(5),
     );
     run.send(Command::Submit("go".into()));
-    run.wait_for(|snapshot| snapshot.activity == agent::Activity::Thinking)
-        .await;
+    run.wait_for(|snapshot| snapshot.activity == agent::Activity::Thinking).await;
     run.send(Command::Cancel);
     let events = run.until_result().await;
     assert_eq!(result_of(&events).0, TurnOutcome::Interrupted);
-    let snapshot = run
-        .wait_for(|snapshot| snapshot.activity == agent::Activity::Idle)
-        .await;
-    assert_eq!(
-        snapshot.history.len(),
-        1,
-        "only the prompt: {:?}",
-        snapshot.history
-    );
+    let snapshot = run.wait_for(|snapshot| snapshot.activity == agent::Activity::Idle).await;
+    assert_eq!(snapshot.history.len(), 1, "only the prompt: {:?}", snapshot.history);
     assert!(snapshot.streaming.is_none());
 }
 
@@ -409,10 +332,7 @@ async fn a_prompt_sent_during_a_turn_is_queued_and_runs_next() {
     run.send(Command::Submit("one".into()));
     run.send(Command::Submit("two".into()));
     let snapshot = run.wait_for(|snapshot| !snapshot.queued.is_empty()).await;
-    assert_eq!(
-        snapshot.queued.iter().cloned().collect::<Vec<_>>(),
-        vec!["two".to_owned()]
-    );
+    assert_eq!(snapshot.queued.iter().cloned().collect::<Vec<_>>(), vec!["two".to_owned()]);
     assert_eq!(result_of(&run.until_result().await).1, "first");
     assert_eq!(result_of(&run.until_result().await).1, "second");
 }
@@ -432,26 +352,15 @@ async fn snapshots_share_the_history_instead_of_copying_it() {
 #[tokio::test]
 async fn ask_mode_waits_for_the_person_and_a_refusal_reaches_the_model() {
     let mut run = start(
-        vec![
-            step("", vec![call("bash", json!({"command": "echo hi"}))]),
-            step("ok", vec![]),
-        ],
-        AgentConfig {
-            approval: ApprovalMode::Ask,
-            ..config(3)
-        },
+        vec![step("", vec![call("bash", json!({"command": "echo hi"}))]), step("ok", vec![])],
+        AgentConfig { approval: ApprovalMode::Ask, ..config(3) },
         Duration::ZERO,
     );
     run.send(Command::Submit("go".into()));
-    let snapshot = run
-        .wait_for(|snapshot| snapshot.pending_approval.is_some())
-        .await;
+    let snapshot = run.wait_for(|snapshot| snapshot.pending_approval.is_some()).await;
     let request = snapshot.pending_approval.clone().unwrap();
     assert_eq!(request.tool, "bash");
-    run.send(Command::Approve {
-        id: request.id.clone(),
-        decision: Decision::Deny,
-    });
+    run.send(Command::Approve { id: request.id.clone(), decision: Decision::Deny });
     let events = run.until_result().await;
     assert_eq!(result_of(&events).0, TurnOutcome::Success);
     let snapshot = run.latest();
@@ -466,16 +375,10 @@ async fn ask_mode_waits_for_the_person_and_a_refusal_reaches_the_model() {
 async fn read_only_mode_refuses_commands_without_asking() {
     let mut run = start(
         vec![
-            step(
-                "",
-                vec![call("write_file", json!({"path": "a", "content": "b"}))],
-            ),
+            step("", vec![call("write_file", json!({"path": "a", "content": "b"}))]),
             step("ok", vec![]),
         ],
-        AgentConfig {
-            approval: ApprovalMode::ReadOnly,
-            ..config(3)
-        },
+        AgentConfig { approval: ApprovalMode::ReadOnly, ..config(3) },
         Duration::ZERO,
     );
     run.send(Command::Submit("go".into()));

@@ -27,10 +27,7 @@ pub struct Approvals {
 
 impl Approvals {
     pub fn new(mode: ApprovalMode) -> Self {
-        Self {
-            mode,
-            always: HashSet::new(),
-        }
+        Self { mode, always: HashSet::new() }
     }
 
     pub fn mode(&self) -> ApprovalMode {
@@ -88,16 +85,9 @@ mod tests {
 
     #[test]
     fn reads_and_todos_never_ask() {
-        for mode in [
-            ApprovalMode::Ask,
-            ApprovalMode::ReadOnly,
-            ApprovalMode::Auto,
-        ] {
+        for mode in [ApprovalMode::Ask, ApprovalMode::ReadOnly, ApprovalMode::Auto] {
             let approvals = Approvals::new(mode);
-            assert_eq!(
-                approvals.check("read_file", &json!({"path": "a"})),
-                Verdict::Run
-            );
+            assert_eq!(approvals.check("read_file", &json!({"path": "a"})), Verdict::Run);
             assert_eq!(approvals.check("todo", &json!({"items": []})), Verdict::Run);
         }
     }
@@ -105,14 +95,8 @@ mod tests {
     #[test]
     fn modes_decide_for_commands_and_writes() {
         let bash = json!({"command": "ls"});
-        assert_eq!(
-            Approvals::new(ApprovalMode::Auto).check("bash", &bash),
-            Verdict::Run
-        );
-        assert_eq!(
-            Approvals::new(ApprovalMode::Ask).check("bash", &bash),
-            Verdict::Ask
-        );
+        assert_eq!(Approvals::new(ApprovalMode::Auto).check("bash", &bash), Verdict::Run);
+        assert_eq!(Approvals::new(ApprovalMode::Ask).check("bash", &bash), Verdict::Ask);
         assert!(matches!(
             Approvals::new(ApprovalMode::ReadOnly).check("write_file", &json!({})),
             Verdict::Refuse(text) if text.contains("read-only")
@@ -123,22 +107,10 @@ mod tests {
     fn always_covers_the_first_word_of_a_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
         approvals.allow_always("bash", &json!({"command": "cargo test"}));
-        assert_eq!(
-            approvals.check("bash", &json!({"command": "cargo build"})),
-            Verdict::Run
-        );
-        assert_eq!(
-            approvals.check("bash", &json!({"command": "rm -rf x"})),
-            Verdict::Ask
-        );
+        assert_eq!(approvals.check("bash", &json!({"command": "cargo build"})), Verdict::Run);
+        assert_eq!(approvals.check("bash", &json!({"command": "rm -rf x"})), Verdict::Ask);
         approvals.allow_always("edit_file", &json!({"path": "a"}));
-        assert_eq!(
-            approvals.check("edit_file", &json!({"path": "b"})),
-            Verdict::Run
-        );
-        assert_eq!(
-            approvals.check("write_file", &json!({"path": "b"})),
-            Verdict::Ask
-        );
+        assert_eq!(approvals.check("edit_file", &json!({"path": "b"})), Verdict::Run);
+        assert_eq!(approvals.check("write_file", &json!({"path": "b"})), Verdict::Ask);
     }
 }

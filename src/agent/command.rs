@@ -5,6 +5,8 @@
 pub enum Command {
     /// A new prompt. While a turn runs it is queued and sent when the turn ends.
     Submit(String),
+    /// Carry on with a resumed session's unfinished turn, without a new prompt.
+    Continue,
     /// Interrupt the running turn: stop the stream, kill a running command.
     Cancel,
     /// The answer to an approval request (see `Snapshot::pending_approval`).

@@ -11,17 +11,9 @@ use serde::Serialize;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// The board changed (a valid `todo` update).
-    Todo {
-        items: Vec<TodoItem>,
-        done: usize,
-        total: usize,
-    },
+    Todo { items: Vec<TodoItem>, done: usize, total: usize },
     /// A tool call is about to run.
-    ToolStart {
-        id: String,
-        name: String,
-        input: serde_json::Value,
-    },
+    ToolStart { id: String, name: String, input: serde_json::Value },
     /// A tool call ended.
     ToolEnd {
         id: String,
@@ -33,10 +25,7 @@ pub enum AgentEvent {
         output: String,
     },
     /// keel added the reminder to the next request.
-    Reminder {
-        text: String,
-        rounds_since_todo: u32,
-    },
+    Reminder { text: String, rounds_since_todo: u32 },
     /// A complete text answer from the model (one per model response that had text).
     AssistantText { text: String },
     /// Token counts of one model response, and the running totals.
@@ -47,11 +36,7 @@ pub enum AgentEvent {
         total_output_tokens: u64,
     },
     /// A request failed and will be tried again.
-    Retry {
-        attempt: u32,
-        delay_ms: u64,
-        reason: String,
-    },
+    Retry { attempt: u32, delay_ms: u64, reason: String },
     /// The turn ended.
     Result {
         /// `success`, `error`, `max_rounds` or `interrupted`.

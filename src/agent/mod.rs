@@ -21,6 +21,7 @@ pub use task::NO_PROVIDER_HELP;
 pub use turn::INTERRUPTED;
 
 use crate::llm::Provider;
+use crate::session::{Restored, SessionLog};
 use crate::tools::Tools;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -85,19 +86,30 @@ pub struct AgentHandle {
 /// Starts the agent task. With no provider (no key configured) every prompt is answered with an
 /// error that says how to configure one.
 pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
+    spawn_with_session(config, provider, tools, None, None)
+}
+
+/// Starts the agent task saving to `journal` as it goes, after taking over `restored` (a session
+/// reopened with `--continue` or `--resume`) when given.
+pub fn spawn_with_session(
+    config: AgentConfig,
+    provider: Option<Provider>,
+    tools: Tools,
+    journal: Option<SessionLog>,
+    restored: Option<Restored>,
+) -> AgentHandle {
     let (commands, inbox) = mpsc::unbounded_channel();
     let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
     let (event_tx, events) = mpsc::unbounded_channel();
-    let outbox = state::Outbox {
-        snapshots: snapshot_tx,
-        events: event_tx,
-    };
-    let agent = task::Agent::new(config, provider, tools, outbox, inbox);
-    let task = tokio::spawn(agent.run());
-    AgentHandle {
-        commands,
-        snapshots,
-        events,
-        task,
+    let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
+    let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
+    if let Some(journal) = journal {
+        agent.state.set_journal(journal);
     }
+    if let Some(restored) = restored {
+        agent.state.restore(&restored, turn::INTERRUPTED);
+        agent.undo = restored.undo;
+    }
+    let task = tokio::spawn(agent.run());
+    AgentHandle { commands, snapshots, events, task }
 }

@@ -10,11 +10,7 @@ use crate::todo::TodoBoard;
 
 /// The count after a round that asked for tools.
 pub fn after_round(rounds_since_todo: u32, called_todo: bool) -> u32 {
-    if called_todo {
-        0
-    } else {
-        rounds_since_todo.saturating_add(1)
-    }
+    if called_todo { 0 } else { rounds_since_todo.saturating_add(1) }
 }
 
 /// Whether the next request carries the reminder. A threshold of 0 turns it off.
@@ -29,9 +25,7 @@ mod tests {
 
     fn board(status: &str) -> TodoBoard {
         let mut board = TodoBoard::default();
-        board
-            .update(&json!({"items": [{"id": "1", "text": "a", "status": status}]}))
-            .unwrap();
+        board.update(&json!({"items": [{"id": "1", "text": "a", "status": status}]})).unwrap();
         board
     }
 

@@ -38,11 +38,7 @@ pub enum Entry {
     /// The model's text (Markdown).
     Assistant { text: String },
     /// A tool call, shown as one compact line; details live in the tool log under the same id.
-    ToolCall {
-        id: String,
-        name: String,
-        summary: String,
-    },
+    ToolCall { id: String, name: String, summary: String },
     /// keel reminded the model to update its board.
     Reminder { text: String },
     /// Something went wrong; the text says what to do.

@@ -6,7 +6,8 @@
 use super::event::AgentEvent;
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
 use crate::llm::WireFormat;
-use crate::message::{History, Message, Usage};
+use crate::message::{ContentBlock, History, Message, Role, Usage};
+use crate::session::{Record, Restored, SessionLog};
 use crate::todo::TodoBoard;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
@@ -26,7 +27,7 @@ impl Outbox {
 }
 
 /// The conversation and everything around it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct State {
     seq: u64,
     pub history: History,
@@ -44,6 +45,10 @@ pub struct State {
     pub system_prompt: Arc<str>,
     pub queued: imbl::Vector<String>,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
+    /// Where the session is saved as it happens, when it is.
+    journal: Option<SessionLog>,
+    /// Set once saving failed, so the person is told once, not at every record.
+    journal_failed: bool,
 }
 
 impl State {
@@ -71,6 +76,62 @@ impl State {
             system_prompt: system_prompt.into(),
             queued: imbl::Vector::new(),
             pending_approval: None,
+            journal: None,
+            journal_failed: false,
+        }
+    }
+
+    /// Saves everything from now on to `journal`.
+    pub fn set_journal(&mut self, journal: SessionLog) {
+        self.journal = Some(journal);
+        self.journal_failed = false;
+    }
+
+    pub fn journal_path(&self) -> Option<&std::path::Path> {
+        self.journal.as_ref().map(SessionLog::path)
+    }
+
+    /// Appends a record to the session log; a failure is told to the person once.
+    pub fn record(&mut self, record: &Record) {
+        let Some(journal) = &mut self.journal else { return };
+        if let Err(err) = journal.append(record) {
+            if !self.journal_failed {
+                self.journal_failed = true;
+                self.transcript.push_back(Entry::Error {
+                    text: format!("The session is no longer being saved: {err}"),
+                });
+            }
+        }
+    }
+
+    /// Takes over a saved session: its history, board and counter, and a transcript rebuilt from
+    /// the history. A tool call left without its result gets one saying it was interrupted.
+    pub fn restore(&mut self, restored: &Restored, interrupted: &str) {
+        self.history = restored.history.iter().cloned().collect();
+        self.board = Arc::new(restored.board.clone());
+        self.rounds_since_todo = restored.rounds_since_todo;
+        self.transcript = imbl::Vector::new();
+        for message in &restored.history {
+            self.transcript.extend(entries_of(message));
+        }
+        for warning in &restored.warnings {
+            self.transcript.push_back(Entry::Notice { text: warning.clone() });
+        }
+        if let Some(last) = self.history.last().filter(|message| message.role == Role::Assistant) {
+            let results: Vec<ContentBlock> = last
+                .tool_uses()
+                .map(|(id, _, _)| ContentBlock::ToolResult {
+                    tool_use_id: id.to_owned(),
+                    content: interrupted.to_owned(),
+                    is_error: true,
+                })
+                .collect();
+            if !results.is_empty() {
+                self.push_message(Message { role: Role::User, content: results });
+                self.transcript.push_back(Entry::Notice {
+                    text: "The last tool calls were interrupted when keel stopped.".into(),
+                });
+            }
         }
     }
 
@@ -107,16 +168,29 @@ impl State {
         self.transcript.push_back(entry);
     }
 
+    /// Appends to the history and saves it.
     pub fn push_message(&mut self, message: Message) {
+        self.record(&Record::Message { message: message.clone() });
         self.history.push_back(message);
+    }
+
+    /// Replaces the board after a valid update and saves it.
+    pub fn set_board(&mut self, board: Arc<crate::todo::TodoBoard>) {
+        self.record(&Record::Board { items: board.items().to_vec() });
+        self.board = board;
+    }
+
+    /// Sets the reminder counter and saves it.
+    pub fn set_rounds_since_todo(&mut self, rounds: u32) {
+        if rounds != self.rounds_since_todo {
+            self.rounds_since_todo = rounds;
+            self.record(&Record::Rounds { rounds_since_todo: rounds });
+        }
     }
 
     /// Replaces the tool run with the same id (searching from the newest).
     pub fn update_tool(&mut self, run: ToolRun) {
-        let found = self
-            .tools
-            .iter()
-            .rposition(|existing| existing.id == run.id);
+        let found = self.tools.iter().rposition(|existing| existing.id == run.id);
         match found {
             Some(index) => {
                 self.tools.set(index, Arc::new(run));
@@ -137,4 +211,25 @@ impl State {
         self.queued = imbl::Vector::new();
         self.pending_approval = None;
     }
+}
+
+/// The transcript lines one history message stands for.
+fn entries_of(message: &Message) -> Vec<Entry> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match (message.role, block) {
+            (Role::User, ContentBlock::Text { text }) => Some(Entry::User { text: text.clone() }),
+            (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
+                Some(Entry::Assistant { text: text.clone() })
+            }
+            (_, ContentBlock::ToolUse { id, name, input }) => Some(Entry::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                summary: crate::tools::Tools::summary(name, input),
+            }),
+            (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
+            _ => None,
+        })
+        .collect()
 }

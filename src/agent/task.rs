@@ -7,6 +7,7 @@ use super::state::{Outbox, State};
 use super::undo::UndoStack;
 use super::{AgentConfig, Command};
 use crate::llm::{Provider, ToolSpec, scripted::ScriptedProvider};
+use crate::session::{Record, SessionLog};
 use crate::todo;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -52,13 +53,7 @@ impl Agent {
             Some(provider) => (provider.name(), provider.model(), provider.wire_format()),
             None => ("none", "-", crate::llm::WireFormat::Anthropic),
         };
-        let state = State::new(
-            &config.system_prompt,
-            config.nag_threshold,
-            name,
-            model,
-            wire,
-        );
+        let state = State::new(&config.system_prompt, config.nag_threshold, name, model, wire);
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools);
         Self {
@@ -86,17 +81,23 @@ impl Agent {
                         break;
                     }
                 }
+                Command::Continue => {
+                    if self.run_turn(None).await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
                 Command::Clear => {
                     self.state.clear();
-                    self.state.note(Entry::Notice {
-                        text: "New conversation.".into(),
-                    });
+                    self.undo = UndoStack::default();
+                    self.start_new_journal();
+                    self.state.note(Entry::Notice { text: "New conversation.".into() });
                 }
                 Command::Undo => {
                     let report = self.undo.undo();
-                    self.state.note(Entry::Notice {
-                        text: report.summary(),
-                    });
+                    if !report.restored.is_empty() || !report.skipped.is_empty() {
+                        self.state.record(&Record::Undo);
+                    }
+                    self.state.note(Entry::Notice { text: report.summary() });
                 }
                 Command::StartDemo => {
                     if let Err(err) = self.switch_to_demo() {
@@ -116,7 +117,7 @@ impl Agent {
     /// Runs queued prompts until none are left.
     async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.queued.pop_front() {
-            if self.run_turn(prompt).await == Some(Stop::Quit) {
+            if self.run_turn(Some(prompt)).await == Some(Stop::Quit) {
                 return Some(Stop::Quit);
             }
         }
@@ -140,6 +141,8 @@ impl Agent {
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
         self.state.clear();
+        self.undo = UndoStack::default();
+        self.start_new_journal();
         self.state.provider = "demo".into();
         self.state.model = "scripted".into();
         self.state.note(Entry::Notice {
@@ -150,6 +153,17 @@ impl Agent {
         });
         self.state.queued.push_back(prompt);
         Ok(())
+    }
+
+    /// Saves the conversation from here on to a new session log, if sessions are being saved.
+    fn start_new_journal(&mut self) {
+        if self.state.journal_path().is_none() {
+            return;
+        }
+        match SessionLog::create(self.tools.workspace().root()) {
+            Ok(log) => self.state.set_journal(log),
+            Err(err) => self.state.note(Entry::Error { text: err.to_string() }),
+        }
     }
 
     pub(super) fn event(&self, event: AgentEvent) {

@@ -14,6 +14,7 @@ use super::task::{Agent, NO_PROVIDER_HELP, Stop};
 use super::{Command, Decision};
 use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
 use crate::message::{ContentBlock, Message, Role};
+use crate::session::Record;
 use crate::todo;
 use crate::tools::{ToolContext, ToolOutcome, Tools, preview};
 use serde_json::Value;
@@ -37,10 +38,26 @@ enum Failure {
 
 impl Agent {
     /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the task should end.
-    pub(super) async fn run_turn(&mut self, prompt: String) -> Option<Stop> {
+    /// With no prompt, the turn carries on from the history as it is (a resumed session whose
+    /// last turn did not end); if the model already answered, there is nothing to do.
+    pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
         self.undo.begin_turn();
-        self.state.push_message(Message::user_text(prompt.clone()));
-        self.state.note(Entry::User { text: prompt });
+        self.state.record(&Record::Turn);
+        match prompt {
+            Some(prompt) => {
+                self.state.push_message(Message::user_text(prompt.clone()));
+                self.state.note(Entry::User { text: prompt });
+            }
+            None => {
+                if self.state.history.last().is_none_or(|last| last.role == Role::Assistant) {
+                    let text = self.state.history.last().map(Message::text).unwrap_or_default();
+                    self.finish_turn(TurnOutcome::Success, None, text, 0);
+                    return None;
+                }
+                self.state
+                    .note(Entry::Notice { text: "Carrying on where the session stopped.".into() });
+            }
+        }
         let mut rounds = 0;
         let mut last_text = String::new();
         let (outcome, error, stop) = loop {
@@ -99,17 +116,14 @@ impl Agent {
             total_output_tokens: self.state.usage.output_tokens,
         });
         if completion.content.is_empty() {
-            self.state.note(Entry::Notice {
-                text: "The model returned an empty answer.".into(),
-            });
+            self.state.note(Entry::Notice { text: "The model returned an empty answer.".into() });
             return;
         }
         if !text.is_empty() {
             self.state.note(Entry::Assistant { text: text.clone() });
             self.event(AgentEvent::AssistantText { text });
         }
-        self.state
-            .push_message(Message::assistant(completion.content));
+        self.state.push_message(Message::assistant(completion.content));
     }
 
     fn finish_turn(
@@ -123,13 +137,9 @@ impl Agent {
         self.state.activity = Activity::Idle;
         self.state.pending_approval = None;
         match (&outcome, &error) {
-            (_, Some(error)) => self.state.note(Entry::Error {
-                text: error.clone(),
-            }),
+            (_, Some(error)) => self.state.note(Entry::Error { text: error.clone() }),
             (TurnOutcome::Interrupted, None) => {
-                self.state.note(Entry::Notice {
-                    text: "Interrupted.".into(),
-                });
+                self.state.note(Entry::Notice { text: "Interrupted.".into() });
             }
             _ => {}
         }
@@ -196,13 +206,7 @@ impl Agent {
                 summary: Tools::summary(&name, &input),
             });
             if stop.is_some() {
-                self.record_result(
-                    &id,
-                    &name,
-                    ToolStatus::Interrupted,
-                    &skipped(),
-                    Instant::now(),
-                );
+                self.record_result(&id, &name, ToolStatus::Interrupted, &skipped(), Instant::now());
                 results.push(result_block(&id, &skipped()));
                 continue;
             }
@@ -225,18 +229,23 @@ impl Agent {
                 }
             };
             self.record_result(&id, &name, status, &outcome, started);
+            for change in &outcome.changes {
+                self.state.record(&Record::change(change));
+            }
             self.undo.record(outcome.changes.iter().cloned());
             results.push(result_block(&id, &outcome));
         }
-        self.state.rounds_since_todo =
-            reminder::after_round(self.state.rounds_since_todo, called_todo);
-        if stop.is_none()
+        self.state.set_rounds_since_todo(reminder::after_round(
+            self.state.rounds_since_todo,
+            called_todo,
+        ));
+        let remind = stop.is_none()
             && reminder::is_due(
                 self.state.rounds_since_todo,
                 self.config.nag_threshold,
                 &self.state.board,
-            )
-        {
+            );
+        if remind {
             let text = self.config.nag_message.clone();
             self.event(AgentEvent::Reminder {
                 text: text.clone(),
@@ -246,10 +255,7 @@ impl Agent {
             results.push(ContentBlock::Reminder { text });
             self.state.rounds_since_todo = 0;
         }
-        self.state.push_message(Message {
-            role: Role::User,
-            content: results,
-        });
+        self.state.push_message(Message { role: Role::User, content: results });
         self.state.publish(&self.outbox);
         stop
     }
@@ -259,7 +265,7 @@ impl Agent {
         let mut board = (*self.state.board).clone();
         match board.update(input) {
             Ok(rendered) => {
-                self.state.board = Arc::new(board);
+                self.state.set_board(Arc::new(board));
                 self.event(AgentEvent::Todo {
                     items: self.state.board.items().to_vec(),
                     done: self.state.board.done(),
@@ -302,19 +308,13 @@ impl Agent {
         }
 
         let started = Instant::now();
-        self.state.activity = Activity::RunningTool {
-            name: name.to_owned(),
-        };
-        self.state
-            .update_tool(running(id, name, input, started, ""));
+        self.state.activity = Activity::RunningTool { name: name.to_owned() };
+        self.state.update_tool(running(id, name, input, started, ""));
         self.state.publish(&self.outbox);
 
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
-        let ctx = ToolContext {
-            cancel: cancel.clone(),
-            live_output: Some(live_tx),
-        };
+        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx) };
         let run = self.tools.run(name, input, &ctx);
         tokio::pin!(run);
         let mut live = String::new();
@@ -363,10 +363,7 @@ impl Agent {
         self.state.publish(&self.outbox);
         let decision = loop {
             match self.inbox.recv().await {
-                Some(Command::Approve {
-                    id: answered,
-                    decision,
-                }) if answered == id => {
+                Some(Command::Approve { id: answered, decision }) if answered == id => {
                     break decision;
                 }
                 Some(Command::Cancel) => break Decision::DenyAndStop,
@@ -434,7 +431,7 @@ fn during_turn(state: &mut State, outbox: &Outbox, command: Option<Command>) -> 
             state.publish(outbox);
             None
         }
-        Some(Command::Clear | Command::Undo | Command::StartDemo) => {
+        Some(Command::Clear | Command::Undo | Command::StartDemo | Command::Continue) => {
             state.note(Entry::Notice {
                 text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),
             });
@@ -453,11 +450,7 @@ fn on_stream_event(state: &mut State, outbox: &Outbox, partial: &mut String, eve
             state.activity = Activity::Thinking;
         }
         StreamEvent::ToolUseStart { .. } => {}
-        StreamEvent::Retrying {
-            attempt,
-            delay,
-            reason,
-        } => {
+        StreamEvent::Retrying { attempt, delay, reason } => {
             partial.clear();
             state.streaming = None;
             state.activity = Activity::Retrying {
@@ -481,10 +474,7 @@ fn argument_problem(input: &Value) -> Option<String> {
     match input {
         Value::Object(_) => None,
         Value::String(raw) => Some(format!("the arguments are not valid JSON: {}", clip(raw))),
-        other => Some(format!(
-            "the arguments must be a JSON object, not {}",
-            kind(other)
-        )),
+        other => Some(format!("the arguments must be a JSON object, not {}", kind(other))),
     }
 }
 

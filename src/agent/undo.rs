@@ -29,11 +29,8 @@ impl UndoReport {
         }
         let mut parts = Vec::new();
         if !self.restored.is_empty() {
-            let paths: Vec<String> = self
-                .restored
-                .iter()
-                .map(|path| path.display().to_string())
-                .collect();
+            let paths: Vec<String> =
+                self.restored.iter().map(|path| path.display().to_string()).collect();
             parts.push(format!("Restored {}", paths.join(", ")));
         }
         for (path, why) in &self.skipped {
@@ -60,12 +57,22 @@ impl UndoStack {
         }
     }
 
-    /// Restores the files of the newest turn that changed any, and forgets that turn.
-    pub fn undo(&mut self) -> UndoReport {
+    /// Forgets the newest turn that changed any file, without restoring it (replaying an undo).
+    pub fn forget_last(&mut self) -> Option<Vec<FileChange>> {
         while self.turns.last().is_some_and(Vec::is_empty) {
             self.turns.pop();
         }
-        let Some(changes) = self.turns.pop() else {
+        self.turns.pop()
+    }
+
+    /// Whether any turn left changes to undo.
+    pub fn is_empty(&self) -> bool {
+        self.turns.iter().all(Vec::is_empty)
+    }
+
+    /// Restores the files of the newest turn that changed any, and forgets that turn.
+    pub fn undo(&mut self) -> UndoReport {
+        let Some(changes) = self.forget_last() else {
             return UndoReport::default();
         };
         let mut report = UndoReport::default();
@@ -79,9 +86,7 @@ impl UndoStack {
                 Err(why) => report.skipped.push((change.path.clone(), why)),
             }
         }
-        report
-            .restored
-            .retain(|path| !report.skipped.iter().any(|(skipped, _)| skipped == path));
+        report.restored.retain(|path| !report.skipped.iter().any(|(skipped, _)| skipped == path));
         report
     }
 }

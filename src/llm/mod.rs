@@ -46,11 +46,7 @@ pub enum StreamEvent {
     ToolUseStart { id: String, name: String },
     /// The attempt failed and will be tried again after `delay`. Anything streamed so far by this
     /// attempt is void.
-    Retrying {
-        attempt: u32,
-        delay: Duration,
-        reason: String,
-    },
+    Retrying { attempt: u32, delay: Duration, reason: String },
 }
 
 /// A finished answer from the model.

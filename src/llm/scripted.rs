@@ -59,10 +59,7 @@ impl ScriptedProvider {
 
     /// A script in the format of `assets/demo.json`.
     pub fn from_json(text: &str, pace: Duration) -> Result<Self, serde_json::Error> {
-        Ok(Self {
-            script: serde_json::from_str(text)?,
-            pace,
-        })
+        Ok(Self { script: serde_json::from_str(text)?, pace })
     }
 
     /// The prompt the script answers.
@@ -86,11 +83,7 @@ impl ScriptedProvider {
     ) -> Result<Completion, LlmError> {
         let (text, calls, index) = match self.next_step(request) {
             Some((index, step)) => (step.text.clone(), step.tools.clone(), index),
-            None => (
-                self.script.finished.clone(),
-                Vec::new(),
-                self.script.steps.len(),
-            ),
+            None => (self.script.finished.clone(), Vec::new(), self.script.steps.len()),
         };
         tokio::time::sleep(self.pace - self.pace / STREAMING_SHARE).await;
         let words: Vec<&str> = text.split_inclusive(' ').collect();
@@ -106,19 +99,11 @@ impl ScriptedProvider {
         }
         for (position, call) in calls.into_iter().enumerate() {
             let id = format!("toolu_demo_{index}_{position}");
-            let _ = events.send(StreamEvent::ToolUseStart {
-                id: id.clone(),
-                name: call.name.clone(),
-            });
-            content.push(ContentBlock::ToolUse {
-                id,
-                name: call.name,
-                input: call.input,
-            });
+            let _ =
+                events.send(StreamEvent::ToolUseStart { id: id.clone(), name: call.name.clone() });
+            content.push(ContentBlock::ToolUse { id, name: call.name, input: call.input });
         }
-        let has_tools = content
-            .iter()
-            .any(|block| matches!(block, ContentBlock::ToolUse { .. }));
+        let has_tools = content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }));
         let sent: usize = request.messages.iter().map(approximate_len).sum();
         Ok(Completion {
             stop_reason: Some(if has_tools { "tool_use" } else { "end_turn" }.to_owned()),
@@ -132,11 +117,8 @@ impl ScriptedProvider {
 
     /// The step that answers this history: one step per answer so far, whatever the prompt.
     fn next_step(&self, request: &ChatRequest<'_>) -> Option<(usize, &Step)> {
-        let answered = request
-            .messages
-            .iter()
-            .filter(|message| message.role == Role::Assistant)
-            .count();
+        let answered =
+            request.messages.iter().filter(|message| message.role == Role::Assistant).count();
         self.script.steps.get(answered).map(|step| (answered, step))
     }
 }
@@ -177,22 +159,12 @@ mod tests {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text(demo.prompt()));
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-        };
+        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
         let first = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&first.content[1], ContentBlock::ToolUse { name, .. } if name == "todo"));
 
         history.push_back(Message::assistant(first.content));
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-        };
+        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
         let second = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&second.content[0], ContentBlock::ToolUse { name, .. } if name == "bash"));
     }
@@ -204,21 +176,10 @@ mod tests {
         let mut history = History::new();
         history.push_back(Message::user_text("something else"));
         for _ in 0..demo.len() {
-            history.push_back(Message::assistant(vec![ContentBlock::Text {
-                text: "x".into(),
-            }]));
+            history.push_back(Message::assistant(vec![ContentBlock::Text { text: "x".into() }]));
         }
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-        };
+        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
         let answer = demo.complete(&request, &tx).await.unwrap();
-        assert!(
-            Message::assistant(answer.content)
-                .text()
-                .contains("configure a model")
-        );
+        assert!(Message::assistant(answer.content).text().contains("configure a model"));
     }
 }

@@ -38,22 +38,13 @@ impl ToolOutcome {
     /// A failed call whose message is the same for the model and the person.
     pub fn error(message: impl Into<String>) -> Self {
         let message = message.into();
-        Self {
-            for_model: message.clone(),
-            for_display: message,
-            is_error: true,
-            ..Self::default()
-        }
+        Self { for_model: message.clone(), for_display: message, is_error: true, ..Self::default() }
     }
 
     /// A successful call whose text is the same for the model and the person.
     pub fn ok(text: impl Into<String>) -> Self {
         let text = text.into();
-        Self {
-            for_model: text.clone(),
-            for_display: text,
-            ..Self::default()
-        }
+        Self { for_model: text.clone(), for_display: text, ..Self::default() }
     }
 }
 

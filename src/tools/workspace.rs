@@ -8,9 +8,7 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn new(root: PathBuf) -> std::io::Result<Self> {
-        Ok(Self {
-            root: root.canonicalize()?,
-        })
+        Ok(Self { root: root.canonicalize()? })
     }
 
     pub fn root(&self) -> &std::path::Path {
