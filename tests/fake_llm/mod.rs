@@ -1,0 +1,229 @@
+//! A scripted LLM server on 127.0.0.1 that speaks the real wire protocols.
+//!
+//! It answers `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` (OpenAI-compatible)
+//! with SSE streams shaped as the vendors send them. Which step of the script it plays is worked
+//! out from the request itself — one step per assistant message already in it — so the server is
+//! stateless: a client that is killed and resumes picks up where the history says it is.
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// One scripted answer: text, then tool calls.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub text: String,
+    pub tools: Vec<(String, Value)>,
+}
+
+pub fn text(text: &str) -> Step {
+    Step { text: text.to_owned(), tools: Vec::new() }
+}
+
+pub fn tool(name: &str, input: Value) -> Step {
+    Step { text: String::new(), tools: vec![(name.to_owned(), input)] }
+}
+
+/// A board of `total` items where the first `done` are completed and the next is in progress.
+pub fn board(done: usize, total: usize) -> Value {
+    let items: Vec<Value> = (1..=total)
+        .map(|i| {
+            let status = if i <= done {
+                "completed"
+            } else if i == done + 1 {
+                "in_progress"
+            } else {
+                "pending"
+            };
+            json!({"id": i.to_string(), "text": format!("Step {i}"), "status": status})
+        })
+        .collect();
+    json!({ "items": items })
+}
+
+/// The ten-step task: a plan, then for each step a file write, a command and a board update,
+/// then a closing answer — 32 model requests in all. Each step appends its number to
+/// `progress.log`, so a step done twice shows.
+pub fn ten_step_task() -> Vec<Step> {
+    const STEPS: usize = 10;
+    let mut steps = vec![Step { text: "Planning.".into(), tools: vec![("todo".into(), board(0, STEPS))] }];
+    for k in 1..=STEPS {
+        steps.push(tool("write_file", json!({"path": format!("step_{k}.txt"), "content": format!("step {k}\n")})));
+        let command = format!("grep -qx 'step {k}' progress.log 2>/dev/null || cat step_{k}.txt >> progress.log");
+        steps.push(tool("bash", json!({ "command": command })));
+        steps.push(tool("todo", board(k, STEPS)));
+    }
+    steps.push(text("All 10 steps are done."));
+    steps
+}
+
+/// Which protocol a request spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Anthropic,
+    OpenAi,
+}
+
+/// The running server.
+pub struct FakeLlm {
+    pub server: MockServer,
+}
+
+impl FakeLlm {
+    /// Serves `steps` on both protocols, waiting `delay` before each answer.
+    pub async fn start(steps: Vec<Step>, delay: Duration) -> Self {
+        let server = MockServer::start().await;
+        for (route, protocol) in
+            [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)]
+        {
+            Mock::given(method("POST"))
+                .and(path(route))
+                .respond_with(Script { steps: steps.clone(), protocol, delay })
+                .mount(&server)
+                .await;
+        }
+        Self { server }
+    }
+
+    /// The base URL as `ANTHROPIC_BASE_URL` takes it (no `/v1`).
+    pub fn anthropic_base(&self) -> String {
+        self.server.uri()
+    }
+
+    /// The base URL as `OPENAI_BASE_URL` takes it (with `/v1`).
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+
+    /// The JSON bodies of the requests received so far.
+    pub async fn bodies(&self) -> Vec<Value> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|request| serde_json::from_slice(&request.body).ok())
+            .collect()
+    }
+}
+
+struct Script {
+    steps: Vec<Step>,
+    protocol: Protocol,
+    delay: Duration,
+}
+
+impl Respond for Script {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let answered = messages.iter().filter(|m| m["role"] == "assistant").count();
+        // A call cut short when the client was stopped is made again, as a model would.
+        let step_index = if was_interrupted(&messages) { answered - 1 } else { answered };
+        let step =
+            self.steps.get(step_index).cloned().unwrap_or_else(|| text("The script is over."));
+        let sse = match self.protocol {
+            Protocol::Anthropic => anthropic_sse(&step, answered),
+            Protocol::OpenAi => openai_sse(&step, answered),
+        };
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(sse)
+            .set_delay(self.delay)
+    }
+}
+
+/// Whether the newest tool result says the call was interrupted.
+fn was_interrupted(messages: &[Value]) -> bool {
+    let interrupted = |text: &Value| text.as_str().is_some_and(|t| t.contains("interrupted"));
+    let Some(last) = messages.last() else { return false };
+    match last["role"].as_str() {
+        // OpenAI-compatible: the tool messages come last.
+        Some("tool") => interrupted(&last["content"]),
+        // Anthropic: tool_result blocks in the last user message.
+        Some("user") => last["content"].as_array().is_some_and(|blocks| {
+            blocks.iter().any(|b| b["type"] == "tool_result" && interrupted(&b["content"]))
+        }),
+        _ => false,
+    }
+}
+
+/// An SSE body from `(event name, data)` pairs; `None` names give data-only events.
+pub fn sse(events: &[(Option<&str>, Value)]) -> String {
+    let mut body = String::new();
+    for (name, data) in events {
+        if let Some(name) = name {
+            body.push_str(&format!("event: {name}\n"));
+        }
+        body.push_str(&format!("data: {data}\n\n"));
+    }
+    body
+}
+
+/// Splits a tool input's JSON into a few fragments, the way models stream them.
+fn fragments(input: &Value) -> Vec<String> {
+    const PIECES: usize = 3;
+    let text = input.to_string();
+    let chars: Vec<char> = text.chars().collect();
+    let size = chars.len().div_ceil(PIECES).max(1);
+    chars.chunks(size).map(|chunk| chunk.iter().collect()).collect()
+}
+
+pub fn anthropic_sse(step: &Step, index: usize) -> String {
+    let mut events = vec![(
+        Some("message_start"),
+        json!({"type": "message_start", "message": {"id": format!("msg_{index}"), "type": "message",
+            "role": "assistant", "content": [], "model": "fake", "stop_reason": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    )];
+    let mut block = 0;
+    if !step.text.is_empty() {
+        events.push((Some("content_block_start"), json!({"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}})));
+        events.push((Some("ping"), json!({"type": "ping"})));
+        for word in step.text.split_inclusive(' ') {
+            events.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": block, "delta": {"type": "text_delta", "text": word}})));
+        }
+        events.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": block})));
+        block += 1;
+    }
+    for (call, (name, input)) in step.tools.iter().enumerate() {
+        events.push((Some("content_block_start"), json!({"type": "content_block_start", "index": block,
+            "content_block": {"type": "tool_use", "id": format!("toolu_{index}_{call}"), "name": name, "input": {}}})));
+        for fragment in fragments(input) {
+            events.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": block, "delta": {"type": "input_json_delta", "partial_json": fragment}})));
+        }
+        events.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": block})));
+        block += 1;
+    }
+    let stop = if step.tools.is_empty() { "end_turn" } else { "tool_use" };
+    events.push((Some("message_delta"), json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}})));
+    events.push((Some("message_stop"), json!({"type": "message_stop"})));
+    sse(&events)
+}
+
+pub fn openai_sse(step: &Step, index: usize) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        (None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
+            "model": "fake", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    for word in step.text.split_inclusive(' ') {
+        events.push(chunk(json!({"content": word}), Value::Null));
+    }
+    for (call, (name, input)) in step.tools.iter().enumerate() {
+        events.push(chunk(json!({"tool_calls": [{"index": call, "id": format!("call_{index}_{call}"), "type": "function",
+            "function": {"name": name, "arguments": ""}}]}), Value::Null));
+        for fragment in fragments(input) {
+            events.push(chunk(json!({"tool_calls": [{"index": call, "function": {"arguments": fragment}}]}), Value::Null));
+        }
+    }
+    let finish = if step.tools.is_empty() { "stop" } else { "tool_calls" };
+    events.push(chunk(json!({}), json!(finish)));
+    events.push((None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
+        "model": "fake", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})));
+    let mut body = sse(&events);
+    body.push_str("data: [DONE]\n\n");
+    body
+}
