@@ -9,7 +9,7 @@ pub mod command;
 pub mod event;
 pub mod reminder;
 pub mod snapshot;
-mod state;
+pub mod state;
 mod task;
 mod turn;
 pub mod undo;
