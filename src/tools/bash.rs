@@ -36,6 +36,8 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
 const LIVE_FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 /// The most live output held between two forwards; older text is skipped in favour of the newest.
 const LIVE_PENDING_LIMIT: usize = 64 * 1024;
+/// The most a section title (`--- stdout ---` and its newlines) adds to the output.
+const SECTION_TITLE_BYTES: usize = 20;
 /// Bytes read from a pipe at once.
 const READ_CHUNK: usize = 64 * 1024;
 /// Variables that keep programs from waiting for a person who cannot answer.
@@ -269,8 +271,9 @@ impl Session {
                 };
             }
             let [out, err] = &mut self.streams;
+            // Not biased: a command that prints without pause must not starve the other pipe,
+            // the flush or the deadline.
             tokio::select! {
-                biased;
                 () = ctx.cancel.cancelled() => break Ending::Interrupted,
                 () = sleep_until(deadline) => break Ending::TimedOut(timeout),
                 () = sleep_until_some(grace_deadline) => {
@@ -398,7 +401,11 @@ fn render(headline: &str, stdout: &CappedBuffer, stderr: &CappedBuffer, limit: u
         text.push_str("(no output)\n");
         return text;
     }
-    let shares = output::share_budget(limit, &[stdout.total(), stderr.total()]);
+    // What surrounds the output itself: the headline, two section titles and two omission
+    // markers at most, so the whole text stays within `limit`.
+    let overhead = text.len() + 2 * (SECTION_TITLE_BYTES + output::omitted_marker(u64::MAX).len());
+    let budget = limit.saturating_sub(overhead);
+    let shares = output::share_budget(budget, &[stdout.total(), stderr.total()]);
     for ((title, kept), share) in [("stdout", stdout), ("stderr", stderr)]
         .into_iter()
         .zip(shares)
@@ -407,6 +414,8 @@ fn render(headline: &str, stdout: &CappedBuffer, stderr: &CappedBuffer, limit: u
             output::push_section(&mut text, title, &kept.render(share));
         }
     }
+    // Invalid bytes grow threefold when replaced by U+FFFD; binary output may overshoot.
+    output::truncate_at_char(&mut text, limit);
     text
 }
 

@@ -220,6 +220,18 @@ pub fn push_section(out: &mut String, title: &str, text: &str) {
     }
 }
 
+/// Shortens `text` to at most `limit` bytes, cutting on a character boundary.
+pub fn truncate_at_char(text: &mut String, limit: usize) {
+    if text.len() <= limit {
+        return;
+    }
+    let mut cut = limit;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
