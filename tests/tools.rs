@@ -464,6 +464,19 @@ mod bash {
     }
 
     #[tokio::test]
+    async fn an_already_interrupted_call_starts_nothing() {
+        let (dir, tools) = workspace();
+        let context = ctx();
+        context.cancel.cancel();
+        let outcome = tools
+            .run("bash", &json!({"command": "touch marker"}), &context)
+            .await;
+        assert!(outcome.is_error);
+        assert!(outcome.for_model.contains("interrupted"));
+        assert!(!dir.path().join("marker").exists());
+    }
+
+    #[tokio::test]
     async fn refused_commands_never_run() {
         let (dir, tools) = workspace();
         let outcome = run(
@@ -620,6 +633,18 @@ mod files {
         .await;
         assert_eq!(outcome.changes[0].before.as_deref(), Some(&b"hello\n"[..]));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "bye\n");
+
+        let outcome = run(
+            &tools,
+            "write_file",
+            json!({"path": "deep/er/new.txt", "content": "bye\n"}),
+        )
+        .await;
+        assert!(!outcome.is_error);
+        assert!(
+            outcome.changes.is_empty(),
+            "an unchanged file needs no undo"
+        );
     }
 
     #[tokio::test]

@@ -97,6 +97,9 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
             "Refused to run this command: {reason}. keel does not run it in any approval mode."
         ));
     }
+    if ctx.cancel.is_cancelled() {
+        return ToolOutcome::error("Command not started: interrupted by user.");
+    }
     let timeout = timeout_for(args);
     let mut child = match spawn(root, &args.command) {
         Ok(child) => child,

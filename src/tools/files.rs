@@ -258,6 +258,10 @@ pub struct PlannedChange {
 impl PlannedChange {
     /// Writes the new content (creating parent folders) and reports it with the undo record.
     pub fn apply(self) -> Result<ToolOutcome, ToolError> {
+        if self.before.as_deref() == Some(self.after.as_slice()) {
+            // Nothing to write, and nothing to undo.
+            return Ok(ToolOutcome::ok(self.report));
+        }
         let io_error = |source| ToolError::Io {
             path: self.display.clone(),
             source,
