@@ -8,11 +8,13 @@
 
 pub mod bash;
 pub mod files;
+pub mod guard;
 pub mod output;
 pub mod preview;
 pub mod workspace;
 
 use crate::llm::ToolSpec;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
@@ -65,7 +67,87 @@ pub struct ToolContext {
     pub live_output: Option<UnboundedSender<String>>,
 }
 
-/// The registry of workspace tools (stub).
+/// Why a tool call could not do what it was asked; the text is written for the model to act on.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(
+        "Path `{path}` is outside the workspace {}; tools may only use files inside it.",
+        .root.display()
+    )]
+    OutsideWorkspace { path: String, root: PathBuf },
+    #[error(
+        "Path `{path}` leads through a symlink to {}, which is outside the workspace {}.",
+        .target.display(),
+        .root.display()
+    )]
+    SymlinkEscape {
+        path: String,
+        target: PathBuf,
+        root: PathBuf,
+    },
+    #[error("Invalid path `{path}`: {reason}.")]
+    InvalidPath { path: String, reason: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` does not exist (write_file creates new files).")]
+    NotFound { path: String },
+    #[error("`{path}` is a directory, not a file; list it with bash (`ls`).")]
+    IsDirectory { path: String },
+    #[error(
+        "`{path}` looks like a binary file (it contains NUL bytes); read_file only reads text."
+    )]
+    Binary { path: String },
+    #[error("`{path}` is not UTF-8 text, so edit_file cannot change it; use write_file or bash.")]
+    NotUtf8 { path: String },
+    #[error(
+        "`{path}` is {size} bytes, more than the {limit} bytes this tool changes; use bash instead."
+    )]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("offset {offset} is past the end of `{path}`, which has {lines} lines.")]
+    OffsetPastEnd {
+        path: String,
+        offset: u64,
+        lines: u64,
+    },
+    #[error("old_text is empty; give the exact text to replace.")]
+    EmptyOldText,
+    #[error(
+        "old_text was not found in `{path}`; read the file again and copy the text exactly, with \
+         its whitespace and indentation."
+    )]
+    TextNotFound { path: String },
+    #[error(
+        "old_text occurs {count} times in `{path}`; include more surrounding lines so that it \
+         matches exactly once."
+    )]
+    TextNotUnique { path: String, count: usize },
+    #[error("{0}")]
+    InvalidArguments(String),
+    #[error("Unknown tool `{name}`. Available tools: {available}.")]
+    UnknownTool { name: String, available: String },
+}
+
+/// The tools this registry runs, by the names the model calls them.
+pub const TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "edit_file"];
+
+/// The longest one-line summary, in characters.
+const SUMMARY_MAX_CHARS: usize = 200;
+/// How much of a wrong string value an argument error quotes, in characters.
+const QUOTE_MAX_CHARS: usize = 40;
+
+/// A tool call with its arguments decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCall {
+    Bash(bash::BashArgs),
+    ReadFile(files::ReadArgs),
+    WriteFile(files::WriteArgs),
+    EditFile(files::EditArgs),
+}
+
+/// The registry of workspace tools.
 #[derive(Debug, Clone)]
 pub struct Tools {
     workspace: Workspace,
@@ -80,15 +162,170 @@ impl Tools {
         &self.workspace
     }
 
+    /// The tools as the model is told about them.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        Vec::new()
+        let spec = |name: &str, description: &str, input_schema| ToolSpec {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema,
+        };
+        vec![
+            spec("bash", bash::DESCRIPTION, bash::schema()),
+            spec("read_file", files::READ_DESCRIPTION, files::read_schema()),
+            spec(
+                "write_file",
+                files::WRITE_DESCRIPTION,
+                files::write_schema(),
+            ),
+            spec("edit_file", files::EDIT_DESCRIPTION, files::edit_schema()),
+        ]
     }
 
-    pub async fn run(&self, name: &str, _input: &Value, _ctx: &ToolContext) -> ToolOutcome {
-        ToolOutcome::error(format!("unknown tool '{name}'"))
+    /// Decodes a call; the error says which argument is missing or of the wrong type.
+    pub fn parse(name: &str, input: &Value) -> Result<ToolCall, ToolError> {
+        match name {
+            "bash" => decode(name, &bash::schema(), input).map(ToolCall::Bash),
+            "read_file" => decode(name, &files::read_schema(), input).map(ToolCall::ReadFile),
+            "write_file" => decode(name, &files::write_schema(), input).map(ToolCall::WriteFile),
+            "edit_file" => decode(name, &files::edit_schema(), input).map(ToolCall::EditFile),
+            _ => Err(ToolError::UnknownTool {
+                name: name.to_owned(),
+                available: TOOL_NAMES.join(", "),
+            }),
+        }
     }
 
-    pub fn summary(name: &str, _input: &Value) -> String {
-        name.to_owned()
+    /// Runs a call to the end. Never fails: whatever went wrong comes back as an error outcome.
+    pub async fn run(&self, name: &str, input: &Value, ctx: &ToolContext) -> ToolOutcome {
+        let call = match Self::parse(name, input) {
+            Ok(call) => call,
+            Err(err) => return ToolOutcome::error(err.to_string()),
+        };
+        match call {
+            ToolCall::Bash(args) => bash::run(self.workspace.root(), &args, ctx).await,
+            ToolCall::ReadFile(args) => {
+                self.blocking(move |workspace| files::read(workspace, &args).map(ToolOutcome::ok))
+                    .await
+            }
+            ToolCall::WriteFile(args) => {
+                self.blocking(move |workspace| files::plan_write(workspace, &args)?.apply())
+                    .await
+            }
+            ToolCall::EditFile(args) => {
+                self.blocking(move |workspace| files::plan_edit(workspace, &args)?.apply())
+                    .await
+            }
+        }
+    }
+
+    /// File work runs off the async threads: a large read must not stall the UI or the stream.
+    async fn blocking<F>(&self, job: F) -> ToolOutcome
+    where
+        F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
+    {
+        let workspace = self.workspace.clone();
+        match tokio::task::spawn_blocking(move || job(&workspace)).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(err)) => ToolOutcome::error(err.to_string()),
+            Err(err) => ToolOutcome::error(format!("The tool stopped unexpectedly: {err}")),
+        }
+    }
+
+    /// One line for the UI: the command for `bash`, the path for the file tools.
+    pub fn summary(name: &str, input: &Value) -> String {
+        let field = match name {
+            "bash" => "command",
+            "read_file" | "write_file" | "edit_file" => "path",
+            _ => return name.to_owned(),
+        };
+        let Some(text) = input.get(field).and_then(Value::as_str) else {
+            return name.to_owned();
+        };
+        let mut lines = text.trim().lines();
+        let first = lines.next().unwrap_or_default();
+        let mut summary: String = first.chars().take(SUMMARY_MAX_CHARS).collect();
+        if summary.len() < first.len() || lines.next().is_some() {
+            summary.push_str(" …");
+        }
+        summary
+    }
+}
+
+/// Checks `input` against the tool's schema (for a message naming the argument), then decodes it.
+fn decode<T: DeserializeOwned>(tool: &str, schema: &Value, input: &Value) -> Result<T, ToolError> {
+    check_shape(tool, schema, input).map_err(ToolError::InvalidArguments)?;
+    T::deserialize(input)
+        .map_err(|err| ToolError::InvalidArguments(format!("`{tool}`: invalid arguments: {err}.")))
+}
+
+/// The first way `input` departs from `schema`: not an object, a required argument missing, or an
+/// argument of the wrong type. Only the schema features the tools use are understood.
+fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> {
+    let Some(object) = input.as_object() else {
+        return Err(format!(
+            "`{tool}` takes a JSON object of arguments, got {}.",
+            describe(input)
+        ));
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        if object.get(name).is_none_or(Value::is_null) {
+            let expected = properties
+                .and_then(|props| props.get(name))
+                .map_or_else(String::new, |prop| format!(" ({})", expected(prop)));
+            return Err(format!(
+                "`{tool}`: missing required argument `{name}`{expected}."
+            ));
+        }
+    }
+    for (name, prop) in properties.into_iter().flatten() {
+        let Some(value) = object.get(name).filter(|value| !value.is_null()) else {
+            continue;
+        };
+        let fits = match prop.get("type").and_then(Value::as_str) {
+            Some("string") => value.is_string(),
+            Some("integer") => value.as_u64().is_some_and(|number| {
+                number >= prop.get("minimum").and_then(Value::as_u64).unwrap_or(0)
+            }),
+            _ => true,
+        };
+        if !fits {
+            return Err(format!(
+                "`{tool}`: argument `{name}` must be {}, got {}.",
+                expected(prop),
+                describe(value)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What a schema property asks for, in words: `a string`, `a whole number ≥ 1`.
+fn expected(prop: &Value) -> String {
+    match prop.get("type").and_then(Value::as_str) {
+        Some("string") => "a string".to_owned(),
+        Some("integer") => {
+            let minimum = prop.get("minimum").and_then(Value::as_u64).unwrap_or(0);
+            format!("a whole number ≥ {minimum}")
+        }
+        Some(other) => format!("of type {other}"),
+        None => "a value".to_owned(),
+    }
+}
+
+/// A JSON value in a few words, quoting at most the start of a string.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(flag) => format!("the boolean {flag}"),
+        Value::Number(number) => format!("the number {number}"),
+        Value::String(text) => {
+            let quoted: String = text.chars().take(QUOTE_MAX_CHARS).collect();
+            let more = if quoted.len() < text.len() { "…" } else { "" };
+            format!("the string {quoted:?}{more}")
+        }
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
     }
 }

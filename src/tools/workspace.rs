@@ -1,17 +1,152 @@
-//! stub
-use std::path::PathBuf;
+//! The workspace: the one folder tree the tools may touch, and the rule that keeps them inside it.
+//!
+//! Every path the model names goes through [`Workspace::resolve`]. Relative paths are taken from
+//! the root; absolute paths are accepted only inside it. `..` is resolved by hand before anything
+//! is checked, and the nearest part of the path that already exists is canonicalised, so a symlink
+//! that points out of the workspace is caught even when the file itself does not exist yet.
 
+use super::ToolError;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// The folder the tools work in, held as its canonical path.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
 }
 
 impl Workspace {
-    pub fn new(root: PathBuf) -> std::io::Result<Self> {
-        Ok(Self { root: root.canonicalize()? })
+    /// A workspace rooted at `root`, which must exist; it is canonicalised once here.
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self {
+            root: root.as_ref().canonicalize()?,
+        })
     }
 
-    pub fn root(&self) -> &std::path::Path {
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The real path `path` names, if it lies inside the workspace.
+    ///
+    /// The part of the path that exists is returned canonical (no symlinks, no `..`); the part
+    /// that does not exist yet follows it as plain names.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        if path.is_empty() {
+            return Err(self.invalid(path, "the path is empty"));
+        }
+        if path.contains('\0') {
+            return Err(self.invalid(path, "the path contains a NUL byte"));
+        }
+        let requested = Path::new(path);
+        let joined = if requested.is_absolute() {
+            requested.to_path_buf()
+        } else {
+            self.root.join(requested)
+        };
+        let normal = normalize(&joined).ok_or_else(|| self.outside(path))?;
+        if !normal.starts_with(&self.root) {
+            return Err(self.outside(path));
+        }
+        let (existing, rest) = split_existing(&normal);
+        let real = existing.canonicalize().map_err(|source| {
+            if existing
+                .symlink_metadata()
+                .is_ok_and(|meta| meta.is_symlink())
+            {
+                ToolError::InvalidPath {
+                    path: path.to_owned(),
+                    reason: format!("it is a symlink whose target cannot be followed ({source})"),
+                }
+            } else {
+                ToolError::Io {
+                    path: path.to_owned(),
+                    source,
+                }
+            }
+        })?;
+        if !real.starts_with(&self.root) {
+            return Err(ToolError::SymlinkEscape {
+                path: path.to_owned(),
+                target: real,
+                root: self.root.clone(),
+            });
+        }
+        Ok(rest.iter().fold(real, |acc, name| acc.join(name)))
+    }
+
+    /// `path` as the person and the model should read it: relative to the root when inside it.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+            Ok(relative) => relative.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    fn outside(&self, path: &str) -> ToolError {
+        ToolError::OutsideWorkspace {
+            path: path.to_owned(),
+            root: self.root.clone(),
+        }
+    }
+
+    fn invalid(&self, path: &str, reason: &str) -> ToolError {
+        ToolError::InvalidPath {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+/// Resolves `.` and `..` without touching the file system. `None` when `..` climbs above `/`.
+fn normalize(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(prefix) => out.push(prefix.as_os_str()),
+            Component::RootDir => out.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    Some(out)
+}
+
+/// Splits a normalised absolute path into its longest existing ancestor (itself, possibly) and
+/// the names below it that do not exist yet, in order.
+fn split_existing(path: &Path) -> (&Path, Vec<&std::ffi::OsStr>) {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    rest.reverse();
+    (existing, rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_resolves_dots() {
+        assert_eq!(
+            normalize(Path::new("/a/./b/../c")),
+            Some(PathBuf::from("/a/c"))
+        );
+        assert_eq!(normalize(Path::new("/..")), None);
     }
 }
