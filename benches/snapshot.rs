@@ -18,7 +18,11 @@ fn state_with(messages: usize) -> State {
         } else {
             Message::assistant(vec![
                 ContentBlock::Text { text: format!("Working on step {index}.") },
-                ContentBlock::ToolUse { id: format!("t{index}"), name: "bash".into(), input: json!({"command": "ls"}) },
+                ContentBlock::ToolUse {
+                    id: format!("t{index}"),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"}),
+                },
             ])
         };
         state.history.push_back(message);

@@ -40,7 +40,9 @@ fn text(bytes: &[u8]) -> String {
 fn json_lines(output: &Output) -> Vec<Value> {
     text(&output.stdout)
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}")))
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+        })
         .collect()
 }
 
@@ -98,15 +100,20 @@ fn json_output_is_one_event_per_line() {
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     let events = json_lines(&output);
-    for kind in ["todo", "tool_start", "tool_end", "reminder", "assistant_text", "usage", "result"] {
+    for kind in ["todo", "tool_start", "tool_end", "reminder", "assistant_text", "usage", "result"]
+    {
         assert!(events.iter().any(|event| event["type"] == kind), "no {kind} event");
     }
     let result = last_result(&events);
-    assert_eq!((result["outcome"].as_str(), result["done"].as_u64(), result["total"].as_u64()), (Some("success"), Some(6), Some(6)));
+    assert_eq!(
+        (result["outcome"].as_str(), result["done"].as_u64(), result["total"].as_u64()),
+        (Some("success"), Some(6), Some(6))
+    );
     let todo = events.iter().rev().find(|event| event["type"] == "todo").unwrap();
     assert_eq!(todo["items"].as_array().unwrap().len(), 6);
     assert!(todo["items"].as_array().unwrap().iter().all(|item| item["status"] == "completed"));
-    let tool_end = events.iter().find(|event| event["type"] == "tool_end" && event["name"] == "bash").unwrap();
+    let tool_end =
+        events.iter().find(|event| event["type"] == "tool_end" && event["name"] == "bash").unwrap();
     assert_eq!(tool_end["exit_code"], 0);
 }
 
@@ -114,7 +121,8 @@ fn json_output_is_one_event_per_line() {
 fn no_key_is_a_configuration_error() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let output = keel(home.path()).args(["-p", "hello", "--workdir"]).arg(work.path()).output().unwrap();
+    let output =
+        keel(home.path()).args(["-p", "hello", "--workdir"]).arg(work.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("ANTHROPIC_API_KEY"), "{}", text(&output.stderr));
 }
@@ -124,7 +132,11 @@ fn a_broken_config_file_names_file_line_and_key() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(work.path().join(".keel")).unwrap();
-    std::fs::write(work.path().join(".keel/config.toml"), "model = \"m\"\nnag_threshold = \"often\"\n").unwrap();
+    std::fs::write(
+        work.path().join(".keel/config.toml"),
+        "model = \"m\"\nnag_threshold = \"often\"\n",
+    )
+    .unwrap();
     let output = keel(home.path())
         .args(["-p", "hello", "--workdir"])
         .arg(work.path())
@@ -145,11 +157,19 @@ fn a_bad_flag_is_a_usage_error() {
 }
 
 /// Runs `keel -p` against the fake server in `work`, with `args` added.
-fn run_against(server: &FakeLlm, provider: &str, work: &Path, home: &Path, args: &[&str]) -> Output {
+fn run_against(
+    server: &FakeLlm,
+    provider: &str,
+    work: &Path,
+    home: &Path,
+    args: &[&str],
+) -> Output {
     let mut command = keel(home);
     command.args(["--output-format", "json", "--workdir"]).arg(work).args(args);
     match provider {
-        "anthropic" => command.env("ANTHROPIC_API_KEY", "test-key").env("ANTHROPIC_BASE_URL", server.anthropic_base()),
+        "anthropic" => command
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base()),
         _ => command.env("OPENAI_API_KEY", "test-key").env("OPENAI_BASE_URL", server.openai_base()),
     };
     command.output().unwrap()
@@ -158,7 +178,8 @@ fn run_against(server: &FakeLlm, provider: &str, work: &Path, home: &Path, args:
 async fn ten_steps_to_ten_of_ten(provider: &str) {
     let server = FakeLlm::start(fake_llm::ten_step_task(), Duration::ZERO).await;
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let output = run_against(&server, provider, work.path(), home.path(), &["-p", "Do the ten steps."]);
+    let output =
+        run_against(&server, provider, work.path(), home.path(), &["-p", "Do the ten steps."]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let events = json_lines(&output);
     let result = last_result(&events);
@@ -263,7 +284,8 @@ async fn killed_mid_task_then_continued_finishes_with_no_step_done_twice() {
     assert_eq!(std::fs::read_to_string(&progress).unwrap().lines().collect::<Vec<_>>(), expected);
 
     // The session list shows the finished board.
-    let listing = keel(home.path()).args(["sessions", "--workdir"]).arg(work.path()).output().unwrap();
+    let listing =
+        keel(home.path()).args(["sessions", "--workdir"]).arg(work.path()).output().unwrap();
     assert!(text(&listing.stdout).contains("10/10"), "{}", text(&listing.stdout));
 }
 

@@ -31,7 +31,12 @@ fn plausible_item() -> impl Strategy<Value = Value> {
         "[1-9]".prop_map(Value::String),
         (1u32..30).prop_map(|n| json!(n)),
     ];
-    let text = prop_oneof![Just(json!("")), Just(json!("   ")), "[a-z ]{1,20}".prop_map(Value::String), Just(json!(7))];
+    let text = prop_oneof![
+        Just(json!("")),
+        Just(json!("   ")),
+        "[a-z ]{1,20}".prop_map(Value::String),
+        Just(json!(7))
+    ];
     let status = prop_oneof![
         Just(json!("pending")),
         Just(json!("in_progress")),
@@ -41,7 +46,8 @@ fn plausible_item() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         Just(json!(3)),
     ];
-    (id, text, status).prop_map(|(id, text, status)| json!({"id": id, "text": text, "status": status}))
+    (id, text, status)
+        .prop_map(|(id, text, status)| json!({"id": id, "text": text, "status": status}))
 }
 
 fn update() -> impl Strategy<Value = Value> {
@@ -97,6 +103,9 @@ proptest! {
 fn ten_thousand_items_are_refused_quickly() {
     let items: Vec<Value> = (0..10_000).map(|i| json!({"id": i, "text": "x"})).collect();
     let mut board = TodoBoard::default();
-    assert_eq!(board.update(&json!({ "items": items })).unwrap_err().to_string(), "Max 20 todos allowed");
+    assert_eq!(
+        board.update(&json!({ "items": items })).unwrap_err().to_string(),
+        "Max 20 todos allowed"
+    );
     assert!(board.is_empty());
 }

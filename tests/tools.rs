@@ -20,10 +20,7 @@ fn workspace() -> (TempDir, Tools) {
 }
 
 fn ctx() -> ToolContext {
-    ToolContext {
-        cancel: CancellationToken::new(),
-        live_output: None,
-    }
+    ToolContext { cancel: CancellationToken::new(), live_output: None }
 }
 
 async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {
@@ -91,14 +88,8 @@ mod paths {
     fn relative_and_nested_new_paths_resolve_inside() {
         let (_dir, tools) = workspace();
         let ws = tools.workspace();
-        assert_eq!(
-            ws.resolve("a/b/c.txt").unwrap(),
-            root(&tools).join("a/b/c.txt")
-        );
-        assert_eq!(
-            ws.resolve("./x/../y.txt").unwrap(),
-            root(&tools).join("y.txt")
-        );
+        assert_eq!(ws.resolve("a/b/c.txt").unwrap(), root(&tools).join("a/b/c.txt"));
+        assert_eq!(ws.resolve("./x/../y.txt").unwrap(), root(&tools).join("y.txt"));
         assert_eq!(ws.resolve(".").unwrap(), root(&tools));
     }
 
@@ -106,10 +97,7 @@ mod paths {
     fn absolute_path_inside_is_accepted() {
         let (_dir, tools) = workspace();
         let inside = root(&tools).join("src/main.rs");
-        assert_eq!(
-            tools.workspace().resolve(inside.to_str().unwrap()).unwrap(),
-            inside
-        );
+        assert_eq!(tools.workspace().resolve(inside.to_str().unwrap()).unwrap(), inside);
     }
 
     #[test]
@@ -119,10 +107,7 @@ mod paths {
         assert!(matches!(err, ToolError::OutsideWorkspace { .. }), "{err:?}");
         let message = err.to_string();
         assert!(message.contains("../outside.txt"), "{message}");
-        assert!(
-            message.contains(&root(&tools).display().to_string()),
-            "{message}"
-        );
+        assert!(message.contains(&root(&tools).display().to_string()), "{message}");
         assert!(tools.workspace().resolve("a/../../x").is_err());
     }
 
@@ -131,10 +116,7 @@ mod paths {
         let (_dir, tools) = workspace();
         let other = tempfile::tempdir().unwrap();
         let outside = other.path().join("f.txt");
-        let err = tools
-            .workspace()
-            .resolve(outside.to_str().unwrap())
-            .unwrap_err();
+        let err = tools.workspace().resolve(outside.to_str().unwrap()).unwrap_err();
         assert!(matches!(err, ToolError::OutsideWorkspace { .. }), "{err:?}");
         assert!(tools.workspace().resolve("/etc/passwd").is_err());
     }
@@ -145,17 +127,11 @@ mod paths {
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("secret.txt"), "secret").unwrap();
         std::os::unix::fs::symlink(other.path(), dir.path().join("out")).unwrap();
-        std::os::unix::fs::symlink(
-            other.path().join("secret.txt"),
-            dir.path().join("secret-link"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(other.path().join("secret.txt"), dir.path().join("secret-link"))
+            .unwrap();
         for path in ["out/secret.txt", "out/new/file.txt", "secret-link"] {
             let err = tools.workspace().resolve(path).unwrap_err();
-            assert!(
-                matches!(err, ToolError::SymlinkEscape { .. }),
-                "{path}: {err:?}"
-            );
+            assert!(matches!(err, ToolError::SymlinkEscape { .. }), "{path}: {err:?}");
             assert!(err.to_string().contains(path), "{err}");
         }
     }
@@ -182,18 +158,9 @@ mod paths {
     #[tokio::test]
     async fn file_tools_refuse_paths_outside() {
         let (_dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "write_file",
-            json!({"path": "../x.txt", "content": "x"}),
-        )
-        .await;
+        let outcome = run(&tools, "write_file", json!({"path": "../x.txt", "content": "x"})).await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("outside the workspace"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("outside the workspace"), "{}", outcome.for_model);
         assert!(outcome.changes.is_empty());
         let outcome = run(&tools, "read_file", json!({"path": "/etc/hostname"})).await;
         assert!(outcome.is_error);
@@ -206,19 +173,11 @@ mod bash {
     #[tokio::test]
     async fn reports_exit_code_stdout_and_stderr() {
         let (_dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": "echo to-out; echo to-err >&2; exit 3"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "bash", json!({"command": "echo to-out; echo to-err >&2; exit 3"})).await;
         assert_eq!(outcome.exit_code, Some(3));
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.starts_with("Exit code 3"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.starts_with("Exit code 3"), "{}", outcome.for_model);
         assert!(outcome.for_model.contains("--- stdout ---\nto-out\n"));
         assert!(outcome.for_model.contains("--- stderr ---\nto-err\n"));
 
@@ -240,25 +199,12 @@ mod bash {
     async fn timeout_kills_the_whole_process_tree_promptly() {
         let (dir, tools) = workspace();
         let started = Instant::now();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": SLEEPERS, "timeout_ms": 1500}),
-        )
-        .await;
+        let outcome = run(&tools, "bash", json!({"command": SLEEPERS, "timeout_ms": 1500})).await;
         assert!(started.elapsed() < PROMPT, "took {:?}", started.elapsed());
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("timed out after 1.5 s"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("timed out after 1.5 s"), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
-        assert_eq!(
-            pids.len(),
-            3,
-            "the command did not start its children in time"
-        );
+        assert_eq!(pids.len(), 3, "the command did not start its children in time");
         assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
     }
 
@@ -273,17 +219,11 @@ mod bash {
             cancel.cancel();
         });
         let started = Instant::now();
-        let outcome = tools
-            .run("bash", &json!({"command": SLEEPERS}), &context)
-            .await;
+        let outcome = tools.run("bash", &json!({"command": SLEEPERS}), &context).await;
         canceller.await.unwrap();
         assert!(started.elapsed() < PROMPT);
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("interrupted by user"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("interrupted by user"), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
         assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
     }
@@ -316,31 +256,20 @@ mod bash {
         .await;
         assert!(started.elapsed() < PROMPT);
         assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
-        assert!(
-            outcome.for_model.contains("read=1"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("read=1"), "{}", outcome.for_model);
     }
 
     #[tokio::test]
     async fn children_holding_the_pipes_do_not_hang_the_tool() {
         let (dir, tools) = workspace();
         let started = Instant::now();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": "sleep 1000 & echo $! > pids; echo started"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "bash", json!({"command": "sleep 1000 & echo $! > pids; echo started"}))
+                .await;
         assert!(started.elapsed() < PROMPT, "took {:?}", started.elapsed());
         assert_eq!(outcome.exit_code, Some(0));
         assert!(outcome.for_model.contains("started"));
-        assert!(
-            outcome.for_model.contains("background processes"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("background processes"), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
         assert!(all_dead(&pids, PROMPT).await);
     }
@@ -348,12 +277,9 @@ mod bash {
     #[tokio::test]
     async fn background_jobs_with_their_own_output_keep_running() {
         let (dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": "sleep 60 > /dev/null 2>&1 & echo $! > pids"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "bash", json!({"command": "sleep 60 > /dev/null 2>&1 & echo $! > pids"}))
+                .await;
         assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
         assert_eq!(pids.len(), 1);
@@ -368,10 +294,7 @@ mod bash {
     /// The peak resident memory of this process, in bytes.
     fn peak_memory() -> u64 {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = status
-            .lines()
-            .find(|line| line.starts_with("VmHWM:"))
-            .unwrap();
+        let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap();
         let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
         kib * 1024
     }
@@ -382,19 +305,11 @@ mod bash {
         const MEMORY_ALLOWANCE: u64 = 100 * 1024 * 1024;
         let (_dir, tools) = workspace();
         let before = peak_memory();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": format!("yes | head -c {PRODUCED}")}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "bash", json!({"command": format!("yes | head -c {PRODUCED}")})).await;
         let after = peak_memory();
         assert_eq!(outcome.exit_code, Some(0));
-        assert!(
-            outcome.for_model.len() <= MODEL_OUTPUT_LIMIT,
-            "{}",
-            outcome.for_model.len()
-        );
+        assert!(outcome.for_model.len() <= MODEL_OUTPUT_LIMIT, "{}", outcome.for_model.len());
         assert!(outcome.for_display.len() <= DISPLAY_OUTPUT_LIMIT);
         assert!(outcome.for_display.len() > MODEL_OUTPUT_LIMIT);
         let omitted: u64 = outcome
@@ -408,50 +323,28 @@ mod bash {
         assert!(omitted >= PRODUCED - MODEL_OUTPUT_LIMIT as u64, "{omitted}");
         assert!(omitted < PRODUCED);
         assert!(outcome.for_model.trim_end().ends_with('y'));
-        assert!(
-            after < before + MEMORY_ALLOWANCE,
-            "peak memory grew from {before} to {after}"
-        );
+        assert!(after < before + MEMORY_ALLOWANCE, "peak memory grew from {before} to {after}");
     }
 
     #[tokio::test]
     async fn non_utf8_output_is_shown_lossily() {
         let (_dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": r"printf 'ok\377\376end\n'"}),
-        )
-        .await;
+        let outcome = run(&tools, "bash", json!({"command": r"printf 'ok\377\376end\n'"})).await;
         assert_eq!(outcome.exit_code, Some(0));
-        assert!(
-            outcome.for_model.contains("ok\u{FFFD}\u{FFFD}end"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("ok\u{FFFD}\u{FFFD}end"), "{}", outcome.for_model);
     }
 
     #[tokio::test]
     async fn live_output_arrives_while_the_command_runs() {
         let (_dir, tools) = workspace();
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-        let context = ToolContext {
-            cancel: CancellationToken::new(),
-            live_output: Some(sender),
-        };
+        let context = ToolContext { cancel: CancellationToken::new(), live_output: Some(sender) };
         let task = tokio::spawn(async move {
             tools
-                .run(
-                    "bash",
-                    &json!({"command": "echo first; sleep 2; echo second"}),
-                    &context,
-                )
+                .run("bash", &json!({"command": "echo first; sleep 2; echo second"}), &context)
                 .await
         });
-        let first = tokio::time::timeout(PROMPT, receiver.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let first = tokio::time::timeout(PROMPT, receiver.recv()).await.unwrap().unwrap();
         assert!(first.contains("first"), "{first}");
         assert!(!task.is_finished(), "the chunk came only at the end");
         let outcome = task.await.unwrap();
@@ -468,9 +361,7 @@ mod bash {
         let (dir, tools) = workspace();
         let context = ctx();
         context.cancel.cancel();
-        let outcome = tools
-            .run("bash", &json!({"command": "touch marker"}), &context)
-            .await;
+        let outcome = tools.run("bash", &json!({"command": "touch marker"}), &context).await;
         assert!(outcome.is_error);
         assert!(outcome.for_model.contains("interrupted"));
         assert!(!dir.path().join("marker").exists());
@@ -479,18 +370,9 @@ mod bash {
     #[tokio::test]
     async fn refused_commands_never_run() {
         let (dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "bash",
-            json!({"command": "touch marker && sudo ls"}),
-        )
-        .await;
+        let outcome = run(&tools, "bash", json!({"command": "touch marker && sudo ls"})).await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("Refused"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("Refused"), "{}", outcome.for_model);
         assert!(outcome.for_model.contains("sudo"));
         assert!(!dir.path().join("marker").exists());
     }
@@ -505,10 +387,7 @@ mod files {
         std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\r\ngamma").unwrap();
         let outcome = run(&tools, "read_file", json!({"path": "a.txt"})).await;
         assert!(!outcome.is_error, "{}", outcome.for_model);
-        assert_eq!(
-            outcome.for_model,
-            "     1\talpha\n     2\tbeta\n     3\tgamma\n"
-        );
+        assert_eq!(outcome.for_model, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
     }
 
     #[tokio::test]
@@ -516,41 +395,22 @@ mod files {
         let (dir, tools) = workspace();
         let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
         std::fs::write(dir.path().join("ten.txt"), text).unwrap();
-        let outcome = run(
-            &tools,
-            "read_file",
-            json!({"path": "ten.txt", "offset": 3, "limit": 2}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "read_file", json!({"path": "ten.txt", "offset": 3, "limit": 2})).await;
         assert!(
-            outcome
-                .for_model
-                .starts_with("     3\tline 3\n     4\tline 4\n"),
+            outcome.for_model.starts_with("     3\tline 3\n     4\tline 4\n"),
             "{}",
             outcome.for_model
         );
         assert!(!outcome.for_model.contains("line 5"));
-        assert!(
-            outcome.for_model.contains("offset 5"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("offset 5"), "{}", outcome.for_model);
 
         let outcome = run(&tools, "read_file", json!({"path": "ten.txt", "offset": 9})).await;
         assert_eq!(outcome.for_model, "     9\tline 9\n    10\tline 10\n");
 
-        let outcome = run(
-            &tools,
-            "read_file",
-            json!({"path": "ten.txt", "offset": 11}),
-        )
-        .await;
+        let outcome = run(&tools, "read_file", json!({"path": "ten.txt", "offset": 11})).await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("10 lines"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("10 lines"), "{}", outcome.for_model);
     }
 
     #[tokio::test]
@@ -559,19 +419,11 @@ mod files {
         std::fs::write(dir.path().join("blob.bin"), b"PK\x03\x04\x00\x00data").unwrap();
         let outcome = run(&tools, "read_file", json!({"path": "blob.bin"})).await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("binary"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("binary"), "{}", outcome.for_model);
 
         let outcome = run(&tools, "read_file", json!({"path": "nope.txt"})).await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("does not exist"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("does not exist"), "{}", outcome.for_model);
 
         std::fs::create_dir(dir.path().join("folder")).unwrap();
         let outcome = run(&tools, "read_file", json!({"path": "folder"})).await;
@@ -594,11 +446,7 @@ mod files {
         let outcome = run(&tools, "read_file", json!({"path": "big.log", "limit": 2})).await;
         assert!(started.elapsed() < PROMPT);
         assert!(!outcome.is_error, "{}", outcome.for_model);
-        assert!(
-            outcome.for_model.len() < 10_000,
-            "{}",
-            outcome.for_model.len()
-        );
+        assert!(outcome.for_model.len() < 10_000, "{}", outcome.for_model.len());
         assert!(outcome.for_model.contains("line cut: 1000000 bytes"));
         assert!(outcome.for_model.contains("continue with offset 3"));
     }
@@ -606,18 +454,11 @@ mod files {
     #[tokio::test]
     async fn write_creates_parents_and_records_the_change() {
         let (dir, tools) = workspace();
-        let outcome = run(
-            &tools,
-            "write_file",
-            json!({"path": "deep/er/new.txt", "content": "hello\n"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "write_file", json!({"path": "deep/er/new.txt", "content": "hello\n"}))
+                .await;
         assert!(!outcome.is_error, "{}", outcome.for_model);
-        assert!(
-            outcome.for_model.contains("6 bytes"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("6 bytes"), "{}", outcome.for_model);
         let path = dir.path().join("deep/er/new.txt");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\n");
         assert_eq!(outcome.changes.len(), 1);
@@ -625,26 +466,15 @@ mod files {
         assert_eq!(outcome.changes[0].after, b"hello\n");
         assert_eq!(outcome.changes[0].path, path.canonicalize().unwrap());
 
-        let outcome = run(
-            &tools,
-            "write_file",
-            json!({"path": "deep/er/new.txt", "content": "bye\n"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "write_file", json!({"path": "deep/er/new.txt", "content": "bye\n"})).await;
         assert_eq!(outcome.changes[0].before.as_deref(), Some(&b"hello\n"[..]));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "bye\n");
 
-        let outcome = run(
-            &tools,
-            "write_file",
-            json!({"path": "deep/er/new.txt", "content": "bye\n"}),
-        )
-        .await;
+        let outcome =
+            run(&tools, "write_file", json!({"path": "deep/er/new.txt", "content": "bye\n"})).await;
         assert!(!outcome.is_error);
-        assert!(
-            outcome.changes.is_empty(),
-            "an unchanged file needs no undo"
-        );
+        assert!(outcome.changes.is_empty(), "an unchanged file needs no undo");
     }
 
     #[tokio::test]
@@ -659,19 +489,9 @@ mod files {
         )
         .await;
         assert!(!outcome.is_error, "{}", outcome.for_model);
-        assert!(
-            outcome.for_model.contains("line 2"),
-            "{}",
-            outcome.for_model
-        );
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "fn a() {}\nfn c() {}\n"
-        );
-        assert_eq!(
-            outcome.changes[0].before.as_deref(),
-            Some(&b"fn a() {}\nfn b() {}\n"[..])
-        );
+        assert!(outcome.for_model.contains("line 2"), "{}", outcome.for_model);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "fn a() {}\nfn c() {}\n");
+        assert_eq!(outcome.changes[0].before.as_deref(), Some(&b"fn a() {}\nfn b() {}\n"[..]));
         assert_eq!(outcome.changes[0].after, b"fn a() {}\nfn c() {}\n");
     }
 
@@ -687,11 +507,7 @@ mod files {
         )
         .await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("not found"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("not found"), "{}", outcome.for_model);
 
         let outcome = run(
             &tools,
@@ -700,16 +516,9 @@ mod files {
         )
         .await;
         assert!(outcome.is_error);
-        assert!(
-            outcome.for_model.contains("occurs 3 times"),
-            "{}",
-            outcome.for_model
-        );
+        assert!(outcome.for_model.contains("occurs 3 times"), "{}", outcome.for_model);
         assert!(outcome.changes.is_empty());
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "x = 1\nx = 1\nx = 1\n"
-        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\nx = 1\nx = 1\n");
 
         let outcome = run(
             &tools,
@@ -748,9 +557,7 @@ mod registry {
         assert!(outcome.is_error);
         assert!(outcome.for_model.contains("delete_everything"));
         assert!(
-            outcome
-                .for_model
-                .contains("bash, read_file, write_file, edit_file"),
+            outcome.for_model.contains("bash, read_file, write_file, edit_file"),
             "{}",
             outcome.for_model
         );
@@ -765,16 +572,8 @@ mod registry {
                 json!({"command": 5}),
                 "argument `command` must be a string, got the number 5",
             ),
-            (
-                "bash",
-                json!({}),
-                "missing required argument `command` (a string)",
-            ),
-            (
-                "bash",
-                json!({"command": null}),
-                "missing required argument `command`",
-            ),
+            ("bash", json!({}), "missing required argument `command` (a string)"),
+            ("bash", json!({"command": null}), "missing required argument `command`"),
             (
                 "bash",
                 json!({"command": "ls", "timeout_ms": "10"}),
@@ -795,18 +594,10 @@ mod registry {
                 json!({"path": "a", "limit": 1.5}),
                 "argument `limit` must be a whole number ≥ 1",
             ),
-            (
-                "read_file",
-                json!(["a.txt"]),
-                "takes a JSON object of arguments, got an array",
-            ),
+            ("read_file", json!(["a.txt"]), "takes a JSON object of arguments, got an array"),
             ("write_file", json!("a.txt"), "got the string \"a.txt\""),
             ("write_file", json!(null), "got null"),
-            (
-                "write_file",
-                json!({"path": "a"}),
-                "missing required argument `content`",
-            ),
+            ("write_file", json!({"path": "a"}), "missing required argument `content`"),
             (
                 "edit_file",
                 json!({"path": "a", "old_text": {"x": 1}, "new_text": "b"}),
@@ -816,11 +607,7 @@ mod registry {
         for (name, input, expected) in cases {
             let outcome = run(&tools, name, input.clone()).await;
             assert!(outcome.is_error, "{name} {input}");
-            assert!(
-                outcome.for_model.contains(expected),
-                "{name} {input}: {}",
-                outcome.for_model
-            );
+            assert!(outcome.for_model.contains(expected), "{name} {input}: {}", outcome.for_model);
         }
     }
 
@@ -853,23 +640,12 @@ mod registry {
             Tools::summary("bash", &json!({"command": "cargo test\ncargo fmt"})),
             "cargo test …"
         );
-        assert_eq!(
-            Tools::summary("bash", &json!({"command": "ls -la"})),
-            "ls -la"
-        );
-        assert_eq!(
-            Tools::summary("edit_file", &json!({"path": "src/lib.rs"})),
-            "src/lib.rs"
-        );
+        assert_eq!(Tools::summary("bash", &json!({"command": "ls -la"})), "ls -la");
+        assert_eq!(Tools::summary("edit_file", &json!({"path": "src/lib.rs"})), "src/lib.rs");
         assert_eq!(Tools::summary("read_file", &json!(7)), "read_file");
         assert_eq!(Tools::summary("todo", &json!({"items": []})), "todo");
         let long = "x".repeat(1000);
-        assert!(
-            Tools::summary("bash", &json!({ "command": long }))
-                .chars()
-                .count()
-                < 300
-        );
+        assert!(Tools::summary("bash", &json!({ "command": long })).chars().count() < 300);
     }
 }
 
@@ -933,10 +709,7 @@ mod guard_rules {
             "chmod -R 777 /",
         ];
         for command in refused {
-            assert!(
-                guard::check_command(command).is_err(),
-                "not refused: {command}"
-            );
+            assert!(guard::check_command(command).is_err(), "not refused: {command}");
         }
     }
 
@@ -1014,10 +787,7 @@ mod previews {
         let (dir, tools) = workspace();
         std::fs::write(dir.path().join("a.txt"), "a a").unwrap();
         assert_eq!(preview(&tools, "bash", &json!({"command": "ls"})), None);
-        assert_eq!(
-            preview(&tools, "read_file", &json!({"path": "a.txt"})),
-            None
-        );
+        assert_eq!(preview(&tools, "read_file", &json!({"path": "a.txt"})), None);
         assert_eq!(preview(&tools, "write_file", &json!({"path": 3})), None);
         let ambiguous = json!({"path": "a.txt", "old_text": "a", "new_text": "b"});
         assert_eq!(preview(&tools, "edit_file", &ambiguous), None);
@@ -1030,16 +800,8 @@ mod never_panics {
     use super::*;
     use proptest::prelude::*;
 
-    const KEYS: &[&str] = &[
-        "command",
-        "timeout_ms",
-        "path",
-        "offset",
-        "limit",
-        "content",
-        "old_text",
-        "new_text",
-    ];
+    const KEYS: &[&str] =
+        &["command", "timeout_ms", "path", "offset", "limit", "content", "old_text", "new_text"];
 
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -1052,10 +814,8 @@ mod never_panics {
             any::<String>().prop_map(Value::from),
         ];
         leaf.prop_recursive(4, 32, 6, |inner| {
-            let key = prop_oneof![
-                proptest::sample::select(KEYS).prop_map(str::to_owned),
-                "[a-z_]{1,8}",
-            ];
+            let key =
+                prop_oneof![proptest::sample::select(KEYS).prop_map(str::to_owned), "[a-z_]{1,8}",];
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
                 proptest::collection::btree_map(key, inner, 0..6)

@@ -41,11 +41,8 @@ const SECTION_TITLE_BYTES: usize = 20;
 /// Bytes read from a pipe at once.
 const READ_CHUNK: usize = 64 * 1024;
 /// Variables that keep programs from waiting for a person who cannot answer.
-const NONINTERACTIVE_ENV: &[(&str, &str)] = &[
-    ("GIT_TERMINAL_PROMPT", "0"),
-    ("GIT_PAGER", "cat"),
-    ("PAGER", "cat"),
-];
+const NONINTERACTIVE_ENV: &[(&str, &str)] =
+    &[("GIT_TERMINAL_PROMPT", "0"), ("GIT_PAGER", "cat"), ("PAGER", "cat")];
 
 /// The arguments the model sends.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -85,9 +82,7 @@ edit_file for reading and changing files.";
 
 /// The timeout the model asked for, within keel's bounds.
 pub fn timeout_for(args: &BashArgs) -> Duration {
-    args.timeout_ms
-        .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
-        .clamp(MIN_TIMEOUT, MAX_TIMEOUT)
+    args.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
 }
 
 /// Runs the command and reports how it ended.
@@ -113,17 +108,9 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
         streams: [Stream::new(stdout), Stream::new(stderr)],
         live: Live::new(ctx.live_output.clone()),
     };
-    let ending = session
-        .watch(&mut child, &group, started + timeout, timeout, ctx)
-        .await;
+    let ending = session.watch(&mut child, &group, started + timeout, timeout, ctx).await;
     session.live.flush();
-    if matches!(
-        ending,
-        Ending::Exited {
-            stopped_stragglers: false,
-            ..
-        }
-    ) {
+    if matches!(ending, Ending::Exited { stopped_stragglers: false, .. }) {
         // A clean exit: whatever the command left running in the background with its output
         // redirected elsewhere (a server, say) was meant to keep running.
         group.disarm();
@@ -155,11 +142,7 @@ struct GroupKiller {
 
 impl GroupKiller {
     fn new(pid: Option<u32>) -> Self {
-        Self {
-            pgid: pid
-                .and_then(|pid| i32::try_from(pid).ok())
-                .map(Pid::from_raw),
-        }
+        Self { pgid: pid.and_then(|pid| i32::try_from(pid).ok()).map(Pid::from_raw) }
     }
 
     fn kill(&self) {
@@ -268,10 +251,7 @@ impl Session {
             if let Some(status) = exit
                 && self.streams.iter().all(|stream| stream.pipe.is_none())
             {
-                break Ending::Exited {
-                    status,
-                    stopped_stragglers: false,
-                };
+                break Ending::Exited { status, stopped_stragglers: false };
             }
             let [out, err] = &mut self.streams;
             // Not biased: a command that prints without pause must not starve the other pipe,
@@ -304,13 +284,7 @@ impl Session {
                 _ = flush.tick() => self.live.flush(),
             }
         };
-        let needs_kill = !matches!(
-            ending,
-            Ending::Exited {
-                stopped_stragglers: false,
-                ..
-            }
-        );
+        let needs_kill = !matches!(ending, Ending::Exited { stopped_stragglers: false, .. });
         if needs_kill {
             group.kill();
             if exit.is_none() {
@@ -339,10 +313,7 @@ impl Session {
 impl Ending {
     fn into_outcome(self, streams: &[Stream; 2], elapsed: Duration) -> ToolOutcome {
         let (headline, exit_code, is_error) = match self {
-            Ending::Exited {
-                status,
-                stopped_stragglers,
-            } => {
+            Ending::Exited { status, stopped_stragglers } => {
                 let mut headline = match (status.code(), signal_of(&status)) {
                     (Some(code), _) => format!("Exit code {code}"),
                     (None, Some(signal)) => format!("Killed by signal {signal}"),
@@ -373,11 +344,9 @@ impl Ending {
                 None,
                 true,
             ),
-            Ending::Lost(err) => (
-                format!("Lost track of the command ({err}); it was killed"),
-                None,
-                true,
-            ),
+            Ending::Lost(err) => {
+                (format!("Lost track of the command ({err}); it was killed"), None, true)
+            }
         };
         let [out, err] = streams;
         let display = render(&headline, &out.kept, &err.kept, DISPLAY_OUTPUT_LIMIT);
@@ -409,10 +378,7 @@ fn render(headline: &str, stdout: &CappedBuffer, stderr: &CappedBuffer, limit: u
     let overhead = text.len() + 2 * (SECTION_TITLE_BYTES + output::omitted_marker(u64::MAX).len());
     let budget = limit.saturating_sub(overhead);
     let shares = output::share_budget(budget, &[stdout.total(), stderr.total()]);
-    for ((title, kept), share) in [("stdout", stdout), ("stderr", stderr)]
-        .into_iter()
-        .zip(shares)
-    {
+    for ((title, kept), share) in [("stdout", stdout), ("stderr", stderr)].into_iter().zip(shares) {
         if !kept.is_empty() {
             output::push_section(&mut text, title, &kept.render(share));
         }
@@ -445,11 +411,7 @@ struct Live {
 
 impl Live {
     fn new(sender: Option<UnboundedSender<String>>) -> Self {
-        Self {
-            sender,
-            pending: String::new(),
-            skipped: 0,
-        }
+        Self { sender, pending: String::new(), skipped: 0 }
     }
 
     /// Keeps `chunk` from `stream` (always) and queues it for the pane (when there is one).
@@ -493,17 +455,11 @@ mod tests {
 
     #[test]
     fn timeout_is_clamped() {
-        let args = |timeout_ms| BashArgs {
-            command: String::new(),
-            timeout_ms,
-        };
+        let args = |timeout_ms| BashArgs { command: String::new(), timeout_ms };
         assert_eq!(timeout_for(&args(None)), DEFAULT_TIMEOUT);
         assert_eq!(timeout_for(&args(Some(0))), MIN_TIMEOUT);
         assert_eq!(timeout_for(&args(Some(u64::MAX))), MAX_TIMEOUT);
-        assert_eq!(
-            timeout_for(&args(Some(5_000))),
-            Duration::from_millis(5_000)
-        );
+        assert_eq!(timeout_for(&args(Some(5_000))), Duration::from_millis(5_000));
     }
 
     #[test]

@@ -110,15 +110,10 @@ pub fn edit_schema() -> Value {
 pub fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolError> {
     let path = workspace.resolve(&args.path)?;
     let display = workspace.display(&path);
-    let io_error = |source| ToolError::Io {
-        path: display.clone(),
-        source,
-    };
+    let io_error = |source| ToolError::Io { path: display.clone(), source };
     let mut file = open_file(&path, &display)?;
     if is_binary(&mut file).map_err(io_error)? {
-        return Err(ToolError::Binary {
-            path: display.clone(),
-        });
+        return Err(ToolError::Binary { path: display.clone() });
     }
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT).max(1);
@@ -141,11 +136,7 @@ pub fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolError>
         shown += 1;
         let more = !reader.fill_buf().map_err(io_error)?.is_empty();
         if more && (shown >= limit || out.len() >= MAX_READ_OUTPUT_BYTES) {
-            let reason = if shown >= limit {
-                ""
-            } else {
-                " (this answer reached its size cap)"
-            };
+            let reason = if shown >= limit { "" } else { " (this answer reached its size cap)" };
             out.push_str(&format!(
                 "\n(More lines follow{reason}; continue with offset {}.)\n",
                 number + 1
@@ -157,11 +148,7 @@ pub fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolError>
         return Ok(format!("({display} is empty.)\n"));
     }
     if shown == 0 {
-        return Err(ToolError::OffsetPastEnd {
-            path: display,
-            offset,
-            lines: number,
-        });
+        return Err(ToolError::OffsetPastEnd { path: display, offset, lines: number });
     }
     Ok(out)
 }
@@ -169,32 +156,23 @@ pub fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolError>
 fn open_file(path: &std::path::Path, display: &str) -> Result<File, ToolError> {
     let meta = fs::metadata(path).map_err(|source| not_found_or_io(display, source))?;
     if meta.is_dir() {
-        return Err(ToolError::IsDirectory {
-            path: display.to_owned(),
-        });
+        return Err(ToolError::IsDirectory { path: display.to_owned() });
     }
     File::open(path).map_err(|source| not_found_or_io(display, source))
 }
 
 fn not_found_or_io(display: &str, source: io::Error) -> ToolError {
     if source.kind() == io::ErrorKind::NotFound {
-        ToolError::NotFound {
-            path: display.to_owned(),
-        }
+        ToolError::NotFound { path: display.to_owned() }
     } else {
-        ToolError::Io {
-            path: display.to_owned(),
-            source,
-        }
+        ToolError::Io { path: display.to_owned(), source }
     }
 }
 
 /// Whether the file's first bytes hold a NUL; leaves the file at its start.
 fn is_binary(file: &mut File) -> io::Result<bool> {
     let mut head = Vec::new();
-    Read::by_ref(file)
-        .take(BINARY_SNIFF_BYTES)
-        .read_to_end(&mut head)?;
+    Read::by_ref(file).take(BINARY_SNIFF_BYTES).read_to_end(&mut head)?;
     file.rewind()?;
     Ok(head.contains(&0))
 }
@@ -262,10 +240,7 @@ impl PlannedChange {
             // Nothing to write, and nothing to undo.
             return Ok(ToolOutcome::ok(self.report));
         }
-        let io_error = |source| ToolError::Io {
-            path: self.display.clone(),
-            source,
-        };
+        let io_error = |source| ToolError::Io { path: self.display.clone(), source };
         if let Some(parent) = self.path.parent() {
             fs::create_dir_all(parent).map_err(io_error)?;
         }
@@ -286,23 +261,14 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
     let display = workspace.display(&path);
     let before = read_existing(&path, &display)?;
     let report = match &before {
-        None => format!(
-            "Wrote {} bytes to {display} (new file).",
-            args.content.len()
-        ),
+        None => format!("Wrote {} bytes to {display} (new file).", args.content.len()),
         Some(old) => format!(
             "Wrote {} bytes to {display} (replacing {} bytes).",
             args.content.len(),
             old.len()
         ),
     };
-    Ok(PlannedChange {
-        path,
-        display,
-        before,
-        after: args.content.as_bytes().to_vec(),
-        report,
-    })
+    Ok(PlannedChange { path, display, before, after: args.content.as_bytes().to_vec(), report })
 }
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
@@ -312,9 +278,8 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     let Some(before) = read_existing(&path, &display)? else {
         return Err(ToolError::NotFound { path: display });
     };
-    let text = std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 {
-        path: display.clone(),
-    })?;
+    let text =
+        std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 { path: display.clone() })?;
     if args.old_text.is_empty() {
         return Err(ToolError::EmptyOldText);
     }
@@ -323,10 +288,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
         (1, Some(at)) => at,
         (0, _) | (_, None) => return Err(ToolError::TextNotFound { path: display }),
         (count, Some(_)) => {
-            return Err(ToolError::TextNotUnique {
-                path: display,
-                count,
-            });
+            return Err(ToolError::TextNotUnique { path: display, count });
         }
     };
     let mut after = String::with_capacity(text.len() - args.old_text.len() + args.new_text.len());
@@ -339,13 +301,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     } else {
         format!("Edited {display}: replaced the text at line {line}.")
     };
-    Ok(PlannedChange {
-        path,
-        display,
-        before: Some(before),
-        after: after.into_bytes(),
-        report,
-    })
+    Ok(PlannedChange { path, display, before: Some(before), after: after.into_bytes(), report })
 }
 
 /// The file's content, `None` if it does not exist; refuses folders and files too large to hold.
@@ -354,16 +310,11 @@ fn read_existing(path: &std::path::Path, display: &str) -> Result<Option<Vec<u8>
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
-            return Err(ToolError::Io {
-                path: display.to_owned(),
-                source,
-            });
+            return Err(ToolError::Io { path: display.to_owned(), source });
         }
     };
     if meta.is_dir() {
-        return Err(ToolError::IsDirectory {
-            path: display.to_owned(),
-        });
+        return Err(ToolError::IsDirectory { path: display.to_owned() });
     }
     if meta.len() > MAX_EDIT_FILE_BYTES {
         return Err(ToolError::TooLarge {
@@ -372,10 +323,7 @@ fn read_existing(path: &std::path::Path, display: &str) -> Result<Option<Vec<u8>
             limit: MAX_EDIT_FILE_BYTES,
         });
     }
-    fs::read(path).map(Some).map_err(|source| ToolError::Io {
-        path: display.to_owned(),
-        source,
-    })
+    fs::read(path).map(Some).map_err(|source| ToolError::Io { path: display.to_owned(), source })
 }
 
 /// How many times `needle` occurs in `haystack`, overlaps included, and where it first does.
@@ -407,15 +355,9 @@ mod tests {
     fn capped_line_reader_measures_long_lines() {
         let mut reader = BufReader::with_capacity(4, &b"abcdefghij\nxy"[..]);
         let mut line = Vec::new();
-        assert_eq!(
-            read_line_capped(&mut reader, &mut line, 3).unwrap(),
-            Some(10)
-        );
+        assert_eq!(read_line_capped(&mut reader, &mut line, 3).unwrap(), Some(10));
         assert_eq!(line, b"abc");
-        assert_eq!(
-            read_line_capped(&mut reader, &mut line, 3).unwrap(),
-            Some(2)
-        );
+        assert_eq!(read_line_capped(&mut reader, &mut line, 3).unwrap(), Some(2));
         assert_eq!(line, b"xy");
         assert_eq!(read_line_capped(&mut reader, &mut line, 3).unwrap(), None);
     }

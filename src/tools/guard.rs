@@ -30,9 +30,8 @@ const HARMLESS_DEVICES: &[&str] = &[
 ];
 
 /// Name prefixes of disk devices under `/dev/`.
-const DISK_DEVICE_PREFIXES: &[&str] = &[
-    "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "dm-", "mapper/", "md", "loop", "sr",
-];
+const DISK_DEVICE_PREFIXES: &[&str] =
+    &["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "dm-", "mapper/", "md", "loop", "sr"];
 
 /// Programs that power the machine off or restart it.
 const POWER_PROGRAMS: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
@@ -75,9 +74,7 @@ struct SimpleCommand {
 fn check_simple(command: &SimpleCommand, depth: usize) -> Result<(), String> {
     for target in &command.redirects {
         if is_disk_device(target) {
-            return Err(format!(
-                "redirecting output to `{target}` would overwrite a disk"
-            ));
+            return Err(format!("redirecting output to `{target}` would overwrite a disk"));
         }
     }
     let words = program_and_args(&command.words)?;
@@ -86,9 +83,7 @@ fn check_simple(command: &SimpleCommand, depth: usize) -> Result<(), String> {
     };
     let name = program.rsplit('/').next().unwrap_or(program);
     if PRIVILEGE_PROGRAMS.contains(&name) {
-        return Err(format!(
-            "`{name}` runs commands as another user; keel never does that"
-        ));
+        return Err(format!("`{name}` runs commands as another user; keel never does that"));
     }
     if POWER_PROGRAMS.contains(&name) {
         return Err(format!("`{name}` would power off or restart the machine"));
@@ -122,18 +117,12 @@ fn program_and_args(words: &[String]) -> Result<&[String], String> {
     while let Some(word) = words.get(index) {
         let name = word.rsplit('/').next().unwrap_or(word);
         if PRIVILEGE_PROGRAMS.contains(&name) {
-            return Err(format!(
-                "`{name}` runs commands as another user; keel never does that"
-            ));
+            return Err(format!("`{name}` runs commands as another user; keel never does that"));
         }
         index += match name {
             _ if is_assignment(word) => 1,
             // `command -v NAME` only looks a program up.
-            "command"
-                if words
-                    .get(index + 1)
-                    .is_some_and(|arg| arg == "-v" || arg == "-V") =>
-            {
+            "command" if words.get(index + 1).is_some_and(|arg| arg == "-v" || arg == "-V") => {
                 return Ok(&[]);
             }
             "env" | "nohup" | "time" | "exec" | "command" | "builtin" | "stdbuf" | "setsid" => {
@@ -167,11 +156,7 @@ fn count_options(words: &[String], with_value: &[&str]) -> usize {
         if is_assignment(word) {
             count += 1;
         } else if word.starts_with('-') && word.len() > 1 {
-            count += if with_value.contains(&word.as_str()) {
-                2
-            } else {
-                1
-            };
+            count += if with_value.contains(&word.as_str()) { 2 } else { 1 };
         } else {
             break;
         }
@@ -203,9 +188,7 @@ fn check_rm(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     match targets.iter().find(|target| is_precious(target)) {
-        Some(target) => Err(format!(
-            "`rm -r {target}` would delete the system or the home folder"
-        )),
+        Some(target) => Err(format!("`rm -r {target}` would delete the system or the home folder")),
         None => Ok(()),
     }
 }
@@ -216,9 +199,9 @@ fn check_recursive_change(name: &str, args: &[String]) -> Result<(), String> {
         .iter()
         .any(|flag| *flag == "--recursive" || (!flag.starts_with("--") && flag.contains('R')));
     match targets.iter().find(|target| is_precious(target)) {
-        Some(target) if recursive => Err(format!(
-            "`{name} -R {target}` would change the whole system or home folder"
-        )),
+        Some(target) if recursive => {
+            Err(format!("`{name} -R {target}` would change the whole system or home folder"))
+        }
         _ => Ok(()),
     }
 }
@@ -242,9 +225,7 @@ fn split_flags(args: &[String]) -> (Vec<&str>, Vec<&str>) {
 
 /// `/`, `/*`, a top-level system folder, or the home folder (`~`, `$HOME`, `~/*`, …).
 fn is_precious(target: &str) -> bool {
-    let home_rest = ["~", "${HOME}", "$HOME"]
-        .iter()
-        .find_map(|prefix| target.strip_prefix(prefix));
+    let home_rest = ["~", "${HOME}", "$HOME"].iter().find_map(|prefix| target.strip_prefix(prefix));
     if let Some(rest) = home_rest {
         return rest.is_empty() || (rest.starts_with('/') && is_root_like(rest));
     }
@@ -315,9 +296,7 @@ fn check_systemctl(name: &str, args: &[String]) -> Result<(), String> {
         "terminate-session",
     ];
     match args.iter().find(|arg| POWER_VERBS.contains(&arg.as_str())) {
-        Some(verb) => Err(format!(
-            "`{name} {verb}` would stop the machine or the session"
-        )),
+        Some(verb) => Err(format!("`{name} {verb}` would stop the machine or the session")),
         None => Ok(()),
     }
 }
@@ -363,19 +342,13 @@ fn is_harmless_device(path: &str) -> bool {
 }
 
 fn is_disk_device(path: &str) -> bool {
-    path.strip_prefix("/dev/").is_some_and(|device| {
-        DISK_DEVICE_PREFIXES
-            .iter()
-            .any(|prefix| device.starts_with(prefix))
-    })
+    path.strip_prefix("/dev/")
+        .is_some_and(|device| DISK_DEVICE_PREFIXES.iter().any(|prefix| device.starts_with(prefix)))
 }
 
 /// `name(){ name|name& };name` in any spacing, with any function name.
 fn has_fork_bomb(cmd: &str) -> bool {
-    let squeezed: String = cmd
-        .chars()
-        .filter(|c| !c.is_whitespace() || *c == '\n')
-        .collect();
+    let squeezed: String = cmd.chars().filter(|c| !c.is_whitespace() || *c == '\n').collect();
     let mut search_from = 0;
     while let Some(found) = squeezed[search_from..].find("(){") {
         let at = search_from + found;
@@ -457,8 +430,7 @@ impl Lexer {
 
     /// Whether the next character ends a word (for telling `{ cmd; }` from `{a,b}`).
     fn at_word_end(&self) -> bool {
-        self.peek()
-            .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|'))
+        self.peek().is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|'))
     }
 
     fn push(&mut self, c: char) {
@@ -495,11 +467,7 @@ impl Lexer {
     /// `>`, `>>`, `>|`, `>&`, with an optional file-descriptor number before it: the next word is
     /// the target.
     fn redirect(&mut self) {
-        if self
-            .word
-            .as_deref()
-            .is_some_and(|word| word.chars().all(|c| c.is_ascii_digit()))
-        {
+        if self.word.as_deref().is_some_and(|word| word.chars().all(|c| c.is_ascii_digit())) {
             self.word = None;
         }
         self.end_word();
@@ -586,9 +554,8 @@ impl Lexer {
                         break;
                     }
                 }
-                let text: String = self.chars[start..self.pos.min(self.chars.len())]
-                    .iter()
-                    .collect();
+                let text: String =
+                    self.chars[start..self.pos.min(self.chars.len())].iter().collect();
                 self.push_str(&text);
             }
             _ => self.push('$'),
@@ -650,12 +617,7 @@ mod tests {
     fn lexer_splits_commands_and_removes_quotes() {
         assert_eq!(
             words("echo 'a b' \"c d\" && ls -l | wc; true"),
-            vec![
-                vec!["echo", "a b", "c d"],
-                vec!["ls", "-l"],
-                vec!["wc"],
-                vec!["true"]
-            ]
+            vec![vec!["echo", "a b", "c d"], vec!["ls", "-l"], vec!["wc"], vec!["true"]]
         );
     }
 
@@ -669,19 +631,12 @@ mod tests {
 
     #[test]
     fn precious_targets() {
-        for target in [
-            "/", "/*", "//", "/.", "/usr", "/etc/", "~", "~/", "~/*", "$HOME", "${HOME}/",
-        ] {
+        for target in
+            ["/", "/*", "//", "/.", "/usr", "/etc/", "~", "~/", "~/*", "$HOME", "${HOME}/"]
+        {
             assert!(is_precious(target), "{target}");
         }
-        for target in [
-            "./build",
-            "/tmp/x",
-            "~/.cache",
-            "$HOME/project/target",
-            "build",
-            "*",
-        ] {
+        for target in ["./build", "/tmp/x", "~/.cache", "$HOME/project/target", "build", "*"] {
             assert!(!is_precious(target), "{target}");
         }
     }

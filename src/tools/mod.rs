@@ -80,18 +80,11 @@ pub enum ToolError {
         .target.display(),
         .root.display()
     )]
-    SymlinkEscape {
-        path: String,
-        target: PathBuf,
-        root: PathBuf,
-    },
+    SymlinkEscape { path: String, target: PathBuf, root: PathBuf },
     #[error("Invalid path `{path}`: {reason}.")]
     InvalidPath { path: String, reason: String },
     #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("`{path}` does not exist (write_file creates new files).")]
     NotFound { path: String },
     #[error("`{path}` is a directory, not a file; list it with bash (`ls`).")]
@@ -107,11 +100,7 @@ pub enum ToolError {
     )]
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("offset {offset} is past the end of `{path}`, which has {lines} lines.")]
-    OffsetPastEnd {
-        path: String,
-        offset: u64,
-        lines: u64,
-    },
+    OffsetPastEnd { path: String, offset: u64, lines: u64 },
     #[error("old_text is empty; give the exact text to replace.")]
     EmptyOldText,
     #[error(
@@ -172,11 +161,7 @@ impl Tools {
         vec![
             spec("bash", bash::DESCRIPTION, bash::schema()),
             spec("read_file", files::READ_DESCRIPTION, files::read_schema()),
-            spec(
-                "write_file",
-                files::WRITE_DESCRIPTION,
-                files::write_schema(),
-            ),
+            spec("write_file", files::WRITE_DESCRIPTION, files::write_schema()),
             spec("edit_file", files::EDIT_DESCRIPTION, files::edit_schema()),
         ]
     }
@@ -208,12 +193,10 @@ impl Tools {
                     .await
             }
             ToolCall::WriteFile(args) => {
-                self.blocking(move |workspace| files::plan_write(workspace, &args)?.apply())
-                    .await
+                self.blocking(move |workspace| files::plan_write(workspace, &args)?.apply()).await
             }
             ToolCall::EditFile(args) => {
-                self.blocking(move |workspace| files::plan_edit(workspace, &args)?.apply())
-                    .await
+                self.blocking(move |workspace| files::plan_edit(workspace, &args)?.apply()).await
             }
         }
     }
@@ -262,10 +245,7 @@ fn decode<T: DeserializeOwned>(tool: &str, schema: &Value, input: &Value) -> Res
 /// argument of the wrong type. Only the schema features the tools use are understood.
 fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> {
     let Some(object) = input.as_object() else {
-        return Err(format!(
-            "`{tool}` takes a JSON object of arguments, got {}.",
-            describe(input)
-        ));
+        return Err(format!("`{tool}` takes a JSON object of arguments, got {}.", describe(input)));
     };
     let properties = schema.get("properties").and_then(Value::as_object);
     let required = schema.get("required").and_then(Value::as_array);
@@ -274,9 +254,7 @@ fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> 
             let expected = properties
                 .and_then(|props| props.get(name))
                 .map_or_else(String::new, |prop| format!(" ({})", expected(prop)));
-            return Err(format!(
-                "`{tool}`: missing required argument `{name}`{expected}."
-            ));
+            return Err(format!("`{tool}`: missing required argument `{name}`{expected}."));
         }
     }
     for (name, prop) in properties.into_iter().flatten() {

@@ -63,8 +63,7 @@ impl CappedBuffer {
         }
         if chunk.len() >= self.tail_capacity {
             self.tail.clear();
-            self.tail
-                .extend_from_slice(&chunk[chunk.len() - self.tail_capacity..]);
+            self.tail.extend_from_slice(&chunk[chunk.len() - self.tail_capacity..]);
             return;
         }
         self.tail.extend_from_slice(chunk);
@@ -137,22 +136,15 @@ fn trim_incomplete_end(bytes: &[u8]) -> &[u8] {
         }
         // `byte` starts a sequence (or is ASCII): keep it only if the sequence is complete.
         let needed = utf8_sequence_len(byte);
-        return if cut + needed <= bytes.len() {
-            bytes
-        } else {
-            &bytes[..cut]
-        };
+        return if cut + needed <= bytes.len() { bytes } else { &bytes[..cut] };
     }
     bytes
 }
 
 /// Skips continuation bytes at the start of `bytes` (the rest of a character cut in two).
 fn skip_leading_continuation(bytes: &[u8]) -> &[u8] {
-    let skip = bytes
-        .iter()
-        .take(MAX_UTF8_CHAR_LEN - 1)
-        .take_while(|byte| is_continuation(**byte))
-        .count();
+    let skip =
+        bytes.iter().take(MAX_UTF8_CHAR_LEN - 1).take_while(|byte| is_continuation(**byte)).count();
     &bytes[skip..]
 }
 

@@ -36,11 +36,7 @@ fn diff(change: &PlannedChange) -> String {
             change.after.len()
         );
     }
-    let before = change
-        .before
-        .as_deref()
-        .map(String::from_utf8_lossy)
-        .unwrap_or_default();
+    let before = change.before.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
     let after = String::from_utf8_lossy(&change.after);
     if change.before.is_some() && before == after {
         return format!("{}: no changes\n", change.display);

@@ -18,9 +18,7 @@ pub struct Workspace {
 impl Workspace {
     /// A workspace rooted at `root`, which must exist; it is canonicalised once here.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Self {
-            root: root.as_ref().canonicalize()?,
-        })
+        Ok(Self { root: root.as_ref().canonicalize()? })
     }
 
     /// The canonical root.
@@ -51,19 +49,13 @@ impl Workspace {
         }
         let (existing, rest) = split_existing(&normal);
         let real = existing.canonicalize().map_err(|source| {
-            if existing
-                .symlink_metadata()
-                .is_ok_and(|meta| meta.is_symlink())
-            {
+            if existing.symlink_metadata().is_ok_and(|meta| meta.is_symlink()) {
                 ToolError::InvalidPath {
                     path: path.to_owned(),
                     reason: format!("it is a symlink whose target cannot be followed ({source})"),
                 }
             } else {
-                ToolError::Io {
-                    path: path.to_owned(),
-                    source,
-                }
+                ToolError::Io { path: path.to_owned(), source }
             }
         })?;
         if !real.starts_with(&self.root) {
@@ -86,17 +78,11 @@ impl Workspace {
     }
 
     fn outside(&self, path: &str) -> ToolError {
-        ToolError::OutsideWorkspace {
-            path: path.to_owned(),
-            root: self.root.clone(),
-        }
+        ToolError::OutsideWorkspace { path: path.to_owned(), root: self.root.clone() }
     }
 
     fn invalid(&self, path: &str, reason: &str) -> ToolError {
-        ToolError::InvalidPath {
-            path: path.to_owned(),
-            reason: reason.to_owned(),
-        }
+        ToolError::InvalidPath { path: path.to_owned(), reason: reason.to_owned() }
     }
 }
 
@@ -143,10 +129,7 @@ mod tests {
 
     #[test]
     fn normalize_resolves_dots() {
-        assert_eq!(
-            normalize(Path::new("/a/./b/../c")),
-            Some(PathBuf::from("/a/c"))
-        );
+        assert_eq!(normalize(Path::new("/a/./b/../c")), Some(PathBuf::from("/a/c")));
         assert_eq!(normalize(Path::new("/..")), None);
     }
 }

@@ -48,10 +48,16 @@ pub fn board(done: usize, total: usize) -> Value {
 /// `progress.log`, so a step done twice shows.
 pub fn ten_step_task() -> Vec<Step> {
     const STEPS: usize = 10;
-    let mut steps = vec![Step { text: "Planning.".into(), tools: vec![("todo".into(), board(0, STEPS))] }];
+    let mut steps =
+        vec![Step { text: "Planning.".into(), tools: vec![("todo".into(), board(0, STEPS))] }];
     for k in 1..=STEPS {
-        steps.push(tool("write_file", json!({"path": format!("step_{k}.txt"), "content": format!("step {k}\n")})));
-        let command = format!("grep -qx 'step {k}' progress.log 2>/dev/null || cat step_{k}.txt >> progress.log");
+        steps.push(tool(
+            "write_file",
+            json!({"path": format!("step_{k}.txt"), "content": format!("step {k}\n")}),
+        ));
+        let command = format!(
+            "grep -qx 'step {k}' progress.log 2>/dev/null || cat step_{k}.txt >> progress.log"
+        );
         steps.push(tool("bash", json!({ "command": command })));
         steps.push(tool("todo", board(k, STEPS)));
     }
@@ -185,7 +191,10 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
         for word in step.text.split_inclusive(' ') {
             events.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": block, "delta": {"type": "text_delta", "text": word}})));
         }
-        events.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": block})));
+        events.push((
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": block}),
+        ));
         block += 1;
     }
     for (call, (name, input)) in step.tools.iter().enumerate() {
@@ -194,7 +203,10 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
         for fragment in fragments(input) {
             events.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": block, "delta": {"type": "input_json_delta", "partial_json": fragment}})));
         }
-        events.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": block})));
+        events.push((
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": block}),
+        ));
         block += 1;
     }
     let stop = if step.tools.is_empty() { "end_turn" } else { "tool_use" };
@@ -205,8 +217,11 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
 
 pub fn openai_sse(step: &Step, index: usize) -> String {
     let chunk = |delta: Value, finish: Value| {
-        (None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
-            "model": "fake", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        (
+            None,
+            json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
+            "model": "fake", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
     for word in step.text.split_inclusive(' ') {
@@ -216,7 +231,10 @@ pub fn openai_sse(step: &Step, index: usize) -> String {
         events.push(chunk(json!({"tool_calls": [{"index": call, "id": format!("call_{index}_{call}"), "type": "function",
             "function": {"name": name, "arguments": ""}}]}), Value::Null));
         for fragment in fragments(input) {
-            events.push(chunk(json!({"tool_calls": [{"index": call, "function": {"arguments": fragment}}]}), Value::Null));
+            events.push(chunk(
+                json!({"tool_calls": [{"index": call, "function": {"arguments": fragment}}]}),
+                Value::Null,
+            ));
         }
     }
     let finish = if step.tools.is_empty() { "stop" } else { "tool_calls" };

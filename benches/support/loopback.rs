@@ -1,0 +1,112 @@
+//! A minimal HTTP/1.1 server on 127.0.0.1 that plays a script over SSE and notes when each request
+//! arrived and when its answer was fully sent, so a benchmark can tell keel's time from the
+//! server's. Keeps connections alive, as reqwest expects. Shared by the benchmarks.
+#![allow(dead_code)]
+
+use super::fake_llm::{self, Step};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// When one exchange happened, and how big the request was.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange {
+    pub request_arrived: Instant,
+    pub answer_sent: Instant,
+    pub request_bytes: usize,
+}
+
+/// A running loopback server.
+pub struct Loopback {
+    pub base_url: String,
+    pub exchanges: Arc<Mutex<Vec<Exchange>>>,
+    pub bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Loopback {
+    /// Serves `steps` as an Anthropic Messages endpoint.
+    pub async fn start(steps: Vec<Step>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let exchanges = Arc::new(Mutex::new(Vec::new()));
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let steps = Arc::new(steps);
+        let (log, kept) = (Arc::clone(&exchanges), Arc::clone(&bodies));
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(
+                    stream,
+                    Arc::clone(&steps),
+                    Arc::clone(&log),
+                    Arc::clone(&kept),
+                ));
+            }
+        });
+        Self { base_url, exchanges, bodies }
+    }
+
+    pub fn take(&self) -> Vec<Exchange> {
+        std::mem::take(&mut *self.exchanges.lock().unwrap())
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    steps: Arc<Vec<Step>>,
+    log: Arc<Mutex<Vec<Exchange>>>,
+    bodies: Arc<Mutex<Vec<Value>>>,
+) {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        // Headers.
+        let header_end = loop {
+            if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end + 4;
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let headers = String::from_utf8_lossy(&buffer[..header_end]).to_lowercase();
+        let length: usize = headers
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length:"))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(0);
+        while buffer.len() < header_end + length {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let request_arrived = Instant::now();
+        let body: Value =
+            serde_json::from_slice(&buffer[header_end..header_end + length]).unwrap_or(Value::Null);
+        buffer.drain(..header_end + length);
+        let answered = body["messages"]
+            .as_array()
+            .map_or(0, |messages| messages.iter().filter(|m| m["role"] == "assistant").count());
+        let step = steps.get(answered).cloned().unwrap_or_else(|| fake_llm::text("Over."));
+        let sse = fake_llm::anthropic_sse(&step, answered);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+            sse.len()
+        );
+        if stream.write_all(head.as_bytes()).await.is_err()
+            || stream.write_all(sse.as_bytes()).await.is_err()
+        {
+            return;
+        }
+        let _ = stream.flush().await;
+        log.lock().unwrap().push(Exchange {
+            request_arrived,
+            answer_sent: Instant::now(),
+            request_bytes: length,
+        });
+        bodies.lock().unwrap().push(body);
+    }
+}
