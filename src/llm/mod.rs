@@ -7,10 +7,12 @@
 
 pub mod anthropic;
 pub mod error;
+mod http;
 pub mod openai;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+pub mod tool_input;
 
 use crate::message::{ContentBlock, History, Usage};
 use serde::{Deserialize, Serialize};
@@ -18,7 +20,7 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-pub use error::LlmError;
+pub use error::{LlmError, StreamError};
 
 /// A tool as the model is told about it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
