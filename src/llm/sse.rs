@@ -1,9 +1,10 @@
 //! Reading a model's answer from a server-sent-events body.
 //!
 //! The framing — lines, `\r\n` endings, events cut anywhere across chunks — is
-//! `eventsource-stream`'s. This module feeds it the body in bounded pieces (its buffer handling
-//! costs time in proportion to the chunk size for every line, so one 10 MB chunk would be
-//! quadratic), hands each event to the protocol's [`EventDecoder`] (`anthropic::StreamDecoder`,
+//! `eventsource-stream`'s. This module feeds it the body in pieces of at most [`PIECE_BYTES`],
+//! cut after a line break where possible: the parser copies the rest of its buffer for every line
+//! it takes, so one 10 MB chunk would cost quadratic time, and a piece that ends mid-line is
+//! parsed twice. It then hands each event to the protocol's [`EventDecoder`] (`anthropic::StreamDecoder`,
 //! `openai::StreamDecoder`), and decides what the way the stream ended means: the end marker is
 //! a finished answer, an end without it is a cut, no bytes at all an empty answer.
 //!
@@ -15,15 +16,17 @@ use super::{Completion, WireFormat, anthropic, openai};
 use crate::message::ContentBlock;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt, stream};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::StreamEvent;
 
 /// The largest piece of body handed to the SSE parser at once.
-pub const PIECE_BYTES: usize = 2048;
+pub const PIECE_BYTES: usize = 1024;
 
 /// What a decoder wants after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,12 +85,7 @@ where
     E: Into<StreamError>,
 {
     let body_bytes = AtomicUsize::new(0);
-    let counted = chunks.inspect(|chunk| {
-        if let Ok(chunk) = chunk {
-            body_bytes.fetch_add(chunk.as_ref().len(), Ordering::Relaxed);
-        }
-    });
-    let mut events = std::pin::pin!(pieces(counted).eventsource());
+    let mut events = std::pin::pin!(Pieces::new(chunks, &body_bytes).eventsource());
     let mut any_event = false;
     while let Some(event) = events.next().await {
         let event = event.map_err(framing_error)?;
@@ -153,13 +151,19 @@ impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
     }
 }
 
-impl<B> Piece<B> {
-    /// The first [`PIECE_BYTES`] of this piece, and the rest if there is any.
+impl<B: AsRef<[u8]>> Piece<B> {
+    /// At most [`PIECE_BYTES`] from the front of this piece, ending after a line break when there
+    /// is one, and the rest if there is any.
     fn split(self) -> (Self, Option<Self>) {
-        let mid = self.start + PIECE_BYTES;
-        if mid >= self.end {
+        if self.end - self.start <= PIECE_BYTES {
             return (self, None);
         }
+        let window = self.as_ref().get(..PIECE_BYTES).unwrap_or_default();
+        let mid = self.start
+            + window
+                .iter()
+                .rposition(|byte| *byte == b'\n')
+                .map_or(PIECE_BYTES, |at| at + 1);
         let head = Self {
             chunk: Arc::clone(&self.chunk),
             start: self.start,
@@ -170,36 +174,55 @@ impl<B> Piece<B> {
     }
 }
 
-/// `chunks`, with every chunk longer than [`PIECE_BYTES`] handed on in pieces of that size.
-fn pieces<S, B, E>(chunks: S) -> impl Stream<Item = Result<Piece<B>, E>>
+/// The body's chunks handed on as [`Piece`]s of at most [`PIECE_BYTES`], counting the bytes.
+struct Pieces<'a, S, B> {
+    chunks: Pin<Box<S>>,
+    rest: Option<Piece<B>>,
+    bytes: &'a AtomicUsize,
+}
+
+impl<'a, S, B> Pieces<'a, S, B> {
+    fn new(chunks: S, bytes: &'a AtomicUsize) -> Self {
+        Self {
+            chunks: Box::pin(chunks),
+            rest: None,
+            bytes,
+        }
+    }
+}
+
+impl<S, B, E> Stream for Pieces<'_, S, B>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
 {
-    stream::unfold(
-        (Box::pin(chunks), None::<Piece<B>>),
-        |(mut chunks, mut rest)| async move {
-            loop {
-                if let Some(piece) = rest.take() {
-                    let (head, tail) = piece.split();
-                    return Some((Ok(head), (chunks, tail)));
-                }
-                match chunks.next().await? {
-                    Ok(chunk) => {
-                        let end = chunk.as_ref().len();
-                        if end > 0 {
-                            rest = Some(Piece {
-                                chunk: Arc::new(chunk),
-                                start: 0,
-                                end,
-                            });
-                        }
+    type Item = Result<Piece<B>, E>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(piece) = this.rest.take() {
+                let (head, tail) = piece.split();
+                this.rest = tail;
+                return Poll::Ready(Some(Ok(head)));
+            }
+            match ready!(this.chunks.as_mut().poll_next(cx)) {
+                None => return Poll::Ready(None),
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                Some(Ok(chunk)) => {
+                    let end = chunk.as_ref().len();
+                    this.bytes.fetch_add(end, Ordering::Relaxed);
+                    if end > 0 {
+                        this.rest = Some(Piece {
+                            chunk: Arc::new(chunk),
+                            start: 0,
+                            end,
+                        });
                     }
-                    Err(error) => return Some((Err(error), (chunks, None))),
                 }
             }
-        },
-    )
+        }
+    }
 }
 
 /// One content block of an answer while it streams in.
