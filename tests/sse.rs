@@ -185,6 +185,38 @@ async fn a_huge_single_chunk_decodes_quickly() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
 
+#[tokio::test]
+async fn one_long_event_decodes_whole() {
+    // A single 1 MB text delta, arriving in 64 KB chunks.
+    let text = "word ".repeat(200_000);
+    let body = support::anthropic_text_stream(&text);
+    let chunks = body
+        .as_bytes()
+        .chunks(64 * 1024)
+        .map(<[u8]>::to_vec)
+        .collect();
+    let (result, _) = decode_chunks(WireFormat::Anthropic, chunks).await;
+    let completion = result.unwrap();
+    assert_eq!(
+        completion.content,
+        [keel::message::ContentBlock::Text { text }]
+    );
+}
+
+#[tokio::test]
+async fn an_endless_line_is_refused_rather_than_buffered_forever() {
+    let mut body = b"event: content_block_delta\ndata: ".to_vec();
+    body.extend(std::iter::repeat_n(b'x', 6 << 20));
+    let chunks = body.chunks(1 << 20).map(<[u8]>::to_vec).collect();
+    let (result, _) = decode_chunks(WireFormat::Anthropic, chunks).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, StreamError::Framing(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("without a complete event"),
+        "{error}"
+    );
+}
+
 /// Pieces of plausible and broken stream text, for the mixing property below.
 const FRAGMENTS: &[&str] = &[
     "event: message_start\n",

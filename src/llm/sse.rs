@@ -1,18 +1,19 @@
 //! Reading a model's answer from a server-sent-events body.
 //!
 //! The framing — lines, `\r\n` endings, events cut anywhere across chunks — is
-//! `eventsource-stream`'s. This module feeds it the body in pieces of at most [`PIECE_BYTES`],
-//! cut after a line break where possible: the parser copies the rest of its buffer for every line
-//! it takes, so one 10 MB chunk would cost quadratic time, and a piece that ends mid-line is
-//! parsed twice. It then hands each event to the protocol's [`EventDecoder`] (`anthropic::StreamDecoder`,
-//! `openai::StreamDecoder`), and decides what the way the stream ended means: the end marker is
-//! a finished answer, an end without it is a cut, no bytes at all an empty answer.
+//! `eventsource-stream`'s. This module feeds it the body in pieces of about [`PIECE_BYTES`], cut
+//! after a line break: the parser copies the rest of its buffer for every line it takes, so one
+//! 10 MB chunk would cost quadratic time, and a piece that ends mid-line is parsed twice. It hands
+//! each event to the protocol's [`EventDecoder`] (`anthropic::StreamDecoder`,
+//! `openai::StreamDecoder`) and decides what the end of the stream means: the end marker is a
+//! finished answer, an end without it a cut, no bytes at all an empty answer. The content blocks
+//! both decoders assemble ([`Part`]) live here too.
 //!
 //! [`decode`] is the entry point for a whole body; [`with_idle_timeout`] turns a byte stream that
 //! goes quiet into an error.
 
 use super::error::StreamError;
-use super::{Completion, WireFormat, anthropic, openai};
+use super::{Completion, StreamEvent, WireFormat, anthropic, openai};
 use crate::message::ContentBlock;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt, stream};
@@ -23,10 +24,11 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::StreamEvent;
-
-/// The largest piece of body handed to the SSE parser at once.
+/// The size of the pieces of body handed to the SSE parser (longer only for a longer line).
 pub const PIECE_BYTES: usize = 1024;
+/// The most body read without a complete event before the stream counts as malformed. Real
+/// events are a few hundred bytes; the parser's cost for one event grows with its square.
+pub const MAX_EVENT_BYTES: usize = 4 << 20;
 
 /// What a decoder wants after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,18 +86,25 @@ where
     B: AsRef<[u8]>,
     E: Into<StreamError>,
 {
-    let body_bytes = AtomicUsize::new(0);
-    let mut events = std::pin::pin!(Pieces::new(chunks, &body_bytes).eventsource());
+    let counts = Counts::default();
+    let mut events = std::pin::pin!(Pieces::new(chunks, &counts).eventsource());
     let mut any_event = false;
     while let Some(event) = events.next().await {
         let event = event.map_err(framing_error)?;
+        counts.since_event.store(0, Ordering::Relaxed);
         any_event = true;
         if decoder.event(&event.event, &event.data, out)? == Flow::Done {
             return decoder.finish(true);
         }
     }
+    if counts.since_event.load(Ordering::Relaxed) > MAX_EVENT_BYTES {
+        return Err(StreamError::Framing(format!(
+            "more than {} MiB without a complete event",
+            MAX_EVENT_BYTES >> 20
+        )));
+    }
     if !any_event {
-        let bytes = body_bytes.load(Ordering::Relaxed);
+        let bytes = counts.total.load(Ordering::Relaxed);
         return Err(if bytes == 0 {
             StreamError::Empty
         } else {
@@ -152,18 +161,25 @@ impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
 }
 
 impl<B: AsRef<[u8]>> Piece<B> {
-    /// At most [`PIECE_BYTES`] from the front of this piece, ending after a line break when there
-    /// is one, and the rest if there is any.
+    /// The front of this piece, and the rest if there is any. The front ends after the last line
+    /// break within [`PIECE_BYTES`]; a line longer than that goes whole, so it is parsed once.
     fn split(self) -> (Self, Option<Self>) {
-        if self.end - self.start <= PIECE_BYTES {
+        let bytes = self.as_ref();
+        if bytes.len() <= PIECE_BYTES {
             return (self, None);
         }
-        let window = self.as_ref().get(..PIECE_BYTES).unwrap_or_default();
-        let mid = self.start
-            + window
+        let (window, beyond) = bytes.split_at(PIECE_BYTES);
+        let length = match window.iter().rposition(|byte| *byte == b'\n') {
+            Some(at) => at + 1,
+            None => beyond
                 .iter()
-                .rposition(|byte| *byte == b'\n')
-                .map_or(PIECE_BYTES, |at| at + 1);
+                .position(|byte| *byte == b'\n')
+                .map_or(bytes.len(), |at| PIECE_BYTES + at + 1),
+        };
+        let mid = self.start + length;
+        if mid >= self.end {
+            return (self, None);
+        }
         let head = Self {
             chunk: Arc::clone(&self.chunk),
             start: self.start,
@@ -174,19 +190,28 @@ impl<B: AsRef<[u8]>> Piece<B> {
     }
 }
 
-/// The body's chunks handed on as [`Piece`]s of at most [`PIECE_BYTES`], counting the bytes.
+/// Bytes seen, shared between [`Pieces`] and the loop reading events.
+#[derive(Default)]
+struct Counts {
+    total: AtomicUsize,
+    /// Since the last event came out of the parser.
+    since_event: AtomicUsize,
+}
+
+/// The body's chunks handed on as [`Piece`]s, counting the bytes; ends the body early when more
+/// than [`MAX_EVENT_BYTES`] pass without an event.
 struct Pieces<'a, S, B> {
     chunks: Pin<Box<S>>,
     rest: Option<Piece<B>>,
-    bytes: &'a AtomicUsize,
+    counts: &'a Counts,
 }
 
 impl<'a, S, B> Pieces<'a, S, B> {
-    fn new(chunks: S, bytes: &'a AtomicUsize) -> Self {
+    fn new(chunks: S, counts: &'a Counts) -> Self {
         Self {
             chunks: Box::pin(chunks),
             rest: None,
-            bytes,
+            counts,
         }
     }
 }
@@ -203,6 +228,13 @@ where
         loop {
             if let Some(piece) = this.rest.take() {
                 let (head, tail) = piece.split();
+                let pending = this
+                    .counts
+                    .since_event
+                    .fetch_add(head.as_ref().len(), Ordering::Relaxed);
+                if pending > MAX_EVENT_BYTES {
+                    return Poll::Ready(None);
+                }
                 this.rest = tail;
                 return Poll::Ready(Some(Ok(head)));
             }
@@ -211,7 +243,7 @@ where
                 Some(Err(error)) => return Poll::Ready(Some(Err(error))),
                 Some(Ok(chunk)) => {
                     let end = chunk.as_ref().len();
-                    this.bytes.fetch_add(end, Ordering::Relaxed);
+                    this.counts.total.fetch_add(end, Ordering::Relaxed);
                     if end > 0 {
                         this.rest = Some(Piece {
                             chunk: Arc::new(chunk),
