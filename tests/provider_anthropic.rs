@@ -667,3 +667,19 @@ fn empty_text_blocks_are_left_out() {
         json!([{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}])
     );
 }
+
+#[test]
+fn an_empty_answer_is_dropped_and_the_turns_around_it_merged() {
+    let history = History::from(vec![
+        Message::user_text("Hello?"),
+        Message::assistant(vec![]),
+        Message::user_text("Anyone there?"),
+    ]);
+    assert_eq!(
+        wire_messages(&history),
+        vec![json!({"role": "user", "content": [
+            {"type": "text", "text": "Hello?"},
+            {"type": "text", "text": "Anyone there?"},
+        ]})]
+    );
+}

@@ -137,11 +137,16 @@ impl AnthropicClient {
     }
 }
 
-/// The history as the `messages` array: consecutive messages of one role merged, each then laid
-/// out as [`wire_message`] does.
+/// The history as the `messages` array: messages with nothing to send left out, consecutive
+/// messages of one role merged, each then laid out as [`wire_message`] does.
 pub fn wire_messages(history: &History) -> Vec<Value> {
     let mut out = Vec::with_capacity(history.len());
-    let mut messages = history.iter().peekable();
+    // A message with nothing to send (an empty answer) would be refused, and dropping it may
+    // leave two turns of one role side by side, so it goes before the merging.
+    let mut messages = history
+        .iter()
+        .filter(|message| message.content.iter().any(is_sent))
+        .peekable();
     while let Some(first) = messages.next() {
         if messages.peek().is_none_or(|next| next.role != first.role) {
             out.push(wire_message(first));
@@ -176,12 +181,20 @@ where
     json!({ "role": role, "content": content })
 }
 
+/// Whether a block goes on the wire: the API refuses text blocks that are empty or blank.
+fn is_sent(block: &ContentBlock) -> bool {
+    match block {
+        ContentBlock::Text { text } | ContentBlock::Reminder { text } => !text.trim().is_empty(),
+        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
+    }
+}
+
 fn wire_block(block: &ContentBlock) -> Option<Value> {
+    if !is_sent(block) {
+        return None;
+    }
     Some(match block {
         ContentBlock::Text { text } | ContentBlock::Reminder { text } => {
-            if text.trim().is_empty() {
-                return None;
-            }
             json!({ "type": "text", "text": text })
         }
         ContentBlock::ToolUse { id, name, input } => {

@@ -58,6 +58,8 @@ pub enum StreamEvent {
 /// A finished answer from the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
+    /// Text and tool calls in the order the model gave them. A tool call whose input was not a
+    /// JSON object carries it raw; see [`tool_input::invalid_input`].
     pub content: Vec<ContentBlock>,
     /// The provider's own word for why it stopped (`end_turn`, `tool_use`, `stop`, `tool_calls`, …).
     pub stop_reason: Option<String>,

@@ -7,7 +7,7 @@
 //! each event to the protocol's [`EventDecoder`] (`anthropic::StreamDecoder`,
 //! `openai::StreamDecoder`) and decides what the end of the stream means: the end marker is a
 //! finished answer, an end without it a cut, no bytes at all an empty answer. The content blocks
-//! both decoders assemble ([`Part`]) live here too.
+//! both decoders assemble (`Part`) live here too.
 //!
 //! [`decode`] is the entry point for a whole body; [`with_idle_timeout`] turns a byte stream that
 //! goes quiet into an error.
