@@ -260,7 +260,8 @@ async fn a_stalled_stream_is_retried() {
     let body = support::ANTHROPIC_STREAM;
     let server = RawServer::start(vec![Reply::stall(body, 300), Reply::sse(body)]).await;
     let mut settings = settings(&server.base_url, 1);
-    settings.idle_timeout = Duration::from_millis(300);
+    // Long enough that the good second answer never trips it on a busy machine.
+    settings.idle_timeout = Duration::from_secs(1);
 
     let (result, events, _) = complete_with(settings).await;
     assert_eq!(result.unwrap(), support::anthropic_completion());
