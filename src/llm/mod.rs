@@ -7,10 +7,12 @@
 
 pub mod anthropic;
 pub mod error;
+mod http;
 pub mod openai;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+pub mod tool_input;
 
 use crate::message::{ContentBlock, History, Usage};
 use serde::{Deserialize, Serialize};
@@ -18,7 +20,7 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-pub use error::LlmError;
+pub use error::{LlmError, StreamError};
 
 /// A tool as the model is told about it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,6 +54,8 @@ pub enum StreamEvent {
 /// A finished answer from the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
+    /// Text and tool calls in the order the model gave them. A tool call whose input was not a
+    /// JSON object carries it raw; see [`tool_input::invalid_input`].
     pub content: Vec<ContentBlock>,
     /// The provider's own word for why it stopped (`end_turn`, `tool_use`, `stop`, `tool_calls`, …).
     pub stop_reason: Option<String>,

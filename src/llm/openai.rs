@@ -1,32 +1,437 @@
-//! stub
-use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent};
-use crate::message::History;
-use serde_json::Value;
+//! OpenAI-compatible Chat Completions: the request, the history as its `messages` array, and the
+//! reading of its event stream.
+//!
+//! Wire rules kept here (DESIGN §3, §4): the system prompt is the first message; an assistant's
+//! tool calls carry their `arguments` as a JSON string; each tool result is its own `tool`
+//! message (starting with `Error: ` when it failed), followed by one `user` message holding the
+//! reminder and any text typed after the results. The stream's tool calls arrive as fragments
+//! keyed by `index`, the id and name only in the first; the answer is complete at `data: [DONE]`,
+//! or at the end of the body once a `finish_reason` has arrived (some servers omit `[DONE]`).
+
+use super::error::StreamError;
+use super::http::{self, Endpoint};
+use super::sse::{EventDecoder, Flow, Part, invalid_json};
+use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent, WireFormat};
+use crate::message::{ContentBlock, History, Message, Role, Usage};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+use std::fmt;
 use tokio::sync::mpsc::UnboundedSender;
 
-#[derive(Debug)]
+const KEY_VAR: &str = "OPENAI_API_KEY";
+const BASE_VAR: &str = "OPENAI_BASE_URL";
+const COMPLETIONS_PATH: &str = "/chat/completions";
+/// The data of the event that ends the stream.
+const DONE: &str = "[DONE]";
+/// What a failed tool result starts with, since this protocol has no error flag.
+const ERROR_PREFIX: &str = "Error: ";
+/// Between the text blocks of one user message, which this protocol sends as one string.
+const TEXT_SEPARATOR: &str = "\n\n";
+
+/// A client for one model behind an OpenAI-compatible Chat Completions API.
 pub struct OpenAiClient {
     settings: HttpSettings,
+    http: reqwest::Client,
+    endpoint: Endpoint,
+    headers: HeaderMap,
+}
+
+impl fmt::Debug for OpenAiClient {
+    // By hand, so the key never reaches a log.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiClient")
+            .field("url", &self.endpoint.url)
+            .field("model", &self.settings.model)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenAiClient {
     pub fn new(settings: HttpSettings) -> Result<Self, LlmError> {
-        Ok(Self { settings })
+        let url = http::join_url(&settings.base_url, COMPLETIONS_PATH, BASE_VAR)?;
+        let not_found_hint = if settings.base_url.trim_end_matches('/').ends_with("/v1") {
+            String::new()
+        } else {
+            format!("; {BASE_VAR} usually ends in /v1")
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            AUTHORIZATION,
+            http::secret_header(&format!("Bearer {}", settings.api_key), KEY_VAR)?,
+        );
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        Ok(Self {
+            http: http::client(&settings)?,
+            endpoint: Endpoint {
+                url,
+                wire: WireFormat::OpenAi,
+                model: settings.model.clone(),
+                key_var: KEY_VAR,
+                base_var: BASE_VAR,
+                not_found_hint,
+            },
+            headers,
+            settings,
+        })
     }
 
     pub fn model(&self) -> &str {
         &self.settings.model
     }
 
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ChatRequest<'_>) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.settings.model));
+        body.insert(
+            "messages".into(),
+            Value::Array(wire_messages(request.system, request.messages)),
+        );
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+        body.insert("max_tokens".into(), json!(request.max_tokens));
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.input_schema,
+                        },
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        Value::Object(body)
+    }
+
+    /// Streams the answer to `request`, retrying per the settings.
     pub async fn complete(
         &self,
-        _request: &ChatRequest<'_>,
-        _events: &UnboundedSender<StreamEvent>,
+        request: &ChatRequest<'_>,
+        events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
-        Err(LlmError::Other("not implemented".into()))
+        let body = self.request_body(request).to_string().into_bytes();
+        http::complete(
+            &self.http,
+            &self.endpoint,
+            &self.headers,
+            body,
+            &self.settings,
+            events,
+        )
+        .await
     }
 }
 
-pub fn wire_messages(_system: &str, _history: &History) -> Vec<Value> {
-    Vec::new()
+/// The history as the `messages` array, the system prompt (when there is one) first.
+pub fn wire_messages(system: &str, history: &History) -> Vec<Value> {
+    let mut out = Vec::with_capacity(history.len() + 1);
+    if !system.is_empty() {
+        out.push(json!({ "role": "system", "content": system }));
+    }
+    for message in history {
+        push_wire_message(message, &mut out);
+    }
+    out
+}
+
+/// The wire messages one history message becomes: one for an assistant turn; for a user turn a
+/// `tool` message per result, then a `user` message for its text and reminder if it has any.
+pub fn wire_message(message: &Message) -> Vec<Value> {
+    let mut out = Vec::with_capacity(1);
+    push_wire_message(message, &mut out);
+    out
+}
+
+fn push_wire_message(message: &Message, out: &mut Vec<Value>) {
+    match message.role {
+        Role::Assistant => out.push(wire_assistant(message)),
+        Role::User => {
+            let mut text = String::new();
+            for block in &message.content {
+                match block {
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    } => out.push(json!({
+                        "role": "tool",
+                        "tool_call_id": tool_use_id,
+                        "content": result_text(content, *is_error),
+                    })),
+                    ContentBlock::Text { text: more } | ContentBlock::Reminder { text: more } => {
+                        if !text.is_empty() {
+                            text.push_str(TEXT_SEPARATOR);
+                        }
+                        text.push_str(more);
+                    }
+                    ContentBlock::ToolUse { .. } => {}
+                }
+            }
+            if !text.is_empty() {
+                out.push(json!({ "role": "user", "content": text }));
+            }
+        }
+    }
+}
+
+fn wire_assistant(message: &Message) -> Value {
+    let text = message.text();
+    let calls: Vec<Value> = message
+        .tool_uses()
+        .map(|(id, name, input)| {
+            json!({
+                "id": id,
+                "type": "function",
+                "function": { "name": name, "arguments": input.to_string() },
+            })
+        })
+        .collect();
+    if calls.is_empty() {
+        return json!({ "role": "assistant", "content": text });
+    }
+    let content = if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    json!({ "role": "assistant", "content": content, "tool_calls": calls })
+}
+
+fn result_text(content: &str, is_error: bool) -> Cow<'_, str> {
+    if is_error && !content.starts_with("Error") {
+        Cow::Owned(format!("{ERROR_PREFIX}{content}"))
+    } else {
+        Cow::Borrowed(content)
+    }
+}
+
+/// Reads a Chat Completions event stream into a [`Completion`].
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    /// Text and tool calls in the order they started.
+    parts: Vec<Part>,
+    /// A tool call's stream `index` and its place in `parts`.
+    tools: Vec<(u64, usize)>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<Choice<'a>>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    index: Option<u64>,
+    id: Option<String>,
+    #[serde(borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    name: Option<String>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+impl StreamDecoder {
+    fn text(&mut self, more: &str, out: &UnboundedSender<StreamEvent>) {
+        if more.is_empty() {
+            return;
+        }
+        match self.parts.last_mut() {
+            Some(Part::Text(text)) => text.push_str(more),
+            _ => self.parts.push(Part::Text(more.to_owned())),
+        }
+        let _ = out.send(StreamEvent::TextDelta(more.to_owned()));
+    }
+
+    fn tool_call(&mut self, call: ToolCallDelta<'_>, out: &UnboundedSender<StreamEvent>) {
+        let call_id = call.id.filter(|id| !id.is_empty());
+        let position = match call.index {
+            Some(index) => self
+                .tools
+                .iter()
+                .find(|(at, _)| *at == index)
+                .map(|(_, position)| *position),
+            // Servers that leave out `index` send each call whole, or continue the last one.
+            None => match &call_id {
+                Some(id) if !self.has_tool_id(id) => None,
+                _ => self.tools.last().map(|(_, position)| *position),
+            },
+        };
+        let (name, arguments) = match call.function {
+            Some(function) => (function.name, function.arguments),
+            None => (None, None),
+        };
+        let position = position.unwrap_or_else(|| {
+            let index = call.index.unwrap_or(self.tools.len() as u64);
+            self.tools.push((index, self.parts.len()));
+            let id = call_id
+                .clone()
+                .unwrap_or_else(|| format!("call_{}", self.tools.len()));
+            self.parts.push(Part::Tool {
+                id,
+                name: String::new(),
+                json: String::new(),
+                whole: None,
+            });
+            self.parts.len() - 1
+        });
+        let Some(Part::Tool {
+            id,
+            name: known_name,
+            json,
+            ..
+        }) = self.parts.get_mut(position)
+        else {
+            return;
+        };
+        if let Some(name) = name.filter(|name| !name.is_empty() && known_name.is_empty()) {
+            *known_name = name;
+            let _ = out.send(StreamEvent::ToolUseStart {
+                id: id.clone(),
+                name: known_name.clone(),
+            });
+        }
+        if let Some(arguments) = arguments {
+            json.push_str(&arguments);
+        }
+    }
+
+    fn has_tool_id(&self, wanted: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|part| matches!(part, Part::Tool { id, .. } if id == wanted))
+    }
+}
+
+/// A mid-stream error object as a [`StreamError`]: retryable unless it names a client mistake.
+fn server_error(error: &Value) -> StreamError {
+    let kind = ["type", "code"]
+        .iter()
+        .find_map(|key| match error.get(key) {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Number(number)) => Some(number.to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "an error".to_owned());
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_owned);
+    let client_mistake = kind.starts_with("invalid_request")
+        || kind.starts_with("authentication")
+        || ["400", "401", "403", "404", "422"].contains(&kind.as_str());
+    StreamError::Server {
+        kind,
+        message: super::error::truncate(&message),
+        retryable: !client_mistake,
+    }
+}
+
+impl EventDecoder for StreamDecoder {
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        out: &UnboundedSender<StreamEvent>,
+    ) -> Result<Flow, StreamError> {
+        if name != "message" && name != "error" {
+            return Ok(Flow::Continue);
+        }
+        if data.trim() == DONE {
+            return Ok(Flow::Done);
+        }
+        let chunk: Chunk<'_> =
+            serde_json::from_str(data).map_err(|error| invalid_json(&error, data))?;
+        if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
+            return Err(server_error(&error));
+        }
+        if name == "error" {
+            return Err(server_error(
+                &serde_json::from_str(data).unwrap_or(Value::Null),
+            ));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Usage {
+                input_tokens: usage.prompt_tokens.unwrap_or(self.usage.input_tokens),
+                output_tokens: usage.completion_tokens.unwrap_or(self.usage.output_tokens),
+            };
+        }
+        for choice in chunk
+            .choices
+            .into_iter()
+            .flatten()
+            .filter(|choice| choice.index == 0)
+        {
+            if let Some(delta) = choice.delta {
+                if let Some(content) = delta.content {
+                    self.text(&content, out);
+                }
+                for call in delta.tool_calls.into_iter().flatten() {
+                    self.tool_call(call, out);
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn finish(self, ended: bool) -> Result<Completion, StreamError> {
+        if !ended && self.finish_reason.is_none() {
+            return Err(StreamError::Cut {
+                expected: "finish_reason or [DONE]",
+            });
+        }
+        Ok(Completion {
+            content: self
+                .parts
+                .into_iter()
+                .filter_map(Part::into_block)
+                .collect(),
+            stop_reason: self.finish_reason,
+            usage: self.usage,
+        })
+    }
 }

@@ -1,0 +1,220 @@
+//! The HTTP side both providers share: the client, one streamed POST per attempt, and turning
+//! what the server answered into a [`Completion`] or an [`LlmError`] that says what to do.
+//!
+//! Each attempt is bounded in time without bounding the answer's length: the response headers
+//! and then every chunk of the body must arrive within the idle timeout. Error bodies are read
+//! only up to [`MAX_ERROR_BODY`] and summarised (see `error::summarize_body`).
+
+use super::error::{StreamError, root_cause, summarize_body};
+use super::{Completion, HttpSettings, LlmError, StreamEvent, WireFormat, retry, sse};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{Response, StatusCode};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How much of an error body is read to explain the error.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The header some OpenAI-compatible servers use for a retry delay in milliseconds.
+const RETRY_AFTER_MS: &str = "retry-after-ms";
+/// Statuses that mean "busy, try again" rather than "this request is wrong".
+const RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
+const USER_AGENT: &str = concat!("keel/", env!("CARGO_PKG_VERSION"));
+
+/// Where one provider sends its requests, and the words its errors use.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub url: String,
+    pub wire: WireFormat,
+    pub model: String,
+    /// The variable that holds the key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`).
+    pub key_var: &'static str,
+    /// The variable that sets the base URL.
+    pub base_var: &'static str,
+    /// Extra advice for a 404, starting with "; ", or empty.
+    pub not_found_hint: String,
+}
+
+/// The HTTP client for one provider.
+pub(crate) fn client(settings: &HttpSettings) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .user_agent(USER_AGENT)
+        .build()
+        .map_err(|error| LlmError::Client(root_cause(&error)))
+}
+
+/// `base` (trailing slashes dropped) joined with `path`, checked to be an http(s) URL.
+pub(crate) fn join_url(base: &str, path: &str, base_var: &'static str) -> Result<String, LlmError> {
+    let url = format!("{}{path}", base.trim().trim_end_matches('/'));
+    let invalid = |detail: String| LlmError::InvalidBaseUrl {
+        url: base.to_owned(),
+        detail,
+        base_var,
+    };
+    let parsed = reqwest::Url::parse(&url).map_err(|error| invalid(error.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("it must start with http:// or https://".to_owned()));
+    }
+    Ok(url)
+}
+
+/// A header value holding a secret, or an error naming the variable it came from.
+pub(crate) fn secret_header(value: &str, key_var: &'static str) -> Result<HeaderValue, LlmError> {
+    let mut header = HeaderValue::from_str(value).map_err(|_| {
+        LlmError::Client(format!(
+            "the API key contains characters not allowed in an HTTP header — check {key_var}"
+        ))
+    })?;
+    header.set_sensitive(true);
+    Ok(header)
+}
+
+/// One request, retried per the settings' policy: POSTs `body` to the endpoint and decodes the
+/// streamed answer.
+pub(crate) async fn complete(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    body: Vec<u8>,
+    settings: &HttpSettings,
+    events: &UnboundedSender<StreamEvent>,
+) -> Result<Completion, LlmError> {
+    retry::run(&settings.retry, events, || {
+        let request = http
+            .post(&endpoint.url)
+            .headers(headers.clone())
+            .body(body.clone());
+        attempt(request, endpoint, settings.idle_timeout, events)
+    })
+    .await
+}
+
+async fn attempt(
+    request: reqwest::RequestBuilder,
+    endpoint: &Endpoint,
+    idle: Duration,
+    events: &UnboundedSender<StreamEvent>,
+) -> Result<Completion, LlmError> {
+    let stream_error = |cause| LlmError::Stream {
+        url: endpoint.url.clone(),
+        cause,
+    };
+    let response = match tokio::time::timeout(idle, request.send()).await {
+        Err(_elapsed) => return Err(stream_error(StreamError::Idle(idle))),
+        Ok(Err(error)) => return Err(send_error(&error, endpoint)),
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(status_error(status, response, endpoint, idle).await);
+    }
+    let content_type = header_text(response.headers(), CONTENT_TYPE.as_str());
+    if content_type.contains("json") || content_type.contains("html") {
+        let body = read_capped(response, idle).await;
+        return Err(LlmError::NotAStream {
+            url: endpoint.url.clone(),
+            detail: format!(
+                "expected an event stream, got {content_type}: {}",
+                summarize_body(Some(&content_type), &body)
+            ),
+        });
+    }
+    let chunks = sse::with_idle_timeout(response.bytes_stream(), idle);
+    sse::decode(endpoint.wire, chunks, events)
+        .await
+        .map_err(stream_error)
+}
+
+fn send_error(error: &reqwest::Error, endpoint: &Endpoint) -> LlmError {
+    if error.is_connect() || error.is_timeout() {
+        let detail = if error.is_timeout() {
+            "timed out".to_owned()
+        } else {
+            root_cause(error)
+        };
+        LlmError::Connect {
+            url: endpoint.url.clone(),
+            detail,
+            base_var: endpoint.base_var,
+        }
+    } else {
+        LlmError::Transport {
+            url: endpoint.url.clone(),
+            detail: root_cause(error),
+        }
+    }
+}
+
+async fn status_error(
+    status: StatusCode,
+    response: Response,
+    endpoint: &Endpoint,
+    idle: Duration,
+) -> LlmError {
+    let retry_after = retry_after(response.headers());
+    let content_type = header_text(response.headers(), CONTENT_TYPE.as_str());
+    let body = read_capped(response, idle).await;
+    let message = summarize_body(Some(&content_type), &body);
+    let url = endpoint.url.clone();
+    match status.as_u16() {
+        status @ (401 | 403) => LlmError::Auth {
+            status,
+            url,
+            message,
+            key_var: endpoint.key_var,
+        },
+        404 => LlmError::NotFound {
+            url,
+            message,
+            model: endpoint.model.clone(),
+            base_var: endpoint.base_var,
+            hint: endpoint.not_found_hint.clone(),
+        },
+        status if RETRYABLE_STATUSES.contains(&status) => LlmError::Server {
+            status,
+            url,
+            message,
+            retry_after,
+        },
+        status => LlmError::Rejected {
+            status,
+            url,
+            message,
+        },
+    }
+}
+
+/// The server's requested delay: `retry-after-ms`, or `retry-after` in seconds. (An HTTP date in
+/// `retry-after` is rare from these APIs and falls back to the usual backoff.)
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = |text: String, scale: f64| {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+            .and_then(|value| Duration::try_from_secs_f64(value * scale).ok())
+    };
+    seconds(header_text(headers, RETRY_AFTER_MS), 1e-3)
+        .or_else(|| seconds(header_text(headers, RETRY_AFTER.as_str()), 1.0))
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The start of a body, at most [`MAX_ERROR_BODY`] bytes, giving up quietly when it stalls or
+/// breaks: it only serves to explain an error.
+async fn read_capped(mut response: Response, idle: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body
+}
