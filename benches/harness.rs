@@ -37,7 +37,7 @@ async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
         approval: ApprovalMode::Auto,
         ..AgentConfig::default()
     };
-    let tools = Tools::new(Workspace::new(dir.path().to_path_buf()).unwrap());
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn(config, Some(provider), tools);
     server.take();
     handle.commands.send(Command::Submit("Do the ten steps.".into())).unwrap();

@@ -233,10 +233,14 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
         idle_timeout: IDLE_TIMEOUT,
         retry: RetryPolicy::default(),
     };
-    Ok(Some(match kind {
-        ProviderKind::Anthropic => Provider::Anthropic(anthropic::AnthropicClient::new(settings)?),
-        ProviderKind::OpenAi => Provider::OpenAi(openai::OpenAiClient::new(settings)?),
-    }))
+    // A client that cannot be built means a bad setting (a base URL that is not a URL).
+    let provider = match kind {
+        ProviderKind::Anthropic => {
+            anthropic::AnthropicClient::new(settings).map(Provider::Anthropic)
+        }
+        ProviderKind::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
+    };
+    provider.map(Some).map_err(|err| UsageError(err.to_string()).into())
 }
 
 fn no_key_message() -> String {

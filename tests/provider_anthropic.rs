@@ -77,14 +77,10 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
 
     let (result, events, _) = complete(&format!("{}/", server.uri()), 0).await;
     assert_eq!(result.unwrap(), support::anthropic_completion());
-    assert_eq!(
-        support::streamed_text(&events),
-        "Let me look — ünïcode 🚀 and \"quotes\"."
+    assert_eq!(support::streamed_text(&events), "Let me look — ünïcode 🚀 and \"quotes\".");
+    assert!(
+        events.contains(&StreamEvent::ToolUseStart { id: "toolu_01".into(), name: "bash".into() })
     );
-    assert!(events.contains(&StreamEvent::ToolUseStart {
-        id: "toolu_01".into(),
-        name: "bash".into()
-    }));
 
     let requests = server.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
@@ -123,12 +119,7 @@ async fn retries_two_overloaded_answers_then_succeeds() {
 
     let (result, events, _) = complete(&server.uri(), 4).await;
     let completion = result.unwrap();
-    assert_eq!(
-        completion.content,
-        [ContentBlock::Text {
-            text: "Hello.".into()
-        }]
-    );
+    assert_eq!(completion.content, [ContentBlock::Text { text: "Hello.".into() }]);
     assert_eq!(completion.stop_reason.as_deref(), Some("end_turn"));
     let retries = retries(&events);
     assert_eq!(retries.len(), 2, "{events:?}");
@@ -187,21 +178,12 @@ async fn a_stream_cut_every_time_ends_in_an_error_not_a_partial_answer() {
     match &error {
         LlmError::RetriesExhausted { attempts, last } => {
             assert_eq!(*attempts, 3);
-            assert!(matches!(
-                **last,
-                LlmError::Stream {
-                    cause: StreamError::Cut { .. },
-                    ..
-                }
-            ));
+            assert!(matches!(**last, LlmError::Stream { cause: StreamError::Cut { .. }, .. }));
         }
         other => panic!("unexpected {other:?}"),
     }
     let message = error.to_string();
-    assert!(
-        message.starts_with("gave up after 3 attempts: "),
-        "{message}"
-    );
+    assert!(message.starts_with("gave up after 3 attempts: "), "{message}");
     assert!(message.contains("no message_stop"), "{message}");
     // Text did stream before each cut; every attempt after the first was announced as a retry,
     // which tells the front end to drop it.
@@ -223,12 +205,7 @@ async fn a_chunked_body_broken_mid_chunk_is_retried() {
     .await;
 
     let (result, events, _) = complete(&server.base_url, 1).await;
-    assert_eq!(
-        result.unwrap().content,
-        [ContentBlock::Text {
-            text: "Recovered.".into()
-        }]
-    );
+    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Recovered.".into() }]);
     assert_eq!(retries(&events).len(), 1);
 }
 
@@ -241,16 +218,7 @@ async fn a_stalled_stream_times_out() {
 
     let (result, _, elapsed) = complete_with(settings).await;
     let error = result.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            LlmError::Stream {
-                cause: StreamError::Idle(_),
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert!(matches!(error, LlmError::Stream { cause: StreamError::Idle(_), .. }), "{error:?}");
     assert!(error.to_string().contains("no data for 0.3s"), "{error}");
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
@@ -276,13 +244,7 @@ async fn a_server_that_never_answers_times_out() {
 
     let (result, _, elapsed) = complete_with(settings).await;
     assert!(
-        matches!(
-            result,
-            Err(LlmError::Stream {
-                cause: StreamError::Idle(_),
-                ..
-            })
-        ),
+        matches!(result, Err(LlmError::Stream { cause: StreamError::Idle(_), .. })),
         "{result:?}"
     );
     assert!(elapsed < Duration::from_secs(10));
@@ -335,10 +297,7 @@ async fn not_found_names_the_model_and_the_base_url() {
         "ANTHROPIC_BASE_URL",
         "should not end in /v1",
     ] {
-        assert!(
-            message.contains(needle),
-            "{needle:?} missing from: {message}"
-        );
+        assert!(message.contains(needle), "{needle:?} missing from: {message}");
     }
 }
 
@@ -379,14 +338,8 @@ async fn an_html_error_page_is_summarised_not_dumped() {
 
     let (result, events, _) = complete(&server.uri(), 1).await;
     let message = result.unwrap_err().to_string();
-    assert!(
-        message.starts_with("gave up after 2 attempts: gateway error (502 from "),
-        "{message}"
-    );
-    assert!(
-        message.ends_with("an HTML page: 502 Bad Gateway"),
-        "{message}"
-    );
+    assert!(message.starts_with("gave up after 2 attempts: gateway error (502 from "), "{message}");
+    assert!(message.ends_with("an HTML page: 502 Bad Gateway"), "{message}");
     assert!(!message.contains("filler"));
     assert_eq!(retries(&events).len(), 1);
 }
@@ -405,10 +358,7 @@ async fn a_200_html_page_is_not_taken_for_a_stream() {
     let (result, _, _) = complete(&server.uri(), 0).await;
     let message = result.unwrap_err().to_string();
     assert!(message.contains("expected an event stream"), "{message}");
-    assert!(
-        message.contains("an HTML page: Sign in to the proxy"),
-        "{message}"
-    );
+    assert!(message.contains("an HTML page: Sign in to the proxy"), "{message}");
 }
 
 #[tokio::test]
@@ -423,14 +373,8 @@ async fn invalid_json_in_a_data_line_is_a_clear_error_and_retried() {
 
     let (result, events, _) = complete(&server.uri(), 1).await;
     let message = result.unwrap_err().to_string();
-    assert!(
-        message.starts_with("gave up after 2 attempts: the answer from "),
-        "{message}"
-    );
-    assert!(
-        message.contains("a data line is not valid JSON"),
-        "{message}"
-    );
+    assert!(message.starts_with("gave up after 2 attempts: the answer from "), "{message}");
+    assert!(message.contains("a data line is not valid JSON"), "{message}");
     assert_eq!(retries(&events)[0].2, "malformed stream");
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
@@ -444,19 +388,11 @@ async fn an_empty_200_is_a_clear_error_and_retried() {
         .with_priority(1)
         .mount(&server)
         .await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(""))
-        .mount(&server)
-        .await;
+    Mock::given(method("POST")).respond_with(sse_response("")).mount(&server).await;
 
     let (result, events, _) = complete(&server.uri(), 1).await;
     let error = result.unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .ends_with("the server answered 200 with an empty body"),
-        "{error}"
-    );
+    assert!(error.to_string().ends_with("the server answered 200 with an empty body"), "{error}");
     assert_eq!(retries(&events)[0].2, "empty response");
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
@@ -482,12 +418,7 @@ async fn an_overloaded_error_event_mid_stream_is_retried() {
         .await;
 
     let (result, events, _) = complete(&server.uri(), 2).await;
-    assert_eq!(
-        result.unwrap().content,
-        [ContentBlock::Text {
-            text: "Whole answer.".into()
-        }]
-    );
+    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Whole answer.".into() }]);
     assert_eq!(retries(&events)[0].2, "overloaded_error");
 }
 
@@ -522,10 +453,7 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
         json!({"type":"message_stop"}),
     ]);
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(body))
-        .mount(&server)
-        .await;
+    Mock::given(method("POST")).respond_with(sse_response(body)).mount(&server).await;
 
     let (result, _, _) = complete(&server.uri(), 0).await;
     let completion = result.unwrap();
@@ -533,10 +461,7 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
         panic!("{completion:?}")
     };
     assert_eq!(id, "toolu_9");
-    assert_eq!(
-        keel::llm::tool_input::invalid_input(input),
-        Some("{\"command\": \"ls")
-    );
+    assert_eq!(keel::llm::tool_input::invalid_input(input), Some("{\"command\": \"ls"));
     let answer = keel::llm::tool_input::invalid_input_message(input).unwrap();
     assert!(answer.contains("not valid JSON"), "{answer}");
     // The marker is a valid object, so the history still goes back on the wire.
@@ -553,9 +478,7 @@ async fn connection_refused_names_the_url() {
     let (result, events, _) = complete(&format!("http://{address}"), 1).await;
     let message = result.unwrap_err().to_string();
     assert!(
-        message.contains(&format!(
-            "could not connect to http://{address}/v1/messages"
-        )),
+        message.contains(&format!("could not connect to http://{address}/v1/messages")),
         "{message}"
     );
     assert!(message.contains("ANTHROPIC_BASE_URL"), "{message}");
@@ -571,25 +494,15 @@ fn an_invalid_base_url_is_refused_up_front() {
 // ---- The `messages` array ----
 
 fn tool_use(id: &str) -> ContentBlock {
-    ContentBlock::ToolUse {
-        id: id.into(),
-        name: "bash".into(),
-        input: json!({"command": "ls"}),
-    }
+    ContentBlock::ToolUse { id: id.into(), name: "bash".into(), input: json!({"command": "ls"}) }
 }
 
 fn tool_result(id: &str, content: &str, is_error: bool) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.into(),
-        content: content.into(),
-        is_error,
-    }
+    ContentBlock::ToolResult { tool_use_id: id.into(), content: content.into(), is_error }
 }
 
 fn reminder() -> ContentBlock {
-    ContentBlock::Reminder {
-        text: "<reminder>Update your todos.</reminder>".into(),
-    }
+    ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() }
 }
 
 #[test]
@@ -629,16 +542,8 @@ fn the_reminder_follows_the_tool_results() {
 fn consecutive_user_messages_are_merged_results_first() {
     let history = History::from(vec![
         Message::user_text("Go."),
-        Message::assistant(vec![
-            ContentBlock::Text {
-                text: "Sure.".into(),
-            },
-            tool_use("t1"),
-        ]),
-        Message {
-            role: Role::User,
-            content: vec![tool_result("t1", "done", false), reminder()],
-        },
+        Message::assistant(vec![ContentBlock::Text { text: "Sure.".into() }, tool_use("t1")]),
+        Message { role: Role::User, content: vec![tool_result("t1", "done", false), reminder()] },
         Message::user_text("Also fix the tests."),
         Message::user_text("And be quick."),
     ]);
@@ -659,10 +564,7 @@ fn consecutive_user_messages_are_merged_results_first() {
 
 #[test]
 fn empty_text_blocks_are_left_out() {
-    let message = Message::assistant(vec![
-        ContentBlock::Text { text: " ".into() },
-        tool_use("t1"),
-    ]);
+    let message = Message::assistant(vec![ContentBlock::Text { text: " ".into() }, tool_use("t1")]);
     assert_eq!(
         wire_message(&message)["content"],
         json!([{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}])

@@ -63,14 +63,11 @@ async fn streams_text_and_tool_calls_with_the_documented_request() {
 
     let (result, events) = complete(&format!("{}/v1", server.uri()), 0).await;
     assert_eq!(result.unwrap(), support::openai_completion());
-    assert_eq!(
-        support::streamed_text(&events),
-        "Checking — ünïcode 🚀 now."
+    assert_eq!(support::streamed_text(&events), "Checking — ünïcode 🚀 now.");
+    assert!(
+        events
+            .contains(&StreamEvent::ToolUseStart { id: "call_a".into(), name: "read_file".into() })
     );
-    assert!(events.contains(&StreamEvent::ToolUseStart {
-        id: "call_a".into(),
-        name: "read_file".into()
-    }));
 
     let requests = server.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
@@ -110,10 +107,7 @@ async fn fragments_without_an_index_and_invalid_arguments_are_assembled() {
         finish_chunk("tool_calls"),
     ]);
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(body))
-        .mount(&server)
-        .await;
+    Mock::given(method("POST")).respond_with(sse_response(body)).mount(&server).await;
 
     let (result, _) = complete(&server.uri(), 0).await;
     let content = result.unwrap().content;
@@ -125,14 +119,9 @@ async fn fragments_without_an_index_and_invalid_arguments_are_assembled() {
             input: json!({"command": "ls"})
         }
     );
-    let ContentBlock::ToolUse { id, input, .. } = &content[1] else {
-        panic!("{content:?}")
-    };
+    let ContentBlock::ToolUse { id, input, .. } = &content[1] else { panic!("{content:?}") };
     assert_eq!(id, "c2");
-    assert_eq!(
-        keel::llm::tool_input::invalid_input(input),
-        Some("{\"command\": ")
-    );
+    assert_eq!(keel::llm::tool_input::invalid_input(input), Some("{\"command\": "));
 }
 
 #[tokio::test]
@@ -143,10 +132,7 @@ async fn usage_arrives_in_the_last_chunk() {
         json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 2}}),
     ]);
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(body))
-        .mount(&server)
-        .await;
+    Mock::given(method("POST")).respond_with(sse_response(body)).mount(&server).await;
 
     let (result, _) = complete(&server.uri(), 0).await;
     let completion = result.unwrap();
@@ -167,18 +153,12 @@ async fn retries_two_overloaded_answers_then_succeeds() {
         .mount(&server)
         .await;
     Mock::given(method("POST"))
-        .respond_with(sse_response(openai_sse(&[
-            text_chunk("Ok."),
-            finish_chunk("stop"),
-        ])))
+        .respond_with(sse_response(openai_sse(&[text_chunk("Ok."), finish_chunk("stop")])))
         .mount(&server)
         .await;
 
     let (result, events) = complete(&server.uri(), 3).await;
-    assert_eq!(
-        result.unwrap().content,
-        [ContentBlock::Text { text: "Ok.".into() }]
-    );
+    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Ok.".into() }]);
     let retries = retries(&events);
     assert_eq!(retries.len(), 2);
     assert_eq!(retries[1].2, "503 service unavailable");
@@ -198,10 +178,7 @@ async fn retry_after_ms_is_honoured() {
         .mount(&server)
         .await;
     Mock::given(method("POST"))
-        .respond_with(sse_response(openai_sse(&[
-            text_chunk("Ok."),
-            finish_chunk("stop"),
-        ])))
+        .respond_with(sse_response(openai_sse(&[text_chunk("Ok."), finish_chunk("stop")])))
         .mount(&server)
         .await;
 
@@ -218,16 +195,8 @@ async fn a_stream_cut_before_the_finish_is_retried_then_fails_cleanly() {
 
     let (result, events) = complete(&server.base_url, 1).await;
     let error = result.unwrap_err();
-    let LlmError::RetriesExhausted { attempts: 2, last } = &error else {
-        panic!("{error:?}")
-    };
-    assert!(matches!(
-        **last,
-        LlmError::Stream {
-            cause: StreamError::Cut { .. },
-            ..
-        }
-    ));
+    let LlmError::RetriesExhausted { attempts: 2, last } = &error else { panic!("{error:?}") };
+    assert!(matches!(**last, LlmError::Stream { cause: StreamError::Cut { .. }, .. }));
     assert_eq!(retries(&events).len(), 1);
     assert_eq!(server.connections(), 2);
 }
@@ -239,12 +208,7 @@ async fn a_stream_ending_after_the_finish_without_done_is_complete() {
     let server = RawServer::start(vec![Reply::sse(&body)]).await;
 
     let (result, events) = complete(&server.base_url, 0).await;
-    assert_eq!(
-        result.unwrap().content,
-        [ContentBlock::Text {
-            text: "Fine.".into()
-        }]
-    );
+    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Fine.".into() }]);
     assert!(retries(&events).is_empty());
 }
 
@@ -263,20 +227,12 @@ async fn an_error_object_mid_stream_is_retried() {
         .mount(&server)
         .await;
     Mock::given(method("POST"))
-        .respond_with(sse_response(openai_sse(&[
-            text_chunk("All."),
-            finish_chunk("stop"),
-        ])))
+        .respond_with(sse_response(openai_sse(&[text_chunk("All."), finish_chunk("stop")])))
         .mount(&server)
         .await;
 
     let (result, events) = complete(&server.uri(), 1).await;
-    assert_eq!(
-        result.unwrap().content,
-        [ContentBlock::Text {
-            text: "All.".into()
-        }]
-    );
+    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "All.".into() }]);
     assert_eq!(retries(&events)[0].2, "502");
 }
 
@@ -320,10 +276,7 @@ async fn not_found_names_the_model_and_the_openai_base_url() {
         "--base-url or OPENAI_BASE_URL",
         "usually ends in /v1",
     ] {
-        assert!(
-            message.contains(needle),
-            "{needle:?} missing from: {message}"
-        );
+        assert!(message.contains(needle), "{needle:?} missing from: {message}");
     }
 }
 
@@ -339,23 +292,15 @@ async fn unprocessable_request_shows_the_server_message() {
 
     let (result, _) = complete(&server.uri(), 2).await;
     let message = result.unwrap_err().to_string();
-    assert!(
-        message.starts_with("request rejected (400 from "),
-        "{message}"
-    );
-    assert!(
-        message.ends_with("): Invalid value for 'max_tokens'"),
-        "{message}"
-    );
+    assert!(message.starts_with("request rejected (400 from "), "{message}");
+    assert!(message.ends_with("): Invalid value for 'max_tokens'"), "{message}");
 }
 
 #[tokio::test]
 async fn a_non_json_error_body_is_cut_to_its_first_line() {
     let server = MockServer::start().await;
-    let body = format!(
-        "upstream connect error or disconnect/reset before headers\n{}",
-        "x".repeat(5000)
-    );
+    let body =
+        format!("upstream connect error or disconnect/reset before headers\n{}", "x".repeat(5000));
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(500).set_body_raw(body, "text/plain"))
         .mount(&server)
@@ -379,10 +324,7 @@ async fn invalid_json_in_a_data_line_is_retried() {
         .mount(&server)
         .await;
     Mock::given(method("POST"))
-        .respond_with(sse_response(openai_sse(&[
-            text_chunk("Ok."),
-            finish_chunk("stop"),
-        ])))
+        .respond_with(sse_response(openai_sse(&[text_chunk("Ok."), finish_chunk("stop")])))
         .mount(&server)
         .await;
 
@@ -398,19 +340,13 @@ fn tool_results_become_tool_messages_and_the_reminder_a_user_message_after_them(
     let history = History::from(vec![
         Message::user_text("Go."),
         Message::assistant(vec![
-            ContentBlock::Text {
-                text: "Looking.".into(),
-            },
+            ContentBlock::Text { text: "Looking.".into() },
             ContentBlock::ToolUse {
                 id: "c1".into(),
                 name: "bash".into(),
                 input: json!({"command": "ls"}),
             },
-            ContentBlock::ToolUse {
-                id: "c2".into(),
-                name: "todo".into(),
-                input: json!({}),
-            },
+            ContentBlock::ToolUse { id: "c2".into(), name: "todo".into(), input: json!({}) },
         ]),
         Message {
             role: Role::User,
@@ -425,12 +361,8 @@ fn tool_results_become_tool_messages_and_the_reminder_a_user_message_after_them(
                     content: "Max 20 todos allowed".into(),
                     is_error: true,
                 },
-                ContentBlock::Reminder {
-                    text: "<reminder>Update your todos.</reminder>".into(),
-                },
-                ContentBlock::Text {
-                    text: "Also, hurry.".into(),
-                },
+                ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() },
+                ContentBlock::Text { text: "Also, hurry.".into() },
             ],
         },
     ]);

@@ -53,22 +53,13 @@ async fn assert_split_invariant(wire: WireFormat, body: &str, expected: &Complet
 
 #[tokio::test]
 async fn anthropic_stream_survives_every_split() {
-    assert_split_invariant(
-        WireFormat::Anthropic,
-        ANTHROPIC_STREAM,
-        &anthropic_completion(),
-    )
-    .await;
+    assert_split_invariant(WireFormat::Anthropic, ANTHROPIC_STREAM, &anthropic_completion()).await;
 }
 
 #[tokio::test]
 async fn anthropic_stream_with_crlf_endings_decodes_the_same() {
-    assert_split_invariant(
-        WireFormat::Anthropic,
-        &crlf(ANTHROPIC_STREAM),
-        &anthropic_completion(),
-    )
-    .await;
+    assert_split_invariant(WireFormat::Anthropic, &crlf(ANTHROPIC_STREAM), &anthropic_completion())
+        .await;
 }
 
 #[tokio::test]
@@ -78,51 +69,30 @@ async fn openai_stream_survives_every_split() {
 
 #[tokio::test]
 async fn openai_stream_with_crlf_endings_decodes_the_same() {
-    assert_split_invariant(
-        WireFormat::OpenAi,
-        &crlf(OPENAI_STREAM),
-        &openai_completion(),
-    )
-    .await;
+    assert_split_invariant(WireFormat::OpenAi, &crlf(OPENAI_STREAM), &openai_completion()).await;
 }
 
 #[tokio::test]
 async fn tool_starts_are_reported_before_the_end() {
     let (_, events) =
         decode_chunks(WireFormat::OpenAi, vec![OPENAI_STREAM.as_bytes().to_vec()]).await;
-    let starts: Vec<_> = events
-        .iter()
-        .filter(|event| matches!(event, StreamEvent::ToolUseStart { .. }))
-        .collect();
+    let starts: Vec<_> =
+        events.iter().filter(|event| matches!(event, StreamEvent::ToolUseStart { .. })).collect();
     assert_eq!(
         starts,
         [
-            &StreamEvent::ToolUseStart {
-                id: "call_a".into(),
-                name: "read_file".into()
-            },
-            &StreamEvent::ToolUseStart {
-                id: "call_b".into(),
-                name: "todo".into()
-            },
+            &StreamEvent::ToolUseStart { id: "call_a".into(), name: "read_file".into() },
+            &StreamEvent::ToolUseStart { id: "call_b".into(), name: "todo".into() },
         ]
     );
 }
 
 #[tokio::test]
 async fn a_stream_without_its_end_marker_is_cut() {
-    let anthropic = ANTHROPIC_STREAM
-        .rsplit_once("event: message_stop")
-        .unwrap()
-        .0;
+    let anthropic = ANTHROPIC_STREAM.rsplit_once("event: message_stop").unwrap().0;
     let (result, _) =
         decode_chunks(WireFormat::Anthropic, vec![anthropic.as_bytes().to_vec()]).await;
-    assert_eq!(
-        result,
-        Err(StreamError::Cut {
-            expected: "message_stop"
-        })
-    );
+    assert_eq!(result, Err(StreamError::Cut { expected: "message_stop" }));
 
     let openai = OPENAI_STREAM.split_once("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\"").unwrap().0;
     let (result, _) = decode_chunks(WireFormat::OpenAi, vec![openai.as_bytes().to_vec()]).await;
@@ -152,30 +122,19 @@ async fn invalid_json_in_a_data_line_is_a_protocol_error() {
     let (result, _) =
         decode_chunks(WireFormat::Anthropic, vec![anthropic.as_bytes().to_vec()]).await;
     let error = result.unwrap_err();
-    assert!(
-        matches!(error, StreamError::InvalidJson { .. }),
-        "{error:?}"
-    );
+    assert!(matches!(error, StreamError::InvalidJson { .. }), "{error:?}");
     assert!(error.to_string().contains("not valid JSON"), "{error}");
 
     let (result, _) = decode_chunks(WireFormat::OpenAi, vec![b"data: {oops\n\n".to_vec()]).await;
-    assert!(
-        matches!(result, Err(StreamError::InvalidJson { .. })),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(StreamError::InvalidJson { .. })), "{result:?}");
 }
 
 #[tokio::test]
 async fn a_huge_single_chunk_decodes_quickly() {
     // 60,000 text deltas (about 9 MB) in one chunk: linear work, not quadratic.
     let delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Some words of the answer, and a few more of them to make a line.\"}}\n\n";
-    let (head, tail) = ANTHROPIC_STREAM
-        .split_once("event: content_block_stop")
-        .unwrap();
-    let body = format!(
-        "{head}{}event: content_block_stop{tail}",
-        delta.repeat(60_000)
-    );
+    let (head, tail) = ANTHROPIC_STREAM.split_once("event: content_block_stop").unwrap();
+    let body = format!("{head}{}event: content_block_stop{tail}", delta.repeat(60_000));
     let started = std::time::Instant::now();
     let (result, events) = decode_chunks(WireFormat::Anthropic, vec![body.into_bytes()]).await;
     let completion = result.unwrap();
@@ -190,17 +149,10 @@ async fn one_long_event_decodes_whole() {
     // A single 1 MB text delta, arriving in 64 KB chunks.
     let text = "word ".repeat(200_000);
     let body = support::anthropic_text_stream(&text);
-    let chunks = body
-        .as_bytes()
-        .chunks(64 * 1024)
-        .map(<[u8]>::to_vec)
-        .collect();
+    let chunks = body.as_bytes().chunks(64 * 1024).map(<[u8]>::to_vec).collect();
     let (result, _) = decode_chunks(WireFormat::Anthropic, chunks).await;
     let completion = result.unwrap();
-    assert_eq!(
-        completion.content,
-        [keel::message::ContentBlock::Text { text }]
-    );
+    assert_eq!(completion.content, [keel::message::ContentBlock::Text { text }]);
 }
 
 #[tokio::test]
@@ -211,10 +163,7 @@ async fn an_endless_line_is_refused_rather_than_buffered_forever() {
     let (result, _) = decode_chunks(WireFormat::Anthropic, chunks).await;
     let error = result.unwrap_err();
     assert!(matches!(error, StreamError::Framing(_)), "{error:?}");
-    assert!(
-        error.to_string().contains("without a complete event"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("without a complete event"), "{error}");
 }
 
 /// Pieces of plausible and broken stream text, for the mixing property below.

@@ -131,7 +131,7 @@ impl Agent {
             .prefix("keel-demo-")
             .tempdir()
             .map_err(|err| format!("could not create the demo workspace: {err}"))?;
-        let workspace = Workspace::new(dir.path().to_path_buf())
+        let workspace = Workspace::new(dir.path())
             .map_err(|err| format!("could not open the demo workspace: {err}"))?;
         let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
             .map_err(|err| format!("the demo script is broken: {err}"))?;

@@ -12,7 +12,7 @@ use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
 use super::state::{Outbox, State};
 use super::task::{Agent, NO_PROVIDER_HELP, Stop};
 use super::{Command, Decision};
-use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
+use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent, tool_input};
 use crate::message::{ContentBlock, Message, Role};
 use crate::session::Record;
 use crate::todo;
@@ -468,35 +468,19 @@ fn on_stream_event(state: &mut State, outbox: &Outbox, partial: &mut String, eve
     state.publish(outbox);
 }
 
-/// What is wrong with a tool call's arguments before any tool looks at them: the provider keeps
-/// arguments that were not valid JSON as a string, so the model can be told.
+/// What is wrong with a tool call's arguments before any tool looks at them. Providers keep
+/// arguments that were not a JSON object under a marker (see `llm::tool_input`); the scripted
+/// model may hand over any value.
 fn argument_problem(input: &Value) -> Option<String> {
-    match input {
-        Value::Object(_) => None,
-        Value::String(raw) => Some(format!("the arguments are not valid JSON: {}", clip(raw))),
-        other => Some(format!("the arguments must be a JSON object, not {}", kind(other))),
+    if let Some(message) = tool_input::invalid_input_message(input) {
+        return Some(message);
     }
-}
-
-/// The start of a long value, for an error message.
-fn clip(raw: &str) -> String {
-    const SHOWN_CHARS: usize = 200;
-    let mut shown: String = raw.chars().take(SHOWN_CHARS).collect();
-    if shown.len() < raw.len() {
-        shown.push('…');
-    }
-    shown
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    let raw = match input {
+        Value::Object(_) => return None,
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    tool_input::invalid_input_message(&tool_input::parse(&raw))
 }
 
 fn running(id: &str, name: &str, input: &Value, started: Instant, output: &str) -> ToolRun {

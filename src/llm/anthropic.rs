@@ -25,12 +25,8 @@ const KEY_VAR: &str = "ANTHROPIC_API_KEY";
 const BASE_VAR: &str = "ANTHROPIC_BASE_URL";
 const MESSAGES_PATH: &str = "/v1/messages";
 /// Error kinds of a mid-stream `error` event that a retry may cure.
-const RETRYABLE_ERRORS: [&str; 4] = [
-    "overloaded_error",
-    "api_error",
-    "rate_limit_error",
-    "timeout_error",
-];
+const RETRYABLE_ERRORS: [&str; 4] =
+    ["overloaded_error", "api_error", "rate_limit_error", "timeout_error"];
 
 /// A client for one model behind the Anthropic Messages API.
 pub struct AnthropicClient {
@@ -97,10 +93,7 @@ impl AnthropicClient {
         if !request.system.is_empty() {
             body.insert("system".into(), json!(request.system));
         }
-        body.insert(
-            "messages".into(),
-            Value::Array(wire_messages(request.messages)),
-        );
+        body.insert("messages".into(), Value::Array(wire_messages(request.messages)));
         if !request.tools.is_empty() {
             let tools = request
                 .tools
@@ -125,15 +118,8 @@ impl AnthropicClient {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
         let body = self.request_body(request).to_string().into_bytes();
-        http::complete(
-            &self.http,
-            &self.endpoint,
-            &self.headers,
-            body,
-            &self.settings,
-            events,
-        )
-        .await
+        http::complete(&self.http, &self.endpoint, &self.headers, body, &self.settings, events)
+            .await
     }
 }
 
@@ -143,10 +129,8 @@ pub fn wire_messages(history: &History) -> Vec<Value> {
     let mut out = Vec::with_capacity(history.len());
     // A message with nothing to send (an empty answer) would be refused, and dropping it may
     // leave two turns of one role side by side, so it goes before the merging.
-    let mut messages = history
-        .iter()
-        .filter(|message| message.content.iter().any(is_sent))
-        .peekable();
+    let mut messages =
+        history.iter().filter(|message| message.content.iter().any(is_sent)).peekable();
     while let Some(first) = messages.next() {
         if messages.peek().is_none_or(|next| next.role != first.role) {
             out.push(wire_message(first));
@@ -200,11 +184,7 @@ fn wire_block(block: &ContentBlock) -> Option<Value> {
         ContentBlock::ToolUse { id, name, input } => {
             json!({ "type": "tool_use", "id": id, "name": name, "input": input })
         }
-        ContentBlock::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } => {
+        ContentBlock::ToolResult { tool_use_id, content, is_error } => {
             let mut result = json!({
                 "type": "tool_result",
                 "tool_use_id": tool_use_id,
@@ -298,11 +278,7 @@ struct WireError {
 
 impl StreamDecoder {
     fn part(&mut self, index: u64) -> Option<&mut Part> {
-        self.parts
-            .iter_mut()
-            .rev()
-            .find(|(at, _)| *at == index)
-            .map(|(_, part)| part)
+        self.parts.iter_mut().rev().find(|(at, _)| *at == index).map(|(_, part)| part)
     }
 
     fn record_usage(&mut self, usage: &WireUsage) {
@@ -329,19 +305,11 @@ impl StreamDecoder {
             "tool_use" => {
                 let id = block.id.unwrap_or_default();
                 let name = block.name.unwrap_or_default();
-                let _ = out.send(StreamEvent::ToolUseStart {
-                    id: id.clone(),
-                    name: name.clone(),
-                });
+                let _ = out.send(StreamEvent::ToolUseStart { id: id.clone(), name: name.clone() });
                 let whole = block
                     .input
                     .filter(|input| input.as_object().is_some_and(|object| !object.is_empty()));
-                Part::Tool {
-                    id,
-                    name,
-                    json: String::new(),
-                    whole,
-                }
+                Part::Tool { id, name, json: String::new(), whole }
             }
             _ => Part::Ignored,
         };
@@ -405,10 +373,9 @@ impl EventDecoder for StreamDecoder {
             }
             "message_stop" => return Ok(Flow::Done),
             "error" => {
-                let error = payload.error.unwrap_or(WireError {
-                    kind: "error".to_owned(),
-                    message: String::new(),
-                });
+                let error = payload
+                    .error
+                    .unwrap_or(WireError { kind: "error".to_owned(), message: String::new() });
                 return Err(StreamError::Server {
                     retryable: RETRYABLE_ERRORS.contains(&error.kind.as_str()),
                     kind: error.kind,
@@ -422,16 +389,10 @@ impl EventDecoder for StreamDecoder {
 
     fn finish(self, ended: bool) -> Result<Completion, StreamError> {
         if !ended {
-            return Err(StreamError::Cut {
-                expected: "message_stop",
-            });
+            return Err(StreamError::Cut { expected: "message_stop" });
         }
         Ok(Completion {
-            content: self
-                .parts
-                .into_iter()
-                .filter_map(|(_, part)| part.into_block())
-                .collect(),
+            content: self.parts.into_iter().filter_map(|(_, part)| part.into_block()).collect(),
             stop_reason: self.stop_reason,
             usage: self.usage,
         })

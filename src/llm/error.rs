@@ -16,22 +16,13 @@ const MAX_SUMMARY_CHARS: usize = 200;
 pub enum LlmError {
     /// The configured base URL is not a URL.
     #[error("invalid base URL {url:?}: {detail} — check --base-url or {base_var}")]
-    InvalidBaseUrl {
-        url: String,
-        detail: String,
-        base_var: &'static str,
-    },
+    InvalidBaseUrl { url: String, detail: String, base_var: &'static str },
     /// The HTTP client could not be set up (TLS roots, proxy settings).
     #[error("could not set up the HTTP client: {0}")]
     Client(String),
     /// 401 or 403: the key is missing, wrong or not allowed.
     #[error("{} ({status} from {url}): {message} — set {key_var} to a valid key", auth_label(*status))]
-    Auth {
-        status: u16,
-        url: String,
-        message: String,
-        key_var: &'static str,
-    },
+    Auth { status: u16, url: String, message: String, key_var: &'static str },
     /// 404: usually a wrong model name or base URL.
     #[error(
         "not found (404 from {url}): {message} — check the model name {model:?} (--model) and the \
@@ -47,11 +38,7 @@ pub enum LlmError {
     },
     /// A status that retrying will not fix (400, 413, 422, …): the server's own words.
     #[error("request rejected ({status} from {url}): {message}")]
-    Rejected {
-        status: u16,
-        url: String,
-        message: String,
-    },
+    Rejected { status: u16, url: String, message: String },
     /// A status worth retrying: 429, 500, 502, 503, 504, 529.
     #[error("{} ({status} from {url}): {message}{}", status_label(*status), retry_after_note(*retry_after))]
     Server {
@@ -65,11 +52,7 @@ pub enum LlmError {
     #[error(
         "could not connect to {url}: {detail} — is the server running? check --base-url or {base_var}"
     )]
-    Connect {
-        url: String,
-        detail: String,
-        base_var: &'static str,
-    },
+    Connect { url: String, detail: String, base_var: &'static str },
     /// The request failed on the way, after connecting.
     #[error("request to {url} failed: {detail}")]
     Transport { url: String, detail: String },
@@ -110,11 +93,7 @@ pub enum StreamError {
     Framing(String),
     /// The server sent an error event in the middle of the stream.
     #[error("the server reported {kind}: {message}")]
-    Server {
-        kind: String,
-        message: String,
-        retryable: bool,
-    },
+    Server { kind: String, message: String, retryable: bool },
 }
 
 impl From<std::convert::Infallible> for StreamError {
@@ -208,11 +187,7 @@ pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn auth_label(status: u16) -> &'static str {
-    if status == 403 {
-        "access denied"
-    } else {
-        "authentication failed"
-    }
+    if status == 403 { "access denied" } else { "authentication failed" }
 }
 
 fn status_label(status: u16) -> &'static str {
@@ -226,9 +201,7 @@ fn status_label(status: u16) -> &'static str {
 }
 
 fn retry_after_note(retry_after: Option<Duration>) -> String {
-    retry_after
-        .map(|after| format!(" (retry after {}s)", after.as_secs()))
-        .unwrap_or_default()
+    retry_after.map(|after| format!(" (retry after {}s)", after.as_secs())).unwrap_or_default()
 }
 
 /// One line saying what a server's error body holds: the JSON error message if there is one, the
@@ -270,11 +243,7 @@ fn html_title(html: &str) -> Option<String> {
     let start = lower.find("<title")?;
     let open_end = start + lower[start..].find('>')? + 1;
     let close = open_end + lower[open_end..].find("</title")?;
-    let title = html
-        .get(open_end..close)?
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let title = html.get(open_end..close)?.split_whitespace().collect::<Vec<_>>().join(" ");
     (!title.is_empty()).then_some(title)
 }
 
@@ -300,10 +269,7 @@ mod tests {
     fn summarizes_json_error_shapes() {
         let anthropic = br#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
         assert_eq!(summarize_body(None, anthropic), "invalid x-api-key");
-        assert_eq!(
-            summarize_body(None, br#"{"detail":"Not Found"}"#),
-            "Not Found"
-        );
+        assert_eq!(summarize_body(None, br#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(summarize_body(None, br#"{"error":"bad"}"#), "bad");
         assert_eq!(summarize_body(None, br#"[1,2]"#), "[1,2]");
     }
@@ -311,23 +277,14 @@ mod tests {
     #[test]
     fn summarizes_html_by_title() {
         let page = b"<!DOCTYPE html>\n<html><head><TITLE>502 Bad\n Gateway</TITLE></head><body>x</body></html>";
-        assert_eq!(
-            summarize_body(Some("text/html"), page),
-            "an HTML page: 502 Bad Gateway"
-        );
-        assert_eq!(
-            summarize_body(None, b"<html><body>oops</body></html>"),
-            "an HTML page"
-        );
+        assert_eq!(summarize_body(Some("text/html"), page), "an HTML page: 502 Bad Gateway");
+        assert_eq!(summarize_body(None, b"<html><body>oops</body></html>"), "an HTML page");
     }
 
     #[test]
     fn summarizes_text_by_first_line_cut_short() {
         assert_eq!(summarize_body(None, b""), "(empty body)");
-        assert_eq!(
-            summarize_body(None, b"upstream failed\nstack trace..."),
-            "upstream failed"
-        );
+        assert_eq!(summarize_body(None, b"upstream failed\nstack trace..."), "upstream failed");
         let long = "é".repeat(500);
         let summary = summarize_body(None, long.as_bytes());
         assert_eq!(summary.chars().count(), MAX_SUMMARY_CHARS + 1);
@@ -342,15 +299,8 @@ mod tests {
             message: "no".into(),
             key_var: "K",
         };
-        let error = LlmError::RetriesExhausted {
-            attempts: 3,
-            last: Box::new(last),
-        };
+        let error = LlmError::RetriesExhausted { attempts: 3, last: Box::new(last) };
         assert!(error.is_auth());
-        assert!(
-            error
-                .to_string()
-                .starts_with("gave up after 3 attempts: authentication failed")
-        );
+        assert!(error.to_string().starts_with("gave up after 3 attempts: authentication failed"));
     }
 }

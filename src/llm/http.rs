@@ -46,11 +46,8 @@ pub(crate) fn client(settings: &HttpSettings) -> Result<reqwest::Client, LlmErro
 /// `base` (trailing slashes dropped) joined with `path`, checked to be an http(s) URL.
 pub(crate) fn join_url(base: &str, path: &str, base_var: &'static str) -> Result<String, LlmError> {
     let url = format!("{}{path}", base.trim().trim_end_matches('/'));
-    let invalid = |detail: String| LlmError::InvalidBaseUrl {
-        url: base.to_owned(),
-        detail,
-        base_var,
-    };
+    let invalid =
+        |detail: String| LlmError::InvalidBaseUrl { url: base.to_owned(), detail, base_var };
     let parsed = reqwest::Url::parse(&url).map_err(|error| invalid(error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid("it must start with http:// or https://".to_owned()));
@@ -80,10 +77,7 @@ pub(crate) async fn complete(
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<Completion, LlmError> {
     retry::run(&settings.retry, events, || {
-        let request = http
-            .post(&endpoint.url)
-            .headers(headers.clone())
-            .body(body.clone());
+        let request = http.post(&endpoint.url).headers(headers.clone()).body(body.clone());
         attempt(request, endpoint, settings.idle_timeout, events)
     })
     .await
@@ -95,10 +89,7 @@ async fn attempt(
     idle: Duration,
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<Completion, LlmError> {
-    let stream_error = |cause| LlmError::Stream {
-        url: endpoint.url.clone(),
-        cause,
-    };
+    let stream_error = |cause| LlmError::Stream { url: endpoint.url.clone(), cause };
     let response = match tokio::time::timeout(idle, request.send()).await {
         Err(_elapsed) => return Err(stream_error(StreamError::Idle(idle))),
         Ok(Err(error)) => return Err(send_error(&error, endpoint)),
@@ -120,28 +111,15 @@ async fn attempt(
         });
     }
     let chunks = sse::with_idle_timeout(response.bytes_stream(), idle);
-    sse::decode(endpoint.wire, chunks, events)
-        .await
-        .map_err(stream_error)
+    sse::decode(endpoint.wire, chunks, events).await.map_err(stream_error)
 }
 
 fn send_error(error: &reqwest::Error, endpoint: &Endpoint) -> LlmError {
     if error.is_connect() || error.is_timeout() {
-        let detail = if error.is_timeout() {
-            "timed out".to_owned()
-        } else {
-            root_cause(error)
-        };
-        LlmError::Connect {
-            url: endpoint.url.clone(),
-            detail,
-            base_var: endpoint.base_var,
-        }
+        let detail = if error.is_timeout() { "timed out".to_owned() } else { root_cause(error) };
+        LlmError::Connect { url: endpoint.url.clone(), detail, base_var: endpoint.base_var }
     } else {
-        LlmError::Transport {
-            url: endpoint.url.clone(),
-            detail: root_cause(error),
-        }
+        LlmError::Transport { url: endpoint.url.clone(), detail: root_cause(error) }
     }
 }
 
@@ -157,12 +135,7 @@ async fn status_error(
     let message = summarize_body(Some(&content_type), &body);
     let url = endpoint.url.clone();
     match status.as_u16() {
-        status @ (401 | 403) => LlmError::Auth {
-            status,
-            url,
-            message,
-            key_var: endpoint.key_var,
-        },
+        status @ (401 | 403) => LlmError::Auth { status, url, message, key_var: endpoint.key_var },
         404 => LlmError::NotFound {
             url,
             message,
@@ -170,17 +143,10 @@ async fn status_error(
             base_var: endpoint.base_var,
             hint: endpoint.not_found_hint.clone(),
         },
-        status if RETRYABLE_STATUSES.contains(&status) => LlmError::Server {
-            status,
-            url,
-            message,
-            retry_after,
-        },
-        status => LlmError::Rejected {
-            status,
-            url,
-            message,
-        },
+        status if RETRYABLE_STATUSES.contains(&status) => {
+            LlmError::Server { status, url, message, retry_after }
+        }
+        status => LlmError::Rejected { status, url, message },
     }
 }
 
@@ -199,11 +165,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
+    headers.get(name).and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned()
 }
 
 /// The start of a body, at most [`MAX_ERROR_BODY`] bytes, giving up quietly when it stalls or

@@ -80,8 +80,8 @@ impl WireFormat {
     }
 }
 
-/// Settings every HTTP provider shares.
-#[derive(Debug, Clone, PartialEq)]
+/// Settings every HTTP provider shares. `Debug` leaves the key out, so settings can be logged.
+#[derive(Clone, PartialEq)]
 pub struct HttpSettings {
     /// Base URL: for Anthropic without `/v1`, for OpenAI-compatible servers with it.
     pub base_url: String,
@@ -91,6 +91,19 @@ pub struct HttpSettings {
     /// How long a stream may go without a byte before it counts as cut.
     pub idle_timeout: Duration,
     pub retry: retry::RetryPolicy,
+}
+
+impl std::fmt::Debug for HttpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<hidden>")
+            .field("model", &self.model)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("retry", &self.retry)
+            .finish()
+    }
 }
 
 /// A model to talk to. An enum rather than a trait object: the set is closed and each variant is

@@ -120,15 +120,8 @@ impl OpenAiClient {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
         let body = self.request_body(request).to_string().into_bytes();
-        http::complete(
-            &self.http,
-            &self.endpoint,
-            &self.headers,
-            body,
-            &self.settings,
-            events,
-        )
-        .await
+        http::complete(&self.http, &self.endpoint, &self.headers, body, &self.settings, events)
+            .await
     }
 }
 
@@ -159,15 +152,13 @@ fn push_wire_message(message: &Message, out: &mut Vec<Value>) {
             let mut text = String::new();
             for block in &message.content {
                 match block {
-                    ContentBlock::ToolResult {
-                        tool_use_id,
-                        content,
-                        is_error,
-                    } => out.push(json!({
-                        "role": "tool",
-                        "tool_call_id": tool_use_id,
-                        "content": result_text(content, *is_error),
-                    })),
+                    ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                        out.push(json!({
+                            "role": "tool",
+                            "tool_call_id": tool_use_id,
+                            "content": result_text(content, *is_error),
+                        }))
+                    }
                     ContentBlock::Text { text: more } | ContentBlock::Reminder { text: more } => {
                         if !text.is_empty() {
                             text.push_str(TEXT_SEPARATOR);
@@ -199,11 +190,7 @@ fn wire_assistant(message: &Message) -> Value {
     if calls.is_empty() {
         return json!({ "role": "assistant", "content": text });
     }
-    let content = if text.is_empty() {
-        Value::Null
-    } else {
-        Value::String(text)
-    };
+    let content = if text.is_empty() { Value::Null } else { Value::String(text) };
     json!({ "role": "assistant", "content": content, "tool_calls": calls })
 }
 
@@ -287,11 +274,9 @@ impl StreamDecoder {
     fn tool_call(&mut self, call: ToolCallDelta<'_>, out: &UnboundedSender<StreamEvent>) {
         let call_id = call.id.filter(|id| !id.is_empty());
         let position = match call.index {
-            Some(index) => self
-                .tools
-                .iter()
-                .find(|(at, _)| *at == index)
-                .map(|(_, position)| *position),
+            Some(index) => {
+                self.tools.iter().find(|(at, _)| *at == index).map(|(_, position)| *position)
+            }
             // Servers that leave out `index` send each call whole, or continue the last one.
             None => match &call_id {
                 Some(id) if !self.has_tool_id(id) => None,
@@ -305,9 +290,7 @@ impl StreamDecoder {
         let position = position.unwrap_or_else(|| {
             let index = call.index.unwrap_or(self.tools.len() as u64);
             self.tools.push((index, self.parts.len()));
-            let id = call_id
-                .clone()
-                .unwrap_or_else(|| format!("call_{}", self.tools.len()));
+            let id = call_id.clone().unwrap_or_else(|| format!("call_{}", self.tools.len()));
             self.parts.push(Part::Tool {
                 id,
                 name: String::new(),
@@ -316,21 +299,14 @@ impl StreamDecoder {
             });
             self.parts.len() - 1
         });
-        let Some(Part::Tool {
-            id,
-            name: known_name,
-            json,
-            ..
-        }) = self.parts.get_mut(position)
+        let Some(Part::Tool { id, name: known_name, json, .. }) = self.parts.get_mut(position)
         else {
             return;
         };
         if let Some(name) = name.filter(|name| !name.is_empty() && known_name.is_empty()) {
             *known_name = name;
-            let _ = out.send(StreamEvent::ToolUseStart {
-                id: id.clone(),
-                name: known_name.clone(),
-            });
+            let _ =
+                out.send(StreamEvent::ToolUseStart { id: id.clone(), name: known_name.clone() });
         }
         if let Some(arguments) = arguments {
             json.push_str(&arguments);
@@ -338,9 +314,7 @@ impl StreamDecoder {
     }
 
     fn has_tool_id(&self, wanted: &str) -> bool {
-        self.parts
-            .iter()
-            .any(|part| matches!(part, Part::Tool { id, .. } if id == wanted))
+        self.parts.iter().any(|part| matches!(part, Part::Tool { id, .. } if id == wanted))
     }
 }
 
@@ -387,9 +361,7 @@ impl EventDecoder for StreamDecoder {
             return Err(server_error(&error));
         }
         if name == "error" {
-            return Err(server_error(
-                &serde_json::from_str(data).unwrap_or(Value::Null),
-            ));
+            return Err(server_error(&serde_json::from_str(data).unwrap_or(Value::Null)));
         }
         if let Some(usage) = chunk.usage {
             self.usage = Usage {
@@ -397,12 +369,7 @@ impl EventDecoder for StreamDecoder {
                 output_tokens: usage.completion_tokens.unwrap_or(self.usage.output_tokens),
             };
         }
-        for choice in chunk
-            .choices
-            .into_iter()
-            .flatten()
-            .filter(|choice| choice.index == 0)
-        {
+        for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
                 if let Some(content) = delta.content {
                     self.text(&content, out);
@@ -420,16 +387,10 @@ impl EventDecoder for StreamDecoder {
 
     fn finish(self, ended: bool) -> Result<Completion, StreamError> {
         if !ended && self.finish_reason.is_none() {
-            return Err(StreamError::Cut {
-                expected: "finish_reason or [DONE]",
-            });
+            return Err(StreamError::Cut { expected: "finish_reason or [DONE]" });
         }
         Ok(Completion {
-            content: self
-                .parts
-                .into_iter()
-                .filter_map(Part::into_block)
-                .collect(),
+            content: self.parts.into_iter().filter_map(Part::into_block).collect(),
             stop_reason: self.finish_reason,
             usage: self.usage,
         })

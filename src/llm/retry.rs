@@ -43,10 +43,7 @@ impl RetryPolicy {
     /// `max_delay`, less a random share of up to a half.
     pub fn backoff(&self, retry: u32) -> Duration {
         let doublings = retry.saturating_sub(1).min(MAX_DOUBLINGS);
-        let base = self
-            .initial_delay
-            .saturating_mul(1 << doublings)
-            .min(self.max_delay);
+        let base = self.initial_delay.saturating_mul(1 << doublings).min(self.max_delay);
         base.saturating_sub(base.mul_f64(fastrand::f64() * JITTER))
     }
 
@@ -86,20 +83,14 @@ where
             return Err(if retries == 0 {
                 error
             } else {
-                LlmError::RetriesExhausted {
-                    attempts: retries + 1,
-                    last: Box::new(error),
-                }
+                LlmError::RetriesExhausted { attempts: retries + 1, last: Box::new(error) }
             });
         }
         retries += 1;
         let delay = policy.delay(retries, retry_after);
         // The receiver may be gone (headless mode shutting down); the retry goes on regardless.
-        let _ = events.send(StreamEvent::Retrying {
-            attempt: retries,
-            delay,
-            reason: error.reason(),
-        });
+        let _ =
+            events.send(StreamEvent::Retrying { attempt: retries, delay, reason: error.reason() });
         tokio::time::sleep(delay).await;
     }
 }
@@ -132,10 +123,7 @@ mod tests {
             initial_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(2),
         };
-        assert_eq!(
-            policy.delay(1, Some(Duration::from_secs(3))),
-            Duration::from_secs(3)
-        );
+        assert_eq!(policy.delay(1, Some(Duration::from_secs(3))), Duration::from_secs(3));
         assert!(policy.delay(1, None) <= Duration::from_millis(1));
     }
 
@@ -162,18 +150,9 @@ mod tests {
         .await;
         assert_eq!(calls, 3);
         let error = result.unwrap_err();
-        assert!(matches!(
-            error,
-            LlmError::RetriesExhausted { attempts: 3, .. }
-        ));
-        assert!(matches!(
-            rx.try_recv(),
-            Ok(StreamEvent::Retrying { attempt: 1, .. })
-        ));
-        assert!(matches!(
-            rx.try_recv(),
-            Ok(StreamEvent::Retrying { attempt: 2, .. })
-        ));
+        assert!(matches!(error, LlmError::RetriesExhausted { attempts: 3, .. }));
+        assert!(matches!(rx.try_recv(), Ok(StreamEvent::Retrying { attempt: 1, .. })));
+        assert!(matches!(rx.try_recv(), Ok(StreamEvent::Retrying { attempt: 2, .. })));
         assert!(rx.try_recv().is_err());
     }
 

@@ -180,11 +180,7 @@ impl<B: AsRef<[u8]>> Piece<B> {
         if mid >= self.end {
             return (self, None);
         }
-        let head = Self {
-            chunk: Arc::clone(&self.chunk),
-            start: self.start,
-            end: mid,
-        };
+        let head = Self { chunk: Arc::clone(&self.chunk), start: self.start, end: mid };
         let tail = Self { start: mid, ..self };
         (head, Some(tail))
     }
@@ -208,11 +204,7 @@ struct Pieces<'a, S, B> {
 
 impl<'a, S, B> Pieces<'a, S, B> {
     fn new(chunks: S, counts: &'a Counts) -> Self {
-        Self {
-            chunks: Box::pin(chunks),
-            rest: None,
-            counts,
-        }
+        Self { chunks: Box::pin(chunks), rest: None, counts }
     }
 }
 
@@ -228,10 +220,8 @@ where
         loop {
             if let Some(piece) = this.rest.take() {
                 let (head, tail) = piece.split();
-                let pending = this
-                    .counts
-                    .since_event
-                    .fetch_add(head.as_ref().len(), Ordering::Relaxed);
+                let pending =
+                    this.counts.since_event.fetch_add(head.as_ref().len(), Ordering::Relaxed);
                 if pending > MAX_EVENT_BYTES {
                     return Poll::Ready(None);
                 }
@@ -245,11 +235,7 @@ where
                     let end = chunk.as_ref().len();
                     this.counts.total.fetch_add(end, Ordering::Relaxed);
                     if end > 0 {
-                        this.rest = Some(Piece {
-                            chunk: Arc::new(chunk),
-                            start: 0,
-                            end,
-                        });
+                        this.rest = Some(Piece { chunk: Arc::new(chunk), start: 0, end });
                     }
                 }
             }
@@ -279,12 +265,7 @@ impl Part {
         match self {
             Self::Text(text) if text.is_empty() => None,
             Self::Text(text) => Some(ContentBlock::Text { text }),
-            Self::Tool {
-                id,
-                name,
-                json,
-                whole,
-            } => {
+            Self::Tool { id, name, json, whole } => {
                 let input = match whole {
                     Some(input) if json.trim().is_empty() => input,
                     _ => super::tool_input::parse(&json),
@@ -298,8 +279,5 @@ impl Part {
 
 /// The error for a `data:` field that should be JSON and is not.
 pub(crate) fn invalid_json(error: &serde_json::Error, data: &str) -> StreamError {
-    StreamError::InvalidJson {
-        detail: error.to_string(),
-        snippet: super::error::truncate(data),
-    }
+    StreamError::InvalidJson { detail: error.to_string(), snippet: super::error::truncate(data) }
 }

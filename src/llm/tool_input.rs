@@ -51,9 +51,7 @@ pub fn invalid_input_message(input: &Value) -> Option<String> {
     if raw.chars().nth(MAX_ECHO_CHARS).is_some() {
         echo.push('…');
     }
-    Some(format!(
-        "the tool input must be a JSON object, but {problem}. The input was: {echo}"
-    ))
+    Some(format!("the tool input must be a JSON object, but {problem}. The input was: {echo}"))
 }
 
 #[cfg(test)]

@@ -66,9 +66,7 @@ pub const ANTHROPIC_STREAM: &str = concat!(
 pub fn anthropic_completion() -> Completion {
     Completion {
         content: vec![
-            ContentBlock::Text {
-                text: "Let me look — ünïcode 🚀 and \"quotes\".".into(),
-            },
+            ContentBlock::Text { text: "Let me look — ünïcode 🚀 and \"quotes\".".into() },
             ContentBlock::ToolUse {
                 id: "toolu_01".into(),
                 name: "bash".into(),
@@ -76,10 +74,7 @@ pub fn anthropic_completion() -> Completion {
             },
         ],
         stop_reason: Some("tool_use".into()),
-        usage: Usage {
-            input_tokens: 30,
-            output_tokens: 42,
-        },
+        usage: Usage { input_tokens: 30, output_tokens: 42 },
     }
 }
 
@@ -113,25 +108,16 @@ pub const OPENAI_STREAM: &str = concat!(
 pub fn openai_completion() -> Completion {
     Completion {
         content: vec![
-            ContentBlock::Text {
-                text: "Checking — ünïcode 🚀 now.".into(),
-            },
+            ContentBlock::Text { text: "Checking — ünïcode 🚀 now.".into() },
             ContentBlock::ToolUse {
                 id: "call_a".into(),
                 name: "read_file".into(),
                 input: json!({"path": "src/main.rs"}),
             },
-            ContentBlock::ToolUse {
-                id: "call_b".into(),
-                name: "todo".into(),
-                input: json!({}),
-            },
+            ContentBlock::ToolUse { id: "call_b".into(), name: "todo".into(), input: json!({}) },
         ],
         stop_reason: Some("tool_calls".into()),
-        usage: Usage {
-            input_tokens: 120,
-            output_tokens: 17,
-        },
+        usage: Usage { input_tokens: 120, output_tokens: 17 },
     }
 }
 
@@ -148,10 +134,7 @@ pub fn anthropic_sse(events: &[Value]) -> String {
 
 /// An OpenAI SSE body: each value a `data:` event, then `data: [DONE]`.
 pub fn openai_sse(chunks: &[Value]) -> String {
-    let mut body: String = chunks
-        .iter()
-        .map(|chunk| format!("data: {chunk}\n\n"))
-        .collect();
+    let mut body: String = chunks.iter().map(|chunk| format!("data: {chunk}\n\n")).collect();
     body.push_str("data: [DONE]\n\n");
     body
 }
@@ -214,11 +197,9 @@ pub fn retries(events: &[StreamEvent]) -> Vec<(u32, Duration, String)> {
     events
         .iter()
         .filter_map(|event| match event {
-            StreamEvent::Retrying {
-                attempt,
-                delay,
-                reason,
-            } => Some((*attempt, *delay, reason.clone())),
+            StreamEvent::Retrying { attempt, delay, reason } => {
+                Some((*attempt, *delay, reason.clone()))
+            }
             _ => None,
         })
         .collect()
@@ -240,18 +221,12 @@ pub struct Reply(pub Vec<Step>);
 impl Reply {
     /// A 200 event stream whose body ends with the connection.
     pub fn sse(body: &str) -> Self {
-        Self(vec![
-            Step::Send(sse_head()),
-            Step::Send(body.as_bytes().to_vec()),
-        ])
+        Self(vec![Step::Send(sse_head()), Step::Send(body.as_bytes().to_vec())])
     }
 
     /// The first `bytes` of `body`, then the connection closes.
     pub fn cut(body: &str, bytes: usize) -> Self {
-        Self(vec![
-            Step::Send(sse_head()),
-            Step::Send(body.as_bytes()[..bytes].to_vec()),
-        ])
+        Self(vec![Step::Send(sse_head()), Step::Send(body.as_bytes()[..bytes].to_vec())])
     }
 
     /// The first `bytes` of `body`, then silence.
@@ -292,11 +267,7 @@ impl RawServer {
                 tokio::spawn(serve(socket, reply));
             }
         });
-        Self {
-            base_url,
-            connections,
-            task,
-        }
+        Self { base_url, connections, task }
     }
 
     /// How many connections were accepted.
