@@ -309,3 +309,48 @@ fn undo_restores_what_the_last_turn_wrote() {
     let again = keel(home.path()).args(["undo", "--workdir"]).arg(work.path()).output().unwrap();
     assert!(text(&again.stdout).contains("Nothing to undo"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_interrupts_cleanly_and_the_session_keeps_every_result() {
+    use std::io::{BufRead, BufReader};
+    let steps = vec![
+        fake_llm::tool("bash", serde_json::json!({"command": "sleep 60"})),
+        fake_llm::text("unreachable"),
+    ];
+    let server = FakeLlm::start(steps, Duration::ZERO).await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut child = keel(home.path())
+        .args(["-p", "go", "--output-format", "json", "--workdir"])
+        .arg(work.path())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("keel ended early").unwrap();
+        if line.contains("\"tool_start\"") {
+            break;
+        }
+    }
+    let started = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let rest: Vec<Value> =
+        lines.map(|line| serde_json::from_str(&line.unwrap()).unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "the command was not killed");
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(last_result(&rest)["outcome"], "interrupted");
+
+    // The saved session answers the interrupted call.
+    let sessions = keel::session::list(work.path()).unwrap();
+    let (_, restored) = keel::session::SessionLog::open(work.path(), &sessions[0].id).unwrap();
+    let last = restored.history.last().unwrap();
+    assert!(serde_json::to_string(last).unwrap().contains("interrupted by user"));
+}
