@@ -8,3 +8,4 @@ pub mod llm;
 pub mod message;
 pub mod todo;
 pub mod tools;
+pub mod tui;
