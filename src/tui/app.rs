@@ -5,7 +5,7 @@
 //! through `on_tick` (spinner frames, countdowns) and the key handler's `now` (double Ctrl+C).
 
 use super::TuiOptions;
-use super::layout::{Regions, regions};
+use super::layout::{Regions, Wants, regions};
 use super::theme;
 use super::view::approval_modal::ApprovalModal;
 use super::view::composer::Composer;
@@ -161,15 +161,25 @@ impl App {
 
     /// Where each pane goes on `screen` (a pure function of the state).
     pub fn regions(&self, screen: Rect) -> Regions {
-        let busy = self.is_busy();
-        let guess = regions(screen, self.composer.desired_rows(), 0);
-        let width = if guess.todos.width > 0 {
-            guess.todos.width
-        } else {
-            screen.width
+        let mut wants = Wants {
+            composer_rows: self.composer.desired_rows(),
+            board_rows: 0,
+            board_focused: self.todo.focused,
+            has_board: !self.snapshot.board.is_empty(),
+            has_tools: !self.snapshot.tools.is_empty(),
         };
-        let board = TodoPane::desired_rows(&self.snapshot.board, width, busy);
-        regions(screen, self.composer.desired_rows(), board)
+        // The board's width does not depend on its height: measure it, then ask for the height.
+        let width = regions(
+            screen,
+            Wants {
+                has_board: true,
+                ..wants
+            },
+        )
+        .todos
+        .width;
+        wants.board_rows = TodoPane::desired_rows(&self.snapshot.board, width, self.is_busy());
+        regions(screen, wants)
     }
 
     pub fn should_quit(&self) -> bool {

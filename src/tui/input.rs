@@ -304,21 +304,25 @@ impl App {
     /// The status-bar hints for what has the keyboard now, and a flash message if one is due.
     pub fn hints(&self) -> Vec<(String, &'static str)> {
         if self.visible_approval().is_some() {
-            return hints(approval_modal::KEYS).collect();
+            return hints(approval_modal::KEYS);
         }
         match &self.overlay {
             Some(Overlay::History(history)) if history.is_typing() => {
                 return vec![("Enter".to_owned(), "find"), ("Esc".to_owned(), "cancel")];
             }
-            Some(Overlay::History(_)) => return hints(history_overlay::KEYS).collect(),
-            Some(Overlay::Help(_)) => return hints(help_overlay::KEYS).collect(),
+            Some(Overlay::History(_)) => return hints(history_overlay::KEYS),
+            Some(Overlay::Help(_)) => return hints(help_overlay::KEYS),
             None => {}
         }
         if self.todo.focused {
-            return hints(todo_pane::KEYS).collect();
+            return hints(todo_pane::KEYS);
         }
-        let mut all: Vec<_> = hints(composer::KEYS).collect();
-        all.extend(hints(KEYS).filter(|(_, hint)| *hint != "interrupt" || self.is_busy()));
+        let mut all = hints(composer::KEYS);
+        all.extend(
+            hints(KEYS)
+                .into_iter()
+                .filter(|(_, hint)| *hint != "interrupt" || self.is_busy()),
+        );
         all
     }
 

@@ -158,13 +158,39 @@ impl HelpSection {
     }
 }
 
-/// The status-bar hints of `bindings`: (first chord, short label).
-pub fn hints<A>(bindings: &[Binding<A>]) -> impl Iterator<Item = (String, &'static str)> + '_ {
-    bindings.iter().filter_map(|binding| {
-        let hint = binding.hint?;
-        let first = binding.keys.first()?;
-        Some((first.label(), hint))
-    })
+/// Longest key label a status-bar hint shows before it keeps only the first chord.
+const HINT_KEYS_MAX: usize = 7;
+
+/// The status-bar hints of `bindings`: (keys, short label). A binding's further chords are shown
+/// when they are short letters (`Esc/q`), else only its first (`Ctrl+T`, `j` of `j`/`↓`);
+/// neighbouring bindings with the same hint share it (`j/k scroll`).
+pub fn hints<A>(bindings: &[Binding<A>]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    let mut previous_hint = None;
+    for binding in bindings {
+        let (Some(hint), Some(first)) = (binding.hint, binding.keys.first()) else {
+            previous_hint = None;
+            continue;
+        };
+        if previous_hint == Some(hint) {
+            if let Some((keys, _)) = out.last_mut() {
+                keys.push('/');
+                keys.push_str(&first.label());
+            }
+            continue;
+        }
+        let mut label = first.label();
+        for spec in &binding.keys[1..] {
+            let more = format!("{label}/{}", spec.label());
+            if !matches!(spec.code, KeyCode::Char(_)) || more.chars().count() > HINT_KEYS_MAX {
+                break;
+            }
+            label = more;
+        }
+        out.push((label, hint));
+        previous_hint = Some(hint);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -190,6 +216,38 @@ mod tests {
         let shift_enter = KeySpec::shift(KeyCode::Enter);
         assert!(shift_enter.matches(&key(KeyCode::Enter, KeyModifiers::SHIFT)));
         assert!(!shift_enter.matches(&key(KeyCode::Enter, KeyModifiers::NONE)));
+    }
+
+    #[test]
+    fn hints_join_short_keys_and_neighbours() {
+        const TABLE: &[Binding<u8>] = &[
+            Binding {
+                keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+                action: 0,
+                help: "down",
+                hint: Some("scroll"),
+            },
+            Binding {
+                keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
+                action: 1,
+                help: "up",
+                hint: Some("scroll"),
+            },
+            Binding {
+                keys: &[
+                    KeySpec::plain(KeyCode::Esc),
+                    KeySpec::char('q'),
+                    KeySpec::ctrl('t'),
+                ],
+                action: 2,
+                help: "close",
+                hint: Some("close"),
+            },
+        ];
+        assert_eq!(
+            hints(TABLE),
+            [("j/k".to_owned(), "scroll"), ("Esc/q".to_owned(), "close")]
+        );
     }
 
     #[test]

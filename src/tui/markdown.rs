@@ -9,7 +9,7 @@
 use super::text::{clean_line, clean_lines, width};
 use super::theme;
 use super::wrap::{Prefix, hard_wrap, wrap};
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -182,14 +182,8 @@ impl Builder {
                 self.start_block();
                 self.containers.push(Container::Quote);
             }
-            Tag::CodeBlock(kind) => {
+            Tag::CodeBlock(_) => {
                 self.start_block();
-                if let CodeBlockKind::Fenced(lang) = kind {
-                    if !lang.is_empty() {
-                        self.text(&lang, theme::GUTTER);
-                        self.flush_line();
-                    }
-                }
                 self.code = Some(String::new());
             }
             Tag::List(start) => {
@@ -407,10 +401,7 @@ mod tests {
     #[test]
     fn code_blocks_keep_spaces_and_get_a_gutter() {
         let text = "```rust\nfn main() {\n    x();\n}\n```";
-        assert_eq!(
-            plain(text, 40),
-            ["rust", "▏ fn main() {", "▏     x();", "▏ }"]
-        );
+        assert_eq!(plain(text, 40), ["▏ fn main() {", "▏     x();", "▏ }"]);
     }
 
     #[test]

@@ -55,9 +55,9 @@ pub struct TuiOptions {
     pub demo: bool,
 }
 
-/// Runs the TUI until the person quits, the agent's input ends, or SIGTERM/SIGHUP arrives. The
-/// terminal is restored on every way out, panics included (install color-eyre's hooks before
-/// calling this, so its report prints after the terminal is restored).
+/// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT
+/// arrives. The terminal is restored on every way out, panics included (install color-eyre's
+/// hooks before calling this, so its report prints after the terminal is restored).
 pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<()> {
     let AgentHandle {
         commands,
@@ -81,6 +81,17 @@ pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<
     result
 }
 
+/// Why the event loop woke up.
+enum Wake {
+    Terminal(Option<std::io::Result<ratatui::crossterm::event::Event>>),
+    /// How many snapshots were received (0: the agent's channel closed).
+    Snapshots(usize),
+    Tick,
+    Frame,
+    Signal,
+    Nothing,
+}
+
 async fn event_loop(
     terminal: &mut terminal::Tui,
     app: &mut App,
@@ -93,6 +104,7 @@ async fn event_loop(
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
     let mut batch: Vec<Snapshot> = Vec::with_capacity(SNAPSHOT_BATCH);
     let mut ignored: Vec<AgentEvent> = Vec::new();
     let (mut snapshots_open, mut events_open) = (true, true);
@@ -102,6 +114,7 @@ async fn event_loop(
     loop {
         let next_frame = last_frame.map_or_else(Instant::now, |at| at + frame_interval);
         if dirty && Instant::now() >= next_frame {
+            let _section = terminal::ui_section();
             draw(terminal, app)?;
             last_frame = Some(Instant::now());
             dirty = false;
@@ -109,43 +122,50 @@ async fn event_loop(
         if app.should_quit() {
             return Ok(());
         }
-        tokio::select! {
-            event = input.next() => match event {
-                Some(Ok(event)) => {
-                    if let Some(event) = UiEvent::from_terminal(event) {
-                        app.handle_event(event);
-                        dirty = true;
-                    }
-                }
-                Some(Err(error)) => return Err(error.into()),
-                None => app.quit(),
-            },
+        let wake = tokio::select! {
+            event = input.next() => Wake::Terminal(event),
             received = snapshots.recv_many(&mut batch, SNAPSHOT_BATCH), if snapshots_open => {
-                match batch.pop() {
-                    Some(newest) => app.apply_snapshot(newest),
-                    None if received == 0 => {
-                        snapshots_open = false;
-                        app.agent_stopped();
-                    }
-                    None => {}
-                }
-                batch.clear();
-                dirty = true;
+                Wake::Snapshots(received)
             }
             // The TUI draws snapshots; the discrete events are for printing front ends. They are
             // drained so they do not pile up.
             received = events.recv_many(&mut ignored, SNAPSHOT_BATCH), if events_open => {
                 events_open = received > 0;
                 ignored.clear();
+                Wake::Nothing
             }
-            _ = tick.tick() => {
-                if app.on_tick(std::time::Instant::now()) {
+            _ = tick.tick() => Wake::Tick,
+            () = tokio::time::sleep_until(next_frame), if dirty => Wake::Frame,
+            _ = terminate.recv() => Wake::Signal,
+            _ = hangup.recv() => Wake::Signal,
+            _ = interrupt.recv() => Wake::Signal,
+        };
+        let _section = terminal::ui_section();
+        match wake {
+            Wake::Terminal(Some(Ok(event))) => {
+                if let Some(event) = UiEvent::from_terminal(event) {
+                    app.handle_event(event);
                     dirty = true;
                 }
             }
-            () = tokio::time::sleep_until(next_frame), if dirty => {}
-            _ = terminate.recv() => app.quit(),
-            _ = hangup.recv() => app.quit(),
+            Wake::Terminal(Some(Err(error))) => return Err(error.into()),
+            Wake::Terminal(None) | Wake::Signal => app.quit(),
+            Wake::Snapshots(0) => {
+                snapshots_open = false;
+                app.agent_stopped();
+                // The agent may have died noisily (a panic report on stderr): draw everything anew.
+                terminal.clear()?;
+                dirty = true;
+            }
+            Wake::Snapshots(_) => {
+                if let Some(newest) = batch.pop() {
+                    app.apply_snapshot(newest);
+                }
+                batch.clear();
+                dirty = true;
+            }
+            Wake::Tick => dirty |= app.on_tick(std::time::Instant::now()),
+            Wake::Frame | Wake::Nothing => {}
         }
     }
 }

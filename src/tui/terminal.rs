@@ -16,6 +16,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
     supports_keyboard_enhancement,
 };
+use std::cell::Cell;
 use std::io::{self, Stdout};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +29,11 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether the keyboard protocol was pushed and must be popped.
 static KEYBOARD_ENHANCED: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
+
+thread_local! {
+    /// Set while this thread runs the UI's own code (handling an event, drawing).
+    static IN_UI: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Puts the terminal in keel's modes and returns it ready to draw.
 pub fn setup() -> io::Result<Tui> {
@@ -88,16 +94,38 @@ pub fn restore() -> io::Result<()> {
     first_error.map_or(Ok(()), Err)
 }
 
-/// Makes a panic restore the terminal before the panic is reported, so the report (color-eyre's,
-/// when `main` installed it before calling `tui::run`) lands on a normal screen. Installed once.
+/// Makes a panic in the UI restore the terminal before the panic is reported, so the report
+/// (color-eyre's, when `main` installed it before calling `tui::run`) lands on a normal screen.
+/// Installed once. A panic elsewhere — in the agent task, which the runtime catches while the UI
+/// carries on — leaves the terminal alone; the UI then reports the agent gone.
 pub fn install_panic_hook() {
     PANIC_HOOK.call_once(|| {
         let report = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let _ = restore();
+            if IN_UI.get() {
+                let _ = restore();
+            }
             report(info);
         }));
     });
+}
+
+/// Marks the current thread as running UI code until the returned value is dropped. The event
+/// loop holds one while it handles an event or draws, never across an `await`, so it is set
+/// exactly when a panic would come from the UI.
+pub fn ui_section() -> UiSection {
+    IN_UI.set(true);
+    UiSection(())
+}
+
+/// See [`ui_section`].
+#[derive(Debug)]
+pub struct UiSection(());
+
+impl Drop for UiSection {
+    fn drop(&mut self) {
+        IN_UI.set(false);
+    }
 }
 
 /// Restores the terminal when dropped, whatever way the scope is left.

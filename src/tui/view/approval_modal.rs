@@ -21,8 +21,10 @@ use ratatui::widgets::{Clear, Widget};
 const MAX_WIDTH: u16 = 100;
 /// Cells kept free around the box.
 const MARGIN: u16 = 1;
-/// Rows the box adds to its body: borders and the pinned answer line.
-const CHROME_ROWS: usize = 3;
+/// Rows under the body: a blank line and the pinned answer line.
+const ANSWER_ROWS: usize = 2;
+/// Rows the box adds to its body: borders and the answer rows.
+const CHROME_ROWS: usize = 2 + ANSWER_ROWS;
 /// Indentation of the command under the heading.
 const INDENT: &str = "  ";
 
@@ -121,7 +123,7 @@ impl ApprovalModal {
         self.track(request);
         let (area, body) = geometry(request, screen);
         let inner = pane(Line::default(), true).inner(area);
-        self.page = usize::from(inner.height).saturating_sub(1);
+        self.page = usize::from(inner.height).saturating_sub(ANSWER_ROWS);
         self.offset = self.offset.min(body.len().saturating_sub(self.page));
     }
 
@@ -138,7 +140,7 @@ impl ApprovalModal {
         if inner.is_empty() {
             return;
         }
-        let body_rows = usize::from(inner.height).saturating_sub(1);
+        let body_rows = usize::from(inner.height).saturating_sub(ANSWER_ROWS);
         let offset = self.offset.min(body.len().saturating_sub(body_rows));
         for (row, line) in body.iter().skip(offset).take(body_rows).enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);

@@ -51,7 +51,7 @@ pub const KEYS: &[Binding<Action>] = &[
         ],
         action: Action::Newline,
         help: "insert a new line",
-        hint: Some("newline"),
+        hint: None,
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::Up)],

@@ -19,8 +19,10 @@ use ratatui::widgets::{Clear, Widget};
 const MAX_WIDTH: u16 = 96;
 /// Cells kept free around the box.
 const MARGIN: u16 = 1;
-/// The key column never takes more than this many cells; longer labels wrap their help.
-const MAX_KEY_COLUMN: usize = 28;
+/// The key column never takes more than this many cells; longer labels get their own line.
+const MAX_KEY_COLUMN: usize = 24;
+/// Nor more than this fraction (1/n) of the box's width.
+const KEY_COLUMN_SHARE: usize = 3;
 
 /// What a key does to the help overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,16 +39,16 @@ pub enum Action {
 /// The help overlay's keys.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
+        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        action: Action::Down,
+        help: "scroll down",
+        hint: Some("scroll"),
+    },
+    Binding {
         keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
         action: Action::Up,
         help: "scroll up",
         hint: Some("scroll"),
-    },
-    Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
-        action: Action::Down,
-        help: "scroll down",
-        hint: None,
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageUp)],
@@ -143,6 +145,7 @@ impl HelpOverlay {
             .max()
             .unwrap_or(0)
             .min(MAX_KEY_COLUMN)
+            .min(width / KEY_COLUMN_SHARE)
             + 2;
         let mut out = Vec::new();
         for section in &self.sections {
@@ -150,14 +153,19 @@ impl HelpOverlay {
                 out.push(Line::default());
             }
             out.push(Line::styled(section.title, theme::TITLE));
+            let indent = vec![Span::raw(" ".repeat(key_column))];
             for (keys, help) in &section.rows {
-                let pad = key_column.saturating_sub(text_width(keys)).max(1);
-                let prefix = Prefix {
-                    first: vec![
-                        Span::styled(keys.clone(), theme::KEY),
-                        Span::raw(" ".repeat(pad)),
-                    ],
-                    rest: vec![Span::raw(" ".repeat(key_column))],
+                let key = Span::styled(keys.clone(), theme::KEY);
+                let prefix = if text_width(keys) + 1 < key_column {
+                    let pad = " ".repeat(key_column - text_width(keys));
+                    Prefix {
+                        first: vec![key, Span::raw(pad)],
+                        rest: indent.clone(),
+                    }
+                } else {
+                    // Too long for the column: the keys get a line of their own.
+                    out.push(Line::from(key));
+                    Prefix::uniform(indent.clone())
                 };
                 out.extend(wrap(&[Span::raw(*help)], width, &prefix));
             }

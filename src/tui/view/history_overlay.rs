@@ -46,15 +46,15 @@ pub enum Action {
 /// The inspector's keys.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
-        action: Action::Up,
-        help: "scroll up",
-        hint: None,
-    },
-    Binding {
         keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
         action: Action::Down,
         help: "scroll down",
+        hint: Some("scroll"),
+    },
+    Binding {
+        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
+        action: Action::Up,
+        help: "scroll up",
         hint: Some("scroll"),
     },
     Binding {
@@ -152,10 +152,18 @@ impl HistoryOverlay {
         let wire = snapshot
             .wire_format
             .messages(&snapshot.system_prompt, &snapshot.history);
+        let mut overlay = Self::from_wire(wire, snapshot.wire_format);
+        overlay.history = snapshot.history.clone();
+        overlay.system = Arc::clone(&snapshot.system_prompt);
+        overlay
+    }
+
+    /// Opens on messages already in `format`'s wire shape.
+    pub fn from_wire(wire: Vec<Value>, format: WireFormat) -> Self {
         Self {
-            history: snapshot.history.clone(),
-            system: Arc::clone(&snapshot.system_prompt),
-            format: snapshot.wire_format,
+            history: History::new(),
+            system: Arc::from(""),
+            format,
             texts: vec![None; wire.len()],
             rows: vec![None; wire.len()],
             wire,

@@ -14,7 +14,7 @@ pub mod tool_log;
 
 use super::theme;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType};
+use ratatui::widgets::{Block, BorderType, Padding};
 
 /// The spinner's frames, one per tick.
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -25,7 +25,12 @@ pub fn spinner(frame: u64) -> char {
     SPINNER[index]
 }
 
-/// The rounded, titled frame every pane is drawn in.
+/// The inside of a pane drawn over `area`.
+pub fn pane_inner(area: ratatui::layout::Rect) -> ratatui::layout::Rect {
+    pane(Line::default(), false).inner(area)
+}
+
+/// The rounded, titled frame every pane is drawn in, with a column of padding on each side.
 pub fn pane(title: impl Into<Line<'static>>, focused: bool) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
@@ -34,5 +39,6 @@ pub fn pane(title: impl Into<Line<'static>>, focused: bool) -> Block<'static> {
         } else {
             theme::BORDER
         })
+        .padding(Padding::horizontal(1))
         .title(title.into())
 }

@@ -34,7 +34,7 @@ pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut 
     }
     buf.set_style(area, theme::STATUS_BAR);
     let width = usize::from(area.width);
-    let mut left = facts(snapshot, info);
+    let mut left = facts(snapshot, info, width);
     let left_width: usize = left.iter().map(Span::width).sum();
     let right = match info.flash {
         Some(flash) => vec![Span::styled(format!("{flash} "), theme::STATUS_ATTENTION)],
@@ -52,7 +52,41 @@ pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut 
     }
 }
 
-fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Span<'static>> {
+/// The facts that fit in `width`, dropping the least useful first: provider and model, then
+/// the token counts. The agent's state always stays.
+fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>, width: usize) -> Vec<Span<'static>> {
+    let groups = fact_groups(snapshot, info);
+    let total = |groups: &[Option<Vec<Span<'static>>>]| -> usize {
+        groups
+            .iter()
+            .flatten()
+            .map(|group| group.iter().map(Span::width).sum::<usize>() + SEPARATOR.len())
+            .sum()
+    };
+    let mut groups: Vec<Option<Vec<Span<'static>>>> = groups.into_iter().map(Some).collect();
+    for drop in DROP_ORDER {
+        if total(&groups) <= width {
+            break;
+        }
+        if let Some(group) = groups.get_mut(drop) {
+            *group = None;
+        }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for group in groups.into_iter().flatten() {
+        if spans.len() > 1 {
+            spans.push(Span::styled(SEPARATOR, theme::DIM));
+        }
+        spans.extend(group);
+    }
+    spans
+}
+
+/// Which fact groups go first when the bar is short: provider, then tokens.
+const DROP_ORDER: [usize; 2] = [0, 2];
+
+/// Provider, state, tokens and (when the reminder is on) the rounds counter.
+fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'static>>> {
     let provider = if snapshot.provider.is_empty() {
         "keel".to_owned()
     } else if snapshot.model.is_empty() {
@@ -65,21 +99,18 @@ fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Span<'static>> {
     } else {
         activity(&snapshot.activity, info.now, info.frame)
     };
-    let mut spans = vec![
-        Span::raw(format!(" {provider}")),
-        Span::styled(SEPARATOR, theme::DIM),
-        Span::styled(state, state_style),
-        Span::styled(SEPARATOR, theme::DIM),
-        Span::raw(format!(
+    let mut groups = vec![
+        vec![Span::raw(provider)],
+        vec![Span::styled(state, state_style)],
+        vec![Span::raw(format!(
             "↑{} ↓{}",
             compact_count(snapshot.usage.input_tokens),
             compact_count(snapshot.usage.output_tokens)
-        )),
+        ))],
     ];
     if snapshot.nag_threshold > 0 {
         let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
-        spans.push(Span::styled(SEPARATOR, theme::DIM));
-        spans.push(Span::styled(
+        groups.push(vec![Span::styled(
             format!(
                 "todo {}/{}",
                 snapshot.rounds_since_todo, snapshot.nag_threshold
@@ -89,9 +120,9 @@ fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Span<'static>> {
             } else {
                 Style::new()
             },
-        ));
+        )]);
     }
-    spans
+    groups
 }
 
 /// The agent's state in words, and how loudly to show it.

@@ -8,7 +8,7 @@ use super::super::keymap::{Binding, KeySpec};
 use super::super::text::clean_line;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use super::{pane, spinner};
+use super::{pane, pane_inner, spinner};
 use crate::todo::{Status, TodoBoard};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
@@ -40,16 +40,16 @@ pub enum Action {
 /// The board's keys while it has the focus (`/todos`).
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
+        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        action: Action::Down,
+        help: "scroll the board down",
+        hint: Some("scroll"),
+    },
+    Binding {
         keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
         action: Action::Up,
         help: "scroll the board up",
         hint: Some("scroll"),
-    },
-    Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
-        action: Action::Down,
-        help: "scroll the board down",
-        hint: None,
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageUp)],
@@ -101,10 +101,8 @@ impl TodoPane {
 
     /// Remembers the inner size the next frame gives the pane.
     pub fn set_viewport(&mut self, area: Rect) {
-        self.viewport = (
-            usize::from(area.width.saturating_sub(2)),
-            usize::from(area.height.saturating_sub(2)),
-        );
+        let inner = pane_inner(area);
+        self.viewport = (usize::from(inner.width), usize::from(inner.height));
     }
 
     /// Applies a key; returns whether the pane should keep the focus.
@@ -142,7 +140,7 @@ impl TodoPane {
 
     /// Rows the pane would like at this outer width, border included.
     pub fn desired_rows(board: &TodoBoard, outer_width: u16, busy: bool) -> u16 {
-        let width = usize::from(outer_width.saturating_sub(2));
+        let width = usize::from(pane_inner(Rect::new(0, 0, outer_width, 1)).width);
         let rows = lines(board, width, busy, 0).len() + BORDER_ROWS;
         u16::try_from(rows).unwrap_or(u16::MAX)
     }
@@ -190,15 +188,15 @@ fn title(board: &TodoBoard) -> Line<'static> {
     ])
 }
 
-/// The first row to show when the pane is not focused: the item in progress stays in view.
+/// The first row to show when the pane is not focused: the item in progress stays in view (or
+/// the first one pending; on a finished board, the end).
 fn follow_offset(board: &TodoBoard, content: &[ItemLine], height: usize) -> usize {
-    let Some(active) = board
-        .items()
+    let items = board.items();
+    let active = items
         .iter()
         .position(|item| item.status == Status::InProgress)
-    else {
-        return 0;
-    };
+        .or_else(|| items.iter().position(|item| item.status == Status::Pending))
+        .unwrap_or(items.len().saturating_sub(1));
     let first = content
         .iter()
         .position(|line| line.item == active)
