@@ -1063,3 +1063,27 @@ fn rendering_a_long_transcript_draws_only_what_is_visible() {
         "first frame of 10,000 entries took {first:?}"
     );
 }
+
+#[test]
+fn the_inspector_opens_on_a_long_history_by_laying_out_only_what_is_visible() {
+    let wire: Vec<Value> = (0..10_000)
+        .map(|i| {
+            json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
+                   "content": [{"type": "text", "text": format!("message {i} {}", "x".repeat(500))}]})
+        })
+        .collect();
+    let started = Instant::now();
+    let mut overlay = HistoryOverlay::from_wire(wire, WireFormat::Anthropic);
+    let area = Rect::new(0, 0, 120, 40);
+    overlay.prepare(area);
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|frame| overlay.render(frame.area(), frame.buffer_mut()))
+        .unwrap();
+    let first = started.elapsed();
+    assert!(screen_text(&terminal).contains("message 9999"));
+    assert!(
+        first < Duration::from_millis(500),
+        "first inspector frame of 10,000 messages took {first:?}"
+    );
+}

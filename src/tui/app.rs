@@ -25,8 +25,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
-/// Rows and columns the conversation pane's border and padding take.
-const CONVERSATION_CHROME: (u16, u16) = (4, 2);
 
 /// An overlay covering the screen.
 #[derive(Debug)]
@@ -140,13 +138,10 @@ impl App {
     pub fn prepare(&mut self, screen: Rect) {
         self.screen = screen;
         let regions = self.regions(screen);
-        let (wide, tall) = CONVERSATION_CHROME;
         let source = source(&self.snapshot);
-        self.conversation.prepare(
-            &source,
-            usize::from(regions.conversation.width.saturating_sub(wide)),
-            usize::from(regions.conversation.height.saturating_sub(tall)),
-        );
+        let inner = Conversation::inner_area(regions.conversation);
+        self.conversation
+            .prepare(&source, usize::from(inner.width), usize::from(inner.height));
         self.todo.set_viewport(regions.todos);
         let covered = super::render::overlay_area(screen);
         match &mut self.overlay {

@@ -317,12 +317,15 @@ impl App {
         if self.todo.focused {
             return hints(todo_pane::KEYS);
         }
+        // Esc is worth a hint only while there is something to interrupt.
+        let busy = self.is_busy();
+        let global: Vec<_> = KEYS
+            .iter()
+            .filter(|binding| busy || binding.action != Action::Interrupt)
+            .copied()
+            .collect();
         let mut all = hints(composer::KEYS);
-        all.extend(
-            hints(KEYS)
-                .into_iter()
-                .filter(|(_, hint)| *hint != "interrupt" || self.is_busy()),
-        );
+        all.extend(hints(&global));
         all
     }
 

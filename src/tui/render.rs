@@ -18,8 +18,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     let source = source(snapshot);
     let main_focus = app.overlay.is_none() && !app.todo.focused;
 
-    app.conversation
-        .render(&source, regions.conversation, buf, false);
+    app.conversation.render(&source, regions.conversation, buf);
     app.todo.render(
         &snapshot.board,
         regions.todos,

@@ -13,12 +13,13 @@ use super::super::scroll::{self, Anchor, Heights, Scroll};
 use super::super::text::{clean_line, clean_lines, first_line, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
+use super::pane;
 use crate::agent::Entry;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Padding, Widget};
+use ratatui::widgets::{Block, Widget};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -323,25 +324,28 @@ impl Conversation {
         Cow::Owned(self.layout(source, index, width))
     }
 
-    /// Draws the pane into `area` (borders included).
-    pub fn render(&self, source: &Source<'_>, area: Rect, buf: &mut Buffer, focused: bool) {
-        let mut block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(if focused {
-                theme::BORDER_FOCUSED
-            } else {
-                theme::BORDER
-            })
-            .padding(Padding::horizontal(1))
-            .title(Span::styled(" Conversation ", theme::TITLE));
-        if !self.is_following() {
-            let note = if self.unseen_below {
-                " new output below · End to follow "
-            } else {
-                " scrolled · End to follow "
-            };
-            block = block.title_bottom(Line::styled(note, theme::STATUS_BUSY).right_aligned());
+    /// The frame of the pane, with a note at the bottom while it is held away from the end.
+    fn frame(&self) -> Block<'static> {
+        let block = pane(Span::styled(" Conversation ", theme::TITLE), false);
+        if self.is_following() {
+            return block;
         }
+        let note = if self.unseen_below {
+            " new output below · End to follow "
+        } else {
+            " scrolled · End to follow "
+        };
+        block.title_bottom(Line::styled(note, theme::STATUS_BUSY).right_aligned())
+    }
+
+    /// Where the pane's text goes inside `area`.
+    pub fn inner_area(area: Rect) -> Rect {
+        pane(Line::default(), false).inner(area)
+    }
+
+    /// Draws the pane into `area` (borders included).
+    pub fn render(&self, source: &Source<'_>, area: Rect, buf: &mut Buffer) {
+        let block = self.frame();
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() {

@@ -127,6 +127,8 @@ struct Search {
     input: Option<String>,
     /// The committed query, lower-cased.
     query: String,
+    /// The committed query as typed.
+    shown: String,
     hits: Vec<Hit>,
     current: Option<usize>,
 }
@@ -238,6 +240,7 @@ impl HistoryOverlay {
             KeyCode::Esc => self.search.input = None,
             KeyCode::Enter => {
                 let query = input.to_ascii_lowercase();
+                self.search.shown = std::mem::take(input);
                 self.search.input = None;
                 self.search.query = query;
                 self.find();
@@ -448,7 +451,10 @@ impl HistoryOverlay {
                 theme::DIM,
             ),
         ]);
-        let block = pane(title, true).title_bottom(self.footer(usize::from(screen.width)));
+        let mut block = pane(title, true);
+        if let Some(footer) = self.footer(usize::from(screen.width)) {
+            block = block.title_bottom(footer);
+        }
         let inner = block.inner(screen);
         block.render(screen, buf);
         if inner.is_empty() {
@@ -478,32 +484,26 @@ impl HistoryOverlay {
         }
     }
 
-    fn footer(&self, width: usize) -> Line<'static> {
-        let text = if let Some(input) = &self.search.input {
-            return Line::from(vec![
+    /// The bottom border: the search line while typing, else the search's result.
+    fn footer(&self, width: usize) -> Option<Line<'static>> {
+        let room = width.saturating_sub(2);
+        if let Some(input) = &self.search.input {
+            let typed = truncate(input, room.saturating_sub(3)).into_owned();
+            return Some(Line::from(vec![
                 Span::styled(" /", theme::KEY),
-                Span::raw(format!("{input}█ ")),
-            ]);
-        } else if self.search.query.is_empty() {
-            " / search · n/N next/previous · j/k scroll · Esc close ".to_owned()
+                Span::raw(format!("{typed}█ ")),
+            ]));
+        }
+        let query = &self.search.shown;
+        let text = if query.is_empty() {
+            return None;
         } else if self.search.hits.is_empty() {
-            format!(
-                " no match for “{}” · / search again · Esc close ",
-                self.search.query
-            )
+            format!(" no match for “{query}” ")
         } else {
             let current = self.search.current.map_or(0, |index| index + 1);
-            format!(
-                " “{}” {current}/{} · n/N next/previous · Esc close ",
-                self.search.query,
-                self.search.hits.len()
-            )
+            format!(" “{query}” {current}/{} ", self.search.hits.len())
         };
-        Line::styled(
-            truncate(&text, width.saturating_sub(2)).into_owned(),
-            theme::DIM,
-        )
-        .right_aligned()
+        Some(Line::styled(truncate(&text, room).into_owned(), theme::DIM).right_aligned())
     }
 
     fn highlights(&self, block: usize, line: usize) -> Vec<Highlight> {

@@ -105,7 +105,7 @@ impl TodoPane {
         self.viewport = (usize::from(inner.width), usize::from(inner.height));
     }
 
-    /// Applies a key; returns whether the pane should keep the focus.
+    /// Applies a key (`Leave` gives the focus back).
     pub fn act(&mut self, board: &TodoBoard, action: Action) {
         let (width, height) = self.viewport;
         let total = lines(board, width, false, 0).len();
@@ -126,7 +126,7 @@ impl TodoPane {
         .min(max);
     }
 
-    /// Scrolls by mouse-wheel lines (negative is up).
+    /// Scrolls by mouse-wheel lines; the wheel gives the board the focus, so its offset holds.
     pub fn wheel(&mut self, board: &TodoBoard, up: bool, amount: usize) {
         let (width, height) = self.viewport;
         let max = lines(board, width, false, 0).len().saturating_sub(height);

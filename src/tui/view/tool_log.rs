@@ -4,7 +4,7 @@
 //! Only the end of an output is ever read (see `text::tail_lines`), so a command that printed
 //! megabytes costs no more to draw than one that printed a line.
 
-use super::super::text::{tail_lines, truncate};
+use super::super::text::{first_line, tail_lines, truncate};
 use super::super::theme;
 use super::{pane, spinner};
 use crate::agent::{ToolRun, ToolStatus};
@@ -81,7 +81,7 @@ fn header(run: &ToolRun, width: usize, frame: u64) -> Line<'static> {
         format!("  {outcome}")
     };
     let room = width.saturating_sub(lead.chars().count() + tail.chars().count());
-    let summary = truncate(&super::super::text::first_line(&run.summary), room).into_owned();
+    let summary = truncate(&first_line(&run.summary), room).into_owned();
     let mut spans = vec![
         Span::styled(format!("{mark} "), style),
         Span::styled(run.name.clone(), theme::TOOL_NAME),
