@@ -726,6 +726,15 @@ fn following_shows_new_output_as_it_arrives() {
 }
 
 #[test]
+fn paging_up_in_a_conversation_that_fits_keeps_following() {
+    let (mut app, _rx) = app_with(long_conversation(2));
+    draw(&mut app, WIDE);
+    press(&mut app, KeyCode::PageUp);
+    press(&mut app, KeyCode::Home);
+    assert!(app.is_following());
+}
+
+#[test]
 fn paging_down_to_the_end_resumes_following() {
     let (mut app, _rx) = app_with(long_conversation(60));
     draw(&mut app, WIDE);

@@ -114,6 +114,12 @@ pub fn down(blocks: &mut impl Heights, scroll: Scroll, lines: usize, viewport: u
             };
         }
     }
+    settle(blocks, anchor, viewport)
+}
+
+/// Holds the view at `anchor`, unless the view from there already reaches the end: then it
+/// follows (scrolling up in a transcript shorter than the screen does not stop following).
+pub fn settle(blocks: &mut impl Heights, anchor: Anchor, viewport: usize) -> Scroll {
     if lines_below(blocks, anchor, viewport) <= viewport {
         Scroll::Bottom
     } else {
@@ -161,6 +167,16 @@ mod tests {
             Scroll::At(Anchor { block: 1, line: 1 })
         );
         assert_eq!(down(&mut blocks, top, 6, 3), Scroll::Bottom);
+    }
+
+    #[test]
+    fn a_view_that_reaches_the_end_follows() {
+        let mut blocks = Fixed(vec![2, 2]);
+        assert_eq!(settle(&mut blocks, Anchor::default(), 5), Scroll::Bottom);
+        assert_eq!(
+            settle(&mut blocks, Anchor::default(), 3),
+            Scroll::At(Anchor::default())
+        );
     }
 
     #[test]

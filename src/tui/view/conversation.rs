@@ -174,10 +174,6 @@ impl Conversation {
         self.scroll == Scroll::Bottom
     }
 
-    pub fn scroll(&self) -> Scroll {
-        self.scroll
-    }
-
     /// Lays out what the next frame will show, at this inner size, into the cache.
     pub fn prepare(&mut self, source: &Source<'_>, width: usize, height: usize) {
         self.viewport = (width, height);
@@ -219,7 +215,14 @@ impl Conversation {
         match action {
             Action::PageUp => self.scroll_up(source, page),
             Action::PageDown => self.scroll_down(source, page),
-            Action::Top => self.scroll = Scroll::At(Anchor::default()),
+            Action::Top => {
+                let height = self.viewport.1;
+                let mut filler = Filler {
+                    conversation: self,
+                    source,
+                };
+                self.scroll = scroll::settle(&mut filler, Anchor::default(), height);
+            }
             Action::Bottom => {
                 self.scroll = Scroll::Bottom;
                 self.unseen_below = false;
@@ -238,7 +241,7 @@ impl Conversation {
         };
         let current = scroll::resolve(&mut filler, current, height);
         let anchor = scroll::up(&mut filler, current, lines);
-        self.scroll = Scroll::At(anchor);
+        self.scroll = scroll::settle(&mut filler, anchor, height);
     }
 
     /// Moves the view down; reaching the end resumes following.

@@ -209,7 +209,11 @@ impl HistoryOverlay {
             self.scroll = Scroll::Bottom;
         }
         if !self.search.query.is_empty() {
+            // Hits are in message order and earlier messages did not change: the one jumped to
+            // keeps its index.
+            let current = self.search.current.filter(|_| appended);
             self.find();
+            self.search.current = current.filter(|index| *index < self.search.hits.len());
         }
     }
 
@@ -225,10 +229,6 @@ impl HistoryOverlay {
     /// The index of the hit jumped to, if any.
     pub fn current_hit(&self) -> Option<usize> {
         self.search.current
-    }
-
-    pub fn scroll_position(&self) -> Scroll {
-        self.scroll
     }
 
     /// A key while the search line is open.
@@ -272,7 +272,10 @@ impl HistoryOverlay {
             Action::Down => self.scroll_down(1),
             Action::PageUp => self.scroll_up(page),
             Action::PageDown => self.scroll_down(page),
-            Action::Top => self.scroll = Scroll::At(Anchor::default()),
+            Action::Top => {
+                let height = self.viewport.1;
+                self.scroll = scroll::settle(&mut Filler(self), Anchor::default(), height);
+            }
             Action::Bottom => self.scroll = Scroll::Bottom,
             Action::Search => self.search.input = Some(String::new()),
             Action::NextHit => self.step_hit(true),
@@ -297,7 +300,7 @@ impl HistoryOverlay {
         let mut filler = Filler(self);
         let top = scroll::resolve(&mut filler, current, height);
         let anchor = scroll::up(&mut filler, top, lines);
-        self.scroll = Scroll::At(anchor);
+        self.scroll = scroll::settle(&mut filler, anchor, height);
     }
 
     fn scroll_down(&mut self, lines: usize) {
