@@ -70,7 +70,8 @@ pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<
         let mut terminal = terminal::setup()?;
         let _guard = terminal::Guard;
         let result = event_loop(&mut terminal, &mut app, &mut snapshots, &mut events).await;
-        terminal::restore()?;
+        // A terminal that cannot be restored (it hung up) is no reason to fail the exit.
+        let _ = terminal::restore();
         result
     };
     if result.is_err() {
@@ -112,15 +113,16 @@ async fn event_loop(
     let mut last_frame: Option<Instant> = None;
 
     loop {
+        // Leave before drawing: after SIGHUP there may be no terminal left to draw on.
+        if app.should_quit() {
+            return Ok(());
+        }
         let next_frame = last_frame.map_or_else(Instant::now, |at| at + frame_interval);
         if dirty && Instant::now() >= next_frame {
             let _section = terminal::ui_section();
             draw(terminal, app)?;
             last_frame = Some(Instant::now());
             dirty = false;
-        }
-        if app.should_quit() {
-            return Ok(());
         }
         let wake = tokio::select! {
             event = input.next() => Wake::Terminal(event),
