@@ -15,7 +15,7 @@ use super::view::help_overlay::{self, HelpOverlay};
 use super::view::history_overlay::{self, HistoryOverlay};
 use super::view::{approval_modal, composer, todo_pane};
 use crate::agent::Command;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use std::time::Instant;
 
@@ -101,7 +101,10 @@ impl App {
 
     /// Acts on a key pressed at `now` (the time matters only for the double Ctrl+C).
     pub fn handle_key_at(&mut self, key: KeyEvent, now: Instant) {
-        if KeySpec::ctrl('c').matches(&key) {
+        if key.kind != KeyEventKind::Press {
+            return;
+        }
+        if lookup(KEYS, &key) == Some(Action::ClearOrQuit) {
             self.clear_or_quit(now);
             return;
         }

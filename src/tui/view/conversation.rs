@@ -27,6 +27,10 @@ use std::sync::Arc;
 pub const WHEEL_LINES: usize = 3;
 /// Lines of overlap kept between pages, so the eye finds its place.
 const PAGE_OVERLAP: usize = 2;
+/// A prompt longer than this is shown cut, with a note; a 5 MB paste would otherwise be laid out
+/// line by line into the conversation.
+const USER_MAX_LINES: usize = 200;
+const USER_MAX_BYTES: usize = 16 * 1024;
 /// Left margin of assistant text, lining it up with the text after the user marker.
 const MARGIN: &str = "  ";
 
@@ -461,8 +465,9 @@ fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
                 first: vec![Span::styled("› ", theme::USER_MARKER)],
                 rest: vec![Span::raw(MARGIN)],
             };
+            let (shown, hidden) = clip(text.trim_end(), USER_MAX_LINES, USER_MAX_BYTES);
             let mut lines = Vec::new();
-            for (index, line) in clean_lines(text.trim_end()).enumerate() {
+            for (index, line) in clean_lines(shown).enumerate() {
                 let prefix = if index == 0 {
                     prefix.clone()
                 } else {
@@ -470,6 +475,13 @@ fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
                 };
                 let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
                 lines.extend(wrap(&spans, width, &prefix));
+            }
+            if hidden > 0 {
+                let note = format!("{MARGIN}… {hidden} more lines (all of it was sent)");
+                lines.push(Line::styled(
+                    truncate(&note, width).into_owned(),
+                    theme::DIM,
+                ));
             }
             lines
         }
@@ -525,6 +537,28 @@ fn prose(
     lines
 }
 
+/// The start of `text`: at most `max_lines` lines and about `max_bytes` bytes (cut at a line
+/// end when there is one), and how many lines were left out.
+fn clip(text: &str, max_lines: usize, max_bytes: usize) -> (&str, usize) {
+    let mut end = text
+        .match_indices('\n')
+        .nth(max_lines.saturating_sub(1))
+        .map_or(text.len(), |(index, _)| index);
+    if end > max_bytes {
+        let mut cut = max_bytes;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        end = text[..cut].rfind('\n').unwrap_or(cut);
+    }
+    let hidden = if end < text.len() {
+        text[end..].trim_start_matches('\n').lines().count()
+    } else {
+        0
+    };
+    (&text[..end], hidden)
+}
+
 /// `lead` then `text` on one line, cut to `width`.
 fn one_line(
     mut lead: Vec<Span<'static>>,
@@ -563,6 +597,15 @@ mod tests {
         let replaced: imbl::Vector<u32> = (100..120).collect();
         assert!(!is_extension(&old, &replaced));
         assert!(is_extension(&imbl::Vector::new(), &old));
+    }
+
+    #[test]
+    fn long_prompts_are_clipped_at_a_line_end() {
+        let text = "a\nb\nc\nd";
+        assert_eq!(clip(text, 2, 1000), ("a\nb", 2));
+        assert_eq!(clip(text, 10, 1000), (text, 0));
+        assert_eq!(clip("abcdef\nxyz", 10, 4), ("abcd", 2));
+        assert_eq!(clip("ab\ncdef\nxyz", 10, 5), ("ab", 2));
     }
 
     #[test]
