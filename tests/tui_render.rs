@@ -925,6 +925,23 @@ fn a_huge_paste_goes_in_whole_without_freezing() {
         sent(&mut rx),
         [Command::Submit(paste.trim_end().to_owned())]
     );
+
+    // The conversation shows the start of such a prompt, not all of it.
+    let started = Instant::now();
+    app.apply_snapshot(Snapshot {
+        transcript: transcript(vec![user(&paste)]),
+        ..base_snapshot()
+    });
+    let screen = screen_text(&draw(&mut app, WIDE));
+    assert!(
+        screen.contains("more lines (all of it was sent)"),
+        "{screen}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
