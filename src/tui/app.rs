@@ -1,0 +1,309 @@
+//! The UI's state: the newest snapshot, the composer, scroll positions, overlays.
+//!
+//! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
+//! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only
+//! through `on_tick` (spinner frames, countdowns) and the key handler's `now` (double Ctrl+C).
+
+use super::TuiOptions;
+use super::layout::{Regions, Wants, regions};
+use super::theme;
+use super::view::approval_modal::ApprovalModal;
+use super::view::composer::Composer;
+use super::view::conversation::{Conversation, Source};
+use super::view::help_overlay::HelpOverlay;
+use super::view::history_overlay::HistoryOverlay;
+use super::view::todo_pane::TodoPane;
+use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot};
+use crate::llm::WireFormat;
+use crate::message::Usage;
+use crate::todo::TodoBoard;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// A second Ctrl+C within this long quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+
+/// An overlay covering the screen.
+#[derive(Debug)]
+pub enum Overlay {
+    History(Box<HistoryOverlay>),
+    Help(HelpOverlay),
+}
+
+/// Which overlay is open, for callers that only need to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverlayKind {
+    History,
+    Help,
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    pub(super) commands: UnboundedSender<Command>,
+    pub(super) snapshot: Snapshot,
+    pub(super) composer: Composer,
+    pub(super) conversation: Conversation,
+    pub(super) todo: TodoPane,
+    pub(super) overlay: Option<Overlay>,
+    pub(super) approval: ApprovalModal,
+    /// The approval request already answered, hidden until the agent's next snapshot drops it.
+    pub(super) answered: Option<String>,
+    pub(super) quit_armed_at: Option<Instant>,
+    pub(super) now: Instant,
+    pub(super) frame: u64,
+    pub(super) quit: bool,
+    pub(super) agent_gone: bool,
+    pub(super) screen: Rect,
+    recall_seeded: bool,
+}
+
+impl App {
+    /// A UI that sends its commands to `commands`, showing an empty agent until the first snapshot.
+    pub fn new(commands: UnboundedSender<Command>, options: TuiOptions) -> Self {
+        Self {
+            commands,
+            snapshot: blank_snapshot(),
+            composer: Composer::new(),
+            conversation: Conversation::new(intro(&options)),
+            todo: TodoPane::default(),
+            overlay: None,
+            approval: ApprovalModal::default(),
+            answered: None,
+            quit_armed_at: None,
+            now: Instant::now(),
+            frame: 0,
+            quit: false,
+            agent_gone: false,
+            screen: Rect::default(),
+            recall_seeded: false,
+        }
+    }
+
+    /// Takes in the agent's newest state.
+    pub fn apply_snapshot(&mut self, snapshot: Snapshot) {
+        self.conversation.sync(&snapshot.transcript);
+        if !self.recall_seeded {
+            self.recall_seeded = true;
+            for entry in &snapshot.transcript {
+                if let Entry::User { text } = entry {
+                    self.composer.remember(text);
+                }
+            }
+        }
+        if let Some(Overlay::History(history)) = &mut self.overlay {
+            history.update(&snapshot);
+        }
+        let pending = snapshot
+            .pending_approval
+            .as_ref()
+            .map(|request| &request.id);
+        if self.answered.as_ref() != pending {
+            self.answered = None;
+        }
+        self.snapshot = snapshot;
+    }
+
+    /// The agent task has ended; nothing it does will show any more.
+    pub fn agent_stopped(&mut self) {
+        if !self.agent_gone && !self.quit {
+            self.agent_gone = true;
+            self.conversation
+                .push_note("The agent stopped. Press Ctrl+C twice or Ctrl+D to leave.");
+        }
+    }
+
+    /// Advances animation to `now`; returns whether the screen should be drawn again.
+    pub fn on_tick(&mut self, now: Instant) -> bool {
+        self.now = now;
+        let mut changed = false;
+        if self.is_busy() || self.has_running_tool() {
+            self.frame = self.frame.wrapping_add(1);
+            changed = true;
+        }
+        if self
+            .quit_armed_at
+            .is_some_and(|armed| now.saturating_duration_since(armed) > QUIT_WINDOW)
+        {
+            self.quit_armed_at = None;
+            changed = true;
+        }
+        changed
+    }
+
+    /// Lays out what the next frame at `screen` shows into the caches.
+    pub fn prepare(&mut self, screen: Rect) {
+        self.screen = screen;
+        let regions = self.regions(screen);
+        let source = source(&self.snapshot);
+        let inner = Conversation::inner_area(regions.conversation);
+        self.conversation
+            .prepare(&source, usize::from(inner.width), usize::from(inner.height));
+        self.todo.set_viewport(regions.todos);
+        let covered = super::render::overlay_area(screen);
+        match &mut self.overlay {
+            Some(Overlay::History(history)) => history.prepare(covered),
+            Some(Overlay::Help(help)) => help.prepare(covered),
+            None => {}
+        }
+        if let Some(request) = self.visible_approval().cloned() {
+            self.approval.prepare(&request, covered);
+        }
+    }
+
+    /// Where each pane goes on `screen` (a pure function of the state).
+    pub fn regions(&self, screen: Rect) -> Regions {
+        let mut wants = Wants {
+            composer_rows: self.composer.desired_rows(),
+            board_rows: 0,
+            board_focused: self.todo.focused,
+            has_board: !self.snapshot.board.is_empty(),
+            has_tools: !self.snapshot.tools.is_empty(),
+        };
+        // The board's width does not depend on its height: measure it, then ask for the height.
+        let width = regions(
+            screen,
+            Wants {
+                has_board: true,
+                ..wants
+            },
+        )
+        .todos
+        .width;
+        wants.board_rows = TodoPane::desired_rows(&self.snapshot.board, width, self.is_busy());
+        regions(screen, wants)
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// The prompt the composer would send now.
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    /// Whether the conversation follows new output.
+    pub fn is_following(&self) -> bool {
+        self.conversation.is_following()
+    }
+
+    pub fn overlay(&self) -> Option<OverlayKind> {
+        match self.overlay {
+            Some(Overlay::History(_)) => Some(OverlayKind::History),
+            Some(Overlay::Help(_)) => Some(OverlayKind::Help),
+            None => None,
+        }
+    }
+
+    /// With the inspector open: (the hit jumped to, how many hits).
+    pub fn search_hits(&self) -> Option<(Option<usize>, usize)> {
+        match &self.overlay {
+            Some(Overlay::History(history)) => Some((history.current_hit(), history.hit_count())),
+            _ => None,
+        }
+    }
+
+    pub fn todo_focused(&self) -> bool {
+        self.todo.focused
+    }
+
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The approval request the modal shows, unless already answered.
+    pub fn visible_approval(&self) -> Option<&ApprovalRequest> {
+        let request = self.snapshot.pending_approval.as_deref()?;
+        (self.answered.as_deref() != Some(request.id.as_str())).then_some(request)
+    }
+
+    /// The agent is working on a turn (a spinner is shown).
+    pub fn is_busy(&self) -> bool {
+        !matches!(
+            self.snapshot.activity,
+            Activity::Idle | Activity::AwaitingApproval
+        )
+    }
+
+    fn has_running_tool(&self) -> bool {
+        self.snapshot
+            .tools
+            .last()
+            .is_some_and(|run| run.status == crate::agent::ToolStatus::Running)
+    }
+
+    /// Sends `command` to the agent; a closed channel means the agent is gone.
+    pub(super) fn send(&mut self, command: Command) {
+        if self.commands.send(command).is_err() {
+            self.agent_stopped();
+        }
+    }
+}
+
+/// The snapshot's parts the conversation pane reads.
+pub(super) fn source(snapshot: &Snapshot) -> Source<'_> {
+    Source {
+        transcript: &snapshot.transcript,
+        streaming: snapshot.streaming.as_ref(),
+        queued: &snapshot.queued,
+    }
+}
+
+/// An agent with nothing to show yet.
+pub fn blank_snapshot() -> Snapshot {
+    Snapshot {
+        seq: 0,
+        history: imbl::Vector::new(),
+        transcript: imbl::Vector::new(),
+        board: Arc::new(TodoBoard::default()),
+        tools: imbl::Vector::new(),
+        streaming: None,
+        activity: Activity::Idle,
+        usage: Usage::default(),
+        rounds_since_todo: 0,
+        nag_threshold: 0,
+        provider: Arc::from(""),
+        model: Arc::from(""),
+        wire_format: WireFormat::Anthropic,
+        system_prompt: Arc::from(""),
+        queued: imbl::Vector::new(),
+        pending_approval: None,
+    }
+}
+
+/// The lines at the top of the conversation: first-run help, the demo banner, or a short welcome.
+fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled("Welcome to keel.", theme::TITLE)];
+    if let Some(help) = &options.first_run_help {
+        lines.push(Line::default());
+        lines.extend(
+            super::text::clean_lines(help.trim_end())
+                .map(|line| Line::styled(line.into_owned(), theme::INTRO)),
+        );
+        lines.push(Line::default());
+        lines.push(Line::from(vec![
+            Span::raw("No key at hand? Type "),
+            Span::styled("/demo", theme::KEY),
+            Span::raw(" to watch keel work through a sample task with a scripted model."),
+        ]));
+    }
+    if options.demo {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            "The demo is running: a scripted model works through a sample task in a temporary \
+             workspace. Watch the board fill in; Ctrl+T shows the raw history.",
+            theme::INTRO,
+        ));
+    }
+    if options.first_run_help.is_none() && !options.demo {
+        lines.push(Line::styled(
+            "Tell keel what to do and press Enter. ? lists every key.",
+            theme::DIM,
+        ));
+    }
+    lines
+}

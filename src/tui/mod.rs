@@ -1,0 +1,183 @@
+//! The full-screen front end: draws the agent's snapshots and turns keys into `Command`s.
+//!
+//! One task runs the UI: a `select!` over the terminal's events, the agent's snapshots (drained in
+//! batches, only the newest kept), a tick for animation and the termination signals. It redraws
+//! only when something changed, at most [`MAX_FPS`] times a second, inside a synchronized update so
+//! the terminal never shows half a frame. It never waits on the network or a tool: those belong to
+//! the agent task. Module map: `app` (state) and `input` (event handlers), `render` (a pure
+//! function of the state), `view/` (one widget a file), `terminal` (setup and restore).
+
+pub mod app;
+mod commands;
+pub mod event;
+pub mod input;
+pub mod keymap;
+pub mod layout;
+pub mod markdown;
+pub mod render;
+pub mod scroll;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+pub mod view;
+pub mod wrap;
+
+pub use app::{App, OverlayKind, blank_snapshot};
+pub use event::UiEvent;
+pub use render::render;
+
+use crate::agent::{AgentEvent, AgentHandle, Snapshot};
+use futures_util::StreamExt;
+use ratatui::crossterm::event::EventStream;
+use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::crossterm::{execute, queue};
+use ratatui::layout::Rect;
+use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, MissedTickBehavior};
+
+/// The most frames drawn in a second.
+pub const MAX_FPS: u32 = 60;
+/// How often the spinner and countdowns advance.
+const TICK: Duration = Duration::from_millis(100);
+/// Snapshots taken from the channel at once; only the newest of them is drawn.
+const SNAPSHOT_BATCH: usize = 256;
+/// How long to let the agent wind down (stop a running command) after `Quit`.
+const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// What the front end is told at start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TuiOptions {
+    /// Set when no API key is configured: the text that says how to configure one.
+    pub first_run_help: Option<String>,
+    /// The agent was started on the demo.
+    pub demo: bool,
+}
+
+/// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT
+/// arrives. The terminal is restored on every way out, panics included (install color-eyre's
+/// hooks before calling this, so its report prints after the terminal is restored).
+pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<()> {
+    let AgentHandle {
+        commands,
+        mut snapshots,
+        mut events,
+        task,
+    } = agent;
+    let mut app = App::new(commands, options);
+    let result = {
+        let mut terminal = terminal::setup()?;
+        let _guard = terminal::Guard;
+        let result = event_loop(&mut terminal, &mut app, &mut snapshots, &mut events).await;
+        // A terminal that cannot be restored (it hung up) is no reason to fail the exit.
+        let _ = terminal::restore();
+        result
+    };
+    if result.is_err() {
+        app.quit();
+    }
+    // Give the agent a moment to stop what it runs; it is detached if it takes longer.
+    let _ = tokio::time::timeout(AGENT_SHUTDOWN_GRACE, task).await;
+    result
+}
+
+/// Why the event loop woke up.
+enum Wake {
+    Terminal(Option<std::io::Result<ratatui::crossterm::event::Event>>),
+    /// How many snapshots were received (0: the agent's channel closed).
+    Snapshots(usize),
+    Tick,
+    Frame,
+    Signal,
+    Nothing,
+}
+
+async fn event_loop(
+    terminal: &mut terminal::Tui,
+    app: &mut App,
+    snapshots: &mut UnboundedReceiver<Snapshot>,
+    events: &mut UnboundedReceiver<AgentEvent>,
+) -> color_eyre::Result<()> {
+    let frame_interval = Duration::from_secs(1) / MAX_FPS;
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut batch: Vec<Snapshot> = Vec::with_capacity(SNAPSHOT_BATCH);
+    let mut ignored: Vec<AgentEvent> = Vec::new();
+    let (mut snapshots_open, mut events_open) = (true, true);
+    let mut dirty = true;
+    let mut last_frame: Option<Instant> = None;
+
+    loop {
+        // Leave before drawing: after SIGHUP there may be no terminal left to draw on.
+        if app.should_quit() {
+            return Ok(());
+        }
+        let next_frame = last_frame.map_or_else(Instant::now, |at| at + frame_interval);
+        if dirty && Instant::now() >= next_frame {
+            let _section = terminal::ui_section();
+            draw(terminal, app)?;
+            last_frame = Some(Instant::now());
+            dirty = false;
+        }
+        let wake = tokio::select! {
+            event = input.next() => Wake::Terminal(event),
+            received = snapshots.recv_many(&mut batch, SNAPSHOT_BATCH), if snapshots_open => {
+                Wake::Snapshots(received)
+            }
+            // The TUI draws snapshots; the discrete events are for printing front ends. They are
+            // drained so they do not pile up.
+            received = events.recv_many(&mut ignored, SNAPSHOT_BATCH), if events_open => {
+                events_open = received > 0;
+                ignored.clear();
+                Wake::Nothing
+            }
+            _ = tick.tick() => Wake::Tick,
+            () = tokio::time::sleep_until(next_frame), if dirty => Wake::Frame,
+            _ = terminate.recv() => Wake::Signal,
+            _ = hangup.recv() => Wake::Signal,
+            _ = interrupt.recv() => Wake::Signal,
+        };
+        let _section = terminal::ui_section();
+        match wake {
+            Wake::Terminal(Some(Ok(event))) => {
+                if let Some(event) = UiEvent::from_terminal(event) {
+                    app.handle_event(event);
+                    dirty = true;
+                }
+            }
+            Wake::Terminal(Some(Err(error))) => return Err(error.into()),
+            Wake::Terminal(None) | Wake::Signal => app.quit(),
+            Wake::Snapshots(0) => {
+                snapshots_open = false;
+                app.agent_stopped();
+                // The agent may have died noisily (a panic report on stderr): draw everything anew.
+                terminal.clear()?;
+                dirty = true;
+            }
+            Wake::Snapshots(_) => {
+                if let Some(newest) = batch.pop() {
+                    app.apply_snapshot(newest);
+                }
+                batch.clear();
+                dirty = true;
+            }
+            Wake::Tick => dirty |= app.on_tick(std::time::Instant::now()),
+            Wake::Frame | Wake::Nothing => {}
+        }
+    }
+}
+
+/// Lays out and draws one frame inside a synchronized update.
+fn draw(terminal: &mut terminal::Tui, app: &mut App) -> std::io::Result<()> {
+    let size = terminal.size()?;
+    app.prepare(Rect::new(0, 0, size.width, size.height));
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    let drawn = terminal.draw(|frame| render(app, frame)).map(|_| ());
+    execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    drawn
+}

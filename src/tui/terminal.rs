@@ -1,0 +1,139 @@
+//! Taking over the terminal and giving it back, on every way out.
+//!
+//! [`setup`] enters raw mode, the alternate screen, mouse capture and bracketed paste (and, where
+//! the terminal supports it, the keyboard protocol that tells Shift+Enter from Enter). [`restore`]
+//! undoes all of it and is safe to call any number of times from anywhere — the normal exit, an
+//! error, the [`Guard`]'s drop, the panic hook — so whichever comes first leaves a usable shell.
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use std::cell::Cell;
+use std::io::{self, Stdout};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The terminal keel draws on.
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Whether the terminal is in keel's modes and needs restoring.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the keyboard protocol was pushed and must be popped.
+static KEYBOARD_ENHANCED: AtomicBool = AtomicBool::new(false);
+static PANIC_HOOK: Once = Once::new();
+
+thread_local! {
+    /// Set while this thread runs the UI's own code (handling an event, drawing).
+    static IN_UI: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Puts the terminal in keel's modes and returns it ready to draw.
+pub fn setup() -> io::Result<Tui> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    let entered = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    );
+    if let Err(error) = entered {
+        let _ = restore();
+        return Err(error);
+    }
+    if matches!(supports_keyboard_enhancement(), Ok(true)) {
+        let flags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+        if execute!(stdout, PushKeyboardEnhancementFlags(flags)).is_ok() {
+            KEYBOARD_ENHANCED.store(true, Ordering::SeqCst);
+        }
+    }
+    let terminal = Terminal::new(CrosstermBackend::new(stdout));
+    if terminal.is_err() {
+        let _ = restore();
+    }
+    let mut terminal = terminal?;
+    terminal.hide_cursor()?;
+    terminal.clear()?;
+    Ok(terminal)
+}
+
+/// Gives the terminal back: every step is tried even if an earlier one fails, and a second call
+/// does nothing.
+pub fn restore() -> io::Result<()> {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut stdout = io::stdout();
+    let mut first_error = None;
+    let mut note = |result: io::Result<()>| {
+        if let Err(error) = result {
+            first_error.get_or_insert(error);
+        }
+    };
+    if KEYBOARD_ENHANCED.swap(false, Ordering::SeqCst) {
+        note(execute!(stdout, PopKeyboardEnhancementFlags));
+    }
+    note(execute!(
+        stdout,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    ));
+    note(disable_raw_mode());
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Makes a panic in the UI restore the terminal before the panic is reported, so the report
+/// (color-eyre's, when `main` installed it before calling `tui::run`) lands on a normal screen.
+/// Installed once. A panic elsewhere — in the agent task, which the runtime catches while the UI
+/// carries on — leaves the terminal alone; the UI then reports the agent gone.
+pub fn install_panic_hook() {
+    PANIC_HOOK.call_once(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_UI.get() {
+                let _ = restore();
+            }
+            report(info);
+        }));
+    });
+}
+
+/// Marks the current thread as running UI code until the returned value is dropped. The event
+/// loop holds one while it handles an event or draws, never across an `await`, so it is set
+/// exactly when a panic would come from the UI.
+pub fn ui_section() -> UiSection {
+    IN_UI.set(true);
+    UiSection(())
+}
+
+/// See [`ui_section`].
+#[derive(Debug)]
+pub struct UiSection(());
+
+impl Drop for UiSection {
+    fn drop(&mut self) {
+        IN_UI.set(false);
+    }
+}
+
+/// Restores the terminal when dropped, whatever way the scope is left.
+#[derive(Debug)]
+pub struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = restore();
+    }
+}

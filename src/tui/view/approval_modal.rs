@@ -1,0 +1,222 @@
+//! The approval modal: a tool call waiting for the person's yes or no.
+//!
+//! It shows the tool, the command or path, and for file changes the diff (`+` green, `-` red),
+//! scrollable when long; the answer keys are pinned at the bottom so they are always in view.
+
+use super::super::keymap::{Binding, KeySpec, hints};
+use super::super::layout::centered;
+use super::super::text::{clean_line, clean_lines, truncate};
+use super::super::theme;
+use super::super::wrap::{Prefix, wrap};
+use super::pane;
+use crate::agent::{ApprovalRequest, Decision};
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Widget};
+
+/// The modal's widest box.
+const MAX_WIDTH: u16 = 100;
+/// Cells kept free around the box.
+const MARGIN: u16 = 1;
+/// Rows under the body: a blank line and the pinned answer line.
+const ANSWER_ROWS: usize = 2;
+/// Rows the box adds to its body: borders and the answer rows.
+const CHROME_ROWS: usize = 2 + ANSWER_ROWS;
+/// Indentation of the command under the heading.
+const INDENT: &str = "  ";
+
+/// What a key does to the modal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Answer(Decision),
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+}
+
+/// The modal's keys.
+pub const KEYS: &[Binding<Action>] = &[
+    Binding {
+        keys: &[KeySpec::char('y')],
+        action: Action::Answer(Decision::Once),
+        help: "allow it this once",
+        hint: Some("yes"),
+    },
+    Binding {
+        keys: &[KeySpec::char('a')],
+        action: Action::Answer(Decision::Always),
+        help: "allow it and don't ask again (for bash: this command's first word)",
+        hint: Some("always"),
+    },
+    Binding {
+        keys: &[KeySpec::char('n')],
+        action: Action::Answer(Decision::Deny),
+        help: "refuse; the model is told you declined",
+        hint: Some("no"),
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Esc)],
+        action: Action::Answer(Decision::DenyAndStop),
+        help: "refuse and end the turn",
+        hint: Some("no, stop"),
+    },
+    Binding {
+        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
+        action: Action::Up,
+        help: "scroll the diff up",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        action: Action::Down,
+        help: "scroll the diff down",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::PageUp)],
+        action: Action::PageUp,
+        help: "up a page",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::PageDown)],
+        action: Action::PageDown,
+        help: "down a page",
+        hint: None,
+    },
+];
+
+/// Scroll state of the modal for one request.
+#[derive(Debug, Clone, Default)]
+pub struct ApprovalModal {
+    request_id: String,
+    offset: usize,
+    page: usize,
+}
+
+impl ApprovalModal {
+    /// Resets the scroll when a different request is shown.
+    pub fn track(&mut self, request: &ApprovalRequest) {
+        if self.request_id != request.id {
+            self.request_id.clone_from(&request.id);
+            self.offset = 0;
+        }
+    }
+
+    pub fn scroll(&mut self, action: Action) {
+        let page = self.page.max(1);
+        self.offset = match action {
+            Action::Up => self.offset.saturating_sub(1),
+            Action::Down => self.offset.saturating_add(1),
+            Action::PageUp => self.offset.saturating_sub(page),
+            Action::PageDown => self.offset.saturating_add(page),
+            Action::Answer(_) => self.offset,
+        };
+    }
+
+    /// Clamps the offset to what the next frame at `screen` shows.
+    pub fn prepare(&mut self, request: &ApprovalRequest, screen: Rect) {
+        self.track(request);
+        let (area, body) = geometry(request, screen);
+        let inner = pane(Line::default(), true).inner(area);
+        self.page = usize::from(inner.height).saturating_sub(ANSWER_ROWS);
+        self.offset = self.offset.min(body.len().saturating_sub(self.page));
+    }
+
+    /// Draws the modal over `screen`.
+    pub fn render(&self, request: &ApprovalRequest, screen: Rect, buf: &mut Buffer) {
+        let (area, body) = geometry(request, screen);
+        Clear.render(area, buf);
+        let block = pane(
+            Line::styled(" Approval needed ", theme::STATUS_ATTENTION),
+            true,
+        );
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.is_empty() {
+            return;
+        }
+        let body_rows = usize::from(inner.height).saturating_sub(ANSWER_ROWS);
+        let offset = self.offset.min(body.len().saturating_sub(body_rows));
+        for (row, line) in body.iter().skip(offset).take(body_rows).enumerate() {
+            let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        buf.set_line(
+            inner.x,
+            inner.bottom() - 1,
+            &answer_line(usize::from(inner.width)),
+            inner.width,
+        );
+    }
+}
+
+/// The box and its body lines for this request on this screen.
+fn geometry(request: &ApprovalRequest, screen: Rect) -> (Rect, Vec<Line<'static>>) {
+    let outer_width = MAX_WIDTH.min(screen.width.saturating_sub(2 * MARGIN));
+    let width = usize::from(outer_width.saturating_sub(2));
+    let body = body(request, width);
+    let wanted = u16::try_from(body.len() + CHROME_ROWS).unwrap_or(u16::MAX);
+    (centered(screen, MAX_WIDTH, wanted, MARGIN), body)
+}
+
+fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
+    let verb = if request.tool == "bash" {
+        "wants to run"
+    } else {
+        "wants to change"
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(clean_line(&request.tool).into_owned(), theme::TOOL_NAME),
+        Span::raw(format!(" {verb}:")),
+    ])];
+    let indent = Prefix::uniform(vec![Span::raw(INDENT)]);
+    for line in clean_lines(request.summary.trim_end()) {
+        let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
+        lines.extend(wrap(&spans, width, &indent));
+    }
+    if let Some(diff) = &request.diff {
+        lines.push(Line::default());
+        for line in clean_lines(diff.trim_end()) {
+            let style = diff_style(&line);
+            lines.push(Line::styled(truncate(&line, width).into_owned(), style));
+        }
+    }
+    lines
+}
+
+fn diff_style(line: &str) -> Style {
+    if line.starts_with("+++") || line.starts_with("---") {
+        theme::DIFF_FILE
+    } else if line.starts_with('+') {
+        theme::DIFF_ADDED
+    } else if line.starts_with('-') {
+        theme::DIFF_REMOVED
+    } else if line.starts_with("@@") {
+        theme::DIFF_HUNK
+    } else {
+        Style::new()
+    }
+}
+
+/// `y yes · a always · n no · Esc no, stop`, from the binding table.
+fn answer_line(width: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (key, hint) in hints(KEYS) {
+        if !spans.is_empty() {
+            spans.push(Span::styled(" · ", theme::DIM));
+        }
+        spans.push(Span::styled(key, theme::KEY));
+        spans.push(Span::raw(format!(" {hint}")));
+    }
+    let line = Line::from(spans);
+    if line.width() <= width {
+        line
+    } else {
+        Line::raw(truncate(&line.to_string(), width).into_owned())
+    }
+}

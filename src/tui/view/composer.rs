@@ -1,0 +1,363 @@
+//! The composer: a multi-line editor (tui-textarea) with prompt recall and whole pastes.
+//!
+//! A bracketed paste arrives as one event and is inserted in one edit. A paste too big to edit
+//! comfortably (over [`INLINE_PASTE_MAX_BYTES`] or [`INLINE_PASTE_MAX_LINES`]) is held aside and
+//! shown as one token such as `[paste #1: 98,304 lines, 5.0 MB]`; the token is replaced by the
+//! whole text when the prompt is sent. That keeps a 5 MB paste from freezing the UI: the editor
+//! would otherwise re-measure megabytes on every frame, and it counts rows and columns in `u16`.
+
+use super::super::keymap::{Binding, KeySpec};
+use super::super::text::{clean_paste, human_bytes};
+use super::super::theme;
+use super::pane;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use tui_textarea::TextArea;
+
+/// Pastes up to this size go straight into the editor.
+pub const INLINE_PASTE_MAX_BYTES: usize = 64 * 1024;
+/// Pastes up to this many lines go straight into the editor.
+pub const INLINE_PASTE_MAX_LINES: usize = 1_000;
+/// Text rows the composer grows to before it scrolls.
+const MAX_TEXT_ROWS: usize = 8;
+const PLACEHOLDER: &str = "Ask keel to do something…  (? for help)";
+
+/// What a key does in the composer (typing and editing keys go to the editor itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Send,
+    Newline,
+    Older,
+    Newer,
+}
+
+/// The composer's own keys.
+pub const KEYS: &[Binding<Action>] = &[
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Enter)],
+        action: Action::Send,
+        help: "send the prompt (while keel works it is queued)",
+        hint: Some("send"),
+    },
+    Binding {
+        keys: &[
+            KeySpec::shift(KeyCode::Enter),
+            KeySpec::alt(KeyCode::Enter),
+            KeySpec::ctrl('j'),
+        ],
+        action: Action::Newline,
+        help: "insert a new line",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Up)],
+        action: Action::Older,
+        help: "recall an earlier prompt (on an empty composer)",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Down)],
+        action: Action::Newer,
+        help: "recall a later prompt",
+        hint: None,
+    },
+];
+
+/// The editor's built-in keys, for the help overlay.
+pub const EDITING_HELP: &[(&str, &str)] = &[
+    ("← → ↑ ↓", "move the cursor"),
+    ("Ctrl+A / Ctrl+E", "start / end of the line"),
+    ("Ctrl+← / Ctrl+→", "previous / next word"),
+    ("Backspace / Delete", "delete a character"),
+    (
+        "Ctrl+W / Alt+Backspace",
+        "delete the word before the cursor",
+    ),
+    ("Ctrl+K", "delete to the end of the line"),
+    ("Ctrl+U / Ctrl+R", "undo / redo"),
+    ("Ctrl+Y", "paste what was last deleted"),
+    (
+        "Paste",
+        "pasted text goes in whole; Enter inside a paste does not send",
+    ),
+];
+
+/// Text held aside for a big paste, and the token standing for it in the editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Paste {
+    token: String,
+    text: String,
+}
+
+/// A prompt as it was in the composer, for recall.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Recalled {
+    shown: String,
+    pastes: Vec<Paste>,
+}
+
+#[derive(Debug)]
+pub struct Composer {
+    editor: TextArea<'static>,
+    pastes: Vec<Paste>,
+    pastes_made: usize,
+    history: Vec<Recalled>,
+    /// The history entry on show, while the person browses with Up/Down.
+    recall: Option<usize>,
+}
+
+impl Default for Composer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Composer {
+    pub fn new() -> Self {
+        Self {
+            editor: editor(),
+            pastes: Vec::new(),
+            pastes_made: 0,
+            history: Vec::new(),
+            recall: None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.editor.is_empty()
+    }
+
+    /// The prompt as it would be sent: big pastes put back in place of their tokens.
+    pub fn text(&self) -> String {
+        let mut text = self.shown();
+        for paste in &self.pastes {
+            text = text.replacen(&paste.token, &paste.text, 1);
+        }
+        text
+    }
+
+    /// What the editor shows, tokens and all.
+    pub fn shown(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// Takes the prompt out to send it, remembering it for recall.
+    pub fn take(&mut self) -> String {
+        let text = self.text();
+        self.history.push(Recalled {
+            shown: self.shown(),
+            pastes: std::mem::take(&mut self.pastes),
+        });
+        self.clear();
+        text
+    }
+
+    /// Empties the composer (the prompt is not remembered).
+    pub fn clear(&mut self) {
+        self.editor = editor();
+        self.pastes.clear();
+        self.recall = None;
+    }
+
+    /// Adds an earlier prompt to recall, oldest first (a resumed session's prompts).
+    pub fn remember(&mut self, prompt: &str) {
+        let (shown, pastes) = if is_big(prompt) {
+            let paste = self.hold(prompt.to_owned());
+            (paste.token.clone(), vec![paste])
+        } else {
+            (prompt.to_owned(), Vec::new())
+        };
+        self.history.push(Recalled { shown, pastes });
+    }
+
+    pub fn insert_newline(&mut self) {
+        self.editor.insert_newline();
+    }
+
+    /// Inserts a bracketed paste in one edit.
+    pub fn paste(&mut self, raw: &str) {
+        let text = clean_paste(raw);
+        let lines_now = self.editor.lines().len();
+        if is_big(&text) || lines_now + text.matches('\n').count() > INLINE_PASTE_MAX_LINES {
+            let paste = self.hold(text);
+            self.editor.insert_str(&paste.token);
+            self.pastes.push(paste);
+        } else {
+            self.editor.insert_str(&text);
+        }
+        self.recall = None;
+    }
+
+    /// Hands a key to the editor.
+    pub fn input(&mut self, key: KeyEvent) {
+        if self.editor.input(key) {
+            self.recall = None;
+        }
+    }
+
+    /// Up: shows the prompt before the one on show, if the composer is empty or still shows an
+    /// unedited recalled prompt with the cursor on its first row. Returns whether it did.
+    pub fn older(&mut self) -> bool {
+        let target = match self.recall {
+            None if self.is_empty() => self.history.len().checked_sub(1),
+            Some(index) if self.unedited(index) && self.editor.cursor().0 == 0 => {
+                index.checked_sub(1)
+            }
+            _ => None,
+        };
+        let Some(target) = target else {
+            return self.recall.is_some();
+        };
+        self.show(target);
+        true
+    }
+
+    /// Down: the prompt after the one on show, or an empty composer after the newest.
+    pub fn newer(&mut self) -> bool {
+        let Some(index) = self.recall else {
+            return false;
+        };
+        let last_row = self.editor.lines().len() - 1;
+        if !self.unedited(index) || self.editor.cursor().0 != last_row {
+            return false;
+        }
+        if index + 1 < self.history.len() {
+            self.show(index + 1);
+        } else {
+            self.clear();
+        }
+        true
+    }
+
+    fn unedited(&self, index: usize) -> bool {
+        self.history
+            .get(index)
+            .is_some_and(|entry| entry.shown == self.shown())
+    }
+
+    fn show(&mut self, index: usize) {
+        let Some(entry) = self.history.get(index).cloned() else {
+            return;
+        };
+        self.editor = editor();
+        self.editor.insert_str(&entry.shown);
+        self.pastes = entry.pastes;
+        self.recall = Some(index);
+    }
+
+    fn hold(&mut self, text: String) -> Paste {
+        self.pastes_made += 1;
+        let lines = text.lines().count().max(1);
+        let token = format!(
+            "[paste #{}: {} lines, {}]",
+            self.pastes_made,
+            group_thousands(lines),
+            human_bytes(text.len())
+        );
+        Paste { token, text }
+    }
+
+    /// Rows the composer would like, border included.
+    pub fn desired_rows(&self) -> u16 {
+        let rows = self.editor.lines().len().clamp(1, MAX_TEXT_ROWS) + 2;
+        u16::try_from(rows).unwrap_or(u16::MAX)
+    }
+
+    /// Draws the composer. `busy`: a turn is running, so what is sent now will be queued.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool, busy: bool) {
+        let title = if busy {
+            Line::from(vec![
+                Span::styled(" Prompt ", theme::TITLE),
+                Span::styled("· queued until keel finishes ", theme::DIM),
+            ])
+        } else {
+            Line::styled(" Prompt ", theme::TITLE)
+        };
+        let block = pane(title, focused);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if !inner.is_empty() {
+            self.editor.render(inner, buf);
+        }
+    }
+}
+
+fn editor() -> TextArea<'static> {
+    let mut editor = TextArea::default();
+    editor.set_cursor_line_style(Style::default());
+    editor.set_placeholder_text(PLACEHOLDER);
+    editor.set_placeholder_style(theme::DIM);
+    editor.set_max_histories(MAX_UNDO);
+    editor
+}
+
+/// Undo steps the editor keeps.
+const MAX_UNDO: usize = 200;
+
+fn is_big(text: &str) -> bool {
+    text.len() > INLINE_PASTE_MAX_BYTES || text.matches('\n').count() >= INLINE_PASTE_MAX_LINES
+}
+
+/// `98304` as `98,304`.
+fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_pastes_are_inserted_as_they_are() {
+        let mut composer = Composer::new();
+        composer.paste("line one\r\nline two");
+        assert_eq!(composer.text(), "line one\nline two");
+        assert_eq!(composer.shown(), composer.text());
+    }
+
+    #[test]
+    fn big_pastes_become_a_token_and_are_sent_whole() {
+        let mut composer = Composer::new();
+        let big = "x".repeat(INLINE_PASTE_MAX_BYTES + 1);
+        composer.paste(&format!("{big}\nend"));
+        assert!(composer.shown().starts_with("[paste #1: 2 lines"));
+        assert_eq!(composer.take(), format!("{big}\nend"));
+        assert!(composer.is_empty());
+    }
+
+    #[test]
+    fn recall_walks_back_and_forth() {
+        let mut composer = Composer::new();
+        composer.paste("first");
+        composer.take();
+        composer.paste("second");
+        composer.take();
+        assert!(composer.older());
+        assert_eq!(composer.text(), "second");
+        assert!(composer.older());
+        assert_eq!(composer.text(), "first");
+        assert!(composer.newer());
+        assert_eq!(composer.text(), "second");
+        assert!(composer.newer());
+        assert!(composer.is_empty());
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group_thousands(98_304), "98,304");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1_000_000), "1,000,000");
+    }
+}

@@ -1,0 +1,152 @@
+//! The tool pane: the running and recent tool calls, newest at the bottom, each with its command or
+//! path, how it ended and how long it took; the newest one also shows the tail of its output.
+//!
+//! Only the end of an output is ever read (see `text::tail_lines`), so a command that printed
+//! megabytes costs no more to draw than one that printed a line.
+
+use super::super::text::{first_line, tail_lines, truncate};
+use super::super::theme;
+use super::{pane, spinner};
+use crate::agent::{ToolRun, ToolStatus};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Bytes read from the end of an output to find its last lines.
+const TAIL_BYTES: usize = 16 * 1024;
+/// Indentation of output lines under their call.
+const OUTPUT_INDENT: &str = "  ";
+
+/// Draws the newest calls of `runs` into `area`. `frame` animates running calls.
+pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, frame: u64) {
+    let block = pane(Span::styled(" Tools ", theme::TITLE), false);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.is_empty() {
+        return;
+    }
+    let width = usize::from(inner.width);
+    let height = usize::from(inner.height);
+    if runs.is_empty() {
+        buf.set_line(
+            inner.x,
+            inner.y,
+            &Line::styled(
+                truncate("No tool calls yet.", width).into_owned(),
+                theme::DIM,
+            ),
+            inner.width,
+        );
+        return;
+    }
+    // Headers of the newest calls, oldest first, then as much of the newest output as fits.
+    let headers = runs.len().min(height);
+    let newest = runs.len() - 1;
+    let room_for_output = height - headers;
+    let mut lines: Vec<Line<'static>> = Vec::with_capacity(height);
+    for index in runs.len() - headers..runs.len() {
+        let run = &runs[index];
+        lines.push(header(run, width, frame));
+        if index == newest && room_for_output > 0 {
+            for text in tail_lines(&run.output, room_for_output, TAIL_BYTES) {
+                if text.trim().is_empty() && lines.len() == headers {
+                    continue;
+                }
+                let shown = truncate(&text, width.saturating_sub(OUTPUT_INDENT.len()));
+                lines.push(Line::from(vec![
+                    Span::raw(OUTPUT_INDENT),
+                    Span::styled(shown.into_owned(), theme::RUN_OUTPUT),
+                ]));
+            }
+        }
+    }
+    for (row, line) in lines.iter().take(height).enumerate() {
+        let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
+        buf.set_line(inner.x, y, line, inner.width);
+    }
+}
+
+/// `✓ bash  cargo test   exit 0 · 1.2s`, cut to `width` (the summary gives way first).
+fn header(run: &ToolRun, width: usize, frame: u64) -> Line<'static> {
+    let (mark, style) = mark(run.status, frame);
+    let outcome = outcome(run);
+    let lead = format!("{mark} {} ", run.name);
+    let tail = if outcome.is_empty() {
+        String::new()
+    } else {
+        format!("  {outcome}")
+    };
+    let room = width.saturating_sub(lead.chars().count() + tail.chars().count());
+    let summary = truncate(&first_line(&run.summary), room).into_owned();
+    let mut spans = vec![
+        Span::styled(format!("{mark} "), style),
+        Span::styled(run.name.clone(), theme::TOOL_NAME),
+        Span::raw(" "),
+        Span::raw(summary),
+    ];
+    if !tail.is_empty() {
+        spans.push(Span::styled(tail, theme::DIM));
+    }
+    Line::from(spans)
+}
+
+fn mark(status: ToolStatus, frame: u64) -> (char, Style) {
+    match status {
+        ToolStatus::Running => (spinner(frame), theme::RUN_RUNNING),
+        ToolStatus::Succeeded => ('✓', theme::RUN_OK),
+        ToolStatus::Failed => ('✗', theme::RUN_FAILED),
+        ToolStatus::Declined => ('⊘', theme::RUN_STOPPED),
+        ToolStatus::Interrupted => ('■', theme::RUN_STOPPED),
+    }
+}
+
+/// `exit 0 · 1.2s`, `declined`, `running`.
+fn outcome(run: &ToolRun) -> String {
+    let mut parts = Vec::new();
+    match run.status {
+        ToolStatus::Running => parts.push("running".to_owned()),
+        ToolStatus::Declined => parts.push("declined".to_owned()),
+        ToolStatus::Interrupted => parts.push("interrupted".to_owned()),
+        ToolStatus::Succeeded | ToolStatus::Failed => {
+            if let Some(code) = run.exit_code {
+                parts.push(format!("exit {code}"));
+            } else if run.status == ToolStatus::Failed {
+                parts.push("failed".to_owned());
+            }
+        }
+    }
+    if let Some(duration) = run.duration {
+        parts.push(format_duration(duration));
+    }
+    parts.join(" · ")
+}
+
+/// `850ms`, `1.2s`, `2m05s`.
+pub fn format_duration(duration: Duration) -> String {
+    const MINUTE: u64 = 60;
+    let millis = duration.as_millis();
+    if millis < 1000 {
+        format!("{millis}ms")
+    } else if duration.as_secs() < MINUTE {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        let secs = duration.as_secs();
+        format!("{}m{:02}s", secs / MINUTE, secs % MINUTE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
+        assert_eq!(format_duration(Duration::from_millis(1234)), "1.2s");
+        assert_eq!(format_duration(Duration::from_secs(125)), "2m05s");
+    }
+}

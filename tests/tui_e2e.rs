@@ -1,0 +1,198 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The real binary in a real terminal: `keel --demo` run inside tmux, driven with `send-keys` and
+//! read with `capture-pane`.
+//!
+//! The test runs its own tmux server (a socket in a temporary directory), so it never touches a
+//! tmux the person is using, and a clean environment (no API keys, a temporary HOME), so nothing
+//! of the machine's configuration leaks in. It is skipped, saying so, when tmux is not installed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+/// The demo is scripted but runs real tools; on a loaded machine it can take a while.
+const DEMO_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a keypress may take to show.
+const KEY_TIMEOUT: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(200);
+/// The shell prompt inside the pane (followed by a space), to tell the shell from keel.
+const PROMPT: &str = "e2e-shell$";
+/// Printed by the shell when keel exits.
+const EXITED: &str = "keel exited with";
+
+/// One private tmux server with one 120×40 session running a plain shell.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn start(dir: &Path) -> Self {
+        let tmux = Self {
+            socket: dir.join("tmux.sock"),
+        };
+        let shell = format!(
+            "env -i PATH=\"$PATH\" TERM=\"$TERM\" HOME='{}' PS1='{PROMPT} ' sh",
+            dir.display()
+        );
+        let output = tmux.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "e2e",
+            &shell,
+        ]);
+        assert!(
+            output.status.success(),
+            "tmux new-session failed: {output:?}"
+        );
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success(), "send-keys {keys:?}");
+    }
+
+    /// Types `text` literally, then Enter.
+    fn type_line(&self, text: &str) {
+        assert!(
+            self.run(&["send-keys", "-t", "e2e", "-l", text])
+                .status
+                .success()
+        );
+        self.send(&["Enter"]);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    fn alternate_screen(&self) -> bool {
+        let output = self.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"]);
+        String::from_utf8_lossy(&output.stdout).trim() == "1"
+    }
+
+    /// Polls the screen until `done` holds; panics with the last screen after `timeout`.
+    fn wait_for(&self, what: &str, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for {what}; the pane shows:\n{screen}");
+            }
+            sleep(POLL);
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn tmux_installed() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// The shell's line saying keel exited. The command line echoes the marker too; the answer is the
+/// line that starts with it.
+fn exit_line(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .find(|line| line.starts_with(EXITED))
+        .map(str::to_owned)
+}
+
+/// The board's `done/total` from the todo pane's title (`Todos 6/6`), if drawn.
+fn board_count(screen: &str) -> Option<(u32, u32)> {
+    let rest = &screen[screen.find("Todos ")? + "Todos ".len()..];
+    let (count, _) = rest.split_once(' ')?;
+    let (done, total) = count.split_once('/')?;
+    Some((done.parse().ok()?, total.parse().ok()?))
+}
+
+#[test]
+fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_terminal() {
+    if !tmux_installed() {
+        eprintln!("SKIPPED demo_runs_to_a_full_board…: tmux is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| {
+        screen.contains(PROMPT)
+    });
+
+    tmux.type_line(&format!(
+        "'{}' --demo --workdir '{}'; echo \"{EXITED} $?\"",
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+
+    let screen = tmux.wait_for("the demo's board to fill", DEMO_TIMEOUT, |screen| {
+        let full = board_count(screen).is_some_and(|(done, total)| total > 0 && done == total);
+        full || exit_line(screen).is_some()
+    });
+    assert!(
+        exit_line(&screen).is_none(),
+        "keel exited before the demo's board filled:\n{screen}"
+    );
+    assert!(
+        tmux.alternate_screen(),
+        "keel draws on the alternate screen:\n{screen}"
+    );
+
+    tmux.send(&["C-t"]);
+    tmux.wait_for("the history inspector", KEY_TIMEOUT, |screen| {
+        screen.contains("\"role\"")
+    });
+    tmux.send(&["Escape"]);
+    tmux.wait_for("the inspector to close", KEY_TIMEOUT, |screen| {
+        !screen.contains("\"role\"") && board_count(screen).is_some()
+    });
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| {
+        exit_line(screen).is_some()
+    });
+    assert_eq!(
+        exit_line(&screen).as_deref().map(str::trim_end),
+        Some(format!("{EXITED} 0").as_str()),
+        "keel exits cleanly:\n{screen}"
+    );
+    assert!(!tmux.alternate_screen(), "the alternate screen is left");
+    assert!(
+        board_count(&screen).is_none(),
+        "nothing of keel's screen is left on the shell's:\n{screen}"
+    );
+
+    // The terminal is back in cooked mode: the shell echoes and runs what is typed.
+    tmux.type_line("echo still-$((40 + 2))");
+    tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| {
+        screen.contains("still-42")
+    });
+}
