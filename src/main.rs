@@ -1,7 +1,7 @@
 //! The `keel` binary: parses the command line, builds the agent and hands it to a front end.
 
 use clap::Parser;
-use color_eyre::eyre::{WrapErr, eyre};
+use color_eyre::eyre::WrapErr;
 use keel::agent::Command;
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
@@ -10,6 +10,7 @@ use keel::headless;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::session::{self, Record, Restored, SessionLog};
 use keel::tools::{Tools, Workspace};
+use keel::tui::{self, TuiOptions};
 use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,8 +75,9 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let (journal, restored) = open_session(&cli, &workspace)?;
     let env = |name: &str| std::env::var(name).ok();
     let config = config::resolve(&cli.flag_settings(), &env, workspace.root())?;
+    // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
     let default_approval =
-        if headless_prompt.is_some() { ApprovalMode::Auto } else { ApprovalMode::Ask };
+        if headless_prompt.is_some() || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
     let agent_config = AgentConfig {
         system_prompt: SYSTEM_PROMPT.to_owned(),
         max_tokens: config.max_tokens,
@@ -122,7 +124,26 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 _ => ExitCode::from(EXIT_FAILED),
             })
         }
-        None => Err(eyre!("the terminal UI is not available in this build; use -p")),
+        None => {
+            let first_run_help = provider.is_none().then(|| agent::NO_PROVIDER_HELP.to_owned());
+            let demo_prompt = match &provider {
+                Some(Provider::Scripted(script)) if !resuming => Some(script.prompt().to_owned()),
+                _ => None,
+            };
+            let handle = agent::spawn_with_session(
+                agent_config,
+                provider,
+                Tools::new(workspace),
+                journal,
+                restored,
+            );
+            if let Some(prompt) = demo_prompt {
+                let _ = handle.commands.send(Command::Submit(prompt));
+            }
+            tui::run(handle, TuiOptions { first_run_help, demo: cli.demo }).await?;
+            drop(demo_dir);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

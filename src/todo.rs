@@ -138,6 +138,24 @@ impl TodoBoard {
     }
 }
 
+/// One line describing an update as the model sent it, for the conversation view
+/// (`6 items, 2 completed`), whether or not it is valid.
+pub fn summarize_update(input: &Value) -> String {
+    let Some(items) = input.get("items").and_then(Value::as_array) else {
+        return "malformed update".to_owned();
+    };
+    let completed = items
+        .iter()
+        .filter(|item| {
+            item.get("status")
+                .and_then(Value::as_str)
+                .is_some_and(|status| status.trim().eq_ignore_ascii_case("completed"))
+        })
+        .count();
+    let noun = if items.len() == 1 { "item" } else { "items" };
+    format!("{} {noun}, {completed} completed", items.len())
+}
+
 /// The JSON schema the model follows when it calls `todo`.
 pub fn input_schema() -> Value {
     json!({
@@ -359,6 +377,13 @@ mod tests {
         ]);
         assert_eq!(board.render(), "[ ] #1: a\n\n(0/1 completed)");
         assert_eq!(board.items()[0].active_form.as_deref(), Some("Doing a"));
+    }
+
+    #[test]
+    fn updates_are_summarized_in_one_line() {
+        let input = json!({"items": [item("1", "a", "completed"), item("2", "b", "pending")]});
+        assert_eq!(summarize_update(&input), "2 items, 1 completed");
+        assert_eq!(summarize_update(&json!({"items": 3})), "malformed update");
     }
 
     #[test]

@@ -28,38 +28,18 @@ struct Tmux {
 
 impl Tmux {
     fn start(dir: &Path) -> Self {
-        let tmux = Self {
-            socket: dir.join("tmux.sock"),
-        };
+        let tmux = Self { socket: dir.join("tmux.sock") };
         let shell = format!(
             "env -i PATH=\"$PATH\" TERM=\"$TERM\" HOME='{}' PS1='{PROMPT} ' sh",
             dir.display()
         );
-        let output = tmux.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "-s",
-            "e2e",
-            &shell,
-        ]);
-        assert!(
-            output.status.success(),
-            "tmux new-session failed: {output:?}"
-        );
+        let output = tmux.run(&["new-session", "-d", "-x", "120", "-y", "40", "-s", "e2e", &shell]);
+        assert!(output.status.success(), "tmux new-session failed: {output:?}");
         tmux
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
+        Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().expect("tmux runs")
     }
 
     fn send(&self, keys: &[&str]) {
@@ -70,11 +50,7 @@ impl Tmux {
 
     /// Types `text` literally, then Enter.
     fn type_line(&self, text: &str) {
-        assert!(
-            self.run(&["send-keys", "-t", "e2e", "-l", text])
-                .status
-                .success()
-        );
+        assert!(self.run(&["send-keys", "-t", "e2e", "-l", text]).status.success());
         self.send(&["Enter"]);
     }
 
@@ -110,19 +86,13 @@ impl Drop for Tmux {
 }
 
 fn tmux_installed() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|output| output.status.success())
+    Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success())
 }
 
 /// The shell's line saying keel exited. The command line echoes the marker too; the answer is the
 /// line that starts with it.
 fn exit_line(screen: &str) -> Option<String> {
-    screen
-        .lines()
-        .find(|line| line.starts_with(EXITED))
-        .map(str::to_owned)
+    screen.lines().find(|line| line.starts_with(EXITED)).map(str::to_owned)
 }
 
 /// The board's `done/total` from the todo pane's title (`Todos 6/6`), if drawn.
@@ -142,9 +112,7 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
     let home = tempfile::tempdir().unwrap();
     let workdir = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(home.path());
-    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| {
-        screen.contains(PROMPT)
-    });
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
 
     tmux.type_line(&format!(
         "'{}' --demo --workdir '{}'; echo \"{EXITED} $?\"",
@@ -156,19 +124,11 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
         let full = board_count(screen).is_some_and(|(done, total)| total > 0 && done == total);
         full || exit_line(screen).is_some()
     });
-    assert!(
-        exit_line(&screen).is_none(),
-        "keel exited before the demo's board filled:\n{screen}"
-    );
-    assert!(
-        tmux.alternate_screen(),
-        "keel draws on the alternate screen:\n{screen}"
-    );
+    assert!(exit_line(&screen).is_none(), "keel exited before the demo's board filled:\n{screen}");
+    assert!(tmux.alternate_screen(), "keel draws on the alternate screen:\n{screen}");
 
     tmux.send(&["C-t"]);
-    tmux.wait_for("the history inspector", KEY_TIMEOUT, |screen| {
-        screen.contains("\"role\"")
-    });
+    tmux.wait_for("the history inspector", KEY_TIMEOUT, |screen| screen.contains("\"role\""));
     tmux.send(&["Escape"]);
     tmux.wait_for("the inspector to close", KEY_TIMEOUT, |screen| {
         !screen.contains("\"role\"") && board_count(screen).is_some()
@@ -176,9 +136,7 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
 
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
-    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| {
-        exit_line(screen).is_some()
-    });
+    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
     assert_eq!(
         exit_line(&screen).as_deref().map(str::trim_end),
         Some(format!("{EXITED} 0").as_str()),
@@ -192,7 +150,5 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
 
     // The terminal is back in cooked mode: the shell echoes and runs what is typed.
     tmux.type_line("echo still-$((40 + 2))");
-    tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| {
-        screen.contains("still-42")
-    });
+    tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| screen.contains("still-42"));
 }

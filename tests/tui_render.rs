@@ -57,11 +57,8 @@ fn press(app: &mut App, code: KeyCode) {
 
 fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
-        let modifiers = if c.is_ascii_uppercase() {
-            KeyModifiers::SHIFT
-        } else {
-            KeyModifiers::NONE
-        };
+        let modifiers =
+            if c.is_ascii_uppercase() { KeyModifiers::SHIFT } else { KeyModifiers::NONE };
         app.handle_key(KeyEvent::new(KeyCode::Char(c), modifiers));
     }
 }
@@ -152,10 +149,7 @@ fn base_snapshot() -> Snapshot {
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
         nag_threshold: 3,
-        usage: Usage {
-            input_tokens: 12_345,
-            output_tokens: 2_048,
-        },
+        usage: Usage { input_tokens: 12_345, output_tokens: 2_048 },
         ..blank_snapshot()
     }
 }
@@ -173,11 +167,7 @@ fn assistant(text: &str) -> Entry {
 }
 
 fn tool_call(id: &str, name: &str, summary: &str) -> Entry {
-    Entry::ToolCall {
-        id: id.into(),
-        name: name.into(),
-        summary: summary.into(),
-    }
+    Entry::ToolCall { id: id.into(), name: name.into(), summary: summary.into() }
 }
 
 fn mid_task_snapshot() -> Snapshot {
@@ -187,9 +177,7 @@ fn mid_task_snapshot() -> Snapshot {
             assistant("I'll plan this on the board, then work through it step by step."),
             tool_call("t1", "todo", "4 items"),
             tool_call("t2", "read_file", "hello.py"),
-            Entry::Reminder {
-                text: "<reminder>Update your todos.</reminder>".into(),
-            },
+            Entry::Reminder { text: "<reminder>Update your todos.</reminder>".into() },
             assistant("The file has one function, `greet`. Adding hints now."),
             tool_call("t3", "edit_file", "hello.py"),
             tool_call("t4", "bash", "python -m pytest -q"),
@@ -203,26 +191,12 @@ fn mid_task_snapshot() -> Snapshot {
                 ToolStatus::Succeeded,
                 "1\tdef greet(name):\n2\t    return f\"Hello, {name}!\"",
             ),
-            run(
-                "t3",
-                "edit_file",
-                "hello.py",
-                ToolStatus::Succeeded,
-                "Edited hello.py",
-            ),
-            run(
-                "t4",
-                "bash",
-                "python -m pytest -q",
-                ToolStatus::Running,
-                "collecting ...\n....\n",
-            ),
+            run("t3", "edit_file", "hello.py", ToolStatus::Succeeded, "Edited hello.py"),
+            run("t4", "bash", "python -m pytest -q", ToolStatus::Running, "collecting ...\n....\n"),
         ]
         .into_iter()
         .collect(),
-        activity: Activity::RunningTool {
-            name: "bash".into(),
-        },
+        activity: Activity::RunningTool { name: "bash".into() },
         rounds_since_todo: 2,
         ..base_snapshot()
     }
@@ -238,9 +212,7 @@ fn sample_history() -> imbl::Vector<Message> {
     [
         Message::user_text("Add type hints to hello.py"),
         Message::assistant(vec![
-            ContentBlock::Text {
-                text: "I'll read the file first.".into(),
-            },
+            ContentBlock::Text { text: "I'll read the file first.".into() },
             ContentBlock::ToolUse {
                 id: "toolu_01".into(),
                 name: "read_file".into(),
@@ -255,9 +227,7 @@ fn sample_history() -> imbl::Vector<Message> {
                     content: "1\tdef greet(name):\n2\t    return f\"Hello, {name}!\"".into(),
                     is_error: false,
                 },
-                ContentBlock::Reminder {
-                    text: "<reminder>Update your todos.</reminder>".into(),
-                },
+                ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() },
             ],
         },
         Message::assistant(vec![ContentBlock::Text {
@@ -322,9 +292,7 @@ fn snapshot_finished_board() {
         )]
         .into_iter()
         .collect();
-        snapshot
-            .transcript
-            .push_back(tool_call("t5", "todo", "4 items"));
+        snapshot.transcript.push_back(tool_call("t5", "todo", "4 items"));
         snapshot.transcript.push_back(assistant(
             "Done: `greet` has type hints and a docstring, and all **4 tests** pass.",
         ));
@@ -418,9 +386,7 @@ fn snapshot_inspector_highlights_hits_in_wire_messages() {
         overlay.act(history_overlay::Action::NextHit);
         overlay.prepare(area);
         let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
-        terminal
-            .draw(|frame| overlay.render(frame.area(), frame.buffer_mut()))
-            .unwrap();
+        terminal.draw(|frame| overlay.render(frame.area(), frame.buffer_mut())).unwrap();
         insta::assert_snapshot!(
             format!("inspector_wire_search_{}x{}", size.0, size.1),
             terminal.backend()
@@ -596,11 +562,7 @@ fn expected_hits(history: &imbl::Vector<Message>, query: &str) -> usize {
         .messages("", history)
         .iter()
         .map(|message| {
-            serde_json::to_string_pretty(message)
-                .unwrap()
-                .to_lowercase()
-                .matches(query)
-                .count()
+            serde_json::to_string_pretty(message).unwrap().to_lowercase().matches(query).count()
         })
         .sum()
 }
@@ -609,19 +571,12 @@ fn expected_hits(history: &imbl::Vector<Message>, query: &str) -> usize {
 fn slash_searches_the_inspector_and_n_moves_between_hits() {
     let history = sample_history();
     let expected = expected_hits(&history, "greet");
-    let snapshot = Snapshot {
-        history,
-        ..base_snapshot()
-    };
+    let snapshot = Snapshot { history, ..base_snapshot() };
     let (mut app, _rx) = app_with(snapshot);
     app.handle_key(ctrl('t'));
     app.prepare(Rect::new(0, 0, 120, 40));
     type_text(&mut app, "/greet");
-    assert_eq!(
-        app.overlay(),
-        Some(OverlayKind::History),
-        "typing stays in the search line"
-    );
+    assert_eq!(app.overlay(), Some(OverlayKind::History), "typing stays in the search line");
     press(&mut app, KeyCode::Enter);
     let (current, count) = app.search_hits().unwrap();
     assert_eq!(count, expected);
@@ -632,11 +587,7 @@ fn slash_searches_the_inspector_and_n_moves_between_hits() {
         type_text(&mut app, "N");
         assert_eq!(app.search_hits().unwrap().0, Some(0));
         type_text(&mut app, "N");
-        assert_eq!(
-            app.search_hits().unwrap().0,
-            Some(expected - 1),
-            "N wraps around"
-        );
+        assert_eq!(app.search_hits().unwrap().0, Some(expected - 1), "N wraps around");
     }
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay(), None);
@@ -672,24 +623,16 @@ fn long_conversation(entries: usize) -> Snapshot {
             if i % 2 == 0 {
                 user(&format!("Question {i}"))
             } else {
-                assistant(&format!(
-                    "Answer {i} with **bold** text and a list:\n\n- one\n- two"
-                ))
+                assistant(&format!("Answer {i} with **bold** text and a list:\n\n- one\n- two"))
             }
         })
         .collect();
-    Snapshot {
-        transcript,
-        ..base_snapshot()
-    }
+    Snapshot { transcript, ..base_snapshot() }
 }
 
 /// The conversation pane's rows of a wide screen (left of the right column).
 fn conversation_rows(terminal: &Terminal<TestBackend>) -> Vec<String> {
-    screen_text(terminal)
-        .lines()
-        .map(|line| line.chars().take(70).collect())
-        .collect()
+    screen_text(terminal).lines().map(|line| line.chars().take(70).collect()).collect()
 }
 
 #[test]
@@ -702,8 +645,7 @@ fn page_up_stops_following_and_new_entries_do_not_move_the_view() {
     let before = conversation_rows(&draw(&mut app, WIDE));
 
     let mut more = long_conversation(60);
-    more.transcript
-        .push_back(assistant("A brand new answer that must not yank the view."));
+    more.transcript.push_back(assistant("A brand new answer that must not yank the view."));
     more.transcript.push_back(user("and another prompt"));
     app.apply_snapshot(more);
     let after = conversation_rows(&draw(&mut app, WIDE));
@@ -760,12 +702,7 @@ fn the_mouse_wheel_scrolls_the_conversation() {
     let (mut app, _rx) = app_with(long_conversation(60));
     draw(&mut app, WIDE);
     let wheel = |kind| {
-        UiEvent::Mouse(MouseEvent {
-            kind,
-            column: 10,
-            row: 10,
-            modifiers: KeyModifiers::NONE,
-        })
+        UiEvent::Mouse(MouseEvent { kind, column: 10, row: 10, modifiers: KeyModifiers::NONE })
     };
     app.handle_event(wheel(MouseEventKind::ScrollUp));
     assert!(!app.is_following());
@@ -795,22 +732,10 @@ fn approval_keys_send_the_decision() {
     ] {
         let (mut app, mut rx) = approval_app();
         press(&mut app, code);
-        assert_eq!(
-            sent(&mut rx),
-            [Command::Approve {
-                id: "call_7".into(),
-                decision
-            }]
-        );
-        assert!(
-            app.visible_approval().is_none(),
-            "an answered request is hidden"
-        );
+        assert_eq!(sent(&mut rx), [Command::Approve { id: "call_7".into(), decision }]);
+        assert!(app.visible_approval().is_none(), "an answered request is hidden");
         press(&mut app, code);
-        assert!(
-            sent(&mut rx).len() <= 1,
-            "a second press is not a second answer"
-        );
+        assert!(sent(&mut rx).len() <= 1, "a second press is not a second answer");
     }
 }
 
@@ -862,17 +787,10 @@ fn todos_focuses_the_board_and_esc_returns() {
     press(&mut app, KeyCode::Enter);
     assert!(app.todo_focused());
     type_text(&mut app, "jjj");
-    assert_eq!(
-        app.composer_text(),
-        "",
-        "keys scroll the board, not the composer"
-    );
+    assert_eq!(app.composer_text(), "", "keys scroll the board, not the composer");
     press(&mut app, KeyCode::Esc);
     assert!(!app.todo_focused());
-    assert!(
-        sent(&mut rx).is_empty(),
-        "Esc on the board does not interrupt"
-    );
+    assert!(sent(&mut rx).is_empty(), "Esc on the board does not interrupt");
 }
 
 #[test]
@@ -890,17 +808,11 @@ fn prompts_typed_while_busy_are_sent_and_shown_as_queued() {
     let (mut app, mut rx) = app_with(snapshot.clone());
     type_text(&mut app, "also update the README");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(
-        sent(&mut rx),
-        [Command::Submit("also update the README".into())]
-    );
+    assert_eq!(sent(&mut rx), [Command::Submit("also update the README".into())]);
     snapshot.queued.push_back("also update the README".into());
     app.apply_snapshot(snapshot);
     let screen = screen_text(&draw(&mut app, WIDE));
-    assert!(
-        screen.contains("queued  also update the README"),
-        "{screen}"
-    );
+    assert!(screen.contains("queued  also update the README"), "{screen}");
 }
 
 #[test]
@@ -921,27 +833,14 @@ fn a_huge_paste_goes_in_whole_without_freezing() {
     assert_eq!(app.composer_text(), paste, "the paste is kept whole");
     assert!(sent(&mut rx).is_empty(), "newlines in a paste do not send");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(
-        sent(&mut rx),
-        [Command::Submit(paste.trim_end().to_owned())]
-    );
+    assert_eq!(sent(&mut rx), [Command::Submit(paste.trim_end().to_owned())]);
 
     // The conversation shows the start of such a prompt, not all of it.
     let started = Instant::now();
-    app.apply_snapshot(Snapshot {
-        transcript: transcript(vec![user(&paste)]),
-        ..base_snapshot()
-    });
+    app.apply_snapshot(Snapshot { transcript: transcript(vec![user(&paste)]), ..base_snapshot() });
     let screen = screen_text(&draw(&mut app, WIDE));
-    assert!(
-        screen.contains("more lines (all of it was sent)"),
-        "{screen}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(screen.contains("more lines (all of it was sent)"), "{screen}");
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }
 
 #[test]
@@ -980,20 +879,14 @@ fn the_status_bar_counts_down_a_retry() {
     let (mut app, _rx) = app_with(snapshot);
     app.on_tick(now);
     let screen = screen_text(&draw(&mut app, WIDE));
-    assert!(
-        screen.contains("waiting for retry in 5s (attempt 2)"),
-        "{screen}"
-    );
+    assert!(screen.contains("waiting for retry in 5s (attempt 2)"), "{screen}");
     assert!(screen.contains("anthropic · claude-sonnet-4-5"));
     assert!(screen.contains("↑12.3k ↓2.0k"));
 }
 
 #[test]
 fn the_demo_banner_says_the_demo_runs() {
-    let (mut app, _rx) = new_app(TuiOptions {
-        first_run_help: None,
-        demo: true,
-    });
+    let (mut app, _rx) = new_app(TuiOptions { first_run_help: None, demo: true });
     assert!(screen_text(&draw(&mut app, WIDE)).contains("The demo is running"));
 }
 
@@ -1022,9 +915,7 @@ fn busy_snapshot() -> Snapshot {
     for entry in long_conversation(40).transcript {
         snapshot.transcript.push_back(entry);
     }
-    snapshot.transcript.push_back(Entry::Error {
-        text: "a very long error ".repeat(20),
-    });
+    snapshot.transcript.push_back(Entry::Error { text: "a very long error ".repeat(20) });
     snapshot.streaming = Some(Arc::from("# Title\n\n```\ncode\n```\n- a\n- b"));
     snapshot.queued.push_back("queued prompt".into());
     snapshot.history = sample_history();
@@ -1051,16 +942,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
 
     let mut rng = fastrand::Rng::with_seed(7);
     for mut app in apps {
-        for size in [
-            (1, 1),
-            (40, 12),
-            (2, 2),
-            (0, 0),
-            (1, 40),
-            (200, 1),
-            (99, 30),
-            (100, 30),
-        ] {
+        for size in [(1, 1), (40, 12), (2, 2), (0, 0), (1, 40), (200, 1), (99, 30), (100, 30)] {
             draw(&mut app, size);
         }
         let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
@@ -1084,10 +966,7 @@ fn rendering_a_long_transcript_draws_only_what_is_visible() {
     let terminal = draw(&mut app, WIDE);
     let first = started.elapsed();
     assert!(screen_text(&terminal).contains("Answer 9999"));
-    assert!(
-        first < Duration::from_millis(500),
-        "first frame of 10,000 entries took {first:?}"
-    );
+    assert!(first < Duration::from_millis(500), "first frame of 10,000 entries took {first:?}");
 }
 
 #[test]
@@ -1103,9 +982,7 @@ fn the_inspector_opens_on_a_long_history_by_laying_out_only_what_is_visible() {
     let area = Rect::new(0, 0, 120, 40);
     overlay.prepare(area);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    terminal
-        .draw(|frame| overlay.render(frame.area(), frame.buffer_mut()))
-        .unwrap();
+    terminal.draw(|frame| overlay.render(frame.area(), frame.buffer_mut())).unwrap();
     let first = started.elapsed();
     assert!(screen_text(&terminal).contains("message 9999"));
     assert!(

@@ -226,7 +226,7 @@ fn entries_of(message: &Message) -> Vec<Entry> {
             (_, ContentBlock::ToolUse { id, name, input }) => Some(Entry::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
-                summary: crate::tools::Tools::summary(name, input),
+                summary: super::turn::call_summary(name, input),
             }),
             (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
             _ => None,

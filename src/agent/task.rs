@@ -5,7 +5,7 @@ use super::event::AgentEvent;
 use super::snapshot::{Activity, Entry};
 use super::state::{Outbox, State};
 use super::undo::UndoStack;
-use super::{AgentConfig, Command};
+use super::{AgentConfig, ApprovalMode, Command};
 use crate::llm::{Provider, ToolSpec, scripted::ScriptedProvider};
 use crate::session::{Record, SessionLog};
 use crate::todo;
@@ -137,6 +137,8 @@ impl Agent {
             .map_err(|err| format!("the demo script is broken: {err}"))?;
         let prompt = script.prompt().to_owned();
         self.tools = Tools::new(workspace);
+        // The demo works in a throwaway folder and is meant to be watched, not steered.
+        self.approvals = Approvals::new(ApprovalMode::Auto);
         self.specs = tool_specs(&self.tools);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);

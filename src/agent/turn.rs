@@ -203,7 +203,7 @@ impl Agent {
             self.state.note(Entry::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
-                summary: Tools::summary(&name, &input),
+                summary: call_summary(&name, &input),
             });
             if stop.is_some() {
                 self.record_result(&id, &name, ToolStatus::Interrupted, &skipped(), Instant::now());
@@ -356,7 +356,7 @@ impl Agent {
         self.state.pending_approval = Some(Arc::new(ApprovalRequest {
             id: id.to_owned(),
             tool: name.to_owned(),
-            summary: Tools::summary(name, input),
+            summary: call_summary(name, input),
             diff: preview::preview(&self.tools, name, input),
         }));
         self.state.activity = Activity::AwaitingApproval;
@@ -483,11 +483,20 @@ fn argument_problem(input: &Value) -> Option<String> {
     tool_input::invalid_input_message(&tool_input::parse(&raw))
 }
 
+/// One line naming what a call does: the command, the path, or the board update.
+pub(super) fn call_summary(name: &str, input: &Value) -> String {
+    if name == todo::TOOL_NAME {
+        todo::summarize_update(input)
+    } else {
+        Tools::summary(name, input)
+    }
+}
+
 fn running(id: &str, name: &str, input: &Value, started: Instant, output: &str) -> ToolRun {
     ToolRun {
         id: id.to_owned(),
         name: name.to_owned(),
-        summary: Tools::summary(name, input),
+        summary: call_summary(name, input),
         status: ToolStatus::Running,
         exit_code: None,
         started,

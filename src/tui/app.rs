@@ -97,10 +97,7 @@ impl App {
         if let Some(Overlay::History(history)) = &mut self.overlay {
             history.update(&snapshot);
         }
-        let pending = snapshot
-            .pending_approval
-            .as_ref()
-            .map(|request| &request.id);
+        let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
         if self.answered.as_ref() != pending {
             self.answered = None;
         }
@@ -140,8 +137,7 @@ impl App {
         let regions = self.regions(screen);
         let source = source(&self.snapshot);
         let inner = Conversation::inner_area(regions.conversation);
-        self.conversation
-            .prepare(&source, usize::from(inner.width), usize::from(inner.height));
+        self.conversation.prepare(&source, usize::from(inner.width), usize::from(inner.height));
         self.todo.set_viewport(regions.todos);
         let covered = super::render::overlay_area(screen);
         match &mut self.overlay {
@@ -164,15 +160,7 @@ impl App {
             has_tools: !self.snapshot.tools.is_empty(),
         };
         // The board's width does not depend on its height: measure it, then ask for the height.
-        let width = regions(
-            screen,
-            Wants {
-                has_board: true,
-                ..wants
-            },
-        )
-        .todos
-        .width;
+        let width = regions(screen, Wants { has_board: true, ..wants }).todos.width;
         wants.board_rows = TodoPane::desired_rows(&self.snapshot.board, width, self.is_busy());
         regions(screen, wants)
     }
@@ -223,10 +211,7 @@ impl App {
 
     /// The agent is working on a turn (a spinner is shown).
     pub fn is_busy(&self) -> bool {
-        !matches!(
-            self.snapshot.activity,
-            Activity::Idle | Activity::AwaitingApproval
-        )
+        !matches!(self.snapshot.activity, Activity::Idle | Activity::AwaitingApproval)
     }
 
     fn has_running_tool(&self) -> bool {

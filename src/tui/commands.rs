@@ -14,26 +14,10 @@ pub enum Slash {
 
 /// Every command with its help line, in the order the help lists them.
 pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
-    (
-        "/clear",
-        Slash::Clear,
-        "start a new conversation with an empty board",
-    ),
-    (
-        "/todos",
-        Slash::Todos,
-        "give the board the keyboard to scroll it (Esc returns)",
-    ),
-    (
-        "/undo",
-        Slash::Undo,
-        "restore the files the last turn changed",
-    ),
-    (
-        "/demo",
-        Slash::Demo,
-        "watch keel work through a sample task with a scripted model",
-    ),
+    ("/clear", Slash::Clear, "start a new conversation with an empty board"),
+    ("/todos", Slash::Todos, "give the board the keyboard to scroll it (Esc returns)"),
+    ("/undo", Slash::Undo, "restore the files the last turn changed"),
+    ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
 ];
@@ -69,11 +53,7 @@ pub fn parse(text: &str) -> Parsed {
 
 /// `/clear /todos /undo /demo /help /quit`.
 pub fn names() -> String {
-    SLASH_COMMANDS
-        .iter()
-        .map(|(name, _, _)| *name)
-        .collect::<Vec<_>>()
-        .join(" ")
+    SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -173,10 +173,7 @@ impl App {
         match lookup(approval_modal::KEYS, key) {
             Some(approval_modal::Action::Answer(decision)) => {
                 self.answered = Some(id.to_owned());
-                self.send(Command::Approve {
-                    id: id.to_owned(),
-                    decision,
-                });
+                self.send(Command::Approve { id: id.to_owned(), decision });
             }
             Some(action) => self.approval.scroll(action),
             None => {}
@@ -204,9 +201,7 @@ impl App {
     }
 
     fn open_history(&mut self) {
-        self.overlay = Some(Overlay::History(Box::new(HistoryOverlay::open(
-            &self.snapshot,
-        ))));
+        self.overlay = Some(Overlay::History(Box::new(HistoryOverlay::open(&self.snapshot))));
     }
 
     fn open_help(&mut self) {
@@ -232,10 +227,8 @@ impl App {
             }
             Parsed::Unknown(name) => {
                 self.composer.take();
-                self.conversation.push_note(format!(
-                    "Unknown command {name}. Commands: {}",
-                    commands::names()
-                ));
+                self.conversation
+                    .push_note(format!("Unknown command {name}. Commands: {}", commands::names()));
                 let source = source(&self.snapshot);
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
@@ -279,19 +272,11 @@ impl App {
             None => {}
         }
         if self.visible_approval().is_some() {
-            let action = if up {
-                approval_modal::Action::Up
-            } else {
-                approval_modal::Action::Down
-            };
+            let action = if up { approval_modal::Action::Up } else { approval_modal::Action::Down };
             return self.approval.scroll(action);
         }
         let at = Position::new(mouse.column, mouse.row);
-        let Regions {
-            conversation,
-            todos,
-            ..
-        } = self.regions(self.screen);
+        let Regions { conversation, todos, .. } = self.regions(self.screen);
         if todos.contains(at) {
             self.todo.wheel(&self.snapshot.board, up, WHEEL_LINES);
         } else if conversation.contains(at) || self.screen == Rect::default() {

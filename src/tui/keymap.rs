@@ -5,9 +5,8 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// The modifiers a binding can ask for; others (Super, Hyper, Meta) are ignored when matching.
-const RELEVANT: KeyModifiers = KeyModifiers::CONTROL
-    .union(KeyModifiers::ALT)
-    .union(KeyModifiers::SHIFT);
+const RELEVANT: KeyModifiers =
+    KeyModifiers::CONTROL.union(KeyModifiers::ALT).union(KeyModifiers::SHIFT);
 
 /// One key chord.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,10 +17,7 @@ pub struct KeySpec {
 
 impl KeySpec {
     pub const fn plain(code: KeyCode) -> Self {
-        Self {
-            code,
-            modifiers: KeyModifiers::NONE,
-        }
+        Self { code, modifiers: KeyModifiers::NONE }
     }
 
     pub const fn char(c: char) -> Self {
@@ -29,24 +25,15 @@ impl KeySpec {
     }
 
     pub const fn ctrl(c: char) -> Self {
-        Self {
-            code: KeyCode::Char(c),
-            modifiers: KeyModifiers::CONTROL,
-        }
+        Self { code: KeyCode::Char(c), modifiers: KeyModifiers::CONTROL }
     }
 
     pub const fn alt(code: KeyCode) -> Self {
-        Self {
-            code,
-            modifiers: KeyModifiers::ALT,
-        }
+        Self { code, modifiers: KeyModifiers::ALT }
     }
 
     pub const fn shift(code: KeyCode) -> Self {
-        Self {
-            code,
-            modifiers: KeyModifiers::SHIFT,
-        }
+        Self { code, modifiers: KeyModifiers::SHIFT }
     }
 
     /// Whether `key` is this chord. For characters Shift is part of the character itself (`G`,
@@ -125,10 +112,7 @@ pub fn lookup<A: Copy>(bindings: &[Binding<A>], key: &KeyEvent) -> Option<A> {
 
 /// All the chords of one binding: `Ctrl+T / F2`.
 pub fn keys_label(keys: &[KeySpec]) -> String {
-    keys.iter()
-        .map(KeySpec::label)
-        .collect::<Vec<_>>()
-        .join(" / ")
+    keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" / ")
 }
 
 /// One titled group of the help overlay.
@@ -143,17 +127,13 @@ impl HelpSection {
     pub fn of<A>(title: &'static str, bindings: &[Binding<A>]) -> Self {
         Self {
             title,
-            rows: bindings
-                .iter()
-                .map(|binding| (keys_label(binding.keys), binding.help))
-                .collect(),
+            rows: bindings.iter().map(|binding| (keys_label(binding.keys), binding.help)).collect(),
         }
     }
 
     /// Adds rows for input that is not a key chord (the mouse wheel, typing).
     pub fn with(mut self, extra: &[(&'static str, &'static str)]) -> Self {
-        self.rows
-            .extend(extra.iter().map(|(keys, help)| ((*keys).to_owned(), *help)));
+        self.rows.extend(extra.iter().map(|(keys, help)| ((*keys).to_owned(), *help)));
         self
     }
 }
@@ -234,28 +214,18 @@ mod tests {
                 hint: Some("scroll"),
             },
             Binding {
-                keys: &[
-                    KeySpec::plain(KeyCode::Esc),
-                    KeySpec::char('q'),
-                    KeySpec::ctrl('t'),
-                ],
+                keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('t')],
                 action: 2,
                 help: "close",
                 hint: Some("close"),
             },
         ];
-        assert_eq!(
-            hints(TABLE),
-            [("j/k".to_owned(), "scroll"), ("Esc/q".to_owned(), "close")]
-        );
+        assert_eq!(hints(TABLE), [("j/k".to_owned(), "scroll"), ("Esc/q".to_owned(), "close")]);
     }
 
     #[test]
     fn labels_read_like_the_keyboard() {
-        assert_eq!(
-            keys_label(&[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))]),
-            "Ctrl+T / F2"
-        );
+        assert_eq!(keys_label(&[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))]), "Ctrl+T / F2");
         assert_eq!(KeySpec::shift(KeyCode::Enter).label(), "Shift+Enter");
     }
 }

@@ -56,10 +56,7 @@ pub struct Wants {
 pub fn regions(area: Rect, wants: Wants) -> Regions {
     let status_rows = STATUS_ROWS.min(area.height);
     let composer_cap = percent(area.height, COMPOSER_MAX_PERCENT).max(BOARD_MIN_ROWS);
-    let composer_rows = wants
-        .composer_rows
-        .min(composer_cap)
-        .min(area.height - status_rows);
+    let composer_rows = wants.composer_rows.min(composer_cap).min(area.height - status_rows);
     let [panes, composer, status] = Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(composer_rows),
@@ -78,18 +75,10 @@ pub fn regions(area: Rect, wants: Wants) -> Regions {
         } else {
             percent(column.height, BOARD_MAX_PERCENT).max(BOARD_MIN_ROWS)
         };
-        let [todos, tools] = Layout::vertical([
-            Constraint::Length(board_rows.min(board_cap)),
-            Constraint::Fill(1),
-        ])
-        .areas(column);
-        return Regions {
-            conversation,
-            todos,
-            tools,
-            composer,
-            status,
-        };
+        let [todos, tools] =
+            Layout::vertical([Constraint::Length(board_rows.min(board_cap)), Constraint::Fill(1)])
+                .areas(column);
+        return Regions { conversation, todos, tools, composer, status };
     }
 
     let board = if wants.board_focused {
@@ -110,13 +99,7 @@ pub fn regions(area: Rect, wants: Wants) -> Regions {
         Constraint::Length(tools),
     ])
     .areas(panes);
-    Regions {
-        conversation,
-        todos,
-        tools,
-        composer,
-        status,
-    }
+    Regions { conversation, todos, tools, composer, status }
 }
 
 /// `share` percent of `value`, without overflowing on huge terminals.
@@ -127,12 +110,8 @@ fn percent(value: u16, share: u16) -> u16 {
 /// A centred rectangle of at most `width`×`height` inside `area`, leaving `margin` cells around
 /// it when there is room.
 pub fn centered(area: Rect, width: u16, height: u16, margin: u16) -> Rect {
-    let width = width
-        .min(area.width.saturating_sub(margin * 2))
-        .max(area.width.min(1));
-    let height = height
-        .min(area.height.saturating_sub(margin * 2))
-        .max(area.height.min(1));
+    let width = width.min(area.width.saturating_sub(margin * 2)).max(area.width.min(1));
+    let height = height.min(area.height.saturating_sub(margin * 2)).max(area.height.min(1));
     Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
@@ -146,13 +125,7 @@ mod tests {
     use super::*;
 
     fn wants(composer_rows: u16, board_rows: u16) -> Wants {
-        Wants {
-            composer_rows,
-            board_rows,
-            board_focused: false,
-            has_board: true,
-            has_tools: true,
-        }
+        Wants { composer_rows, board_rows, board_focused: false, has_board: true, has_tools: true }
     }
 
     fn inside(outer: Rect, inner: Rect) -> bool {

@@ -81,10 +81,7 @@ fn with_margin(prefix: &Prefix, margin: &str) -> Prefix {
         out.extend(spans.iter().cloned());
         out
     };
-    Prefix {
-        first: add(&prefix.first),
-        rest: add(&prefix.rest),
-    }
+    Prefix { first: add(&prefix.first), rest: add(&prefix.rest) }
 }
 
 /// Parses Markdown into a [`Document`].
@@ -104,9 +101,7 @@ pub fn parse(text: &str) -> Document {
         builder.event(event);
     }
     builder.flush_line();
-    Document {
-        logical: builder.out,
-    }
+    Document { logical: builder.out }
 }
 
 /// Parses and lays out in one step.
@@ -136,9 +131,7 @@ struct Builder {
 
 impl Builder {
     fn style(&self) -> Style {
-        self.styles
-            .iter()
-            .fold(Style::new(), |acc, style| acc.patch(*style))
+        self.styles.iter().fold(Style::new(), |acc, style| acc.patch(*style))
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -158,11 +151,7 @@ impl Builder {
             Event::Rule => {
                 self.start_block();
                 let prefix = self.line_prefix();
-                self.out.push(Logical {
-                    spans: Vec::new(),
-                    prefix,
-                    fit: Fit::Rule,
-                });
+                self.out.push(Logical { spans: Vec::new(), prefix, fit: Fit::Rule });
                 self.needs_blank = true;
             }
             Event::TaskListMarker(done) => {
@@ -205,18 +194,13 @@ impl Builder {
                     }
                     _ => format!("{} ", BULLETS[depth.min(BULLETS.len() - 1)]),
                 };
-                self.containers.push(Container::Item {
-                    marker,
-                    pending: true,
-                });
+                self.containers.push(Container::Item { marker, pending: true });
             }
-            Tag::Emphasis => self
-                .styles
-                .push(Style::new().add_modifier(Modifier::ITALIC)),
+            Tag::Emphasis => self.styles.push(Style::new().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.styles.push(Style::new().add_modifier(Modifier::BOLD)),
-            Tag::Strikethrough => self
-                .styles
-                .push(Style::new().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Strikethrough => {
+                self.styles.push(Style::new().add_modifier(Modifier::CROSSED_OUT))
+            }
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
                 self.styles.push(theme::LINK);
                 self.links.push((dest_url.to_string(), String::new()));
@@ -244,10 +228,7 @@ impl Builder {
                 prefix.rest.push(Span::styled(CODE_GUTTER, theme::GUTTER));
                 for line in code.trim_end_matches('\n').split('\n') {
                     self.out.push(Logical {
-                        spans: vec![Span::styled(
-                            clean_line(line).into_owned(),
-                            theme::CODE_BLOCK,
-                        )],
+                        spans: vec![Span::styled(clean_line(line).into_owned(), theme::CODE_BLOCK)],
                         prefix: prefix.clone(),
                         fit: Fit::Hard,
                     });
@@ -279,9 +260,7 @@ impl Builder {
     }
 
     fn in_item(&self) -> bool {
-        self.containers
-            .iter()
-            .any(|container| matches!(container, Container::Item { .. }))
+        self.containers.iter().any(|container| matches!(container, Container::Item { .. }))
     }
 
     fn start_block(&mut self) {
@@ -319,9 +298,7 @@ impl Builder {
                 Container::Item { marker, pending } => {
                     let pad = " ".repeat(width(marker));
                     if *pending {
-                        prefix
-                            .first
-                            .push(Span::styled(marker.clone(), theme::GUTTER));
+                        prefix.first.push(Span::styled(marker.clone(), theme::GUTTER));
                         *pending = false;
                     } else {
                         prefix.first.push(Span::raw(pad.clone()));
@@ -347,8 +324,7 @@ impl Builder {
             if let Some((_, link_text)) = self.links.last_mut() {
                 link_text.push_str(piece);
             }
-            self.spans
-                .push(Span::styled(clean_line(piece).into_owned(), style));
+            self.spans.push(Span::styled(clean_line(piece).into_owned(), style));
         }
     }
 
@@ -376,10 +352,7 @@ mod tests {
     use super::*;
 
     fn plain(text: &str, width: usize) -> Vec<String> {
-        render(text, width, "")
-            .iter()
-            .map(|line| line.to_string())
-            .collect()
+        render(text, width, "").iter().map(|line| line.to_string()).collect()
     }
 
     #[test]

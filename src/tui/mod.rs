@@ -59,12 +59,7 @@ pub struct TuiOptions {
 /// arrives. The terminal is restored on every way out, panics included (install color-eyre's
 /// hooks before calling this, so its report prints after the terminal is restored).
 pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<()> {
-    let AgentHandle {
-        commands,
-        mut snapshots,
-        mut events,
-        task,
-    } = agent;
+    let AgentHandle { commands, mut snapshots, mut events, task } = agent;
     let mut app = App::new(commands, options);
     let result = {
         let mut terminal = terminal::setup()?;

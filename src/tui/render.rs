@@ -19,16 +19,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     let main_focus = app.overlay.is_none() && !app.todo.focused;
 
     app.conversation.render(&source, regions.conversation, buf);
-    app.todo.render(
-        &snapshot.board,
-        regions.todos,
-        buf,
-        app.is_busy(),
-        app.frame,
-    );
+    app.todo.render(&snapshot.board, regions.todos, buf, app.is_busy(), app.frame);
     tool_log::render(&snapshot.tools, regions.tools, buf, app.frame);
-    app.composer
-        .render(regions.composer, buf, main_focus, app.is_busy());
+    app.composer.render(regions.composer, buf, main_focus, app.is_busy());
     let hints = app.hints();
     let info = StatusInfo {
         now: app.now,
@@ -53,12 +46,5 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
 /// The part of the screen overlays cover: all of it but the status bar, which keeps showing the
 /// keys that work in the overlay.
 pub fn overlay_area(screen: Rect) -> Rect {
-    if screen.height > 1 {
-        Rect {
-            height: screen.height - 1,
-            ..screen
-        }
-    } else {
-        screen
-    }
+    if screen.height > 1 { Rect { height: screen.height - 1, ..screen } } else { screen }
 }

@@ -38,10 +38,7 @@ pub fn bottom_anchor(blocks: &mut impl Heights, viewport: usize) -> Anchor {
         index -= 1;
         let height = blocks.height(index);
         if height >= remaining {
-            return Anchor {
-                block: index,
-                line: height - remaining,
-            };
+            return Anchor { block: index, line: height - remaining };
         }
         remaining -= height;
     }
@@ -108,10 +105,7 @@ pub fn down(blocks: &mut impl Heights, scroll: Scroll, lines: usize, viewport: u
             lines = 0;
         } else {
             lines -= left_in_block;
-            anchor = Anchor {
-                block: anchor.block + 1,
-                line: 0,
-            };
+            anchor = Anchor { block: anchor.block + 1, line: 0 };
         }
     }
     settle(blocks, anchor, viewport)
@@ -162,10 +156,7 @@ mod tests {
     fn down_returns_to_following_at_the_end() {
         let mut blocks = Fixed(vec![3, 3, 3]);
         let top = Scroll::At(Anchor::default());
-        assert_eq!(
-            down(&mut blocks, top, 4, 3),
-            Scroll::At(Anchor { block: 1, line: 1 })
-        );
+        assert_eq!(down(&mut blocks, top, 4, 3), Scroll::At(Anchor { block: 1, line: 1 }));
         assert_eq!(down(&mut blocks, top, 6, 3), Scroll::Bottom);
     }
 
@@ -173,10 +164,7 @@ mod tests {
     fn a_view_that_reaches_the_end_follows() {
         let mut blocks = Fixed(vec![2, 2]);
         assert_eq!(settle(&mut blocks, Anchor::default(), 5), Scroll::Bottom);
-        assert_eq!(
-            settle(&mut blocks, Anchor::default(), 3),
-            Scroll::At(Anchor::default())
-        );
+        assert_eq!(settle(&mut blocks, Anchor::default(), 3), Scroll::At(Anchor::default()));
     }
 
     #[test]

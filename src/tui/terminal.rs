@@ -41,12 +41,7 @@ pub fn setup() -> io::Result<Tui> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
-    let entered = execute!(
-        stdout,
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    );
+    let entered = execute!(stdout, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste);
     if let Err(error) = entered {
         let _ = restore();
         return Err(error);

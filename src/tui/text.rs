@@ -57,10 +57,7 @@ pub fn clean_lines(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
 /// shows them as they are and the model receives them.
 pub fn clean_paste(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    if !text
-        .chars()
-        .any(|c| c != '\n' && c != '\t' && c.is_control())
-    {
+    if !text.chars().any(|c| c != '\n' && c != '\t' && c.is_control()) {
         return text;
     }
     let mut out = String::with_capacity(text.len());
@@ -157,11 +154,7 @@ pub fn tail_lines(text: &str, max_lines: usize, max_bytes: usize) -> Vec<Cow<'_,
         start += 1;
     }
     let window = text[start..].trim_end_matches('\n');
-    let mut lines: Vec<_> = window
-        .rsplit('\n')
-        .take(max_lines)
-        .map(clean_line)
-        .collect();
+    let mut lines: Vec<_> = window.rsplit('\n').take(max_lines).map(clean_line).collect();
     lines.reverse();
     lines
 }

@@ -19,17 +19,13 @@ pub const USER_MARKER: Style = Style::new().fg(Color::Cyan).add_modifier(Modifie
 /// What the person typed.
 pub const USER_TEXT: Style = Style::new().add_modifier(Modifier::BOLD);
 /// A prompt waiting for the running turn to end.
-pub const QUEUED: Style = Style::new()
-    .fg(Color::DarkGray)
-    .add_modifier(Modifier::ITALIC);
+pub const QUEUED: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
 /// A compact tool-call line in the conversation.
 pub const TOOL_CALL: Style = Style::new().fg(Color::Blue);
 /// The tool's name inside that line.
 pub const TOOL_NAME: Style = Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD);
 /// keel's reminder to the model: a system note, never the person's words.
-pub const REMINDER: Style = Style::new()
-    .fg(Color::DarkGray)
-    .add_modifier(Modifier::ITALIC);
+pub const REMINDER: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
 /// Errors.
 pub const ERROR: Style = Style::new().fg(Color::Red);
 /// Neutral notes from keel.
@@ -46,18 +42,14 @@ pub const CODE_BLOCK: Style = Style::new().fg(Color::Yellow);
 /// The gutter drawn before code-block and quote lines, and list bullets.
 pub const GUTTER: Style = Style::new().fg(Color::DarkGray);
 /// Link text.
-pub const LINK: Style = Style::new()
-    .fg(Color::Blue)
-    .add_modifier(Modifier::UNDERLINED);
+pub const LINK: Style = Style::new().fg(Color::Blue).add_modifier(Modifier::UNDERLINED);
 
 /// A board item not started yet.
 pub const TODO_PENDING: Style = Style::new();
 /// The board item being worked on.
 pub const TODO_IN_PROGRESS: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
 /// What the item in progress is doing right now.
-pub const TODO_ACTIVE_FORM: Style = Style::new()
-    .fg(Color::Yellow)
-    .add_modifier(Modifier::ITALIC);
+pub const TODO_ACTIVE_FORM: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::ITALIC);
 /// A finished board item.
 pub const TODO_DONE: Style = Style::new().fg(Color::Green).add_modifier(Modifier::DIM);
 /// The filled part of the progress gauge.
@@ -101,7 +93,5 @@ pub const JSON_KEY: Style = Style::new().fg(Color::Cyan);
 /// Every search hit in the history inspector.
 pub const SEARCH_HIT: Style = Style::new().bg(Color::Yellow).fg(Color::Black);
 /// The search hit the inspector jumped to.
-pub const SEARCH_CURRENT: Style = Style::new()
-    .bg(Color::Magenta)
-    .fg(Color::Black)
-    .add_modifier(Modifier::BOLD);
+pub const SEARCH_CURRENT: Style =
+    Style::new().bg(Color::Magenta).fg(Color::Black).add_modifier(Modifier::BOLD);

@@ -20,10 +20,7 @@ pub struct Prefix {
 impl Prefix {
     /// The same prefix on every line.
     pub fn uniform(spans: Vec<Span<'static>>) -> Self {
-        Self {
-            first: spans.clone(),
-            rest: spans,
-        }
+        Self { first: spans.clone(), rest: spans }
     }
 }
 
@@ -128,11 +125,7 @@ fn tokens<'s>(spans: &'s [Span<'s>]) -> Vec<Token<'s>> {
                     last.parts.push((part, span.style));
                     last.width += width;
                 }
-                _ => tokens.push(Token {
-                    space,
-                    parts: vec![(part, span.style)],
-                    width,
-                }),
+                _ => tokens.push(Token { space, parts: vec![(part, span.style)], width }),
             }
         };
         for (index, c) in text.char_indices() {
@@ -209,10 +202,7 @@ mod tests {
     #[test]
     fn long_words_break_and_prefixes_repeat() {
         let spans = vec![Span::raw("abcdefghij xy")];
-        let prefix = Prefix {
-            first: vec![Span::raw("- ")],
-            rest: vec![Span::raw("  ")],
-        };
+        let prefix = Prefix { first: vec![Span::raw("- ")], rest: vec![Span::raw("  ")] };
         let lines = wrap(&spans, 6, &prefix);
         assert_eq!(text(&lines), ["- abcd", "  efgh", "  ij", "  xy"]);
     }
@@ -220,10 +210,7 @@ mod tests {
     #[test]
     fn styles_are_kept_across_a_word() {
         let spans = vec![
-            Span::styled(
-                "bold",
-                Style::new().add_modifier(ratatui::style::Modifier::BOLD),
-            ),
+            Span::styled("bold", Style::new().add_modifier(ratatui::style::Modifier::BOLD)),
             Span::raw("ness and more"),
         ];
         let lines = wrap(&spans, 9, &Prefix::default());
@@ -242,10 +229,7 @@ mod tests {
         let prefix = Prefix::uniform(vec![Span::raw("> ")]);
         let lines = wrap(&[Span::raw("abc")], 1, &prefix);
         assert_eq!(text(&lines), ["> a", "> b", "> c"]);
-        assert_eq!(
-            text(&hard_wrap(&[Span::raw("a  b")], 2, &Prefix::default())),
-            ["a ", " b"]
-        );
+        assert_eq!(text(&hard_wrap(&[Span::raw("a  b")], 2, &Prefix::default())), ["a ", " b"]);
     }
 
     #[test]

@@ -131,10 +131,7 @@ impl ApprovalModal {
     pub fn render(&self, request: &ApprovalRequest, screen: Rect, buf: &mut Buffer) {
         let (area, body) = geometry(request, screen);
         Clear.render(area, buf);
-        let block = pane(
-            Line::styled(" Approval needed ", theme::STATUS_ATTENTION),
-            true,
-        );
+        let block = pane(Line::styled(" Approval needed ", theme::STATUS_ATTENTION), true);
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() {
@@ -165,11 +162,7 @@ fn geometry(request: &ApprovalRequest, screen: Rect) -> (Rect, Vec<Line<'static>
 }
 
 fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
-    let verb = if request.tool == "bash" {
-        "wants to run"
-    } else {
-        "wants to change"
-    };
+    let verb = if request.tool == "bash" { "wants to run" } else { "wants to change" };
     let mut lines = vec![Line::from(vec![
         Span::styled(clean_line(&request.tool).into_owned(), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),

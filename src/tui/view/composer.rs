@@ -44,11 +44,7 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: Some("send"),
     },
     Binding {
-        keys: &[
-            KeySpec::shift(KeyCode::Enter),
-            KeySpec::alt(KeyCode::Enter),
-            KeySpec::ctrl('j'),
-        ],
+        keys: &[KeySpec::shift(KeyCode::Enter), KeySpec::alt(KeyCode::Enter), KeySpec::ctrl('j')],
         action: Action::Newline,
         help: "insert a new line",
         hint: None,
@@ -73,17 +69,11 @@ pub const EDITING_HELP: &[(&str, &str)] = &[
     ("Ctrl+A / Ctrl+E", "start / end of the line"),
     ("Ctrl+← / Ctrl+→", "previous / next word"),
     ("Backspace / Delete", "delete a character"),
-    (
-        "Ctrl+W / Alt+Backspace",
-        "delete the word before the cursor",
-    ),
+    ("Ctrl+W / Alt+Backspace", "delete the word before the cursor"),
     ("Ctrl+K", "delete to the end of the line"),
     ("Ctrl+U / Ctrl+R", "undo / redo"),
     ("Ctrl+Y", "paste what was last deleted"),
-    (
-        "Paste",
-        "pasted text goes in whole; Enter inside a paste does not send",
-    ),
+    ("Paste", "pasted text goes in whole; Enter inside a paste does not send"),
 ];
 
 /// Text held aside for a big paste, and the token standing for it in the editor.
@@ -148,10 +138,8 @@ impl Composer {
     /// Takes the prompt out to send it, remembering it for recall.
     pub fn take(&mut self) -> String {
         let text = self.text();
-        self.history.push(Recalled {
-            shown: self.shown(),
-            pastes: std::mem::take(&mut self.pastes),
-        });
+        self.history
+            .push(Recalled { shown: self.shown(), pastes: std::mem::take(&mut self.pastes) });
         self.clear();
         text
     }
@@ -234,9 +222,7 @@ impl Composer {
     }
 
     fn unedited(&self, index: usize) -> bool {
-        self.history
-            .get(index)
-            .is_some_and(|entry| entry.shown == self.shown())
+        self.history.get(index).is_some_and(|entry| entry.shown == self.shown())
     }
 
     fn show(&mut self, index: usize) {

@@ -130,11 +130,7 @@ pub struct Conversation {
 impl Conversation {
     /// A pane that starts with `intro` (the first-run help or the demo banner) when it has lines.
     pub fn new(intro: Vec<Line<'static>>) -> Self {
-        let blocks = if intro.is_empty() {
-            Vec::new()
-        } else {
-            vec![BlockRef::Intro]
-        };
+        let blocks = if intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
         Self {
             cache: vec![None; blocks.len()],
             intro,
@@ -183,12 +179,9 @@ impl Conversation {
         self.viewport = (width, height);
         self.set_width(width);
         if let Some(text) = source.streaming {
-            let fresh = self
-                .streaming_cache
-                .as_ref()
-                .is_none_or(|(cached, cached_width, _)| {
-                    !Arc::ptr_eq(cached, text) || *cached_width != width
-                });
+            let fresh = self.streaming_cache.as_ref().is_none_or(|(cached, cached_width, _)| {
+                !Arc::ptr_eq(cached, text) || *cached_width != width
+            });
             if fresh {
                 let lines = markdown::render(text, width, MARGIN);
                 self.streaming_cache = Some((Arc::clone(text), width, lines));
@@ -197,10 +190,7 @@ impl Conversation {
             self.streaming_cache = None;
         }
         let current = self.scroll;
-        let mut filler = Filler {
-            conversation: self,
-            source,
-        };
+        let mut filler = Filler { conversation: self, source };
         let anchor = scroll::resolve(&mut filler, current, height);
         let mut rows = 0;
         let mut index = anchor.block;
@@ -221,10 +211,7 @@ impl Conversation {
             Action::PageDown => self.scroll_down(source, page),
             Action::Top => {
                 let height = self.viewport.1;
-                let mut filler = Filler {
-                    conversation: self,
-                    source,
-                };
+                let mut filler = Filler { conversation: self, source };
                 self.scroll = scroll::settle(&mut filler, Anchor::default(), height);
             }
             Action::Bottom => {
@@ -239,10 +226,7 @@ impl Conversation {
         let (width, height) = self.viewport;
         self.set_width(width);
         let current = self.scroll;
-        let mut filler = Filler {
-            conversation: self,
-            source,
-        };
+        let mut filler = Filler { conversation: self, source };
         let current = scroll::resolve(&mut filler, current, height);
         let anchor = scroll::up(&mut filler, current, lines);
         self.scroll = scroll::settle(&mut filler, anchor, height);
@@ -253,10 +237,7 @@ impl Conversation {
         let (width, height) = self.viewport;
         self.set_width(width);
         let current = self.scroll;
-        let mut filler = Filler {
-            conversation: self,
-            source,
-        };
+        let mut filler = Filler { conversation: self, source };
         self.scroll = scroll::down(&mut filler, current, lines, height);
         if self.scroll == Scroll::Bottom {
             self.unseen_below = false;
@@ -360,11 +341,7 @@ impl Conversation {
         }
         let width = usize::from(inner.width);
         let height = usize::from(inner.height);
-        let mut reader = Reader {
-            conversation: self,
-            source,
-            width,
-        };
+        let mut reader = Reader { conversation: self, source, width };
         let anchor = scroll::resolve(&mut reader, self.scroll, height);
         let mut y = inner.y;
         let mut skip = anchor.line;
@@ -419,9 +396,7 @@ impl Heights for Reader<'_, '_> {
     }
 
     fn height(&mut self, index: usize) -> usize {
-        self.conversation
-            .lines(self.source, index, self.width)
-            .len()
+        self.conversation.lines(self.source, index, self.width).len()
     }
 }
 
@@ -435,17 +410,14 @@ pub fn is_extension<T: Clone + PartialEq>(old: &imbl::Vector<T>, new: &imbl::Vec
     if old.is_empty() {
         return true;
     }
-    [0, old.len() / 2, old.len() - 1]
-        .into_iter()
-        .all(|index| old.get(index) == new.get(index))
+    [0, old.len() / 2, old.len() - 1].into_iter().all(|index| old.get(index) == new.get(index))
 }
 
 fn layout_item(item: Item<'_>, width: usize) -> Vec<Line<'static>> {
     match item {
-        Item::Intro(lines) => lines
-            .iter()
-            .flat_map(|line| wrap(&line.spans, width, &Prefix::default()))
-            .collect(),
+        Item::Intro(lines) => {
+            lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
+        }
         Item::Entry(entry) => layout_entry(entry, width),
         Item::Note(text) => prose(text, width, "· ", theme::NOTICE),
         Item::Streaming(text) => markdown::render(text, width, MARGIN),
@@ -468,30 +440,20 @@ fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
             let (shown, hidden) = clip(text.trim_end(), USER_MAX_LINES, USER_MAX_BYTES);
             let mut lines = Vec::new();
             for (index, line) in clean_lines(shown).enumerate() {
-                let prefix = if index == 0 {
-                    prefix.clone()
-                } else {
-                    Prefix::uniform(prefix.rest.clone())
-                };
+                let prefix =
+                    if index == 0 { prefix.clone() } else { Prefix::uniform(prefix.rest.clone()) };
                 let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
                 lines.extend(wrap(&spans, width, &prefix));
             }
             if hidden > 0 {
                 let note = format!("{MARGIN}… {hidden} more lines (all of it was sent)");
-                lines.push(Line::styled(
-                    truncate(&note, width).into_owned(),
-                    theme::DIM,
-                ));
+                lines.push(Line::styled(truncate(&note, width).into_owned(), theme::DIM));
             }
             lines
         }
         Entry::Assistant { text } => {
             let lines = markdown::render(text, width, MARGIN);
-            if lines.is_empty() {
-                vec![Line::from(MARGIN)]
-            } else {
-                lines
-            }
+            if lines.is_empty() { vec![Line::from(MARGIN)] } else { lines }
         }
         Entry::ToolCall { name, summary, .. } => vec![one_line(
             vec![
@@ -504,10 +466,7 @@ fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
             width,
         )],
         Entry::Reminder { text } => vec![one_line(
-            vec![Span::styled(
-                format!("{MARGIN}↻ reminder: "),
-                theme::REMINDER,
-            )],
+            vec![Span::styled(format!("{MARGIN}↻ reminder: "), theme::REMINDER)],
             &first_line(strip_tags(text)),
             theme::REMINDER,
             width,
@@ -551,11 +510,8 @@ fn clip(text: &str, max_lines: usize, max_bytes: usize) -> (&str, usize) {
         }
         end = text[..cut].rfind('\n').unwrap_or(cut);
     }
-    let hidden = if end < text.len() {
-        text[end..].trim_start_matches('\n').lines().count()
-    } else {
-        0
-    };
+    let hidden =
+        if end < text.len() { text[end..].trim_start_matches('\n').lines().count() } else { 0 };
     (&text[..end], hidden)
 }
 
@@ -610,10 +566,7 @@ mod tests {
 
     #[test]
     fn reminder_tags_are_stripped() {
-        assert_eq!(
-            strip_tags("<reminder>Update your todos.</reminder>"),
-            "Update your todos."
-        );
+        assert_eq!(strip_tags("<reminder>Update your todos.</reminder>"), "Update your todos.");
         assert_eq!(strip_tags("plain"), "plain");
     }
 }

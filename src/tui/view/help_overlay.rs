@@ -75,11 +75,7 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: None,
     },
     Binding {
-        keys: &[
-            KeySpec::plain(KeyCode::Esc),
-            KeySpec::char('q'),
-            KeySpec::char('?'),
-        ],
+        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::char('?')],
         action: Action::Close,
         help: "close the help",
         hint: Some("close"),
@@ -97,11 +93,7 @@ pub struct HelpOverlay {
 
 impl HelpOverlay {
     pub fn new(sections: Vec<HelpSection>) -> Self {
-        Self {
-            sections,
-            offset: 0,
-            page: 1,
-        }
+        Self { sections, offset: 0, page: 1 }
     }
 
     /// Applies a key; returns false when the overlay should close.
@@ -158,10 +150,7 @@ impl HelpOverlay {
                 let key = Span::styled(keys.clone(), theme::KEY);
                 let prefix = if text_width(keys) + 1 < key_column {
                     let pad = " ".repeat(key_column - text_width(keys));
-                    Prefix {
-                        first: vec![key, Span::raw(pad)],
-                        rest: indent.clone(),
-                    }
+                    Prefix { first: vec![key, Span::raw(pad)], rest: indent.clone() }
                 } else {
                     // Too long for the column: the keys get a line of their own.
                     out.push(Line::from(key));
@@ -182,15 +171,8 @@ impl HelpOverlay {
         let inner = block.inner(area);
         block.render(area, buf);
         let lines = self.lines(usize::from(inner.width));
-        let offset = self
-            .offset
-            .min(lines.len().saturating_sub(usize::from(inner.height)));
-        for (row, line) in lines
-            .iter()
-            .skip(offset)
-            .take(usize::from(inner.height))
-            .enumerate()
-        {
+        let offset = self.offset.min(lines.len().saturating_sub(usize::from(inner.height)));
+        for (row, line) in lines.iter().skip(offset).take(usize::from(inner.height)).enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
         }

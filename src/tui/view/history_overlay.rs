@@ -151,9 +151,7 @@ pub struct HistoryOverlay {
 impl HistoryOverlay {
     /// Opens on `snapshot`'s history, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
-        let wire = snapshot
-            .wire_format
-            .messages(&snapshot.system_prompt, &snapshot.history);
+        let wire = snapshot.wire_format.messages(&snapshot.system_prompt, &snapshot.history);
         let mut overlay = Self::from_wire(wire, snapshot.wire_format);
         overlay.history = snapshot.history.clone();
         overlay.system = Arc::clone(&snapshot.system_prompt);
@@ -188,15 +186,9 @@ impl HistoryOverlay {
         let appended = is_extension(&self.history, &snapshot.history)
             && self.format == snapshot.wire_format
             && self.system == snapshot.system_prompt;
-        let wire = snapshot
-            .wire_format
-            .messages(&snapshot.system_prompt, &snapshot.history);
+        let wire = snapshot.wire_format.messages(&snapshot.system_prompt, &snapshot.history);
         // The last message may have been merged with what followed it (Anthropic joins user turns).
-        let keep = if appended {
-            self.wire.len().saturating_sub(1).min(wire.len())
-        } else {
-            0
-        };
+        let keep = if appended { self.wire.len().saturating_sub(1).min(wire.len()) } else { 0 };
         self.texts.truncate(keep);
         self.texts.resize(wire.len(), None);
         self.rows.truncate(keep);
@@ -254,9 +246,7 @@ impl HistoryOverlay {
                 }
             }
             KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+                if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
             {
                 input.push(c);
             }
@@ -321,12 +311,7 @@ impl HistoryOverlay {
             let text = self.text(block);
             for (line, text_line) in text.lines.iter().enumerate() {
                 for (start, end) in find_all(&text_line.text, &query) {
-                    self.search.hits.push(Hit {
-                        block,
-                        line,
-                        start,
-                        end,
-                    });
+                    self.search.hits.push(Hit { block, line, start, end });
                 }
             }
         }
@@ -341,11 +326,7 @@ impl HistoryOverlay {
         let current = self.scroll;
         let top = scroll::resolve(&mut Filler(self), current, height);
         let index = if forward {
-            self.search
-                .hits
-                .iter()
-                .position(|hit| hit.block >= top.block)
-                .unwrap_or(0)
+            self.search.hits.iter().position(|hit| hit.block >= top.block).unwrap_or(0)
         } else {
             self.search
                 .hits
@@ -362,11 +343,8 @@ impl HistoryOverlay {
             _ if count == 0 => {}
             None => self.jump_from_view(forward),
             Some(current) => {
-                let next = if forward {
-                    (current + 1) % count
-                } else {
-                    (current + count - 1) % count
-                };
+                let next =
+                    if forward { (current + 1) % count } else { (current + count - 1) % count };
                 self.go_to_hit(next);
             }
         }
@@ -383,14 +361,7 @@ impl HistoryOverlay {
             .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
             .unwrap_or(0);
         let context = self.viewport.1 * HIT_CONTEXT_PERCENT / 100;
-        let anchor = scroll::up(
-            &mut Filler(self),
-            Anchor {
-                block: hit.block,
-                line: row,
-            },
-            context,
-        );
+        let anchor = scroll::up(&mut Filler(self), Anchor { block: hit.block, line: row }, context);
         self.scroll = Scroll::At(anchor);
     }
 
@@ -410,10 +381,7 @@ impl HistoryOverlay {
             let text = self.text(block);
             self.rows[block] = Some(rows(&text, self.rows_width));
         }
-        self.rows
-            .get(block)
-            .and_then(Option::as_deref)
-            .unwrap_or_default()
+        self.rows.get(block).and_then(Option::as_deref).unwrap_or_default()
     }
 
     fn set_width(&mut self, width: usize) {
@@ -446,11 +414,7 @@ impl HistoryOverlay {
         let title = Line::from(vec![
             Span::styled(" History ", theme::TITLE),
             Span::styled(
-                format!(
-                    "· {} messages as sent ({}) ",
-                    self.wire.len(),
-                    format_name(self.format)
-                ),
+                format!("· {} messages as sent ({}) ", self.wire.len(), format_name(self.format)),
                 theme::DIM,
             ),
         ]);
@@ -465,10 +429,7 @@ impl HistoryOverlay {
         }
         let width = usize::from(inner.width);
         let height = usize::from(inner.height);
-        let mut reader = Reader {
-            overlay: self,
-            width,
-        };
+        let mut reader = Reader { overlay: self, width };
         let anchor = scroll::resolve(&mut reader, self.scroll, height);
         let mut y = inner.y;
         let mut skip = anchor.line;
@@ -513,10 +474,7 @@ impl HistoryOverlay {
         if self.search.hits.is_empty() {
             return Vec::new();
         }
-        let first = self
-            .search
-            .hits
-            .partition_point(|hit| (hit.block, hit.line) < (block, line));
+        let first = self.search.hits.partition_point(|hit| (hit.block, hit.line) < (block, line));
         self.search.hits[first..]
             .iter()
             .enumerate()

@@ -32,15 +32,11 @@ pub struct MessageText {
 impl MessageText {
     /// `── #12 · user ──` followed by the message as pretty JSON, then a blank line.
     pub fn new(index: usize, message: &Value) -> Self {
-        let role = message
-            .get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("message");
-        let mut lines = vec![TextLine {
-            text: format!("── #{index} · {role} ──"),
-            key: None,
-            header: true,
-        }];
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("message");
+        let mut lines =
+            vec![TextLine {
+                text: format!("── #{index} · {role} ──"), key: None, header: true
+            }];
         let pretty = serde_json::to_string_pretty(message).unwrap_or_else(|_| message.to_string());
         // JSON escapes C0 controls but not DEL or C1 controls, which a terminal may act on.
         lines.extend(pretty.lines().map(clean_line).map(|line| TextLine {
@@ -48,11 +44,7 @@ impl MessageText {
             text: line.into_owned(),
             header: false,
         }));
-        lines.push(TextLine {
-            text: String::new(),
-            key: None,
-            header: false,
-        });
+        lines.push(TextLine { text: String::new(), key: None, header: false });
         Self { lines }
     }
 }
@@ -101,24 +93,14 @@ pub fn rows(text: &MessageText, width: usize) -> Vec<Row> {
         for (offset, c) in line.text.char_indices() {
             let w = char_width(c);
             if used + w > width.saturating_sub(indent) && offset > start {
-                rows.push(Row {
-                    line: index,
-                    start,
-                    end: offset,
-                    indent,
-                });
+                rows.push(Row { line: index, start, end: offset, indent });
                 start = offset;
                 indent = continuation;
                 used = 0;
             }
             used += w;
         }
-        rows.push(Row {
-            line: index,
-            start,
-            end: line.text.len(),
-            indent,
-        });
+        rows.push(Row { line: index, start, end: line.text.len(), indent });
     }
     rows
 }
@@ -129,10 +111,7 @@ pub fn find_all(haystack: &str, needle: &str) -> Vec<(usize, usize)> {
         return Vec::new();
     }
     let lower = haystack.to_ascii_lowercase();
-    lower
-        .match_indices(needle)
-        .map(|(start, found)| (start, start + found.len()))
-        .collect()
+    lower.match_indices(needle).map(|(start, found)| (start, start + found.len())).collect()
 }
 
 /// A highlighted byte range of a line.
@@ -148,11 +127,7 @@ pub fn row_line(text: &MessageText, row: Row, highlights: &[Highlight]) -> Line<
     let Some(line) = text.lines.get(row.line) else {
         return Line::default();
     };
-    let base = if line.header {
-        theme::JSON_HEADER
-    } else {
-        Style::new()
-    };
+    let base = if line.header { theme::JSON_HEADER } else { Style::new() };
     let mut cuts = vec![row.start, row.end];
     if let Some((start, end)) = line.key {
         cuts.extend([start, end]);
@@ -171,21 +146,12 @@ pub fn row_line(text: &MessageText, row: Row, highlights: &[Highlight]) -> Line<
     for pair in cuts.windows(2) {
         let (start, end) = (pair[0], pair[1]);
         let mut style = base;
-        if line
-            .key
-            .is_some_and(|(key_start, key_end)| start >= key_start && end <= key_end)
-        {
+        if line.key.is_some_and(|(key_start, key_end)| start >= key_start && end <= key_end) {
             style = style.patch(theme::JSON_KEY);
         }
-        if let Some(hit) = highlights
-            .iter()
-            .find(|hit| start >= hit.start && end <= hit.end)
-        {
-            style = style.patch(if hit.current {
-                theme::SEARCH_CURRENT
-            } else {
-                theme::SEARCH_HIT
-            });
+        if let Some(hit) = highlights.iter().find(|hit| start >= hit.start && end <= hit.end) {
+            style =
+                style.patch(if hit.current { theme::SEARCH_CURRENT } else { theme::SEARCH_HIT });
         }
         spans.push(Span::styled(line.text[start..end].to_owned(), style));
     }
@@ -203,14 +169,7 @@ mod tests {
         let lines: Vec<_> = text.lines.iter().map(|line| line.text.as_str()).collect();
         assert_eq!(
             lines,
-            [
-                "── #3 · user ──",
-                "{",
-                "  \"content\": \"hi\",",
-                "  \"role\": \"user\"",
-                "}",
-                ""
-            ]
+            ["── #3 · user ──", "{", "  \"content\": \"hi\",", "  \"role\": \"user\"", "}", ""]
         );
         assert_eq!(text.lines[2].key, Some((2, 11)));
     }
@@ -244,24 +203,10 @@ mod tests {
         let line = 2;
         let line_text = &text.lines[line].text;
         let (start, end) = find_all(line_text, "needle")[0];
-        let hit = [Highlight {
-            start,
-            end,
-            current: true,
-        }];
+        let hit = [Highlight { start, end, current: true }];
         let split = start + 3;
-        let first = Row {
-            line,
-            start: 0,
-            end: split,
-            indent: 0,
-        };
-        let second = Row {
-            line,
-            start: split,
-            end: line_text.len(),
-            indent: 4,
-        };
+        let first = Row { line, start: 0, end: split, indent: 0 };
+        let second = Row { line, start: split, end: line_text.len(), indent: 4 };
         let styled = |row| {
             row_line(&text, row, &hit)
                 .spans

@@ -34,11 +34,7 @@ pub fn pane_inner(area: ratatui::layout::Rect) -> ratatui::layout::Rect {
 pub fn pane(title: impl Into<Line<'static>>, focused: bool) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
-        .border_style(if focused {
-            theme::BORDER_FOCUSED
-        } else {
-            theme::BORDER
-        })
+        .border_style(if focused { theme::BORDER_FOCUSED } else { theme::BORDER })
         .padding(Padding::horizontal(1))
         .title(title.into())
 }

@@ -111,15 +111,8 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'stat
     if snapshot.nag_threshold > 0 {
         let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
         groups.push(vec![Span::styled(
-            format!(
-                "todo {}/{}",
-                snapshot.rounds_since_todo, snapshot.nag_threshold
-            ),
-            if due {
-                theme::STATUS_BUSY
-            } else {
-                Style::new()
-            },
+            format!("todo {}/{}", snapshot.rounds_since_todo, snapshot.nag_threshold),
+            if due { theme::STATUS_BUSY } else { Style::new() },
         )]);
     }
     groups
@@ -130,17 +123,13 @@ fn activity(activity: &Activity, now: Instant, frame: u64) -> (String, Style) {
     match activity {
         Activity::Idle => ("idle".to_owned(), Style::new()),
         Activity::Thinking => (format!("{} thinking", spinner(frame)), theme::STATUS_BUSY),
-        Activity::RunningTool { name } => (
-            format!("{} running `{name}`", spinner(frame)),
-            theme::STATUS_BUSY,
-        ),
+        Activity::RunningTool { name } => {
+            (format!("{} running `{name}`", spinner(frame)), theme::STATUS_BUSY)
+        }
         Activity::Retrying { attempt, until, .. } => {
             let left = until.saturating_duration_since(now);
             (
-                format!(
-                    "waiting for retry in {}s (attempt {attempt})",
-                    seconds_up(left)
-                ),
+                format!("waiting for retry in {}s (attempt {attempt})", seconds_up(left)),
                 theme::STATUS_BUSY,
             )
         }

@@ -130,11 +130,8 @@ impl TodoPane {
     pub fn wheel(&mut self, board: &TodoBoard, up: bool, amount: usize) {
         let (width, height) = self.viewport;
         let max = lines(board, width, false, 0).len().saturating_sub(height);
-        self.offset = if up {
-            self.offset.saturating_sub(amount)
-        } else {
-            (self.offset + amount).min(max)
-        };
+        self.offset =
+            if up { self.offset.saturating_sub(amount) } else { (self.offset + amount).min(max) };
         self.focused = true;
     }
 
@@ -197,19 +194,9 @@ fn follow_offset(board: &TodoBoard, content: &[ItemLine], height: usize) -> usiz
         .position(|item| item.status == Status::InProgress)
         .or_else(|| items.iter().position(|item| item.status == Status::Pending))
         .unwrap_or(items.len().saturating_sub(1));
-    let first = content
-        .iter()
-        .position(|line| line.item == active)
-        .unwrap_or(0);
-    let last = content
-        .iter()
-        .rposition(|line| line.item == active)
-        .unwrap_or(first);
-    if last < height {
-        0
-    } else {
-        (last + 1).saturating_sub(height).min(first)
-    }
+    let first = content.iter().position(|line| line.item == active).unwrap_or(0);
+    let last = content.iter().rposition(|line| line.item == active).unwrap_or(first);
+    if last < height { 0 } else { (last + 1).saturating_sub(height).min(first) }
 }
 
 /// One drawn line and the item it belongs to.
@@ -228,10 +215,7 @@ impl std::ops::Deref for ItemLine {
 /// The board's lines at `width`.
 fn lines(board: &TodoBoard, width: usize, busy: bool, frame: u64) -> Vec<ItemLine> {
     if board.is_empty() {
-        return vec![ItemLine {
-            item: 0,
-            line: Line::styled("No todos yet.", theme::DIM),
-        }];
+        return vec![ItemLine { item: 0, line: Line::styled("No todos yet.", theme::DIM) }];
     }
     let mut out = Vec::new();
     for (index, item) in board.items().iter().enumerate() {
@@ -241,32 +225,17 @@ fn lines(board: &TodoBoard, width: usize, busy: bool, frame: u64) -> Vec<ItemLin
             Status::Completed => (theme::TODO_DONE, theme::TODO_DONE),
         };
         let prefix = Prefix {
-            first: vec![
-                Span::styled(item.status.marker(), marker_style),
-                Span::raw(" "),
-            ],
+            first: vec![Span::styled(item.status.marker(), marker_style), Span::raw(" ")],
             rest: vec![Span::raw(ITEM_INDENT)],
         };
-        let mut spans = vec![Span::styled(
-            clean_line(&item.text).into_owned(),
-            text_style,
-        )];
+        let mut spans = vec![Span::styled(clean_line(&item.text).into_owned(), text_style)];
         if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
-            let lead = if busy {
-                format!("  {} ", spinner(frame))
-            } else {
-                "  ← ".to_owned()
-            };
+            let lead = if busy { format!("  {} ", spinner(frame)) } else { "  ← ".to_owned() };
             spans.push(Span::styled(lead, theme::TODO_ACTIVE_FORM));
-            spans.push(Span::styled(
-                clean_line(active).into_owned(),
-                theme::TODO_ACTIVE_FORM,
-            ));
+            spans.push(Span::styled(clean_line(active).into_owned(), theme::TODO_ACTIVE_FORM));
         }
         out.extend(
-            wrap(&spans, width, &prefix)
-                .into_iter()
-                .map(|line| ItemLine { item: index, line }),
+            wrap(&spans, width, &prefix).into_iter().map(|line| ItemLine { item: index, line }),
         );
     }
     out

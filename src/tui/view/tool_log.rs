@@ -35,10 +35,7 @@ pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, f
         buf.set_line(
             inner.x,
             inner.y,
-            &Line::styled(
-                truncate("No tool calls yet.", width).into_owned(),
-                theme::DIM,
-            ),
+            &Line::styled(truncate("No tool calls yet.", width).into_owned(), theme::DIM),
             inner.width,
         );
         return;
@@ -75,11 +72,7 @@ fn header(run: &ToolRun, width: usize, frame: u64) -> Line<'static> {
     let (mark, style) = mark(run.status, frame);
     let outcome = outcome(run);
     let lead = format!("{mark} {} ", run.name);
-    let tail = if outcome.is_empty() {
-        String::new()
-    } else {
-        format!("  {outcome}")
-    };
+    let tail = if outcome.is_empty() { String::new() } else { format!("  {outcome}") };
     let room = width.saturating_sub(lead.chars().count() + tail.chars().count());
     let summary = truncate(&first_line(&run.summary), room).into_owned();
     let mut spans = vec![
