@@ -170,6 +170,8 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
         Some(&ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() })
     );
     assert_eq!(snapshot.rounds_since_todo, 0);
+    assert_eq!(snapshot.tools.len(), 3, "the tool pane lists the reads, not the board updates");
+    assert!(snapshot.tools.iter().all(|run| run.name == "read_file"));
 }
 
 #[tokio::test]

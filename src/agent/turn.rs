@@ -206,7 +206,12 @@ impl Agent {
                 summary: call_summary(&name, &input),
             });
             if stop.is_some() {
-                self.record_result(&id, &name, ToolStatus::Interrupted, &skipped(), Instant::now());
+                self.record_result(
+                    (&id, &name, &input),
+                    ToolStatus::Interrupted,
+                    &skipped(),
+                    Instant::now(),
+                );
                 results.push(result_block(&id, &skipped()));
                 continue;
             }
@@ -228,7 +233,7 @@ impl Agent {
                     }
                 }
             };
-            self.record_result(&id, &name, status, &outcome, started);
+            self.record_result((&id, &name, &input), status, &outcome, started);
             for change in &outcome.changes {
                 self.state.record(&Record::change(change));
             }
@@ -383,33 +388,29 @@ impl Agent {
         decision
     }
 
-    /// Updates the tool pane and tells printing front ends how a call ended.
+    /// Updates the tool pane and tells printing front ends how a call ended. Board updates stay
+    /// out of the tool pane: the board itself is pinned beside it.
     fn record_result(
         &mut self,
-        id: &str,
-        name: &str,
+        call: (&str, &str, &Value),
         status: ToolStatus,
         outcome: &ToolOutcome,
         started: Instant,
     ) {
+        let (id, name, input) = call;
         let duration = started.elapsed();
-        self.state.update_tool(ToolRun {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            summary: self
-                .state
-                .tools
-                .iter()
-                .rev()
-                .find(|run| run.id == id)
-                .map(|run| run.summary.clone())
-                .unwrap_or_else(|| name.to_owned()),
-            status,
-            exit_code: outcome.exit_code,
-            started,
-            duration: Some(duration),
-            output: outcome.for_display.as_str().into(),
-        });
+        if name != todo::TOOL_NAME {
+            self.state.update_tool(ToolRun {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                summary: call_summary(name, input),
+                status,
+                exit_code: outcome.exit_code,
+                started,
+                duration: Some(duration),
+                output: outcome.for_display.as_str().into(),
+            });
+        }
         self.event(AgentEvent::ToolEnd {
             id: id.to_owned(),
             name: name.to_owned(),
