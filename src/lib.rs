@@ -1,6 +1,6 @@
 //! keel: a terminal coding agent that keeps the model anchored on a structured task board.
 //!
-//! The core — [`agent`], [`todo`], [`tools`], [`llm`] — knows nothing of the terminal; the TUI
+//! The core — [`agent`], [`todo`](mod@todo), [`tools`], [`llm`] — knows nothing of the terminal; the TUI
 //! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent task.
 
 pub mod agent;

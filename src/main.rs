@@ -3,12 +3,13 @@
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use keel::agent::Command;
+use keel::agent::Sessions;
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
 use keel::headless;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
-use keel::session::{self, Record, Restored, SessionLog};
+use keel::session::{self, Record, SessionLog};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use std::io::Read;
@@ -72,7 +73,6 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Some(SubCommand::Undo) => return undo(&workspace),
         None => {}
     }
-    let (journal, restored) = open_session(&cli, &workspace)?;
     let env = |name: &str| std::env::var(name).ok();
     let config = config::resolve(&cli.flag_settings(), &env, workspace.root())?;
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
@@ -98,78 +98,56 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             build_provider(&config)?
         };
 
-    match headless_prompt {
+    if headless_prompt.is_some() && provider.is_none() {
+        return Err(UsageError(no_key_message()).into());
+    }
+    let demo_prompt = match &provider {
+        Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
+        _ => None,
+    };
+    let first_run_help = provider.is_none().then(|| agent::NO_PROVIDER_HELP.to_owned());
+    let sessions = open_session(&cli, &workspace)?;
+    let handle = agent::spawn_with_session(agent_config, provider, Tools::new(workspace), sessions);
+    let code = match headless_prompt {
         Some(prompt) => {
-            if provider.is_none() {
-                return Err(UsageError(no_key_message()).into());
-            }
-            let start = match (&provider, prompt.is_empty()) {
-                (_, true) if resuming => Command::Continue,
-                (Some(Provider::Scripted(script)), true) => {
-                    Command::Submit(script.prompt().to_owned())
-                }
+            let start = match (prompt.is_empty(), demo_prompt) {
+                (true, _) if resuming => Command::Continue,
+                (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
                 _ => Command::Submit(prompt),
             };
-            let handle = agent::spawn_with_session(
-                agent_config,
-                provider,
-                Tools::new(workspace),
-                journal,
-                restored,
-            );
             let result = headless::run(handle, start, cli.output_format).await?;
-            drop(demo_dir);
-            Ok(match result.outcome {
-                TurnOutcome::Success => ExitCode::SUCCESS,
-                _ => ExitCode::from(EXIT_FAILED),
-            })
+            if result.outcome == TurnOutcome::Success {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILED)
+            }
         }
         None => {
-            let first_run_help = provider.is_none().then(|| agent::NO_PROVIDER_HELP.to_owned());
-            let demo_prompt = match &provider {
-                Some(Provider::Scripted(script)) if !resuming => Some(script.prompt().to_owned()),
-                _ => None,
-            };
-            let handle = agent::spawn_with_session(
-                agent_config,
-                provider,
-                Tools::new(workspace),
-                journal,
-                restored,
-            );
-            if let Some(prompt) = demo_prompt {
+            if let Some(prompt) = demo_prompt.filter(|_| !resuming) {
                 let _ = handle.commands.send(Command::Submit(prompt));
             }
             tui::run(handle, TuiOptions { first_run_help, demo: cli.demo }).await?;
-            drop(demo_dir);
-            Ok(ExitCode::SUCCESS)
+            ExitCode::SUCCESS
         }
-    }
+    };
+    drop(demo_dir);
+    Ok(code)
 }
 
 /// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed.
-fn open_session(
-    cli: &Cli,
-    workspace: &Workspace,
-) -> color_eyre::Result<(Option<SessionLog>, Option<Restored>)> {
+fn open_session(cli: &Cli, workspace: &Workspace) -> color_eyre::Result<Sessions> {
     let opened = if let Some(id) = &cli.resume {
         SessionLog::open(workspace.root(), id)
     } else if cli.continue_session {
         SessionLog::open_newest(workspace.root())
     } else {
-        return Ok(match SessionLog::create(workspace.root()) {
-            Ok(log) => (Some(log), None),
-            Err(err) => {
-                eprintln!("keel: this session will not be saved: {err}");
-                (None, None)
-            }
-        });
+        return Ok(Sessions::New);
     };
     let (log, restored) = opened.map_err(|err| UsageError(err.to_string()))?;
     for warning in &restored.warnings {
         eprintln!("keel: {warning}");
     }
-    Ok((Some(log), Some(restored)))
+    Ok(Sessions::Resume(log, restored))
 }
 
 /// `keel sessions`.

@@ -537,8 +537,7 @@ async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_coun
         config(3),
         Some(Provider::Scripted(provider)),
         tools,
-        Some(log),
-        Some(restored),
+        agent::Sessions::Resume(log, restored),
     );
     let mut run = Run { _dir: dir, handle };
     let snapshot = run.wait_for(|_| true).await;

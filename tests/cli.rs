@@ -125,6 +125,7 @@ fn no_key_is_a_configuration_error() {
         keel(home.path()).args(["-p", "hello", "--workdir"]).arg(work.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("ANTHROPIC_API_KEY"), "{}", text(&output.stderr));
+    assert!(!work.path().join(".keel").exists(), "a run that never started leaves no session");
 }
 
 #[test]

@@ -86,29 +86,41 @@ pub struct AgentHandle {
 /// Starts the agent task. With no provider (no key configured) every prompt is answered with an
 /// error that says how to configure one.
 pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
-    spawn_with_session(config, provider, tools, None, None)
+    spawn_with_session(config, provider, tools, Sessions::Off)
 }
 
-/// Starts the agent task saving to `journal` as it goes, after taking over `restored` (a session
-/// reopened with `--continue` or `--resume`) when given.
+/// Whether and how the agent saves the conversation (see `crate::session`).
+#[derive(Debug)]
+pub enum Sessions {
+    /// Nothing is saved.
+    Off,
+    /// A new session log in the workspace, created at the first record.
+    New,
+    /// Take over a reopened session and go on saving to it.
+    Resume(SessionLog, Restored),
+}
+
+/// Starts the agent task, saving the conversation as `sessions` says.
 pub fn spawn_with_session(
     config: AgentConfig,
     provider: Option<Provider>,
     tools: Tools,
-    journal: Option<SessionLog>,
-    restored: Option<Restored>,
+    sessions: Sessions,
 ) -> AgentHandle {
     let (commands, inbox) = mpsc::unbounded_channel();
     let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
     let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
-    if let Some(journal) = journal {
-        agent.state.set_journal(journal);
-    }
-    if let Some(restored) = restored {
-        agent.state.restore(&restored, turn::INTERRUPTED);
-        agent.undo = restored.undo;
+    let root = agent.tools.workspace().root().to_path_buf();
+    match sessions {
+        Sessions::Off => {}
+        Sessions::New => agent.state.save_new_session_in(&root),
+        Sessions::Resume(journal, restored) => {
+            agent.state.set_journal(journal, &root);
+            agent.state.restore(&restored, turn::INTERRUPTED);
+            agent.undo = restored.undo;
+        }
     }
     let task = tokio::spawn(agent.run());
     AgentHandle { commands, snapshots, events, task }

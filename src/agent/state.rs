@@ -9,6 +9,7 @@ use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::session::{Record, Restored, SessionLog};
 use crate::todo::TodoBoard;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -45,8 +46,11 @@ pub struct State {
     pub system_prompt: Arc<str>,
     pub queued: imbl::Vector<String>,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
-    /// Where the session is saved as it happens, when it is.
+    /// Where the session is saved as it happens, once it has something to save.
     journal: Option<SessionLog>,
+    /// The workspace whose `.keel/sessions` gets a new log at the first record; `None`: the
+    /// session is not saved.
+    journal_root: Option<PathBuf>,
     /// Set once saving failed, so the person is told once, not at every record.
     journal_failed: bool,
 }
@@ -77,24 +81,46 @@ impl State {
             queued: imbl::Vector::new(),
             pending_approval: None,
             journal: None,
+            journal_root: None,
             journal_failed: false,
         }
     }
 
-    /// Saves everything from now on to `journal`.
-    pub fn set_journal(&mut self, journal: SessionLog) {
-        self.journal = Some(journal);
+    /// Saves the conversation from its first record on to a new log in `workspace`; a
+    /// conversation that never starts leaves no file behind.
+    pub fn save_new_session_in(&mut self, workspace: &Path) {
+        self.journal = None;
+        self.journal_root = Some(workspace.to_owned());
         self.journal_failed = false;
     }
 
-    pub fn journal_path(&self) -> Option<&std::path::Path> {
-        self.journal.as_ref().map(SessionLog::path)
+    /// Goes on saving to a reopened log.
+    pub fn set_journal(&mut self, journal: SessionLog, workspace: &Path) {
+        self.journal = Some(journal);
+        self.journal_root = Some(workspace.to_owned());
+        self.journal_failed = false;
+    }
+
+    /// Whether the conversation is being saved.
+    pub fn is_saved(&self) -> bool {
+        self.journal_root.is_some()
     }
 
     /// Appends a record to the session log; a failure is told to the person once.
     pub fn record(&mut self, record: &Record) {
-        let Some(journal) = &mut self.journal else { return };
-        if let Err(err) = journal.append(record) {
+        if self.journal_failed {
+            return;
+        }
+        let result = match (&mut self.journal, &self.journal_root) {
+            (Some(journal), _) => journal.append(record),
+            (None, Some(root)) => SessionLog::create(root).and_then(|mut journal| {
+                let appended = journal.append(record);
+                self.journal = Some(journal);
+                appended
+            }),
+            (None, None) => return,
+        };
+        if let Err(err) = result {
             if !self.journal_failed {
                 self.journal_failed = true;
                 self.transcript.push_back(Entry::Error {

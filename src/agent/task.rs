@@ -7,7 +7,7 @@ use super::state::{Outbox, State};
 use super::undo::UndoStack;
 use super::{AgentConfig, ApprovalMode, Command};
 use crate::llm::{Provider, ToolSpec, scripted::ScriptedProvider};
-use crate::session::{Record, SessionLog};
+use crate::session::Record;
 use crate::todo;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -159,12 +159,8 @@ impl Agent {
 
     /// Saves the conversation from here on to a new session log, if sessions are being saved.
     fn start_new_journal(&mut self) {
-        if self.state.journal_path().is_none() {
-            return;
-        }
-        match SessionLog::create(self.tools.workspace().root()) {
-            Ok(log) => self.state.set_journal(log),
-            Err(err) => self.state.note(Entry::Error { text: err.to_string() }),
+        if self.state.is_saved() {
+            self.state.save_new_session_in(self.tools.workspace().root());
         }
     }
 
