@@ -152,3 +152,44 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
     tmux.type_line("echo still-$((40 + 2))");
     tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| screen.contains("still-42"));
 }
+
+/// The pid of the process whose command line mentions `needle` (a unique temporary path).
+fn pid_of(needle: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        (cmdline.contains(needle) && cmdline.contains("--workdir")).then_some(pid)
+    })
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    if !tmux_installed() {
+        eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    // No key: the first-run screen, which must say how to configure one.
+    tmux.type_line(&format!(
+        "'{}' --workdir '{}'; echo \"{EXITED} $?\"",
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    let screen = tmux.wait_for("the first-run screen", KEY_TIMEOUT, |screen| {
+        screen.contains("ANTHROPIC_API_KEY") || exit_line(screen).is_some()
+    });
+    assert!(screen.contains("/demo"), "the first run offers the demo:\n{screen}");
+    assert!(tmux.alternate_screen());
+
+    let pid = pid_of(&workdir.path().display().to_string()).expect("keel is running");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+    assert!(!tmux.alternate_screen(), "the alternate screen is left:\n{screen}");
+    tmux.type_line("echo still-$((40 + 2))");
+    tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| screen.contains("still-42"));
+}
