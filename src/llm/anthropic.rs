@@ -13,8 +13,8 @@ use super::sse::{EventDecoder, Flow, Part, invalid_json};
 use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 use tokio::sync::mpsc::UnboundedSender;
@@ -84,31 +84,27 @@ impl AnthropicClient {
         &self.settings.model
     }
 
-    /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ChatRequest<'_>) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.settings.model));
-        body.insert("max_tokens".into(), json!(request.max_tokens));
-        body.insert("stream".into(), json!(true));
-        if !request.system.is_empty() {
-            body.insert("system".into(), json!(request.system));
-        }
-        body.insert("messages".into(), Value::Array(wire_messages(request.messages)));
-        if !request.tools.is_empty() {
-            let tools = request
+    /// The JSON body sent for `request`, serialised straight from the history (no `Value` tree
+    /// in between: the body carries the whole history every round).
+    pub fn request_bytes(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
+        let body = Body {
+            model: &self.settings.model,
+            max_tokens: request.max_tokens,
+            stream: true,
+            system: request.system,
+            messages: wire(request.messages),
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({
-                        "name": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.input_schema,
-                    })
+                .map(|tool| WireTool {
+                    name: &tool.name,
+                    description: &tool.description,
+                    input_schema: &tool.input_schema,
                 })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-        }
-        Value::Object(body)
+                .collect(),
+        };
+        serde_json::to_vec(&body)
+            .map_err(|error| LlmError::Client(format!("cannot encode the request: {error}")))
     }
 
     /// Streams the answer to `request`, retrying per the settings.
@@ -117,15 +113,75 @@ impl AnthropicClient {
         request: &ChatRequest<'_>,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
-        let body = self.request_body(request).to_string().into_bytes();
+        let body = self.request_bytes(request)?;
         http::complete(&self.http, &self.endpoint, &self.headers, body, &self.settings, events)
             .await
     }
 }
 
+/// A Messages API request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// One message of the `messages` array, borrowing from the history.
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
 /// The history as the `messages` array: messages with nothing to send left out, consecutive
 /// messages of one role merged, each then laid out as [`wire_message`] does.
 pub fn wire_messages(history: &History) -> Vec<Value> {
+    wire(history).iter().map(to_value).collect()
+}
+
+/// One message as the API takes it: `tool_result` blocks first, then text and the reminder.
+pub fn wire_message(message: &Message) -> Value {
+    to_value(&wire_blocks(message.role, message.content.iter()))
+}
+
+/// The inspector's copy of a wire message. Serialising strings and JSON values cannot fail.
+fn to_value(message: &WireMessage<'_>) -> Value {
+    serde_json::to_value(message).unwrap_or_default()
+}
+
+fn wire(history: &History) -> Vec<WireMessage<'_>> {
     let mut out = Vec::with_capacity(history.len());
     // A message with nothing to send (an empty answer) would be refused, and dropping it may
     // leave two turns of one role side by side, so it goes before the merging.
@@ -133,7 +189,7 @@ pub fn wire_messages(history: &History) -> Vec<Value> {
         history.iter().filter(|message| message.content.iter().any(is_sent)).peekable();
     while let Some(first) = messages.next() {
         if messages.peek().is_none_or(|next| next.role != first.role) {
-            out.push(wire_message(first));
+            out.push(wire_blocks(first.role, first.content.iter()));
             continue;
         }
         let mut blocks: Vec<&ContentBlock> = first.content.iter().collect();
@@ -145,24 +201,19 @@ pub fn wire_messages(history: &History) -> Vec<Value> {
     out
 }
 
-/// One message as the API takes it: `tool_result` blocks first, then text and the reminder.
-pub fn wire_message(message: &Message) -> Value {
-    wire_blocks(message.role, message.content.iter())
-}
-
-fn wire_blocks<'a, I>(role: Role, blocks: I) -> Value
+fn wire_blocks<'a, I>(role: Role, blocks: I) -> WireMessage<'a>
 where
     I: Iterator<Item = &'a ContentBlock> + Clone,
 {
     let is_result = |block: &&ContentBlock| matches!(block, ContentBlock::ToolResult { .. });
     let results = blocks.clone().filter(is_result);
     let others = blocks.filter(|block| !is_result(block));
-    let content: Vec<Value> = results.chain(others).filter_map(wire_block).collect();
+    let content = results.chain(others).filter_map(wire_block).collect();
     let role = match role {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    json!({ "role": role, "content": content })
+    WireMessage { role, content }
 }
 
 /// Whether a block goes on the wire: the API refuses text blocks that are empty or blank.
@@ -173,27 +224,15 @@ fn is_sent(block: &ContentBlock) -> bool {
     }
 }
 
-fn wire_block(block: &ContentBlock) -> Option<Value> {
+fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
     if !is_sent(block) {
         return None;
     }
     Some(match block {
-        ContentBlock::Text { text } | ContentBlock::Reminder { text } => {
-            json!({ "type": "text", "text": text })
-        }
-        ContentBlock::ToolUse { id, name, input } => {
-            json!({ "type": "tool_use", "id": id, "name": name, "input": input })
-        }
+        ContentBlock::Text { text } | ContentBlock::Reminder { text } => WireBlock::Text { text },
+        ContentBlock::ToolUse { id, name, input } => WireBlock::ToolUse { id, name, input },
         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-            let mut result = json!({
-                "type": "tool_result",
-                "tool_use_id": tool_use_id,
-                "content": content,
-            });
-            if *is_error {
-                result["is_error"] = Value::Bool(true);
-            }
-            result
+            WireBlock::ToolResult { tool_use_id, content, is_error: *is_error }
         }
     })
 }

@@ -76,6 +76,8 @@ pub(crate) async fn complete(
     settings: &HttpSettings,
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<Completion, LlmError> {
+    // Shared, not copied, by each attempt: the body carries the whole history.
+    let body = bytes::Bytes::from(body);
     retry::run(&settings.retry, events, || {
         let request = http.post(&endpoint.url).headers(headers.clone()).body(body.clone());
         attempt(request, endpoint, settings.idle_timeout, events)

@@ -14,8 +14,8 @@ use super::sse::{EventDecoder, Flow, Part, invalid_json};
 use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 use tokio::sync::mpsc::UnboundedSender;
@@ -82,35 +82,30 @@ impl OpenAiClient {
         &self.settings.model
     }
 
-    /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ChatRequest<'_>) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.settings.model));
-        body.insert(
-            "messages".into(),
-            Value::Array(wire_messages(request.system, request.messages)),
-        );
-        body.insert("stream".into(), json!(true));
-        body.insert("stream_options".into(), json!({ "include_usage": true }));
-        body.insert("max_tokens".into(), json!(request.max_tokens));
-        if !request.tools.is_empty() {
-            let tools = request
+    /// The JSON body sent for `request`, serialised straight from the history (no `Value` tree
+    /// in between: the body carries the whole history every round).
+    pub fn request_bytes(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
+        let body = Body {
+            model: &self.settings.model,
+            messages: wire(request.system, request.messages),
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            max_tokens: request.max_tokens,
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": tool.input_schema,
-                        },
-                    })
+                .map(|tool| WireTool {
+                    kind: FUNCTION,
+                    function: WireFunctionSpec {
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: &tool.input_schema,
+                    },
                 })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-        }
-        Value::Object(body)
+                .collect(),
+        };
+        serde_json::to_vec(&body)
+            .map_err(|error| LlmError::Client(format!("cannot encode the request: {error}")))
     }
 
     /// Streams the answer to `request`, retrying per the settings.
@@ -119,22 +114,86 @@ impl OpenAiClient {
         request: &ChatRequest<'_>,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
-        let body = self.request_body(request).to_string().into_bytes();
+        let body = self.request_bytes(request)?;
         http::complete(&self.http, &self.endpoint, &self.headers, body, &self.settings, events)
             .await
     }
 }
 
+/// The `type` of a tool and of a tool call.
+const FUNCTION: &str = "function";
+
+/// A Chat Completions request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionSpec<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionSpec<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// One message of the `messages` array, borrowing from the history where it can.
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` for a turn of only tool calls.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    /// The input as a JSON string, as this protocol wants it.
+    arguments: String,
+}
+
 /// The history as the `messages` array, the system prompt (when there is one) first.
 pub fn wire_messages(system: &str, history: &History) -> Vec<Value> {
-    let mut out = Vec::with_capacity(history.len() + 1);
-    if !system.is_empty() {
-        out.push(json!({ "role": "system", "content": system }));
-    }
-    for message in history {
-        push_wire_message(message, &mut out);
-    }
-    out
+    wire(system, history).iter().map(to_value).collect()
 }
 
 /// The wire messages one history message becomes: one for an assistant turn; for a user turn a
@@ -142,10 +201,26 @@ pub fn wire_messages(system: &str, history: &History) -> Vec<Value> {
 pub fn wire_message(message: &Message) -> Vec<Value> {
     let mut out = Vec::with_capacity(1);
     push_wire_message(message, &mut out);
+    out.iter().map(to_value).collect()
+}
+
+/// The inspector's copy of a wire message. Serialising strings and JSON values cannot fail.
+fn to_value(message: &WireMessage<'_>) -> Value {
+    serde_json::to_value(message).unwrap_or_default()
+}
+
+fn wire<'a>(system: &'a str, history: &'a History) -> Vec<WireMessage<'a>> {
+    let mut out = Vec::with_capacity(history.len() + 1);
+    if !system.is_empty() {
+        out.push(WireMessage::System { content: system });
+    }
+    for message in history {
+        push_wire_message(message, &mut out);
+    }
     out
 }
 
-fn push_wire_message(message: &Message, out: &mut Vec<Value>) {
+fn push_wire_message<'a>(message: &'a Message, out: &mut Vec<WireMessage<'a>>) {
     match message.role {
         Role::Assistant => out.push(wire_assistant(message)),
         Role::User => {
@@ -153,11 +228,10 @@ fn push_wire_message(message: &Message, out: &mut Vec<Value>) {
             for block in &message.content {
                 match block {
                     ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                        out.push(json!({
-                            "role": "tool",
-                            "tool_call_id": tool_use_id,
-                            "content": result_text(content, *is_error),
-                        }))
+                        out.push(WireMessage::Tool {
+                            tool_call_id: tool_use_id,
+                            content: result_text(content, *is_error),
+                        })
                     }
                     ContentBlock::Text { text: more } | ContentBlock::Reminder { text: more } => {
                         if !text.is_empty() {
@@ -169,29 +243,25 @@ fn push_wire_message(message: &Message, out: &mut Vec<Value>) {
                 }
             }
             if !text.is_empty() {
-                out.push(json!({ "role": "user", "content": text }));
+                out.push(WireMessage::User { content: text });
             }
         }
     }
 }
 
-fn wire_assistant(message: &Message) -> Value {
+fn wire_assistant(message: &Message) -> WireMessage<'_> {
     let text = message.text();
-    let calls: Vec<Value> = message
+    let tool_calls: Vec<WireCall<'_>> = message
         .tool_uses()
-        .map(|(id, name, input)| {
-            json!({
-                "id": id,
-                "type": "function",
-                "function": { "name": name, "arguments": input.to_string() },
-            })
+        .map(|(id, name, input)| WireCall {
+            id,
+            kind: FUNCTION,
+            function: WireFunction { name, arguments: input.to_string() },
         })
         .collect();
-    if calls.is_empty() {
-        return json!({ "role": "assistant", "content": text });
-    }
-    let content = if text.is_empty() { Value::Null } else { Value::String(text) };
-    json!({ "role": "assistant", "content": content, "tool_calls": calls })
+    // With tool calls and no text, `content` is null; without tool calls it is the text.
+    let content = (tool_calls.is_empty() || !text.is_empty()).then_some(text);
+    WireMessage::Assistant { content, tool_calls }
 }
 
 fn result_text(content: &str, is_error: bool) -> Cow<'_, str> {
