@@ -17,6 +17,7 @@ use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 use support::fake_llm;
 use support::loopback::{Exchange, Loopback};
+use support::peak_rss::{self, Measured};
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
@@ -120,27 +121,23 @@ fn report_peak_rss_and_request_size(runtime: &tokio::runtime::Runtime, server: &
     let home = tempfile::tempdir().unwrap();
     server.take();
     server.bodies.lock().unwrap().clear();
-    let mut child = Process::new(env!("CARGO_BIN_EXE_keel"))
+    let mut keel = Measured::new(env!("CARGO_BIN_EXE_keel"));
+    keel.command
         .args(["-p", "Do the ten steps.", "--workdir"])
         .arg(dir.path())
         .env("HOME", home.path())
         .env("ANTHROPIC_API_KEY", "bench")
         .env("ANTHROPIC_BASE_URL", &server.base_url)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    let mut child = keel.spawn().unwrap();
     // The server runs on `runtime`'s threads; wait for the child off them.
     let status = runtime
         .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
         .unwrap()
         .unwrap();
     assert!(status.success());
-    let usage =
-        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
-    // Linux reports ru_maxrss in KiB; this is the largest child so far, which is this run.
-    let peak_kib = usage.max_rss();
-    println!("peak RSS of `keel -p` on the ten-step task: {:.1} MiB", peak_kib as f64 / 1024.0);
+    println!("peak RSS of `keel -p` on the ten-step task: {}", peak_rss::describe(keel.peak_mib()));
 
     let exchanges = server.take();
     let sizes: Vec<usize> = exchanges.iter().map(|exchange| exchange.request_bytes).collect();

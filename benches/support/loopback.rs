@@ -25,9 +25,22 @@ pub struct Loopback {
     pub bodies: Arc<Mutex<Vec<Value>>>,
 }
 
+/// Whether the server keeps every request body it parsed (for benchmarks that inspect them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    Keep,
+    /// Neither parse nor keep them: a long session's requests weigh megabytes each.
+    Drop,
+}
+
 impl Loopback {
-    /// Serves `steps` as an Anthropic Messages endpoint.
+    /// Serves `steps` as an Anthropic Messages endpoint, keeping each request's body.
     pub async fn start(steps: Vec<Step>) -> Self {
+        Self::start_with(steps, Bodies::Keep).await
+    }
+
+    /// Serves `steps` as an Anthropic Messages endpoint.
+    pub async fn start_with(steps: Vec<Step>, keep: Bodies) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let exchanges = Arc::new(Mutex::new(Vec::new()));
@@ -36,11 +49,14 @@ impl Loopback {
         let (log, kept) = (Arc::clone(&exchanges), Arc::clone(&bodies));
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                // The answer goes out in two writes; Nagle would hold the second back.
+                let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(
                     stream,
                     Arc::clone(&steps),
                     Arc::clone(&log),
                     Arc::clone(&kept),
+                    keep,
                 ));
             }
         });
@@ -57,6 +73,7 @@ async fn serve(
     steps: Arc<Vec<Step>>,
     log: Arc<Mutex<Vec<Exchange>>>,
     bodies: Arc<Mutex<Vec<Value>>>,
+    keep: Bodies,
 ) {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
@@ -84,12 +101,21 @@ async fn serve(
             }
         }
         let request_arrived = Instant::now();
-        let body: Value =
-            serde_json::from_slice(&buffer[header_end..header_end + length]).unwrap_or(Value::Null);
+        let raw = &buffer[header_end..header_end + length];
+        let (answered, body) = match keep {
+            Bodies::Keep => {
+                let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+                let answered = body["messages"].as_array().map_or(0, |messages| {
+                    messages.iter().filter(|m| m["role"] == "assistant").count()
+                });
+                (answered, Some(body))
+            }
+            // keel writes compact JSON: each answer so far is one `"role":"assistant"`.
+            Bodies::Drop => {
+                (String::from_utf8_lossy(raw).matches(r#""role":"assistant""#).count(), None)
+            }
+        };
         buffer.drain(..header_end + length);
-        let answered = body["messages"]
-            .as_array()
-            .map_or(0, |messages| messages.iter().filter(|m| m["role"] == "assistant").count());
         let step = steps.get(answered).cloned().unwrap_or_else(|| fake_llm::text("Over."));
         let sse = fake_llm::anthropic_sse(&step, answered);
         let head = format!(
@@ -107,6 +133,8 @@ async fn serve(
             answer_sent: Instant::now(),
             request_bytes: length,
         });
-        bodies.lock().unwrap().push(body);
+        if let Some(body) = body {
+            bodies.lock().unwrap().push(body);
+        }
     }
 }

@@ -1,6 +1,9 @@
-//! Helpers shared by the benchmarks: the scripted LLM (from the tests) and a timing loopback server.
+//! Helpers shared by the benchmarks: the scripted LLM (from the tests), a timing loopback server
+//! and a long session as the TUI holds it.
 #![allow(dead_code)]
 
 #[path = "../../tests/fake_llm/mod.rs"]
 pub mod fake_llm;
 pub mod loopback;
+pub mod peak_rss;
+pub mod screen;

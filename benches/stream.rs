@@ -1,0 +1,214 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! How fast a streamed answer is read: SSE framing, event decoding and tool-call assembly over a
+//! 10 MB recorded stream, for both wire protocols, delivered in chunks the size a socket hands
+//! over. Reported as throughput (criterion's `Throughput::Bytes`).
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use futures_util::stream;
+use keel::llm::WireFormat;
+use keel::llm::sse::decode;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// The size of the recorded stream.
+const STREAM_BYTES: usize = 10 << 20;
+/// The size of the pieces the body arrives in, as a socket read returns them.
+const CHUNK_BYTES: usize = 16 * 1024;
+/// Bytes of a tool call's input in one `input_json_delta` / `arguments` fragment.
+const FRAGMENT_BYTES: usize = 48;
+/// A text delta: a few words, as models stream them.
+const TEXT_DELTA: &str = "and a few more words ";
+
+/// `body` in pieces of `size` bytes.
+fn chunked(body: &str, size: usize) -> Vec<Vec<u8>> {
+    body.as_bytes().chunks(size).map(<[u8]>::to_vec).collect()
+}
+
+fn event(body: &mut String, name: Option<&str>, data: &Value) {
+    if let Some(name) = name {
+        body.push_str("event: ");
+        body.push_str(name);
+        body.push('\n');
+    }
+    body.push_str("data: ");
+    body.push_str(&data.to_string());
+    body.push_str("\n\n");
+}
+
+/// A `write_file` call's input: a file of a few KB, so its JSON streams in many fragments.
+fn tool_input(index: usize) -> String {
+    let content: String =
+        (0..60).map(|line| format!("fn step_{index}_{line}() -> u32 {{ {line} }}\n")).collect();
+    json!({"path": format!("src/step_{index}.rs"), "content": content}).to_string()
+}
+
+/// A tool input's JSON in fragments of `FRAGMENT_BYTES` characters.
+fn fragments(input: &str) -> Vec<String> {
+    let chars: Vec<char> = input.chars().collect();
+    chars.chunks(FRAGMENT_BYTES).map(|piece| piece.iter().collect()).collect()
+}
+
+/// An Anthropic Messages stream of about `STREAM_BYTES`: text blocks of many small deltas and
+/// `tool_use` blocks streamed as `input_json_delta` fragments, with pings among them.
+fn anthropic_recording() -> String {
+    let mut body = String::new();
+    event(
+        &mut body,
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {"id": "msg_1",
+        "type": "message", "role": "assistant", "content": [], "model": "bench", "stop_reason": null,
+        "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    );
+    let mut block = 0;
+    while body.len() < STREAM_BYTES {
+        event(
+            &mut body,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start",
+            "index": block, "content_block": {"type": "text", "text": ""}}),
+        );
+        for _ in 0..200 {
+            event(
+                &mut body,
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta",
+                "index": block, "delta": {"type": "text_delta", "text": TEXT_DELTA}}),
+            );
+        }
+        event(&mut body, Some("ping"), &json!({"type": "ping"}));
+        event(
+            &mut body,
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": block}),
+        );
+        block += 1;
+        event(
+            &mut body,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start",
+            "index": block, "content_block": {"type": "tool_use", "id": format!("toolu_{block}"),
+            "name": "write_file", "input": {}}}),
+        );
+        for fragment in fragments(&tool_input(block)) {
+            event(
+                &mut body,
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta",
+                "index": block, "delta": {"type": "input_json_delta", "partial_json": fragment}}),
+            );
+        }
+        event(
+            &mut body,
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": block}),
+        );
+        block += 1;
+    }
+    event(
+        &mut body,
+        Some("message_delta"),
+        &json!({"type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 500_000}}),
+    );
+    event(&mut body, Some("message_stop"), &json!({"type": "message_stop"}));
+    body
+}
+
+/// An OpenAI Chat Completions stream of about `STREAM_BYTES`: content deltas and `tool_calls`
+/// fragments keyed by index, the id and name only in the first, then usage and `[DONE]`.
+fn openai_recording() -> String {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "bench",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut body = String::new();
+    event(&mut body, None, &chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+    let mut call = 0;
+    while body.len() < STREAM_BYTES {
+        for _ in 0..200 {
+            event(&mut body, None, &chunk(json!({"content": TEXT_DELTA}), Value::Null));
+        }
+        event(
+            &mut body,
+            None,
+            &chunk(
+                json!({"tool_calls": [{"index": call, "id": format!("call_{call}"),
+            "type": "function", "function": {"name": "write_file", "arguments": ""}}]}),
+                Value::Null,
+            ),
+        );
+        for fragment in fragments(&tool_input(call)) {
+            event(
+                &mut body,
+                None,
+                &chunk(
+                    json!({"tool_calls": [{"index": call,
+                "function": {"arguments": fragment}}]}),
+                    Value::Null,
+                ),
+            );
+        }
+        call += 1;
+    }
+    event(&mut body, None, &chunk(json!({}), json!("tool_calls")));
+    event(
+        &mut body,
+        None,
+        &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+        "model": "bench", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 500_000}}),
+    );
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+fn streaming(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let mut group = c.benchmark_group("sse_decode_10MB");
+    for (name, wire, body) in [
+        ("anthropic", WireFormat::Anthropic, anthropic_recording()),
+        ("openai", WireFormat::OpenAi, openai_recording()),
+    ] {
+        let chunks = chunked(&body, CHUNK_BYTES);
+        // The recording must decode whole, every tool call assembled, or the figure means nothing.
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let body_stream = stream::iter(chunks.clone().into_iter().map(Ok::<_, Infallible>));
+        let completion = runtime.block_on(decode(wire, body_stream, &tx)).unwrap();
+        let calls = completion
+            .content
+            .iter()
+            .filter(|block| matches!(block, keel::message::ContentBlock::ToolUse { input, .. } if input["path"].is_string()))
+            .count();
+        assert!(calls > 100, "{name}: only {calls} tool calls assembled");
+        println!(
+            "{name}: {} bytes, {} content blocks, {calls} tool calls",
+            body.len(),
+            completion.content.len()
+        );
+
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    (chunks.clone(), tx, rx)
+                },
+                |(chunks, tx, rx)| {
+                    let body = stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+                    let completion = runtime.block_on(decode(wire, body, &tx)).unwrap();
+                    (completion, rx)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(10));
+    targets = streaming
+}
+criterion_main!(benches);

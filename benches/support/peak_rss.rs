@@ -1,0 +1,52 @@
+//! Running a command and reading its peak resident memory.
+//!
+//! Not from `getrusage(RUSAGE_CHILDREN)`: the standard library starts children with `vfork`, and
+//! a vforked child's peak counts its parent's memory too. GNU time forks, so what it reports is
+//! the command's own.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command};
+
+/// Where GNU time is installed on Debian (`apt-get install time`).
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// A command to be run under GNU time, when it is installed.
+pub struct Measured {
+    pub command: Command,
+    report: Option<tempfile::NamedTempFile>,
+}
+
+impl Measured {
+    /// `program`, wrapped in GNU time when it is there.
+    pub fn new(program: impl AsRef<Path>) -> Self {
+        let program = program.as_ref();
+        match tempfile::NamedTempFile::new() {
+            Ok(report) if Path::new(GNU_TIME).exists() => {
+                let mut command = Command::new(GNU_TIME);
+                command.args(["-f", "%M", "-o"]).arg(report.path()).arg(program);
+                Self { command, report: Some(report) }
+            }
+            _ => Self { command: Command::new(program), report: None },
+        }
+    }
+
+    pub fn spawn(&mut self) -> std::io::Result<Child> {
+        self.command.spawn()
+    }
+
+    /// The peak RSS in MiB of the run, once it ended, when GNU time measured it.
+    pub fn peak_mib(&self) -> Option<f64> {
+        let text = std::fs::read_to_string(self.report.as_ref()?.path()).ok()?;
+        let kib: f64 = text.lines().last()?.trim().parse().ok()?;
+        Some(kib / 1024.0)
+    }
+}
+
+/// How a figure reads when GNU time was not there to take it.
+pub fn describe(mib: Option<f64>) -> String {
+    mib.map_or_else(
+        || "unmeasured (install GNU time: apt-get install time)".to_owned(),
+        |mib| format!("{mib:.1} MiB"),
+    )
+}
