@@ -23,6 +23,9 @@ use support::loopback::{Bodies, Exchange, Loopback};
 use support::peak_rss::{self, Measured};
 
 const DEFAULT_ROUNDS: usize = 10_000;
+/// What `keel -p` sends: the default system prompt and token limit.
+const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
+const MAX_TOKENS: u32 = 8192;
 /// Rounds on each side of the round a figure is taken at, for a steady median.
 const WINDOW: usize = 5;
 /// Items on the session's board.
@@ -105,13 +108,82 @@ fn report_long_session(rounds: usize) {
         elapsed.as_secs_f64(),
         peak_rss::describe(keel.peak_mib())
     );
+    // The session's own history, from its log, to time the encoding of the very requests sent.
+    let (_log, restored) = keel::session::SessionLog::open_newest(dir.path()).unwrap();
+    let history: History = restored.history.into_iter().collect();
+    let client = client();
+    let (early_encoding, late_encoding) = (
+        encoding_time(&client, &history, early_round, bytes(early_round)),
+        encoding_time(&client, &history, late_round, bytes(late_round)),
+    );
+    let (early_rest, late_rest) =
+        (early.saturating_sub(early_encoding), late.saturating_sub(late_encoding));
     println!(
-        "  time per round (answer to next request): round {early_round} {early:?} \
-         ({} B request), round {late_round} {late:?} ({} B request): {:.2}x",
+        "  time per round (answer to next request): round {early_round} {early:?} ({} B request), \
+         round {late_round} {late:?} ({} B request): {:.2}x",
         bytes(early_round),
         bytes(late_round),
-        late.as_secs_f64() / early.as_secs_f64().max(f64::MIN_POSITIVE)
+        ratio(late, early)
     );
+    println!(
+        "  of which encoding the request (the whole history, as the API needs): {early_encoding:?} \
+         and {late_encoding:?}; everything else: {early_rest:?} and {late_rest:?}: {:.2}x",
+        ratio(late_rest, early_rest)
+    );
+}
+
+fn ratio(late: Duration, early: Duration) -> f64 {
+    late.as_secs_f64() / early.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+fn client() -> AnthropicClient {
+    AnthropicClient::new(HttpSettings {
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: "bench".into(),
+        model: "bench".into(),
+        connect_timeout: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(1),
+        retry: RetryPolicy::default(),
+    })
+    .unwrap()
+}
+
+/// How long encoding the request of round `round` takes: the median of a few encodings of the
+/// history as it was then (the prompt, then an answer and its results per round).
+fn encoding_time(
+    client: &AnthropicClient,
+    history: &History,
+    round: usize,
+    sent: usize,
+) -> Duration {
+    const RUNS: usize = 9;
+    let specs = specs();
+    let then = history.take((1 + 2 * round).min(history.len()));
+    let request = ChatRequest {
+        system: SYSTEM_PROMPT,
+        messages: &then,
+        tools: &specs,
+        max_tokens: MAX_TOKENS,
+    };
+    let size = client.request_bytes(&request).unwrap().len();
+    // The reminder may differ; anything more would mean the wrong history.
+    assert!(
+        size.abs_diff(sent) < sent / 10 + 1024,
+        "round {round}: {size} B encoded, {sent} B sent"
+    );
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(client.request_bytes(&request).unwrap());
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[RUNS / 2]
+}
+
+fn specs() -> Vec<keel::llm::ToolSpec> {
+    Tools::new(Workspace::new(std::env::temp_dir()).unwrap()).specs()
 }
 
 /// A history of `messages` messages shaped like the long session's.
@@ -145,16 +217,8 @@ fn history(messages: usize) -> History {
 
 /// Building and serialising one request body: the part of a round that grows with the history.
 fn request_body(c: &mut Criterion) {
-    let client = AnthropicClient::new(HttpSettings {
-        base_url: "http://127.0.0.1:9".into(),
-        api_key: "bench".into(),
-        model: "bench".into(),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(1),
-        retry: RetryPolicy::default(),
-    })
-    .unwrap();
-    let specs = Tools::new(Workspace::new(std::env::temp_dir()).unwrap()).specs();
+    let client = client();
+    let specs = specs();
     let mut group = c.benchmark_group("request_body");
     for messages in [20, 2_000, 20_000] {
         let history = history(messages);

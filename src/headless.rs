@@ -34,6 +34,9 @@ pub async fn run(
     start: Command,
     format: OutputFormat,
 ) -> std::io::Result<RunResult> {
+    // Nothing is drawn here: closing the snapshot channel at once keeps the agent from queueing
+    // a snapshot per change for the whole run (each holding its own version of the history).
+    drop(agent.snapshots);
     let _ = agent.commands.send(start);
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
@@ -68,7 +71,6 @@ pub async fn run(
         }
     };
     let _ = agent.commands.send(Command::Quit);
-    drop(agent.snapshots);
     let _ = agent.task.await;
     Ok(result)
 }

@@ -184,8 +184,11 @@ impl State {
         }
     }
 
-    /// Sends the current state to the front end.
+    /// Sends the current state to the front end, if one listens.
     pub fn publish(&mut self, outbox: &Outbox) {
+        if outbox.snapshots.is_closed() {
+            return;
+        }
         let snapshot = self.snapshot();
         let _ = outbox.snapshots.send(snapshot);
     }

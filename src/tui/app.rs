@@ -175,6 +175,11 @@ impl App {
     }
 
     /// Whether the conversation follows new output.
+    /// How many conversation blocks have been laid out so far (see `Conversation::laid_out`).
+    pub fn conversation_laid_out(&self) -> usize {
+        self.conversation.laid_out()
+    }
+
     pub fn is_following(&self) -> bool {
         self.conversation.is_following()
     }

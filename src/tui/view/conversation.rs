@@ -174,6 +174,12 @@ impl Conversation {
         self.scroll == Scroll::Bottom
     }
 
+    /// How many blocks have been laid out (are in the cache): what was on screen or scrolled
+    /// past, never the whole transcript at once.
+    pub fn laid_out(&self) -> usize {
+        self.cache.iter().filter(|lines| lines.is_some()).count()
+    }
+
     /// Lays out what the next frame will show, at this inner size, into the cache.
     pub fn prepare(&mut self, source: &Source<'_>, width: usize, height: usize) {
         self.viewport = (width, height);

@@ -209,6 +209,11 @@ impl HistoryOverlay {
         }
     }
 
+    /// How many messages have been laid out: those on screen or scrolled past, not all of them.
+    pub fn laid_out(&self) -> usize {
+        self.rows.iter().filter(|rows| rows.is_some()).count()
+    }
+
     /// Whether the search line is open (keys then type into it).
     pub fn is_typing(&self) -> bool {
         self.search.input.is_some()
