@@ -10,13 +10,14 @@
 use super::error::StreamError;
 use super::http::{self, Endpoint};
 use super::sse::{EventDecoder, Flow, Part, invalid_json};
-use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent, WireFormat};
+use super::{ChatRequest, Completion, HttpSettings, LlmError, StreamEvent, WireFormat, WireSpan};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The API version keel speaks.
@@ -181,24 +182,51 @@ fn to_value(message: &WireMessage<'_>) -> Value {
     serde_json::to_value(message).unwrap_or_default()
 }
 
-fn wire(history: &History) -> Vec<WireMessage<'_>> {
-    let mut out = Vec::with_capacity(history.len());
+/// The history's runs of one role (messages with nothing to send left out): one wire message
+/// each.
+pub fn wire_spans(history: &History) -> Vec<WireSpan> {
+    let mut runs: Vec<(Role, Range<usize>)> = Vec::new();
     // A message with nothing to send (an empty answer) would be refused, and dropping it may
     // leave two turns of one role side by side, so it goes before the merging.
-    let mut messages =
-        history.iter().filter(|message| message.content.iter().any(is_sent)).peekable();
-    while let Some(first) = messages.next() {
-        if messages.peek().is_none_or(|next| next.role != first.role) {
-            out.push(wire_blocks(first.role, first.content.iter()));
+    for (index, message) in history.iter().enumerate() {
+        if !message.content.iter().any(is_sent) {
             continue;
         }
-        let mut blocks: Vec<&ContentBlock> = first.content.iter().collect();
-        while let Some(next) = messages.next_if(|next| next.role == first.role) {
-            blocks.extend(&next.content);
+        match runs.last_mut() {
+            Some((role, run)) if *role == message.role => run.end = index + 1,
+            _ => runs.push((message.role, index..index + 1)),
         }
-        out.push(wire_blocks(first.role, blocks.into_iter()));
     }
-    out
+    runs.into_iter().map(|(_, messages)| WireSpan::Messages { messages, part: 0 }).collect()
+}
+
+/// The wire message at `span`, for the inspector.
+pub fn wire_message_at(history: &History, span: &WireSpan) -> Option<Value> {
+    match span {
+        WireSpan::Messages { messages, part: 0 } => Some(to_value(&wire_run(history, messages)?)),
+        _ => None,
+    }
+}
+
+fn wire(history: &History) -> Vec<WireMessage<'_>> {
+    wire_spans(history)
+        .iter()
+        .filter_map(|span| match span {
+            WireSpan::Messages { messages, .. } => wire_run(history, messages),
+            WireSpan::System => None,
+        })
+        .collect()
+}
+
+/// One run of messages of one role as a single wire message.
+fn wire_run<'a>(history: &'a History, run: &Range<usize>) -> Option<WireMessage<'a>> {
+    let sent: Vec<&Message> = run
+        .clone()
+        .filter_map(|index| history.get(index))
+        .filter(|message| message.content.iter().any(is_sent))
+        .collect();
+    let role = sent.first()?.role;
+    Some(wire_blocks(role, sent.iter().flat_map(|message| message.content.iter())))
 }
 
 fn wire_blocks<'a, I>(role: Role, blocks: I) -> WireMessage<'a>

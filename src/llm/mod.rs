@@ -70,12 +70,39 @@ pub enum WireFormat {
     OpenAi,
 }
 
+/// Where one message of a protocol's `messages` array comes from, found without building it:
+/// a front end can count and locate thousands of wire messages and convert only those it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireSpan {
+    /// The system prompt, sent as the first message (OpenAI-compatible).
+    System,
+    /// The `part`-th wire message made from the history messages in `messages`: Anthropic
+    /// merges a run of one role into one; OpenAI splits a user turn into a message per result.
+    Messages { messages: std::ops::Range<usize>, part: usize },
+}
+
 impl WireFormat {
     /// The history exactly as this protocol's `messages` array carries it.
     pub fn messages(self, system: &str, history: &History) -> Vec<Value> {
+        self.spans(system, history)
+            .iter()
+            .filter_map(|span| self.message_at(system, history, span))
+            .collect()
+    }
+
+    /// Where each message of the `messages` array comes from, in order.
+    pub fn spans(self, system: &str, history: &History) -> Vec<WireSpan> {
         match self {
-            Self::Anthropic => anthropic::wire_messages(history),
-            Self::OpenAi => openai::wire_messages(system, history),
+            Self::Anthropic => anthropic::wire_spans(history),
+            Self::OpenAi => openai::wire_spans(system, history),
+        }
+    }
+
+    /// The wire message at `span` (one of [`WireFormat::spans`] of the same history).
+    pub fn message_at(self, system: &str, history: &History, span: &WireSpan) -> Option<Value> {
+        match self {
+            Self::Anthropic => anthropic::wire_message_at(history, span),
+            Self::OpenAi => openai::wire_message_at(system, history, span),
         }
     }
 }

@@ -332,3 +332,46 @@ async fn read_request(socket: &mut TcpStream) -> Option<Vec<u8>> {
     }
     Some(data[head_end..].to_vec())
 }
+
+/// A history with every shape the wire rules treat specially: an empty answer between two user
+/// turns, results stored after a reminder, an error result, several results in one turn, and a
+/// turn of only tool calls.
+pub fn tricky_history() -> keel::message::History {
+    use keel::message::{ContentBlock, Message, Role};
+    let call = |id: &str| ContentBlock::ToolUse {
+        id: id.into(),
+        name: "bash".into(),
+        input: serde_json::json!({"command": "ls"}),
+    };
+    let result = |id: &str, is_error| ContentBlock::ToolResult {
+        tool_use_id: id.into(),
+        content: format!("result of {id}"),
+        is_error,
+    };
+    let reminder =
+        ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() };
+    keel::message::History::from(vec![
+        Message::user_text("Go."),
+        Message::assistant(vec![ContentBlock::Text { text: String::new() }]),
+        Message::user_text("Still there?"),
+        Message::assistant(vec![
+            ContentBlock::Text { text: "Yes.".into() },
+            call("t1"),
+            call("t2"),
+        ]),
+        Message {
+            role: Role::User,
+            content: vec![reminder, result("t1", false), result("t2", true)],
+        },
+        Message::user_text("And the README."),
+        Message::assistant(vec![call("t3")]),
+        Message { role: Role::User, content: vec![result("t3", false)] },
+        Message::assistant(vec![ContentBlock::Text { text: "Done.".into() }]),
+    ])
+}
+
+/// The `messages` array of a request body as sent.
+pub fn sent_messages(body: &[u8]) -> Vec<serde_json::Value> {
+    let body: serde_json::Value = serde_json::from_slice(body).expect("the body is JSON");
+    body["messages"].as_array().cloned().expect("a messages array")
+}

@@ -14,7 +14,7 @@ use super::conversation::is_extension;
 use super::history_text::{Highlight, MessageText, Row, find_all, row_line, rows};
 use super::pane;
 use crate::agent::Snapshot;
-use crate::llm::WireFormat;
+use crate::llm::{WireFormat, WireSpan};
 use crate::message::History;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -134,12 +134,31 @@ struct Search {
 }
 
 /// The open inspector.
+/// The messages as the provider receives them.
+#[derive(Debug)]
+enum Wire {
+    /// Given already converted.
+    Values(Vec<Value>),
+    /// Converted from the overlay's history one by one, when first shown or searched: opening
+    /// the inspector on 10,000 messages only locates them.
+    Spans(Vec<WireSpan>),
+}
+
+impl Wire {
+    fn len(&self) -> usize {
+        match self {
+            Self::Values(values) => values.len(),
+            Self::Spans(spans) => spans.len(),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct HistoryOverlay {
     history: History,
     system: Arc<str>,
     format: WireFormat,
-    wire: Vec<Value>,
+    wire: Wire,
     texts: Vec<Option<Arc<MessageText>>>,
     rows_width: usize,
     rows: Vec<Option<Vec<Row>>>,
@@ -151,8 +170,8 @@ pub struct HistoryOverlay {
 impl HistoryOverlay {
     /// Opens on `snapshot`'s history, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
-        let wire = snapshot.wire_format.messages(&snapshot.system_prompt, &snapshot.history);
-        let mut overlay = Self::from_wire(wire, snapshot.wire_format);
+        let spans = snapshot.wire_format.spans(&snapshot.system_prompt, &snapshot.history);
+        let mut overlay = Self::with(Wire::Spans(spans), snapshot.wire_format);
         overlay.history = snapshot.history.clone();
         overlay.system = Arc::clone(&snapshot.system_prompt);
         overlay
@@ -160,6 +179,10 @@ impl HistoryOverlay {
 
     /// Opens on messages already in `format`'s wire shape.
     pub fn from_wire(wire: Vec<Value>, format: WireFormat) -> Self {
+        Self::with(Wire::Values(wire), format)
+    }
+
+    fn with(wire: Wire, format: WireFormat) -> Self {
         Self {
             history: History::new(),
             system: Arc::from(""),
@@ -186,7 +209,8 @@ impl HistoryOverlay {
         let appended = is_extension(&self.history, &snapshot.history)
             && self.format == snapshot.wire_format
             && self.system == snapshot.system_prompt;
-        let wire = snapshot.wire_format.messages(&snapshot.system_prompt, &snapshot.history);
+        let wire =
+            Wire::Spans(snapshot.wire_format.spans(&snapshot.system_prompt, &snapshot.history));
         // The last message may have been merged with what followed it (Anthropic joins user turns).
         let keep = if appended { self.wire.len().saturating_sub(1).min(wire.len()) } else { 0 };
         self.texts.truncate(keep);
@@ -374,7 +398,7 @@ impl HistoryOverlay {
         if let Some(Some(text)) = self.texts.get(block) {
             return Arc::clone(text);
         }
-        let text = Arc::new(make_text(&self.wire, block));
+        let text = Arc::new(self.make_text(block));
         if let Some(slot) = self.texts.get_mut(block) {
             *slot = Some(Arc::clone(&text));
         }
@@ -492,10 +516,23 @@ impl HistoryOverlay {
             .collect()
     }
 
+    /// Message `block` laid out as text, converted from the history if need be.
+    fn make_text(&self, block: usize) -> MessageText {
+        let message = match &self.wire {
+            Wire::Values(values) => values.get(block).cloned(),
+            Wire::Spans(spans) => spans
+                .get(block)
+                .and_then(|span| self.format.message_at(&self.system, &self.history, span)),
+        };
+        message
+            .map(|message| MessageText::new(block, &message))
+            .unwrap_or(MessageText { lines: Vec::new() })
+    }
+
     fn text_ref(&self, block: usize) -> Arc<MessageText> {
         match self.texts.get(block) {
             Some(Some(text)) => Arc::clone(text),
-            _ => Arc::new(make_text(&self.wire, block)),
+            _ => Arc::new(self.make_text(block)),
         }
     }
 
@@ -505,12 +542,6 @@ impl HistoryOverlay {
             _ => Cow::Owned(rows(text, width)),
         }
     }
-}
-
-fn make_text(wire: &[Value], block: usize) -> MessageText {
-    wire.get(block)
-        .map(|message| MessageText::new(block, message))
-        .unwrap_or(MessageText { lines: Vec::new() })
 }
 
 fn format_name(format: WireFormat) -> &'static str {
