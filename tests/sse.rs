@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The stream decoders through `eventsource-stream`, over chunks split every way: the same
+//! The stream decoders through `sse-stream`, over chunks split every way: the same
 //! recorded stream must give the same answer however it is cut and whatever its line endings,
 //! and no input at all may make a decoder panic.
 
