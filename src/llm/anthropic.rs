@@ -182,51 +182,58 @@ fn to_value(message: &WireMessage<'_>) -> Value {
     serde_json::to_value(message).unwrap_or_default()
 }
 
-/// The history's runs of one role (messages with nothing to send left out): one wire message
-/// each.
+/// Where each wire message comes from: the runs of one role in the history, messages with
+/// nothing to send left out (see [`wire`], which the inspector's test holds this to).
 pub fn wire_spans(history: &History) -> Vec<WireSpan> {
-    let mut runs: Vec<(Role, Range<usize>)> = Vec::new();
-    // A message with nothing to send (an empty answer) would be refused, and dropping it may
-    // leave two turns of one role side by side, so it goes before the merging.
-    for (index, message) in history.iter().enumerate() {
-        if !message.content.iter().any(is_sent) {
-            continue;
-        }
-        match runs.last_mut() {
+    let mut spans: Vec<(Role, Range<usize>)> = Vec::new();
+    for (index, message) in
+        history.iter().enumerate().filter(|(_, message)| is_sent_message(message))
+    {
+        match spans.last_mut() {
             Some((role, run)) if *role == message.role => run.end = index + 1,
-            _ => runs.push((message.role, index..index + 1)),
+            _ => spans.push((message.role, index..index + 1)),
         }
     }
-    runs.into_iter().map(|(_, messages)| WireSpan::Messages { messages, part: 0 }).collect()
+    spans.into_iter().map(|(_, messages)| WireSpan::Messages { messages, part: 0 }).collect()
 }
 
 /// The wire message at `span`, for the inspector.
 pub fn wire_message_at(history: &History, span: &WireSpan) -> Option<Value> {
-    match span {
-        WireSpan::Messages { messages, part: 0 } => Some(to_value(&wire_run(history, messages)?)),
-        _ => None,
-    }
-}
-
-fn wire(history: &History) -> Vec<WireMessage<'_>> {
-    wire_spans(history)
-        .iter()
-        .filter_map(|span| match span {
-            WireSpan::Messages { messages, .. } => wire_run(history, messages),
-            WireSpan::System => None,
-        })
-        .collect()
-}
-
-/// One run of messages of one role as a single wire message.
-fn wire_run<'a>(history: &'a History, run: &Range<usize>) -> Option<WireMessage<'a>> {
-    let sent: Vec<&Message> = run
+    let WireSpan::Messages { messages, part: 0 } = span else {
+        return None;
+    };
+    let sent: Vec<&Message> = messages
         .clone()
         .filter_map(|index| history.get(index))
-        .filter(|message| message.content.iter().any(is_sent))
+        .filter(|message| is_sent_message(message))
         .collect();
     let role = sent.first()?.role;
-    Some(wire_blocks(role, sent.iter().flat_map(|message| message.content.iter())))
+    Some(to_value(&wire_blocks(role, sent.iter().flat_map(|message| message.content.iter()))))
+}
+
+/// The `messages` array of a request: one pass, allocating only for the runs it merges.
+fn wire(history: &History) -> Vec<WireMessage<'_>> {
+    let mut out = Vec::with_capacity(history.len());
+    // A message with nothing to send (an empty answer) would be refused, and dropping it may
+    // leave two turns of one role side by side, so it goes before the merging.
+    let mut messages = history.iter().filter(|message| is_sent_message(message)).peekable();
+    while let Some(first) = messages.next() {
+        if messages.peek().is_none_or(|next| next.role != first.role) {
+            out.push(wire_blocks(first.role, first.content.iter()));
+            continue;
+        }
+        let mut blocks: Vec<&ContentBlock> = first.content.iter().collect();
+        while let Some(next) = messages.next_if(|next| next.role == first.role) {
+            blocks.extend(&next.content);
+        }
+        out.push(wire_blocks(first.role, blocks.into_iter()));
+    }
+    out
+}
+
+/// Whether a message has anything the API takes.
+fn is_sent_message(message: &Message) -> bool {
+    message.content.iter().any(is_sent)
 }
 
 fn wire_blocks<'a, I>(role: Role, blocks: I) -> WireMessage<'a>
