@@ -105,7 +105,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
         _ => None,
     };
-    let first_run_help = provider.is_none().then(|| agent::NO_PROVIDER_HELP.to_owned());
+    let first_run_help = provider.is_none().then(|| agent::CONFIGURE_HELP.to_owned());
     let sessions = open_session(&cli, &workspace)?;
     let handle = agent::spawn_with_session(agent_config, provider, Tools::new(workspace), sessions);
     let code = match headless_prompt {

@@ -260,11 +260,7 @@ fn sample_wire() -> Vec<Value> {
 fn snapshot_empty_first_run() {
     snap_both("empty_first_run", || {
         let (app, _rx) = new_app(TuiOptions {
-            first_run_help: Some(
-                "No API key is configured. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, or add the key \
-                 to ~/.config/keel/config.toml:\n\n    [anthropic]\n    api_key = \"sk-ant-...\""
-                    .into(),
-            ),
+            first_run_help: Some(keel::agent::CONFIGURE_HELP.into()),
             demo: false,
         });
         app

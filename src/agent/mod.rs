@@ -17,7 +17,7 @@ pub mod undo;
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, ToolStatus};
-pub use task::NO_PROVIDER_HELP;
+pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
 
 use crate::llm::Provider;

@@ -12,10 +12,21 @@ use crate::todo;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+/// How to configure a model: the first-run screen's text, which offers the demo beside it.
+macro_rules! configure_help {
+    () => {
+        "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL \
+         for an OpenAI-compatible server), or put `provider`, `model` and `api_key` in \
+         ~/.config/keel/config.toml, then restart keel."
+    };
+}
+
+/// How to configure a model, on its own.
+pub const CONFIGURE_HELP: &str = configure_help!();
+
 /// What the person is told when they send a prompt with no model configured.
-pub const NO_PROVIDER_HELP: &str = "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY \
-     with OPENAI_BASE_URL for an OpenAI-compatible server), or put `provider`, `model` and `api_key` in \
-     ~/.config/keel/config.toml, then restart keel. Type /demo to watch the built-in demo meanwhile.";
+pub const NO_PROVIDER_HELP: &str =
+    concat!(configure_help!(), " Type /demo to watch the built-in demo meanwhile.");
 
 /// Why a turn stopped before the model finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
