@@ -17,7 +17,7 @@ use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 use support::fake_llm;
 use support::loopback::{Exchange, Loopback};
-use support::peak_rss::{self, Measured};
+use support::peak_rss;
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
@@ -118,26 +118,12 @@ fn harness(c: &mut Criterion) {
 /// requests of that task weigh.
 fn report_peak_rss_and_request_size(runtime: &tokio::runtime::Runtime, server: &Loopback) {
     let dir = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
     server.take();
     server.bodies.lock().unwrap().clear();
-    let mut keel = Measured::new(env!("CARGO_BIN_EXE_keel"));
-    keel.command
-        .args(["-p", "Do the ten steps.", "--workdir"])
-        .arg(dir.path())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_API_KEY", "bench")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = keel.spawn().unwrap();
-    // The server runs on `runtime`'s threads; wait for the child off them.
-    let status = runtime
-        .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
-        .unwrap()
-        .unwrap();
-    assert!(status.success());
-    println!("peak RSS of `keel -p` on the ten-step task: {}", peak_rss::describe(keel.peak_mib()));
+    let run =
+        peak_rss::keel_headless(runtime, &server.base_url, dir.path(), "Do the ten steps.", &[]);
+    assert!(run.status.success());
+    println!("peak RSS of `keel -p` on the ten-step task: {}", peak_rss::describe(run.peak_mib));
 
     let exchanges = server.take();
     let sizes: Vec<usize> = exchanges.iter().map(|exchange| exchange.request_bytes).collect();

@@ -16,11 +16,10 @@ use keel::llm::{ChatRequest, HttpSettings};
 use keel::message::{ContentBlock, History, Message, Role};
 use keel::tools::{Tools, Workspace};
 use serde_json::json;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::fake_llm::{self, Step};
 use support::loopback::{Bodies, Exchange, Loopback};
-use support::peak_rss::{self, Measured};
+use support::peak_rss;
 
 const DEFAULT_ROUNDS: usize = 10_000;
 /// What `keel -p` sends: the default system prompt and token limit.
@@ -75,27 +74,17 @@ fn report_long_session(rounds: usize) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(Loopback::start_with(long_script(rounds), Bodies::Drop));
     let dir = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "remember the plan\n").unwrap();
     let started = Instant::now();
-    let mut keel = Measured::new(env!("CARGO_BIN_EXE_keel"));
-    keel.command
-        .args(["-p", "Work through the long task.", "--max-rounds"])
-        .arg((rounds + 10).to_string())
-        .arg("--workdir")
-        .arg(dir.path())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_API_KEY", "bench")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = keel.spawn().unwrap();
-    let status = runtime
-        .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
-        .unwrap()
-        .unwrap();
+    let run = peak_rss::keel_headless(
+        &runtime,
+        &server.base_url,
+        dir.path(),
+        "Work through the long task.",
+        &["--max-rounds".to_owned(), (rounds + 10).to_string()],
+    );
     let elapsed = started.elapsed();
-    assert!(status.success(), "keel -p failed: {status}");
+    assert!(run.status.success(), "keel -p failed: {}", run.status);
     let exchanges = server.take();
     assert_eq!(exchanges.len(), rounds + 1, "one request per round and one for the answer");
     let gaps = gaps(&exchanges);
@@ -106,7 +95,7 @@ fn report_long_session(rounds: usize) {
     println!(
         "long session: {rounds} rounds in {:.1} s; peak RSS {}",
         elapsed.as_secs_f64(),
-        peak_rss::describe(keel.peak_mib())
+        peak_rss::describe(run.peak_mib)
     );
     // The session's own history, from its log, to time the encoding of the very requests sent.
     let (_log, restored) = keel::session::SessionLog::open_newest(dir.path()).unwrap();

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::{Child, Command, ExitStatus, Stdio};
 
 /// Where GNU time is installed on Debian (`apt-get install time`).
 const GNU_TIME: &str = "/usr/bin/time";
@@ -49,4 +49,39 @@ pub fn describe(mib: Option<f64>) -> String {
         || "unmeasured (install GNU time: apt-get install time)".to_owned(),
         |mib| format!("{mib:.1} MiB"),
     )
+}
+
+/// How one `keel -p` run went.
+pub struct Run {
+    pub status: ExitStatus,
+    pub peak_mib: Option<f64>,
+}
+
+/// Runs the built `keel -p PROMPT` with `args` against the Anthropic-compatible server at
+/// `base_url`, in `workdir`, with a throwaway home; waits for it off `runtime`'s threads (which
+/// may be serving it).
+pub fn keel_headless(
+    runtime: &tokio::runtime::Runtime,
+    base_url: &str,
+    workdir: &Path,
+    prompt: &str,
+    args: &[String],
+) -> Run {
+    let home = tempfile::tempdir().expect("a temporary home");
+    let mut keel = Measured::new(env!("CARGO_BIN_EXE_keel"));
+    keel.command
+        .args(["-p", prompt, "--workdir"])
+        .arg(workdir)
+        .args(args)
+        .env("HOME", home.path())
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = keel.spawn().expect("keel starts");
+    let status = runtime
+        .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
+        .expect("the waiting task ends")
+        .expect("keel can be waited for");
+    Run { status, peak_mib: keel.peak_mib() }
 }

@@ -370,8 +370,23 @@ pub fn tricky_history() -> keel::message::History {
     ])
 }
 
-/// The `messages` array of a request body as sent.
-pub fn sent_messages(body: &[u8]) -> Vec<serde_json::Value> {
+/// Checks that the inspector's messages for `history` — located by `WireFormat::spans`, then
+/// converted one by one — are the `messages` array of `body`, the request as sent. Returns how
+/// many there are.
+pub fn assert_inspector_matches_body(
+    format: keel::llm::WireFormat,
+    system: &str,
+    history: &keel::message::History,
+    body: &[u8],
+) -> usize {
     let body: serde_json::Value = serde_json::from_slice(body).expect("the body is JSON");
-    body["messages"].as_array().cloned().expect("a messages array")
+    let sent = body["messages"].as_array().cloned().expect("a messages array");
+    let shown: Vec<serde_json::Value> = format
+        .spans(system, history)
+        .iter()
+        .map(|span| format.message_at(system, history, span).expect("a message at each span"))
+        .collect();
+    assert_eq!(shown, sent);
+    assert_eq!(format.messages(system, history), sent);
+    sent.len()
 }
