@@ -6,6 +6,7 @@
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
 use crate::todo::TodoBoard;
+use crate::tools::{ToolName, call};
 use std::io::Write;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -102,8 +103,9 @@ fn print_progress(
             }
         }
         AgentEvent::ToolStart { name, input, .. } => {
-            if name != crate::todo::TOOL_NAME {
-                writeln!(err, "→ {name}: {}", crate::tools::Tools::summary(name, input))?;
+            let tool = ToolName::parse(name);
+            if tool != ToolName::Todo {
+                writeln!(err, "→ {name}: {}", call::summary(&tool, input))?;
             }
         }
         AgentEvent::ToolEnd { name, is_error, exit_code, duration_ms, output, .. } => {

@@ -9,7 +9,6 @@ pub mod config;
 pub mod headless;
 pub mod llm;
 pub mod message;
-pub mod session;
 pub mod todo;
 pub mod tools;
 pub mod tui;

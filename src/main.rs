@@ -4,12 +4,12 @@ use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use keel::agent::Command;
 use keel::agent::Sessions;
+use keel::agent::journal::{self, SessionLog};
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
 use keel::headless;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
-use keel::session::{self, Record, SessionLog};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use std::io::Read;
@@ -152,7 +152,7 @@ fn open_session(cli: &Cli, workspace: &Workspace) -> color_eyre::Result<Sessions
 
 /// `keel sessions`.
 fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
-    let sessions = session::list(workspace.root())?;
+    let sessions = journal::list(workspace.root())?;
     if sessions.is_empty() {
         println!("No saved sessions in {}.", workspace.root().display());
     }
@@ -174,12 +174,8 @@ fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
 
 /// `keel undo`: takes back the newest session's last turn of file changes.
 fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
-    let (mut log, mut restored) =
-        SessionLog::open_newest(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
-    let report = restored.undo.undo();
-    if !report.restored.is_empty() || !report.skipped.is_empty() {
-        log.append(&Record::Undo)?;
-    }
+    let report =
+        journal::undo_newest(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
     println!("{}", report.summary());
     Ok(ExitCode::SUCCESS)
 }

@@ -510,8 +510,8 @@ async fn undo_takes_back_the_last_turns_writes() {
 
 #[tokio::test]
 async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_counter() {
+    use keel::agent::journal::{Record, SessionLog};
     use keel::message::Message;
-    use keel::session::{Record, SessionLog};
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::create(dir.path()).unwrap();
     let mut board = keel::todo::TodoBoard::default();

@@ -350,8 +350,9 @@ async fn sigterm_interrupts_cleanly_and_the_session_keeps_every_result() {
     assert_eq!(last_result(&rest)["outcome"], "interrupted");
 
     // The saved session answers the interrupted call.
-    let sessions = keel::session::list(work.path()).unwrap();
-    let (_, restored) = keel::session::SessionLog::open(work.path(), &sessions[0].id).unwrap();
+    let sessions = keel::agent::journal::list(work.path()).unwrap();
+    let (_, restored) =
+        keel::agent::journal::SessionLog::open(work.path(), &sessions[0].id).unwrap();
     let last = restored.history.last().unwrap();
     assert!(serde_json::to_string(last).unwrap().contains("interrupted by user"));
 }

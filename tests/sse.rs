@@ -73,21 +73,6 @@ async fn openai_stream_with_crlf_endings_decodes_the_same() {
 }
 
 #[tokio::test]
-async fn tool_starts_are_reported_before_the_end() {
-    let (_, events) =
-        decode_chunks(WireFormat::OpenAi, vec![OPENAI_STREAM.as_bytes().to_vec()]).await;
-    let starts: Vec<_> =
-        events.iter().filter(|event| matches!(event, StreamEvent::ToolUseStart { .. })).collect();
-    assert_eq!(
-        starts,
-        [
-            &StreamEvent::ToolUseStart { id: "call_a".into(), name: "read_file".into() },
-            &StreamEvent::ToolUseStart { id: "call_b".into(), name: "todo".into() },
-        ]
-    );
-}
-
-#[tokio::test]
 async fn a_stream_without_its_end_marker_is_cut() {
     let anthropic = ANTHROPIC_STREAM.rsplit_once("event: message_stop").unwrap().0;
     let (result, _) =

@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The workspace tools against a real temporary workspace and real `bash` processes.
 
+use keel::tools::call::summary;
 use keel::tools::output::{DISPLAY_OUTPUT_LIMIT, MODEL_OUTPUT_LIMIT};
 use keel::tools::preview::preview;
-use keel::tools::{ToolContext, ToolError, ToolOutcome, Tools, Workspace, guard};
+use keel::tools::{ToolContext, ToolError, ToolName, ToolOutcome, Tools, Workspace, guard};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ fn ctx() -> ToolContext {
 }
 
 async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {
-    tools.run(name, &input, &ctx()).await
+    tools.run(&ToolName::parse(name), &input, &ctx()).await
 }
 
 /// Whether the process is dead: gone from `/proc`, or a zombie waiting to be reaped.
@@ -219,7 +220,7 @@ mod bash {
             cancel.cancel();
         });
         let started = Instant::now();
-        let outcome = tools.run("bash", &json!({"command": SLEEPERS}), &context).await;
+        let outcome = tools.run(&ToolName::Bash, &json!({"command": SLEEPERS}), &context).await;
         canceller.await.unwrap();
         assert!(started.elapsed() < PROMPT);
         assert!(outcome.is_error);
@@ -234,7 +235,7 @@ mod bash {
         let context = ctx();
         let pid_file = dir.path().join("pids");
         let input = json!({"command": SLEEPERS});
-        let call = tools.run("bash", &input, &context);
+        let call = tools.run(&ToolName::Bash, &input, &context);
         tokio::select! {
             _ = call => panic!("the sleepers finished"),
             _ = wait_for_pids(&pid_file, 3) => {}
@@ -341,7 +342,11 @@ mod bash {
         let context = ToolContext { cancel: CancellationToken::new(), live_output: Some(sender) };
         let task = tokio::spawn(async move {
             tools
-                .run("bash", &json!({"command": "echo first; sleep 2; echo second"}), &context)
+                .run(
+                    &ToolName::Bash,
+                    &json!({"command": "echo first; sleep 2; echo second"}),
+                    &context,
+                )
                 .await
         });
         let first = tokio::time::timeout(PROMPT, receiver.recv()).await.unwrap().unwrap();
@@ -361,7 +366,8 @@ mod bash {
         let (dir, tools) = workspace();
         let context = ctx();
         context.cancel.cancel();
-        let outcome = tools.run("bash", &json!({"command": "touch marker"}), &context).await;
+        let outcome =
+            tools.run(&ToolName::Bash, &json!({"command": "touch marker"}), &context).await;
         assert!(outcome.is_error);
         assert!(outcome.for_model.contains("interrupted"));
         assert!(!dir.path().join("marker").exists());
@@ -628,8 +634,8 @@ mod registry {
             ] {
                 let outcome = run(&tools, name, input.clone()).await;
                 assert!(outcome.is_error, "{name}");
-                let _ = Tools::summary(name, &input);
-                let _ = preview(&tools, name, &input);
+                let _ = summary(&ToolName::parse(name), &input);
+                let _ = preview(&tools, &ToolName::parse(name), &input);
             }
         }
     }
@@ -637,15 +643,16 @@ mod registry {
     #[test]
     fn summary_is_one_line() {
         assert_eq!(
-            Tools::summary("bash", &json!({"command": "cargo test\ncargo fmt"})),
+            summary(&ToolName::Bash, &json!({"command": "cargo test\ncargo fmt"})),
             "cargo test …"
         );
-        assert_eq!(Tools::summary("bash", &json!({"command": "ls -la"})), "ls -la");
-        assert_eq!(Tools::summary("edit_file", &json!({"path": "src/lib.rs"})), "src/lib.rs");
-        assert_eq!(Tools::summary("read_file", &json!(7)), "read_file");
-        assert_eq!(Tools::summary("todo", &json!({"items": []})), "todo");
+        assert_eq!(summary(&ToolName::Bash, &json!({"command": "ls -la"})), "ls -la");
+        assert_eq!(summary(&ToolName::EditFile, &json!({"path": "src/lib.rs"})), "src/lib.rs");
+        assert_eq!(summary(&ToolName::ReadFile, &json!(7)), "read_file");
+        assert_eq!(summary(&ToolName::Todo, &json!({"items": []})), "0 items, 0 completed");
+        assert_eq!(summary(&ToolName::parse("made_up"), &json!({"path": "x"})), "made_up");
         let long = "x".repeat(1000);
-        assert!(Tools::summary("bash", &json!({ "command": long })).chars().count() < 300);
+        assert!(summary(&ToolName::Bash, &json!({ "command": long })).chars().count() < 300);
     }
 }
 
@@ -763,7 +770,7 @@ mod previews {
         let path = dir.path().join("notes.txt");
         std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
         let input = json!({"path": "notes.txt", "old_text": "two", "new_text": "TWO"});
-        let diff = preview(&tools, "edit_file", &input).unwrap();
+        let diff = preview(&tools, &ToolName::EditFile, &input).unwrap();
         assert!(diff.contains("--- a/notes.txt"), "{diff}");
         assert!(diff.contains("+++ b/notes.txt"), "{diff}");
         assert!(diff.contains("\n-two\n+TWO\n"), "{diff}");
@@ -775,7 +782,7 @@ mod previews {
     fn write_preview_of_a_new_file_comes_from_dev_null() {
         let (dir, tools) = workspace();
         let input = json!({"path": "src/new.rs", "content": "fn main() {}\n"});
-        let diff = preview(&tools, "write_file", &input).unwrap();
+        let diff = preview(&tools, &ToolName::WriteFile, &input).unwrap();
         assert!(diff.contains("--- /dev/null"), "{diff}");
         assert!(diff.contains("+++ b/src/new.rs"), "{diff}");
         assert!(diff.contains("+fn main() {}"), "{diff}");
@@ -786,13 +793,13 @@ mod previews {
     fn no_preview_for_other_tools_or_bad_calls() {
         let (dir, tools) = workspace();
         std::fs::write(dir.path().join("a.txt"), "a a").unwrap();
-        assert_eq!(preview(&tools, "bash", &json!({"command": "ls"})), None);
-        assert_eq!(preview(&tools, "read_file", &json!({"path": "a.txt"})), None);
-        assert_eq!(preview(&tools, "write_file", &json!({"path": 3})), None);
+        assert_eq!(preview(&tools, &ToolName::Bash, &json!({"command": "ls"})), None);
+        assert_eq!(preview(&tools, &ToolName::ReadFile, &json!({"path": "a.txt"})), None);
+        assert_eq!(preview(&tools, &ToolName::WriteFile, &json!({"path": 3})), None);
         let ambiguous = json!({"path": "a.txt", "old_text": "a", "new_text": "b"});
-        assert_eq!(preview(&tools, "edit_file", &ambiguous), None);
+        assert_eq!(preview(&tools, &ToolName::EditFile, &ambiguous), None);
         let outside = json!({"path": "../x", "content": "x"});
-        assert_eq!(preview(&tools, "write_file", &outside), None);
+        assert_eq!(preview(&tools, &ToolName::WriteFile, &outside), None);
     }
 }
 
@@ -833,8 +840,8 @@ mod never_panics {
             name in proptest::sample::select(&["bash", "read_file", "write_file", "edit_file", "x"][..]),
             input in json_value(),
         ) {
-            let _ = Tools::parse(name, &input);
-            let _ = Tools::summary(name, &input);
+            let _ = Tools::parse(&ToolName::parse(name), &input);
+            let _ = summary(&ToolName::parse(name), &input);
         }
 
         /// The guard reads any text, shell-like or not, without panicking.
@@ -854,8 +861,8 @@ mod never_panics {
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             let (_dir, tools) = workspace();
-            let _ = preview(&tools, name, &input);
-            let outcome = runtime.block_on(tools.run(name, &input, &ctx()));
+            let _ = preview(&tools, &ToolName::parse(name), &input);
+            let outcome = runtime.block_on(tools.run(&ToolName::parse(name), &input, &ctx()));
             for change in &outcome.changes {
                 prop_assert!(change.path.starts_with(tools.workspace().root()));
             }

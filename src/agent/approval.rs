@@ -6,6 +6,7 @@
 //! `bash` tool itself, whatever the mode.
 
 use super::ApprovalMode;
+use crate::tools::ToolName;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -30,12 +31,8 @@ impl Approvals {
         Self { mode, always: HashSet::new() }
     }
 
-    pub fn mode(&self) -> ApprovalMode {
-        self.mode
-    }
-
-    pub fn check(&self, tool: &str, input: &Value) -> Verdict {
-        if !changes_things(tool) {
+    pub fn check(&self, tool: &ToolName, input: &Value) -> Verdict {
+        if !tool.changes_things() {
             return Verdict::Run;
         }
         match self.mode {
@@ -50,19 +47,14 @@ impl Approvals {
     }
 
     /// Remembers an "always" answer for this kind of call.
-    pub fn allow_always(&mut self, tool: &str, input: &Value) {
+    pub fn allow_always(&mut self, tool: &ToolName, input: &Value) {
         self.always.insert(allow_key(tool, input));
     }
 }
 
-/// Tools that run commands or write files.
-fn changes_things(tool: &str) -> bool {
-    matches!(tool, "bash" | "write_file" | "edit_file")
-}
-
 /// What an "always" answer covers: the tool, and for `bash` the command's first word.
-fn allow_key(tool: &str, input: &Value) -> String {
-    if tool == "bash" {
+fn allow_key(tool: &ToolName, input: &Value) -> String {
+    if *tool == ToolName::Bash {
         let first_word = input
             .get("command")
             .and_then(Value::as_str)
@@ -70,7 +62,7 @@ fn allow_key(tool: &str, input: &Value) -> String {
             .unwrap_or_default();
         format!("bash:{first_word}")
     } else {
-        tool.to_owned()
+        tool.to_string()
     }
 }
 
@@ -87,18 +79,18 @@ mod tests {
     fn reads_and_todos_never_ask() {
         for mode in [ApprovalMode::Ask, ApprovalMode::ReadOnly, ApprovalMode::Auto] {
             let approvals = Approvals::new(mode);
-            assert_eq!(approvals.check("read_file", &json!({"path": "a"})), Verdict::Run);
-            assert_eq!(approvals.check("todo", &json!({"items": []})), Verdict::Run);
+            assert_eq!(approvals.check(&ToolName::ReadFile, &json!({"path": "a"})), Verdict::Run);
+            assert_eq!(approvals.check(&ToolName::Todo, &json!({"items": []})), Verdict::Run);
         }
     }
 
     #[test]
     fn modes_decide_for_commands_and_writes() {
         let bash = json!({"command": "ls"});
-        assert_eq!(Approvals::new(ApprovalMode::Auto).check("bash", &bash), Verdict::Run);
-        assert_eq!(Approvals::new(ApprovalMode::Ask).check("bash", &bash), Verdict::Ask);
+        assert_eq!(Approvals::new(ApprovalMode::Auto).check(&ToolName::Bash, &bash), Verdict::Run);
+        assert_eq!(Approvals::new(ApprovalMode::Ask).check(&ToolName::Bash, &bash), Verdict::Ask);
         assert!(matches!(
-            Approvals::new(ApprovalMode::ReadOnly).check("write_file", &json!({})),
+            Approvals::new(ApprovalMode::ReadOnly).check(&ToolName::WriteFile, &json!({})),
             Verdict::Refuse(text) if text.contains("read-only")
         ));
     }
@@ -106,11 +98,12 @@ mod tests {
     #[test]
     fn always_covers_the_first_word_of_a_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
-        approvals.allow_always("bash", &json!({"command": "cargo test"}));
-        assert_eq!(approvals.check("bash", &json!({"command": "cargo build"})), Verdict::Run);
-        assert_eq!(approvals.check("bash", &json!({"command": "rm -rf x"})), Verdict::Ask);
-        approvals.allow_always("edit_file", &json!({"path": "a"}));
-        assert_eq!(approvals.check("edit_file", &json!({"path": "b"})), Verdict::Run);
-        assert_eq!(approvals.check("write_file", &json!({"path": "b"})), Verdict::Ask);
+        let bash = |command: &str| json!({ "command": command });
+        approvals.allow_always(&ToolName::Bash, &bash("cargo test"));
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo build")), Verdict::Run);
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("rm -rf x")), Verdict::Ask);
+        approvals.allow_always(&ToolName::EditFile, &json!({"path": "a"}));
+        assert_eq!(approvals.check(&ToolName::EditFile, &json!({"path": "b"})), Verdict::Run);
+        assert_eq!(approvals.check(&ToolName::WriteFile, &json!({"path": "b"})), Verdict::Ask);
     }
 }

@@ -1,18 +1,22 @@
 //! The agent task: owns the conversation and runs the loop of model requests and tool calls.
 //!
-//! A front end starts it with [`spawn`] and talks to it only through the returned
-//! [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and [`AgentEvent`]s (for
-//! printing) out. The first snapshot is sent as soon as the task starts.
+//! A front end starts it with [`spawn`] (or [`spawn_with_session`]) and talks to it only through
+//! the returned [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and
+//! [`AgentEvent`]s (for printing) out. The first snapshot is sent as soon as the task starts.
+//! That contract, and [`journal`] for reopening saved sessions, is all that is public here; how a
+//! turn runs (`task`, `turn`, `tool_round`, `approval`, `reminder`, `state`) is the task's own.
+//! The rules it keeps are written down in `docs/agent.md`.
 
-pub mod approval;
-pub mod command;
-pub mod event;
-pub mod reminder;
-pub mod snapshot;
-pub mod state;
+mod approval;
+mod command;
+mod event;
+pub mod journal;
+mod reminder;
+mod snapshot;
+mod state;
 mod task;
+mod tool_round;
 mod turn;
-pub mod undo;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
@@ -21,8 +25,8 @@ pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
 
 use crate::llm::Provider;
-use crate::session::{Restored, SessionLog};
 use crate::tools::Tools;
+use journal::{Journal, Restored, SessionLog};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -74,7 +78,8 @@ impl Default for AgentConfig {
     }
 }
 
-/// The front end's side of the agent task.
+/// The front end's side of the agent task. A front end that does not draw drops `snapshots`,
+/// one that does not print drops `events`: the agent then builds nothing for them.
 #[derive(Debug)]
 pub struct AgentHandle {
     pub commands: mpsc::UnboundedSender<Command>,
@@ -83,13 +88,13 @@ pub struct AgentHandle {
     pub task: JoinHandle<()>,
 }
 
-/// Starts the agent task. With no provider (no key configured) every prompt is answered with an
-/// error that says how to configure one.
+/// Starts the agent task, saving nothing. With no provider (no key configured) every prompt is
+/// answered with an error that says how to configure one.
 pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
     spawn_with_session(config, provider, tools, Sessions::Off)
 }
 
-/// Whether and how the agent saves the conversation (see `crate::session`).
+/// Whether and how the agent saves the conversation (see [`journal`]).
 #[derive(Debug)]
 pub enum Sessions {
     /// Nothing is saved.
@@ -111,15 +116,14 @@ pub fn spawn_with_session(
     let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
+    let root = tools.workspace().root().to_path_buf();
     let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
-    let root = agent.tools.workspace().root().to_path_buf();
     match sessions {
         Sessions::Off => {}
-        Sessions::New => agent.state.save_new_session_in(&root),
-        Sessions::Resume(journal, restored) => {
-            agent.state.set_journal(journal, &root);
-            agent.state.restore(&restored, turn::INTERRUPTED);
-            agent.undo = restored.undo;
+        Sessions::New => agent.state.save_to(Journal::new_in(&root)),
+        Sessions::Resume(log, restored) => {
+            agent.state.save_to(Journal::resume(log, &root));
+            agent.state.restore(restored, turn::INTERRUPTED);
         }
     }
     let task = tokio::spawn(agent.run());

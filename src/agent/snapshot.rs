@@ -11,21 +11,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the agent is doing right now.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Activity {
+    #[default]
     Idle,
     /// Waiting for, or reading, the model's answer.
     Thinking,
     /// A tool is running.
-    RunningTool {
-        name: String,
-    },
+    RunningTool { name: String },
     /// A request failed and will be tried again at `until`.
-    Retrying {
-        attempt: u32,
-        until: Instant,
-        reason: String,
-    },
+    Retrying { attempt: u32, until: Instant, reason: String },
     /// Waiting for the person to allow or refuse a tool call.
     AwaitingApproval,
 }
@@ -83,8 +78,8 @@ pub struct ApprovalRequest {
     pub diff: Option<String>,
 }
 
-/// The agent's state at one moment.
-#[derive(Debug, Clone)]
+/// The agent's state at one moment. `Default` is an agent with nothing to show yet.
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     /// Grows by one with every snapshot sent; front ends redraw when it changes.
     pub seq: u64,

@@ -1,22 +1,28 @@
 //! Everything the agent task owns, and the one place it changes.
 //!
-//! Each mutation goes through a method here so the snapshot front ends see, the events headless
-//! mode prints and the session log all stay in step with the history.
+//! `State` holds what front ends see — a [`Snapshot`], whose large parts are shared, so sending
+//! one is a handful of pointer copies — together with the undo stack and the [`Journal`] the
+//! session is saved to. Its fields are private and every change goes through a method here. The
+//! methods that change what a resumed session needs (the history, the board, the reminder
+//! counter, the undo records) write the session log in the same step, so nothing that matters on
+//! resume can change unsaved.
 
 use super::event::AgentEvent;
+use super::journal::{Journal, Record, Restored};
+use super::reminder;
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
 use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
-use crate::session::{Record, Restored, SessionLog};
 use crate::todo::TodoBoard;
-use std::path::{Path, PathBuf};
+use crate::tools::undo::{UndoReport, UndoStack};
+use crate::tools::{FileChange, ToolCall};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Where snapshots and events go. A closed receiver is not an error: a front end may listen to
 /// only one of the two.
 #[derive(Debug, Clone)]
-pub struct Outbox {
+pub(super) struct Outbox {
     pub snapshots: UnboundedSender<Snapshot>,
     pub events: UnboundedSender<AgentEvent>,
 }
@@ -27,161 +33,49 @@ impl Outbox {
     }
 }
 
+/// Who the agent talks to, as the status bar names it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ModelLabel<'a> {
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub wire_format: WireFormat,
+}
+
 /// The conversation and everything around it.
 #[derive(Debug)]
-pub struct State {
-    seq: u64,
-    pub history: History,
-    pub transcript: imbl::Vector<Entry>,
-    pub board: Arc<TodoBoard>,
-    pub tools: imbl::Vector<Arc<ToolRun>>,
-    pub streaming: Option<Arc<str>>,
-    pub activity: Activity,
-    pub usage: Usage,
-    pub rounds_since_todo: u32,
-    pub nag_threshold: u32,
-    pub provider: Arc<str>,
-    pub model: Arc<str>,
-    pub wire_format: WireFormat,
-    pub system_prompt: Arc<str>,
-    pub queued: imbl::Vector<String>,
-    pub pending_approval: Option<Arc<ApprovalRequest>>,
-    /// Where the session is saved as it happens, once it has something to save.
-    journal: Option<SessionLog>,
-    /// The workspace whose `.keel/sessions` gets a new log at the first record; `None`: the
-    /// session is not saved.
-    journal_root: Option<PathBuf>,
-    /// Set once saving failed, so the person is told once, not at every record.
-    journal_failed: bool,
+pub(super) struct State {
+    view: Snapshot,
+    undo: UndoStack,
+    journal: Journal,
 }
 
 impl State {
-    pub fn new(
-        system_prompt: &str,
-        nag_threshold: u32,
-        provider: &str,
-        model: &str,
-        wire_format: WireFormat,
-    ) -> Self {
-        Self {
-            seq: 0,
-            history: History::new(),
-            transcript: imbl::Vector::new(),
-            board: Arc::new(TodoBoard::default()),
-            tools: imbl::Vector::new(),
-            streaming: None,
-            activity: Activity::Idle,
-            usage: Usage::default(),
-            rounds_since_todo: 0,
+    pub fn new(system_prompt: &str, nag_threshold: u32, label: ModelLabel<'_>) -> Self {
+        let view = Snapshot {
             nag_threshold,
-            provider: provider.into(),
-            model: model.into(),
-            wire_format,
+            provider: label.provider.into(),
+            model: label.model.into(),
+            wire_format: label.wire_format,
             system_prompt: system_prompt.into(),
-            queued: imbl::Vector::new(),
-            pending_approval: None,
-            journal: None,
-            journal_root: None,
-            journal_failed: false,
-        }
-    }
-
-    /// Saves the conversation from its first record on to a new log in `workspace`; a
-    /// conversation that never starts leaves no file behind.
-    pub fn save_new_session_in(&mut self, workspace: &Path) {
-        self.journal = None;
-        self.journal_root = Some(workspace.to_owned());
-        self.journal_failed = false;
-    }
-
-    /// Goes on saving to a reopened log.
-    pub fn set_journal(&mut self, journal: SessionLog, workspace: &Path) {
-        self.journal = Some(journal);
-        self.journal_root = Some(workspace.to_owned());
-        self.journal_failed = false;
-    }
-
-    /// Whether the conversation is being saved.
-    pub fn is_saved(&self) -> bool {
-        self.journal_root.is_some()
-    }
-
-    /// Appends a record to the session log; a failure is told to the person once.
-    pub fn record(&mut self, record: &Record) {
-        if self.journal_failed {
-            return;
-        }
-        let result = match (&mut self.journal, &self.journal_root) {
-            (Some(journal), _) => journal.append(record),
-            (None, Some(root)) => SessionLog::create(root).and_then(|mut journal| {
-                let appended = journal.append(record);
-                self.journal = Some(journal);
-                appended
-            }),
-            (None, None) => return,
+            ..Snapshot::default()
         };
-        if let Err(err) = result {
-            if !self.journal_failed {
-                self.journal_failed = true;
-                self.transcript.push_back(Entry::Error {
-                    text: format!("The session is no longer being saved: {err}"),
-                });
-            }
-        }
+        Self { view, undo: UndoStack::default(), journal: Journal::default() }
     }
 
-    /// Takes over a saved session: its history, board and counter, and a transcript rebuilt from
-    /// the history. A tool call left without its result gets one saying it was interrupted.
-    pub fn restore(&mut self, restored: &Restored, interrupted: &str) {
-        self.history = restored.history.iter().cloned().collect();
-        self.board = Arc::new(restored.board.clone());
-        self.rounds_since_todo = restored.rounds_since_todo;
-        self.transcript = imbl::Vector::new();
-        for message in &restored.history {
-            self.transcript.extend(entries_of(message));
-        }
-        for warning in &restored.warnings {
-            self.transcript.push_back(Entry::Notice { text: warning.clone() });
-        }
-        if let Some(last) = self.history.last().filter(|message| message.role == Role::Assistant) {
-            let results: Vec<ContentBlock> = last
-                .tool_uses()
-                .map(|(id, _, _)| ContentBlock::ToolResult {
-                    tool_use_id: id.to_owned(),
-                    content: interrupted.to_owned(),
-                    is_error: true,
-                })
-                .collect();
-            if !results.is_empty() {
-                self.push_message(Message { role: Role::User, content: results });
-                self.transcript.push_back(Entry::Notice {
-                    text: "The last tool calls were interrupted when keel stopped.".into(),
-                });
-            }
-        }
+    /// What front ends would see now.
+    pub fn view(&self) -> &Snapshot {
+        &self.view
+    }
+
+    /// Saves the conversation from here on as `journal` says.
+    pub fn save_to(&mut self, journal: Journal) {
+        self.journal = journal;
     }
 
     /// The current state as an immutable view: pointer copies, whatever the history's length.
     pub fn snapshot(&mut self) -> Snapshot {
-        self.seq += 1;
-        Snapshot {
-            seq: self.seq,
-            history: self.history.clone(),
-            transcript: self.transcript.clone(),
-            board: Arc::clone(&self.board),
-            tools: self.tools.clone(),
-            streaming: self.streaming.clone(),
-            activity: self.activity.clone(),
-            usage: self.usage,
-            rounds_since_todo: self.rounds_since_todo,
-            nag_threshold: self.nag_threshold,
-            provider: Arc::clone(&self.provider),
-            model: Arc::clone(&self.model),
-            wire_format: self.wire_format,
-            system_prompt: Arc::clone(&self.system_prompt),
-            queued: self.queued.clone(),
-            pending_approval: self.pending_approval.clone(),
-        }
+        self.view.seq += 1;
+        self.view.clone()
     }
 
     /// Sends the current state to the front end, if one listens.
@@ -193,52 +87,173 @@ impl State {
         let _ = outbox.snapshots.send(snapshot);
     }
 
+    // What front ends see, and nothing else: none of it is needed to resume.
+
+    /// Adds a line to the conversation as the person reads it.
     pub fn note(&mut self, entry: Entry) {
-        self.transcript.push_back(entry);
+        self.view.transcript.push_back(entry);
     }
 
-    /// Appends to the history and saves it.
+    pub fn set_activity(&mut self, activity: Activity) {
+        self.view.activity = activity;
+    }
+
+    /// The answer streaming in right now (`None` once it is done or void).
+    pub fn set_streaming(&mut self, text: Option<Arc<str>>) {
+        self.view.streaming = text;
+    }
+
+    pub fn set_pending_approval(&mut self, request: Option<Arc<ApprovalRequest>>) {
+        self.view.pending_approval = request;
+    }
+
+    pub fn add_usage(&mut self, usage: Usage) {
+        self.view.usage.add(usage);
+    }
+
+    /// Names the model in the status bar (the demo replaces the configured one).
+    pub fn set_label(&mut self, label: ModelLabel<'_>) {
+        self.view.provider = label.provider.into();
+        self.view.model = label.model.into();
+        self.view.wire_format = label.wire_format;
+    }
+
+    /// A prompt to send once the running turn ends.
+    pub fn queue(&mut self, prompt: String) {
+        self.view.queued.push_back(prompt);
+    }
+
+    /// The oldest queued prompt, taken off the queue.
+    pub fn next_queued(&mut self) -> Option<String> {
+        self.view.queued.pop_front()
+    }
+
+    /// Replaces the tool run with the same id (searching from the newest), or adds it.
+    pub fn update_tool(&mut self, run: ToolRun) {
+        let found = self.view.tools.iter().rposition(|existing| existing.id == run.id);
+        match found {
+            Some(index) => {
+                self.view.tools.set(index, Arc::new(run));
+            }
+            None => self.view.tools.push_back(Arc::new(run)),
+        }
+    }
+
+    // What a resumed session needs: each change is saved as it is made.
+
+    /// A user turn begins: undo groups the file changes that follow under it.
+    pub fn begin_turn(&mut self) {
+        self.undo.begin_turn();
+        self.record(&Record::Turn);
+    }
+
+    /// Appends to the history.
     pub fn push_message(&mut self, message: Message) {
         self.record(&Record::Message { message: message.clone() });
-        self.history.push_back(message);
+        self.view.history.push_back(message);
     }
 
-    /// Replaces the board after a valid update and saves it.
-    pub fn set_board(&mut self, board: Arc<crate::todo::TodoBoard>) {
+    /// Replaces the board after a valid update.
+    pub fn set_board(&mut self, board: TodoBoard) {
         self.record(&Record::Board { items: board.items().to_vec() });
-        self.board = board;
+        self.view.board = Arc::new(board);
     }
 
-    /// Sets the reminder counter and saves it.
-    pub fn set_rounds_since_todo(&mut self, rounds: u32) {
-        if rounds != self.rounds_since_todo {
-            self.rounds_since_todo = rounds;
+    /// Counts a round that asked for tools (see `reminder`): a `todo` call resets the count.
+    pub fn count_round(&mut self, called_todo: bool) {
+        self.set_rounds(reminder::after_round(self.view.rounds_since_todo, called_todo));
+    }
+
+    /// Starts the count again after the reminder went out.
+    pub fn reset_rounds(&mut self) {
+        self.set_rounds(0);
+    }
+
+    fn set_rounds(&mut self, rounds: u32) {
+        if rounds != self.view.rounds_since_todo {
+            self.view.rounds_since_todo = rounds;
             self.record(&Record::Rounds { rounds_since_todo: rounds });
         }
     }
 
-    /// Replaces the tool run with the same id (searching from the newest).
-    pub fn update_tool(&mut self, run: ToolRun) {
-        let found = self.tools.iter().rposition(|existing| existing.id == run.id);
-        match found {
-            Some(index) => {
-                self.tools.set(index, Arc::new(run));
-            }
-            None => self.tools.push_back(Arc::new(run)),
+    /// Files a tool call changed, for undo.
+    pub fn record_changes(&mut self, changes: &[FileChange]) {
+        for change in changes {
+            self.record(&Record::change(change));
+        }
+        self.undo.record(changes.iter().cloned());
+    }
+
+    /// Restores the files of the newest turn that changed any.
+    pub fn undo(&mut self) -> UndoReport {
+        let report = self.undo.undo();
+        if !report.restored.is_empty() || !report.skipped.is_empty() {
+            self.record(&Record::Undo);
+        }
+        report
+    }
+
+    /// A new conversation: history, board, tool log, counters and undo emptied, saved (if the
+    /// old one was) to `journal`.
+    pub fn clear(&mut self, journal: Journal) {
+        self.view = Snapshot {
+            seq: self.view.seq,
+            nag_threshold: self.view.nag_threshold,
+            provider: Arc::clone(&self.view.provider),
+            model: Arc::clone(&self.view.model),
+            wire_format: self.view.wire_format,
+            system_prompt: Arc::clone(&self.view.system_prompt),
+            ..Snapshot::default()
+        };
+        self.undo = UndoStack::default();
+        self.journal = journal;
+    }
+
+    /// The journal a new conversation in `workspace` is saved to: a new one if this one is saved.
+    pub fn fresh_journal(&self, workspace: &std::path::Path) -> Journal {
+        self.journal.restart_in(workspace)
+    }
+
+    /// Takes over a saved session: its history, board, counter and undo records, and a
+    /// transcript rebuilt from the history. A tool call left without its result gets one saying
+    /// it was interrupted (`interrupted`), so every call sent has exactly one result.
+    pub fn restore(&mut self, restored: Restored, interrupted: &str) {
+        self.view.history = restored.history.iter().cloned().collect::<History>();
+        self.view.board = Arc::new(restored.board);
+        self.view.rounds_since_todo = restored.rounds_since_todo;
+        self.undo = restored.undo;
+        self.view.transcript = restored.history.iter().flat_map(entries_of).collect();
+        for warning in restored.warnings {
+            self.note(Entry::Notice { text: warning });
+        }
+        let dangling: Vec<ContentBlock> = self
+            .view
+            .history
+            .last()
+            .filter(|message| message.role == Role::Assistant)
+            .into_iter()
+            .flat_map(|message| message.content.iter().filter_map(ToolCall::from_block))
+            .map(|call| ContentBlock::ToolResult {
+                tool_use_id: call.id,
+                content: interrupted.to_owned(),
+                is_error: true,
+            })
+            .collect();
+        if !dangling.is_empty() {
+            self.push_message(Message { role: Role::User, content: dangling });
+            self.note(Entry::Notice {
+                text: "The last tool calls were interrupted when keel stopped.".into(),
+            });
         }
     }
 
-    /// A new conversation: history, board, tool log and counters emptied.
-    pub fn clear(&mut self) {
-        self.history = History::new();
-        self.transcript = imbl::Vector::new();
-        self.board = Arc::new(TodoBoard::default());
-        self.tools = imbl::Vector::new();
-        self.streaming = None;
-        self.usage = Usage::default();
-        self.rounds_since_todo = 0;
-        self.queued = imbl::Vector::new();
-        self.pending_approval = None;
+    /// Appends a record to the session log; a failure is told to the person once.
+    fn record(&mut self, record: &Record) {
+        if let Err(err) = self.journal.record(record) {
+            self.note(Entry::Error {
+                text: format!("The session is no longer being saved: {err}"),
+            });
+        }
     }
 }
 
@@ -252,11 +267,13 @@ fn entries_of(message: &Message) -> Vec<Entry> {
             (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
                 Some(Entry::Assistant { text: text.clone() })
             }
-            (_, ContentBlock::ToolUse { id, name, input }) => Some(Entry::ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                summary: super::turn::call_summary(name, input),
-            }),
+            (_, ContentBlock::ToolUse { .. }) => {
+                ToolCall::from_block(block).map(|call| Entry::ToolCall {
+                    summary: call.summary(),
+                    id: call.id,
+                    name: call.name.to_string(),
+                })
+            }
             (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
             _ => None,
         })

@@ -1,13 +1,14 @@
 //! The agent task itself: waits for commands and runs user turns one after another.
+//!
+//! Between turns it answers the person's commands (clear, undo, the demo); during a turn the
+//! turn loop (`turn`) and the tool round (`tool_round`) listen for them instead.
 
 use super::approval::Approvals;
 use super::event::AgentEvent;
 use super::snapshot::{Activity, Entry};
-use super::state::{Outbox, State};
-use super::undo::UndoStack;
+use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command};
-use crate::llm::{Provider, ToolSpec, scripted::ScriptedProvider};
-use crate::session::Record;
+use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
 use crate::todo;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -47,9 +48,8 @@ pub(super) struct Agent {
     pub outbox: Outbox,
     pub inbox: UnboundedReceiver<Command>,
     pub approvals: Approvals,
-    pub undo: UndoStack,
     /// The demo's temporary workspace, removed when the task ends.
-    pub demo_dir: Option<tempfile::TempDir>,
+    demo_dir: Option<tempfile::TempDir>,
 }
 
 impl Agent {
@@ -60,25 +60,18 @@ impl Agent {
         outbox: Outbox,
         inbox: UnboundedReceiver<Command>,
     ) -> Self {
-        let (name, model, wire) = match &provider {
-            Some(provider) => (provider.name(), provider.model(), provider.wire_format()),
-            None => ("none", "-", crate::llm::WireFormat::Anthropic),
+        let label = match &provider {
+            Some(provider) => ModelLabel {
+                provider: provider.name(),
+                model: provider.model(),
+                wire_format: provider.wire_format(),
+            },
+            None => ModelLabel { provider: "none", model: "-", wire_format: WireFormat::default() },
         };
-        let state = State::new(&config.system_prompt, config.nag_threshold, name, model, wire);
+        let state = State::new(&config.system_prompt, config.nag_threshold, label);
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools);
-        Self {
-            config,
-            provider,
-            tools,
-            specs,
-            state,
-            outbox,
-            inbox,
-            approvals,
-            undo: UndoStack::default(),
-            demo_dir: None,
-        }
+        Self { config, provider, tools, specs, state, outbox, inbox, approvals, demo_dir: None }
     }
 
     /// Runs until `Quit` or until every front end is gone.
@@ -87,7 +80,7 @@ impl Agent {
         while let Some(command) = self.inbox.recv().await {
             match command {
                 Command::Submit(prompt) => {
-                    self.state.queued.push_back(prompt);
+                    self.state.queue(prompt);
                     if self.drain_queue().await == Some(Stop::Quit) {
                         break;
                     }
@@ -98,16 +91,11 @@ impl Agent {
                     }
                 }
                 Command::Clear => {
-                    self.state.clear();
-                    self.undo = UndoStack::default();
-                    self.start_new_journal();
+                    self.start_new_conversation();
                     self.state.note(Entry::Notice { text: "New conversation.".into() });
                 }
                 Command::Undo => {
-                    let report = self.undo.undo();
-                    if !report.restored.is_empty() || !report.skipped.is_empty() {
-                        self.state.record(&Record::Undo);
-                    }
+                    let report = self.state.undo();
                     self.state.note(Entry::Notice { text: report.summary() });
                 }
                 Command::StartDemo => {
@@ -120,14 +108,14 @@ impl Agent {
                 Command::Quit => break,
                 Command::Cancel | Command::Approve { .. } => {}
             }
-            self.state.activity = Activity::Idle;
+            self.state.set_activity(Activity::Idle);
             self.state.publish(&self.outbox);
         }
     }
 
     /// Runs queued prompts until none are left.
     async fn drain_queue(&mut self) -> Option<Stop> {
-        while let Some(prompt) = self.state.queued.pop_front() {
+        while let Some(prompt) = self.state.next_queued() {
             if self.run_turn(Some(prompt)).await == Some(Stop::Quit) {
                 return Some(Stop::Quit);
             }
@@ -153,26 +141,27 @@ impl Agent {
         self.specs = tool_specs(&self.tools);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
-        self.state.clear();
-        self.undo = UndoStack::default();
-        self.start_new_journal();
-        self.state.provider = "demo".into();
-        self.state.model = "scripted".into();
+        self.start_new_conversation();
+        self.state.set_label(ModelLabel {
+            provider: "demo",
+            model: "scripted",
+            wire_format: WireFormat::Anthropic,
+        });
         self.state.note(Entry::Notice {
             text: format!(
                 "Demo: a scripted model works in a temporary workspace ({}).",
                 self.tools.workspace().root().display()
             ),
         });
-        self.state.queued.push_back(prompt);
+        self.state.queue(prompt);
         Ok(())
     }
 
-    /// Saves the conversation from here on to a new session log, if sessions are being saved.
-    fn start_new_journal(&mut self) {
-        if self.state.is_saved() {
-            self.state.save_new_session_in(self.tools.workspace().root());
-        }
+    /// Empties the conversation; it is saved from here on to a new session log, if sessions are
+    /// being saved.
+    fn start_new_conversation(&mut self) {
+        let journal = self.state.fresh_journal(self.tools.workspace().root());
+        self.state.clear(journal);
     }
 
     pub(super) fn event(&self, event: AgentEvent) {

@@ -379,7 +379,6 @@ impl StreamDecoder {
             "tool_use" => {
                 let id = block.id.unwrap_or_default();
                 let name = block.name.unwrap_or_default();
-                let _ = out.send(StreamEvent::ToolUseStart { id: id.clone(), name: name.clone() });
                 let whole = block
                     .input
                     .filter(|input| input.as_object().is_some_and(|object| !object.is_empty()));

@@ -44,8 +44,6 @@ pub struct ChatRequest<'a> {
 pub enum StreamEvent {
     /// More of the assistant's text.
     TextDelta(String),
-    /// The model started a tool call; its input is still streaming.
-    ToolUseStart { id: String, name: String },
     /// The attempt failed and will be tried again after `delay`. Anything streamed so far by this
     /// attempt is void.
     Retrying { attempt: u32, delay: Duration, reason: String },
@@ -63,9 +61,10 @@ pub struct Completion {
 }
 
 /// Which wire protocol a provider speaks; decides how the history is shown in the inspector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WireFormat {
+    #[default]
     Anthropic,
     OpenAi,
 }

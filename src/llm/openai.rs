@@ -381,7 +381,7 @@ impl StreamDecoder {
         let _ = out.send(StreamEvent::TextDelta(more.to_owned()));
     }
 
-    fn tool_call(&mut self, call: ToolCallDelta<'_>, out: &UnboundedSender<StreamEvent>) {
+    fn tool_call(&mut self, call: ToolCallDelta<'_>) {
         let call_id = call.id.filter(|id| !id.is_empty());
         let position = match call.index {
             Some(index) => {
@@ -409,14 +409,11 @@ impl StreamDecoder {
             });
             self.parts.len() - 1
         });
-        let Some(Part::Tool { id, name: known_name, json, .. }) = self.parts.get_mut(position)
-        else {
+        let Some(Part::Tool { name: known_name, json, .. }) = self.parts.get_mut(position) else {
             return;
         };
         if let Some(name) = name.filter(|name| !name.is_empty() && known_name.is_empty()) {
             *known_name = name;
-            let _ =
-                out.send(StreamEvent::ToolUseStart { id: id.clone(), name: known_name.clone() });
         }
         if let Some(arguments) = arguments {
             json.push_str(&arguments);
@@ -485,7 +482,7 @@ impl EventDecoder for StreamDecoder {
                     self.text(&content, out);
                 }
                 for call in delta.tool_calls.into_iter().flatten() {
-                    self.tool_call(call, out);
+                    self.tool_call(call);
                 }
             }
             if let Some(reason) = choice.finish_reason {

@@ -99,8 +99,6 @@ impl ScriptedProvider {
         }
         for (position, call) in calls.into_iter().enumerate() {
             let id = format!("toolu_demo_{index}_{position}");
-            let _ =
-                events.send(StreamEvent::ToolUseStart { id: id.clone(), name: call.name.clone() });
             content.push(ContentBlock::ToolUse { id, name: call.name, input: call.input });
         }
         let has_tools = content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }));

@@ -7,10 +7,12 @@
 //! The `todo` tool lives with the board (`crate::todo`), since it changes agent state.
 
 pub mod bash;
+pub mod call;
 pub mod files;
 pub mod guard;
 pub mod output;
 pub mod preview;
+pub mod undo;
 pub mod workspace;
 
 use crate::llm::ToolSpec;
@@ -20,6 +22,7 @@ use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use call::{ToolCall, ToolName};
 pub use workspace::Workspace;
 
 /// What a finished tool call produced.
@@ -119,17 +122,12 @@ pub enum ToolError {
     UnknownTool { name: String, available: String },
 }
 
-/// The tools this registry runs, by the names the model calls them.
-pub const TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "edit_file"];
-
-/// The longest one-line summary, in characters.
-const SUMMARY_MAX_CHARS: usize = 200;
 /// How much of a wrong string value an argument error quotes, in characters.
 const QUOTE_MAX_CHARS: usize = 40;
 
-/// A tool call with its arguments decoded.
+/// A workspace tool call with its arguments decoded.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolCall {
+pub enum Invocation {
     Bash(bash::BashArgs),
     ReadFile(files::ReadArgs),
     WriteFile(files::WriteArgs),
@@ -153,49 +151,56 @@ impl Tools {
 
     /// The tools as the model is told about them.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let spec = |name: &str, description: &str, input_schema| ToolSpec {
-            name: name.to_owned(),
+        let spec = |name: ToolName, description: &str, input_schema| ToolSpec {
+            name: name.as_str().to_owned(),
             description: description.to_owned(),
             input_schema,
         };
         vec![
-            spec("bash", bash::DESCRIPTION, bash::schema()),
-            spec("read_file", files::READ_DESCRIPTION, files::read_schema()),
-            spec("write_file", files::WRITE_DESCRIPTION, files::write_schema()),
-            spec("edit_file", files::EDIT_DESCRIPTION, files::edit_schema()),
+            spec(ToolName::Bash, bash::DESCRIPTION, bash::schema()),
+            spec(ToolName::ReadFile, files::READ_DESCRIPTION, files::read_schema()),
+            spec(ToolName::WriteFile, files::WRITE_DESCRIPTION, files::write_schema()),
+            spec(ToolName::EditFile, files::EDIT_DESCRIPTION, files::edit_schema()),
         ]
     }
 
     /// Decodes a call; the error says which argument is missing or of the wrong type.
-    pub fn parse(name: &str, input: &Value) -> Result<ToolCall, ToolError> {
+    pub fn parse(name: &ToolName, input: &Value) -> Result<Invocation, ToolError> {
+        let tool = name.as_str();
         match name {
-            "bash" => decode(name, &bash::schema(), input).map(ToolCall::Bash),
-            "read_file" => decode(name, &files::read_schema(), input).map(ToolCall::ReadFile),
-            "write_file" => decode(name, &files::write_schema(), input).map(ToolCall::WriteFile),
-            "edit_file" => decode(name, &files::edit_schema(), input).map(ToolCall::EditFile),
-            _ => Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-                available: TOOL_NAMES.join(", "),
+            ToolName::Bash => decode(tool, &bash::schema(), input).map(Invocation::Bash),
+            ToolName::ReadFile => {
+                decode(tool, &files::read_schema(), input).map(Invocation::ReadFile)
+            }
+            ToolName::WriteFile => {
+                decode(tool, &files::write_schema(), input).map(Invocation::WriteFile)
+            }
+            ToolName::EditFile => {
+                decode(tool, &files::edit_schema(), input).map(Invocation::EditFile)
+            }
+            ToolName::Todo | ToolName::Unknown(_) => Err(ToolError::UnknownTool {
+                name: tool.to_owned(),
+                available: ToolName::WORKSPACE.map(|name| name.as_str().to_owned()).join(", "),
             }),
         }
     }
 
     /// Runs a call to the end. Never fails: whatever went wrong comes back as an error outcome.
-    pub async fn run(&self, name: &str, input: &Value, ctx: &ToolContext) -> ToolOutcome {
+    pub async fn run(&self, name: &ToolName, input: &Value, ctx: &ToolContext) -> ToolOutcome {
         let call = match Self::parse(name, input) {
             Ok(call) => call,
             Err(err) => return ToolOutcome::error(err.to_string()),
         };
         match call {
-            ToolCall::Bash(args) => bash::run(self.workspace.root(), &args, ctx).await,
-            ToolCall::ReadFile(args) => {
+            Invocation::Bash(args) => bash::run(self.workspace.root(), &args, ctx).await,
+            Invocation::ReadFile(args) => {
                 self.blocking(move |workspace| files::read(workspace, &args).map(ToolOutcome::ok))
                     .await
             }
-            ToolCall::WriteFile(args) => {
+            Invocation::WriteFile(args) => {
                 self.blocking(move |workspace| files::plan_write(workspace, &args)?.apply()).await
             }
-            ToolCall::EditFile(args) => {
+            Invocation::EditFile(args) => {
                 self.blocking(move |workspace| files::plan_edit(workspace, &args)?.apply()).await
             }
         }
@@ -212,25 +217,6 @@ impl Tools {
             Ok(Err(err)) => ToolOutcome::error(err.to_string()),
             Err(err) => ToolOutcome::error(format!("The tool stopped unexpectedly: {err}")),
         }
-    }
-
-    /// One line for the UI: the command for `bash`, the path for the file tools.
-    pub fn summary(name: &str, input: &Value) -> String {
-        let field = match name {
-            "bash" => "command",
-            "read_file" | "write_file" | "edit_file" => "path",
-            _ => return name.to_owned(),
-        };
-        let Some(text) = input.get(field).and_then(Value::as_str) else {
-            return name.to_owned();
-        };
-        let mut lines = text.trim().lines();
-        let first = lines.next().unwrap_or_default();
-        let mut summary: String = first.chars().take(SUMMARY_MAX_CHARS).collect();
-        if summary.len() < first.len() || lines.next().is_some() {
-            summary.push_str(" …");
-        }
-        summary
     }
 }
 

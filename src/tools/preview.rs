@@ -6,7 +6,7 @@
 //! will say what is wrong when it runs.
 
 use super::files::{self, PlannedChange};
-use super::{ToolCall, Tools};
+use super::{Invocation, ToolName, Tools};
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -16,12 +16,12 @@ const CONTEXT_LINES: usize = 3;
 const MAX_PREVIEW_BYTES: usize = 1024 * 1024;
 
 /// The unified diff a `write_file` or `edit_file` call would apply; `None` for anything else.
-pub fn preview(tools: &Tools, name: &str, input: &Value) -> Option<String> {
+pub fn preview(tools: &Tools, name: &ToolName, input: &Value) -> Option<String> {
     let workspace = tools.workspace();
     let planned = match Tools::parse(name, input).ok()? {
-        ToolCall::WriteFile(args) => files::plan_write(workspace, &args),
-        ToolCall::EditFile(args) => files::plan_edit(workspace, &args),
-        ToolCall::Bash(_) | ToolCall::ReadFile(_) => return None,
+        Invocation::WriteFile(args) => files::plan_write(workspace, &args),
+        Invocation::EditFile(args) => files::plan_edit(workspace, &args),
+        Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
     };
     planned.ok().map(|change| diff(&change))
 }

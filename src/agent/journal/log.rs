@@ -1,4 +1,4 @@
-//! Sessions that survive restarts: an append-only log per conversation.
+//! The session log on disk: an append-only file of JSON records per conversation.
 //!
 //! Every conversation is written as it happens to `.keel/sessions/<id>.jsonl` in the workspace,
 //! one JSON record per line, each written straight through to the file: messages, board updates,
@@ -6,10 +6,10 @@
 //! mid-line (the process was killed while writing) loads up to its last whole record, says so, and
 //! is trimmed there so new records follow a whole line.
 
-use crate::agent::undo::UndoStack;
 use crate::message::{Message, Role};
 use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::FileChange;
+use crate::tools::undo::UndoStack;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,275 @@
+//! One round of tool calls: each call approved (or not), run while the person can interrupt,
+//! and answered; then the results — and the reminder, when it is due — go into the history as
+//! one user message.
+
+use super::approval::{DECLINED, Verdict};
+use super::event::AgentEvent;
+use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
+use super::task::{Agent, Stop};
+use super::turn::{INTERRUPTED, during_turn};
+use super::{Command, Decision, reminder};
+use crate::llm::tool_input;
+use crate::message::{ContentBlock, Message, Role};
+use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, preview};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How much of a running command's newest output the tool pane keeps.
+const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+/// How one call ended: what the tool pane shows and what the model reads.
+type Finished = (ToolStatus, ToolOutcome);
+
+impl Agent {
+    /// Runs one round of tool calls in order and appends their results (and the reminder, when
+    /// due) to the history. Returns why it stopped early, if it did.
+    pub(super) async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Stop> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut called_todo = false;
+        let mut stop = None;
+        for call in calls {
+            self.state.note(Entry::ToolCall {
+                id: call.id.clone(),
+                name: call.name.to_string(),
+                summary: call.summary(),
+            });
+            if stop.is_some() {
+                let skipped = ToolOutcome::error(INTERRUPTED);
+                self.record_result(&call, ToolStatus::Interrupted, &skipped, Instant::now());
+                results.push(result_block(&call.id, &skipped));
+                continue;
+            }
+            self.event(AgentEvent::ToolStart {
+                id: call.id.clone(),
+                name: call.name.to_string(),
+                input: call.input.clone(),
+            });
+            let started = Instant::now();
+            let (status, outcome) = if call.name == ToolName::Todo {
+                called_todo = true;
+                self.update_board(&call.input)
+            } else {
+                match self.run_tool(&call).await {
+                    Ok(done) => done,
+                    Err((finished, why)) => {
+                        stop = Some(why);
+                        finished
+                    }
+                }
+            };
+            self.record_result(&call, status, &outcome, started);
+            self.state.record_changes(&outcome.changes);
+            results.push(result_block(&call.id, &outcome));
+        }
+        self.state.count_round(called_todo);
+        let view = self.state.view();
+        let remind = stop.is_none()
+            && reminder::is_due(view.rounds_since_todo, self.config.nag_threshold, &view.board);
+        if remind {
+            let text = self.config.nag_message.clone();
+            self.event(AgentEvent::Reminder {
+                text: text.clone(),
+                rounds_since_todo: view.rounds_since_todo,
+            });
+            self.state.note(Entry::Reminder { text: text.clone() });
+            results.push(ContentBlock::Reminder { text });
+            self.state.reset_rounds();
+        }
+        self.state.push_message(Message { role: Role::User, content: results });
+        self.state.publish(&self.outbox);
+        stop
+    }
+
+    /// Applies a `todo` update; a rejected one leaves the board as it was.
+    fn update_board(&mut self, input: &Value) -> Finished {
+        let mut board = (*self.state.view().board).clone();
+        match board.update(input) {
+            Ok(rendered) => {
+                self.event(AgentEvent::Todo {
+                    items: board.items().to_vec(),
+                    done: board.done(),
+                    total: board.total(),
+                });
+                self.state.set_board(board);
+                (ToolStatus::Succeeded, ToolOutcome::ok(rendered))
+            }
+            Err(err) => (ToolStatus::Failed, ToolOutcome::error(err.to_string())),
+        }
+    }
+
+    /// Asks for approval if the mode wants it, then runs a workspace tool while listening for the
+    /// person. `Err` carries how the call ended and why the turn must stop after it.
+    async fn run_tool(&mut self, call: &ToolCall) -> Result<Finished, (Finished, Stop)> {
+        if let Some(problem) = argument_problem(&call.input) {
+            return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
+        }
+        match self.approvals.check(&call.name, &call.input) {
+            Verdict::Run => {}
+            Verdict::Refuse(why) => return Ok((ToolStatus::Declined, ToolOutcome::error(why))),
+            Verdict::Ask => match self.ask(call).await {
+                Decision::Once => {}
+                Decision::Always => self.approvals.allow_always(&call.name, &call.input),
+                Decision::Deny => {
+                    return Ok((ToolStatus::Declined, ToolOutcome::error(DECLINED)));
+                }
+                Decision::DenyAndStop => {
+                    let declined = (ToolStatus::Declined, ToolOutcome::error(DECLINED));
+                    return Err((declined, Stop::Interrupted));
+                }
+            },
+        }
+
+        let started = Instant::now();
+        self.state.set_activity(Activity::RunningTool { name: call.name.to_string() });
+        self.state.update_tool(running(call, started, ""));
+        self.state.publish(&self.outbox);
+
+        let cancel = CancellationToken::new();
+        let (live_tx, mut live_rx) = mpsc::unbounded_channel();
+        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx) };
+        let run = self.tools.run(&call.name, &call.input, &ctx);
+        tokio::pin!(run);
+        let mut live = String::new();
+        let mut stop = None;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut run => break outcome,
+                Some(chunk) = live_rx.recv() => {
+                    live.push_str(&chunk);
+                    keep_tail(&mut live, LIVE_OUTPUT_TAIL_BYTES);
+                    self.state.update_tool(running(call, started, &live));
+                    self.state.publish(&self.outbox);
+                }
+                command = self.inbox.recv(), if stop.is_none() => {
+                    if let Some(why) = during_turn(&mut self.state, &self.outbox, command) {
+                        cancel.cancel();
+                        stop = Some(why);
+                    }
+                }
+            }
+        };
+        self.state.set_activity(Activity::Thinking);
+        match stop {
+            Some(why) => {
+                let mut outcome = outcome;
+                outcome.is_error = true;
+                if !outcome.for_model.contains(INTERRUPTED) {
+                    outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
+                }
+                Err(((ToolStatus::Interrupted, outcome), why))
+            }
+            None if outcome.is_error => Ok((ToolStatus::Failed, outcome)),
+            None => Ok((ToolStatus::Succeeded, outcome)),
+        }
+    }
+
+    /// Shows the approval request and waits for the person's answer.
+    async fn ask(&mut self, call: &ToolCall) -> Decision {
+        self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
+            id: call.id.clone(),
+            tool: call.name.to_string(),
+            summary: call.summary(),
+            diff: preview::preview(&self.tools, &call.name, &call.input),
+        })));
+        self.state.set_activity(Activity::AwaitingApproval);
+        self.state.publish(&self.outbox);
+        let decision = loop {
+            match self.inbox.recv().await {
+                Some(Command::Approve { id, decision }) if id == call.id => break decision,
+                Some(Command::Cancel) => break Decision::DenyAndStop,
+                None | Some(Command::Quit) => {
+                    // Leaving: refuse, and let the loop above notice the closed channel.
+                    break Decision::DenyAndStop;
+                }
+                Some(Command::Submit(prompt)) => {
+                    self.state.queue(prompt);
+                    self.state.publish(&self.outbox);
+                }
+                Some(_) => {}
+            }
+        };
+        self.state.set_pending_approval(None);
+        self.state.publish(&self.outbox);
+        decision
+    }
+
+    /// Updates the tool pane and tells printing front ends how a call ended. Board updates stay
+    /// out of the tool pane: the board itself is pinned beside it.
+    fn record_result(
+        &mut self,
+        call: &ToolCall,
+        status: ToolStatus,
+        outcome: &ToolOutcome,
+        started: Instant,
+    ) {
+        let duration = started.elapsed();
+        if call.name != ToolName::Todo {
+            self.state.update_tool(ToolRun {
+                status,
+                exit_code: outcome.exit_code,
+                duration: Some(duration),
+                output: outcome.for_display.as_str().into(),
+                ..running(call, started, "")
+            });
+        }
+        self.event(AgentEvent::ToolEnd {
+            id: call.id.clone(),
+            name: call.name.to_string(),
+            is_error: outcome.is_error,
+            exit_code: outcome.exit_code,
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            output: outcome.for_model.clone(),
+        });
+    }
+}
+
+/// What is wrong with a tool call's arguments before any tool looks at them. Providers keep
+/// arguments that were not a JSON object under a marker (see `llm::tool_input`); the scripted
+/// model may hand over any value.
+fn argument_problem(input: &Value) -> Option<String> {
+    if let Some(message) = tool_input::invalid_input_message(input) {
+        return Some(message);
+    }
+    let raw = match input {
+        Value::Object(_) => return None,
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    tool_input::invalid_input_message(&tool_input::parse(&raw))
+}
+
+fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {
+    ToolRun {
+        id: call.id.clone(),
+        name: call.name.to_string(),
+        summary: call.summary(),
+        status: ToolStatus::Running,
+        exit_code: None,
+        started,
+        duration: None,
+        output: output.into(),
+    }
+}
+
+fn result_block(id: &str, outcome: &ToolOutcome) -> ContentBlock {
+    ContentBlock::ToolResult {
+        tool_use_id: id.to_owned(),
+        content: outcome.for_model.clone(),
+        is_error: outcome.is_error,
+    }
+}
+
+/// Drops the start of `text` so at most `limit` bytes remain, cutting at a character boundary.
+fn keep_tail(text: &mut String, limit: usize) {
+    if text.len() <= limit {
+        return;
+    }
+    let mut cut = text.len() - limit;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.drain(..cut);
+}

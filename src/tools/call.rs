@@ -1,0 +1,154 @@
+//! A tool call as keel handles it: the id the model gave it, which tool it names (one keel knows,
+//! or a name the model made up) and the arguments exactly as the model sent them.
+//!
+//! The history keeps calls as `ContentBlock::ToolUse` (the provider-neutral wire form); the agent
+//! turns each into a [`ToolCall`] once, and from there on decides by [`ToolName`], not by string.
+
+use crate::message::ContentBlock;
+use crate::todo;
+use serde_json::Value;
+
+/// The longest one-line summary, in characters.
+const SUMMARY_MAX_CHARS: usize = 200;
+
+/// The tools the model may call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolName {
+    /// The board (`crate::todo`); run by the agent itself, since it changes agent state.
+    Todo,
+    Bash,
+    ReadFile,
+    WriteFile,
+    EditFile,
+    /// A name the model made up; answered with an error that lists the real ones.
+    Unknown(String),
+}
+
+impl ToolName {
+    /// The workspace tools, in the order the model is told about them.
+    pub const WORKSPACE: [ToolName; 4] =
+        [ToolName::Bash, ToolName::ReadFile, ToolName::WriteFile, ToolName::EditFile];
+
+    /// The tool a name from the model refers to.
+    pub fn parse(name: &str) -> Self {
+        match name {
+            todo::TOOL_NAME => Self::Todo,
+            "bash" => Self::Bash,
+            "read_file" => Self::ReadFile,
+            "write_file" => Self::WriteFile,
+            "edit_file" => Self::EditFile,
+            other => Self::Unknown(other.to_owned()),
+        }
+    }
+
+    /// The name as the model calls it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Todo => todo::TOOL_NAME,
+            Self::Bash => "bash",
+            Self::ReadFile => "read_file",
+            Self::WriteFile => "write_file",
+            Self::EditFile => "edit_file",
+            Self::Unknown(name) => name,
+        }
+    }
+
+    /// Whether the tool runs commands or changes files: the calls an approval mode decides on.
+    pub fn changes_things(&self) -> bool {
+        matches!(self, Self::Bash | Self::WriteFile | Self::EditFile)
+    }
+
+    /// The argument that says what a call does, for one-line summaries.
+    fn summary_field(&self) -> Option<&'static str> {
+        match self {
+            Self::Bash => Some("command"),
+            Self::ReadFile | Self::WriteFile | Self::EditFile => Some("path"),
+            Self::Todo | Self::Unknown(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: ToolName,
+    pub input: Value,
+}
+
+impl ToolCall {
+    /// The call a history block holds, if it is one.
+    pub fn from_block(block: &ContentBlock) -> Option<Self> {
+        match block {
+            ContentBlock::ToolUse { id, name, input } => {
+                Some(Self { id: id.clone(), name: ToolName::parse(name), input: input.clone() })
+            }
+            _ => None,
+        }
+    }
+
+    /// One line naming what the call does: the command, the path, or the board update.
+    pub fn summary(&self) -> String {
+        summary(&self.name, &self.input)
+    }
+}
+
+/// One line naming what a call of `name` with `input` does: the command for `bash`, the path for
+/// the file tools, the counts of a board update; the tool's name when the input says nothing.
+pub fn summary(name: &ToolName, input: &Value) -> String {
+    if *name == ToolName::Todo {
+        return todo::summarize_update(input);
+    }
+    let Some(text) = name.summary_field().and_then(|field| input.get(field)?.as_str()) else {
+        return name.as_str().to_owned();
+    };
+    let mut lines = text.trim().lines();
+    let first = lines.next().unwrap_or_default();
+    let mut summary: String = first.chars().take(SUMMARY_MAX_CHARS).collect();
+    if summary.len() < first.len() || lines.next().is_some() {
+        summary.push_str(" …");
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_round_trip_and_unknown_ones_are_kept() {
+        for name in ["todo", "bash", "read_file", "write_file", "edit_file", "rm_rf"] {
+            assert_eq!(ToolName::parse(name).as_str(), name);
+        }
+        assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
+    }
+
+    #[test]
+    fn only_commands_and_writes_change_things() {
+        let changing: Vec<&str> = ["todo", "bash", "read_file", "write_file", "edit_file", "x"]
+            .into_iter()
+            .filter(|name| ToolName::parse(name).changes_things())
+            .collect();
+        assert_eq!(changing, ["bash", "write_file", "edit_file"]);
+    }
+
+    #[test]
+    fn a_call_is_read_from_its_block() {
+        let block = ContentBlock::ToolUse {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: json!({"command": "ls"}),
+        };
+        let call = ToolCall::from_block(&block).unwrap();
+        assert_eq!((call.id.as_str(), &call.name), ("t1", &ToolName::Bash));
+        assert_eq!(call.summary(), "ls");
+        assert!(ToolCall::from_block(&ContentBlock::Text { text: "x".into() }).is_none());
+    }
+}
