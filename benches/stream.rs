@@ -6,7 +6,6 @@
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::stream;
 use keel::llm::WireFormat;
-use keel::llm::sse::decode;
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::time::Duration;
@@ -174,7 +173,7 @@ fn streaming(c: &mut Criterion) {
         // The recording must decode whole, every tool call assembled, or the figure means nothing.
         let (tx, _rx) = mpsc::unbounded_channel();
         let body_stream = stream::iter(chunks.clone().into_iter().map(Ok::<_, Infallible>));
-        let completion = runtime.block_on(decode(wire, body_stream, &tx)).unwrap();
+        let completion = runtime.block_on(wire.decode(body_stream, &tx)).unwrap();
         let calls = completion
             .content
             .iter()
@@ -196,7 +195,7 @@ fn streaming(c: &mut Criterion) {
                 },
                 |(chunks, tx, rx)| {
                     let body = stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
-                    let completion = runtime.block_on(decode(wire, body, &tx)).unwrap();
+                    let completion = runtime.block_on(wire.decode(body, &tx)).unwrap();
                     (completion, rx)
                 },
                 BatchSize::PerIteration,

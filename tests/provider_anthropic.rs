@@ -4,7 +4,7 @@
 
 mod support;
 
-use keel::llm::anthropic::{AnthropicClient, wire_message, wire_messages};
+use keel::llm::anthropic::{Anthropic, AnthropicClient};
 use keel::llm::{ChatRequest, Completion, LlmError, StreamError, StreamEvent, ToolSpec};
 use keel::message::{ContentBlock, History, Message, Role};
 use serde_json::{Value, json};
@@ -96,33 +96,6 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
             }],
         })
     );
-}
-
-#[tokio::test]
-async fn retries_two_overloaded_answers_then_succeeds() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(529).set_body_json(error_body("overloaded_error", "Overloaded")),
-        )
-        .up_to_n_times(2)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(anthropic_text_stream("Hello.")))
-        .mount(&server)
-        .await;
-
-    let (result, events, _) = complete(&server.uri(), 4).await;
-    let completion = result.unwrap();
-    assert_eq!(completion.content, [ContentBlock::Text { text: "Hello.".into() }]);
-    assert_eq!(completion.stop_reason.as_deref(), Some("end_turn"));
-    let retries = retries(&events);
-    assert_eq!(retries.len(), 2, "{events:?}");
-    assert_eq!((retries[0].0, retries[1].0), (1, 2));
-    assert_eq!(retries[0].2, "529 server overloaded");
-    assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
 #[tokio::test]
@@ -245,100 +218,6 @@ async fn a_server_that_never_answers_times_out() {
         "{result:?}"
     );
     assert!(elapsed < Duration::from_secs(10));
-}
-
-#[tokio::test]
-async fn unauthorized_names_the_variable_to_set_and_is_not_retried() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(401)
-                .set_body_json(error_body("authentication_error", "invalid x-api-key")),
-        )
-        .mount(&server)
-        .await;
-
-    let (result, events, _) = complete(&server.uri(), 3).await;
-    let error = result.unwrap_err();
-    assert!(error.is_auth());
-    assert_eq!(
-        error.to_string(),
-        format!(
-            "authentication failed (401 from {}/v1/messages): invalid x-api-key — set ANTHROPIC_API_KEY to a valid key",
-            server.uri()
-        )
-    );
-    assert!(retries(&events).is_empty());
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn not_found_names_the_model_and_the_base_url() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(404)
-                .set_body_json(error_body("not_found_error", "model: test-model")),
-        )
-        .mount(&server)
-        .await;
-
-    let (result, _, _) = complete(&format!("{}/v1", server.uri()), 3).await;
-    let message = result.unwrap_err().to_string();
-    for needle in [
-        "not found (404 from ",
-        "/v1/v1/messages",
-        "model: test-model",
-        "\"test-model\" (--model)",
-        "--base-url",
-        "ANTHROPIC_BASE_URL",
-        "should not end in /v1",
-    ] {
-        assert!(message.contains(needle), "{needle:?} missing from: {message}");
-    }
-}
-
-#[tokio::test]
-async fn bad_request_shows_the_server_message() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(error_body(
-            "invalid_request_error",
-            "messages.1: tool_result block(s) provided when previous message does not have tool_use",
-        )))
-        .mount(&server)
-        .await;
-
-    let (result, _, _) = complete(&server.uri(), 3).await;
-    let error = result.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        format!(
-            "request rejected (400 from {}/v1/messages): messages.1: tool_result block(s) provided when previous message does not have tool_use",
-            server.uri()
-        )
-    );
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn an_html_error_page_is_summarised_not_dumped() {
-    let page = format!(
-        "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>{}</body></html>",
-        "<p>filler</p>".repeat(2000)
-    );
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(502).set_body_raw(page, "text/html"))
-        .mount(&server)
-        .await;
-
-    let (result, events, _) = complete(&server.uri(), 1).await;
-    let message = result.unwrap_err().to_string();
-    assert!(message.starts_with("gave up after 2 attempts: gateway error (502 from "), "{message}");
-    assert!(message.ends_with("an HTML page: 502 Bad Gateway"), "{message}");
-    assert!(!message.contains("filler"));
-    assert_eq!(retries(&events).len(), 1);
 }
 
 #[tokio::test]
@@ -466,29 +345,19 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
     assert!(echoed["content"][0]["input"].is_object());
 }
 
-#[tokio::test]
-async fn connection_refused_names_the_url() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    drop(listener);
-
-    let (result, events, _) = complete(&format!("http://{address}"), 1).await;
-    let message = result.unwrap_err().to_string();
-    assert!(
-        message.contains(&format!("could not connect to http://{address}/v1/messages")),
-        "{message}"
-    );
-    assert!(message.contains("ANTHROPIC_BASE_URL"), "{message}");
-    assert_eq!(retries(&events).len(), 1);
-}
-
-#[test]
-fn an_invalid_base_url_is_refused_up_front() {
-    let error = AnthropicClient::new(settings("not a url", 0)).unwrap_err();
-    assert!(error.to_string().contains("ANTHROPIC_BASE_URL"), "{error}");
-}
-
 // ---- The `messages` array ----
+
+/// The `messages` array a request sends for `history`.
+fn wire_messages(history: &History) -> Vec<Value> {
+    support::sent_messages::<Anthropic>("", history)
+}
+
+/// The one wire message a history of just `message` sends.
+fn wire_message(message: &Message) -> Value {
+    let mut wire = wire_messages(&History::from(vec![message.clone()]));
+    assert_eq!(wire.len(), 1, "{wire:?}");
+    wire.remove(0)
+}
 
 fn tool_use(id: &str) -> ContentBlock {
     ContentBlock::ToolUse { id: id.into(), name: "bash".into(), input: json!({"command": "ls"}) }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use keel::llm::openai::{OpenAiClient, wire_message, wire_messages};
+use keel::llm::openai::{OpenAi, OpenAiClient};
 use keel::llm::{ChatRequest, Completion, LlmError, StreamError, StreamEvent, ToolSpec};
 use keel::message::{ContentBlock, History, Message, Role};
 use serde_json::{Value, json};
@@ -138,29 +138,6 @@ async fn usage_arrives_in_the_last_chunk() {
 }
 
 #[tokio::test]
-async fn retries_two_overloaded_answers_then_succeeds() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(503).set_body_json(
-            json!({"error": {"message": "The server is overloaded", "type": "server_error"}}),
-        ))
-        .up_to_n_times(2)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(openai_sse(&[text_chunk("Ok."), finish_chunk("stop")])))
-        .mount(&server)
-        .await;
-
-    let (result, events) = complete(&server.uri(), 3).await;
-    assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Ok.".into() }]);
-    let retries = retries(&events);
-    assert_eq!(retries.len(), 2);
-    assert_eq!(retries[1].2, "503 service unavailable");
-}
-
-#[tokio::test]
 async fn retry_after_ms_is_honoured() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -233,84 +210,6 @@ async fn an_error_object_mid_stream_is_retried() {
 }
 
 #[tokio::test]
-async fn unauthorized_names_the_openai_variable() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(401).set_body_json(json!({
-            "error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}
-        })))
-        .mount(&server)
-        .await;
-
-    let (result, _) = complete(&server.uri(), 2).await;
-    let error = result.unwrap_err();
-    assert!(error.is_auth());
-    assert_eq!(
-        error.to_string(),
-        format!(
-            "authentication failed (401 from {}/chat/completions): Incorrect API key provided — set OPENAI_API_KEY to a valid key",
-            server.uri()
-        )
-    );
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn not_found_names_the_model_and_the_openai_base_url() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(404).set_body_raw("404 page not found\n", "text/plain"))
-        .mount(&server)
-        .await;
-
-    let (result, _) = complete(&server.uri(), 2).await;
-    let message = result.unwrap_err().to_string();
-    for needle in [
-        "not found (404 from ",
-        "/chat/completions): 404 page not found",
-        "\"test-model\" (--model)",
-        "--base-url or OPENAI_BASE_URL",
-        "usually ends in /v1",
-    ] {
-        assert!(message.contains(needle), "{needle:?} missing from: {message}");
-    }
-}
-
-#[tokio::test]
-async fn unprocessable_request_shows_the_server_message() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
-            "error": {"message": "Invalid value for 'max_tokens'", "type": "invalid_request_error"}
-        })))
-        .mount(&server)
-        .await;
-
-    let (result, _) = complete(&server.uri(), 2).await;
-    let message = result.unwrap_err().to_string();
-    assert!(message.starts_with("request rejected (400 from "), "{message}");
-    assert!(message.ends_with("): Invalid value for 'max_tokens'"), "{message}");
-}
-
-#[tokio::test]
-async fn a_non_json_error_body_is_cut_to_its_first_line() {
-    let server = MockServer::start().await;
-    let body =
-        format!("upstream connect error or disconnect/reset before headers\n{}", "x".repeat(5000));
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500).set_body_raw(body, "text/plain"))
-        .mount(&server)
-        .await;
-
-    let (result, _) = complete(&server.uri(), 0).await;
-    let message = result.unwrap_err().to_string();
-    assert!(
-        message.ends_with("): upstream connect error or disconnect/reset before headers"),
-        "{message}"
-    );
-}
-
-#[tokio::test]
 async fn invalid_json_in_a_data_line_is_retried() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -330,6 +229,16 @@ async fn invalid_json_in_a_data_line_is_retried() {
 }
 
 // ---- The `messages` array ----
+
+/// The `messages` array a request sends for `history` with `system`.
+fn wire_messages(system: &str, history: &History) -> Vec<Value> {
+    support::sent_messages::<OpenAi>(system, history)
+}
+
+/// The wire messages a history of just `message` sends.
+fn wire_message(message: &Message) -> Vec<Value> {
+    wire_messages("", &History::from(vec![message.clone()]))
+}
 
 #[test]
 fn tool_results_become_tool_messages_and_the_reminder_a_user_message_after_them() {

@@ -6,7 +6,6 @@
 mod support;
 
 use futures_util::stream;
-use keel::llm::sse::decode;
 use keel::llm::{Completion, StreamError, StreamEvent, WireFormat};
 use proptest::prelude::*;
 use std::convert::Infallible;
@@ -20,7 +19,7 @@ async fn decode_chunks(
 ) -> (Result<Completion, StreamError>, Vec<StreamEvent>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let body = stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
-    let result = decode(wire, body, &tx).await;
+    let result = wire.decode(body, &tx).await;
     (result, support::drain(&mut rx))
 }
 

@@ -1,12 +1,15 @@
-//! The HTTP side both providers share: the client, one streamed POST per attempt, and turning
-//! what the server answered into a [`Completion`] or an [`LlmError`] that says what to do.
+//! The HTTP mechanics of a request: the `reqwest` client, one streamed POST per attempt, and
+//! turning what the server answered into a [`Completion`] or an [`LlmError`] that says what to do.
 //!
 //! Each attempt is bounded in time without bounding the answer's length: the response headers
 //! and then every chunk of the body must arrive within the idle timeout. Error bodies are read
 //! only up to [`MAX_ERROR_BODY`] and summarised (see `error::summarize_body`).
 
-use super::error::{StreamError, root_cause, summarize_body};
-use super::{Completion, HttpSettings, LlmError, StreamEvent, WireFormat, retry, sse};
+use super::error::{LlmError, StreamError, root_cause, summarize_body};
+use super::retry;
+use super::settings::HttpSettings;
+use super::sse::{self, EventDecoder};
+use super::types::{Completion, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Response, StatusCode};
 use std::time::Duration;
@@ -24,7 +27,6 @@ const USER_AGENT: &str = concat!("keel/", env!("CARGO_PKG_VERSION"));
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     pub url: String,
-    pub wire: WireFormat,
     pub model: String,
     /// The variable that holds the key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`).
     pub key_var: &'static str,
@@ -34,7 +36,7 @@ pub(crate) struct Endpoint {
     pub not_found_hint: String,
 }
 
-/// The HTTP client for one provider.
+/// The `reqwest` client for one provider.
 pub(crate) fn client(settings: &HttpSettings) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
@@ -67,8 +69,8 @@ pub(crate) fn secret_header(value: &str, key_var: &'static str) -> Result<Header
 }
 
 /// One request, retried per the settings' policy: POSTs `body` to the endpoint and decodes the
-/// streamed answer.
-pub(crate) async fn complete(
+/// streamed answer with a fresh `D` per attempt.
+pub(crate) async fn complete<D: EventDecoder + Default>(
     http: &reqwest::Client,
     endpoint: &Endpoint,
     headers: &HeaderMap,
@@ -80,12 +82,12 @@ pub(crate) async fn complete(
     let body = bytes::Bytes::from(body);
     retry::run(&settings.retry, events, || {
         let request = http.post(&endpoint.url).headers(headers.clone()).body(body.clone());
-        attempt(request, endpoint, settings.idle_timeout, events)
+        attempt::<D>(request, endpoint, settings.idle_timeout, events)
     })
     .await
 }
 
-async fn attempt(
+async fn attempt<D: EventDecoder + Default>(
     request: reqwest::RequestBuilder,
     endpoint: &Endpoint,
     idle: Duration,
@@ -113,7 +115,7 @@ async fn attempt(
         });
     }
     let chunks = sse::with_idle_timeout(response.bytes_stream(), idle);
-    sse::decode(endpoint.wire, chunks, events).await.map_err(stream_error)
+    sse::drive(D::default(), chunks, events).await.map_err(stream_error)
 }
 
 fn send_error(error: &reqwest::Error, endpoint: &Endpoint) -> LlmError {

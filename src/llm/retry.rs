@@ -8,7 +8,8 @@
 //! unless it asks for more than [`MAX_RETRY_AFTER`], in which case waiting in the terminal makes
 //! no sense and the error is returned at once.
 
-use super::{LlmError, StreamEvent};
+use super::error::LlmError;
+use super::types::StreamEvent;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;

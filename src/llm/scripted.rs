@@ -5,7 +5,8 @@
 //! prompt — so the provider holds no state of its own. Any other prompt gets the script's closing
 //! words. Text streams a few words at a time so the person can watch it arrive.
 
-use super::{ChatRequest, Completion, LlmError, StreamEvent};
+use super::error::LlmError;
+use super::types::{ChatRequest, Completion, StreamEvent};
 use crate::message::{ContentBlock, Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;

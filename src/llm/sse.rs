@@ -1,20 +1,16 @@
-//! Reading a model's answer from a server-sent-events body.
+//! Server-sent-events framing: from a body's chunks to events, for any protocol.
 //!
 //! The framing — lines, `\r\n` endings, events cut anywhere across chunks — is `sse-stream`'s
 //! (a linear, memchr-based parser; `eventsource-stream`'s character-by-character one held the
-//! whole decode to about 120 MB/s). This module hands each event to the protocol's
-//! [`EventDecoder`] (`anthropic::StreamDecoder`, `openai::StreamDecoder`) and decides what the
-//! end of the stream means: the end marker is a finished answer, an end without it a cut, no
-//! bytes at all an empty answer. It also bounds what is buffered without a complete event, and
-//! keeps the transport's own errors (an idle stream, a dropped connection) as they were. The
-//! content blocks both decoders assemble (`Part`) live here too.
-//!
-//! [`decode`] is the entry point for a whole body; [`with_idle_timeout`] turns a byte stream that
-//! goes quiet into an error.
+//! whole decode to about 120 MB/s). [`drive`] hands each event to a protocol's [`EventDecoder`]
+//! and decides what the end of the stream means: the end marker is a finished answer, an end
+//! without it a cut, no bytes at all an empty answer. It also bounds what is buffered without a
+//! complete event, and keeps the transport's own errors (an idle stream, a dropped connection) as
+//! they were. [`with_idle_timeout`] turns a byte stream that goes quiet into an error. Nothing
+//! here knows a protocol: the decoders live with their providers.
 
 use super::error::StreamError;
-use super::{Completion, StreamEvent, WireFormat, anthropic, openai};
-use crate::message::ContentBlock;
+use super::types::{Completion, StreamEvent};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 use sse_stream::SseByteStream;
@@ -55,24 +51,6 @@ pub trait EventDecoder {
     /// The answer so far. `ended` says whether the end marker arrived; without it, the decoder
     /// decides whether the stream may end here or was cut.
     fn finish(self, ended: bool) -> Result<Completion, StreamError>;
-}
-
-/// Decodes a whole streamed answer of the given protocol from its body's chunks, split anywhere.
-/// Text and tool starts are reported on `out` as they arrive.
-pub async fn decode<S, B, E>(
-    wire: WireFormat,
-    chunks: S,
-    out: &UnboundedSender<StreamEvent>,
-) -> Result<Completion, StreamError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: Into<Bytes>,
-    E: Into<StreamError>,
-{
-    match wire {
-        WireFormat::Anthropic => drive(anthropic::StreamDecoder::default(), chunks, out).await,
-        WireFormat::OpenAi => drive(openai::StreamDecoder::default(), chunks, out).await,
-    }
 }
 
 /// Runs `decoder` over the events of `chunks` until the end marker, the end of the body, or an
@@ -211,43 +189,4 @@ where
             }
         }
     }
-}
-
-/// One content block of an answer while it streams in.
-#[derive(Debug)]
-pub(crate) enum Part {
-    Text(String),
-    Tool {
-        id: String,
-        name: String,
-        /// The input's JSON fragments, joined.
-        json: String,
-        /// Input given whole at the start (servers that do not stream it in fragments).
-        whole: Option<serde_json::Value>,
-    },
-    /// A block keel does not use (thinking, server tools); its deltas are dropped.
-    Ignored,
-}
-
-impl Part {
-    /// The finished block; empty text and ignored blocks are left out.
-    pub(crate) fn into_block(self) -> Option<ContentBlock> {
-        match self {
-            Self::Text(text) if text.is_empty() => None,
-            Self::Text(text) => Some(ContentBlock::Text { text }),
-            Self::Tool { id, name, json, whole } => {
-                let input = match whole {
-                    Some(input) if json.trim().is_empty() => input,
-                    _ => super::tool_input::parse(&json),
-                };
-                Some(ContentBlock::ToolUse { id, name, input })
-            }
-            Self::Ignored => None,
-        }
-    }
-}
-
-/// The error for a `data:` field that should be JSON and is not.
-pub(crate) fn invalid_json(error: &serde_json::Error, data: &str) -> StreamError {
-    StreamError::InvalidJson { detail: error.to_string(), snippet: super::error::truncate(data) }
 }

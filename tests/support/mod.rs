@@ -5,8 +5,8 @@
 //! a response half way (which wiremock, serving whole bodies, cannot).
 
 use keel::llm::retry::RetryPolicy;
-use keel::llm::{Completion, HttpSettings, StreamEvent};
-use keel::message::{ContentBlock, Usage};
+use keel::llm::{ChatRequest, Completion, HttpClient, HttpSettings, Protocol, StreamEvent};
+use keel::message::{ContentBlock, History, Usage};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -170,6 +170,15 @@ pub fn settings(base_url: &str, max_retries: u32) -> HttpSettings {
         idle_timeout: Duration::from_secs(10),
         retry: fast_retry(max_retries),
     }
+}
+
+/// The `messages` array of the body a client of protocol `P` sends for `history` (no tools):
+/// what the wire rules are checked against, encoded exactly as a request is.
+pub fn sent_messages<P: Protocol>(system: &str, history: &History) -> Vec<Value> {
+    let client = HttpClient::<P>::new(settings("http://127.0.0.1:9", 0)).unwrap();
+    let request = ChatRequest { system, messages: history, tools: &[], max_tokens: 64 };
+    let body: Value = serde_json::from_slice(&client.request_bytes(&request).unwrap()).unwrap();
+    body["messages"].as_array().unwrap().clone()
 }
 
 /// Everything sent on an event channel so far.

@@ -1,0 +1,46 @@
+//! The content blocks of an answer while it streams in, as both protocols' decoders assemble
+//! them: text grows delta by delta, a tool call's input arrives as JSON fragments and is parsed
+//! once the call is complete.
+
+use super::error::{StreamError, truncate};
+use super::tool_input;
+use crate::message::ContentBlock;
+
+/// One content block of an answer while it streams in.
+#[derive(Debug)]
+pub(crate) enum Part {
+    Text(String),
+    Tool {
+        id: String,
+        name: String,
+        /// The input's JSON fragments, joined.
+        json: String,
+        /// Input given whole at the start (servers that do not stream it in fragments).
+        whole: Option<serde_json::Value>,
+    },
+    /// A block keel does not use (thinking, server tools); its deltas are dropped.
+    Ignored,
+}
+
+impl Part {
+    /// The finished block; empty text and ignored blocks are left out.
+    pub(crate) fn into_block(self) -> Option<ContentBlock> {
+        match self {
+            Self::Text(text) if text.is_empty() => None,
+            Self::Text(text) => Some(ContentBlock::Text { text }),
+            Self::Tool { id, name, json, whole } => {
+                let input = match whole {
+                    Some(input) if json.trim().is_empty() => input,
+                    _ => tool_input::parse(&json),
+                };
+                Some(ContentBlock::ToolUse { id, name, input })
+            }
+            Self::Ignored => None,
+        }
+    }
+}
+
+/// The error for a `data:` field that should be JSON and is not.
+pub(crate) fn invalid_json(error: &serde_json::Error, data: &str) -> StreamError {
+    StreamError::InvalidJson { detail: error.to_string(), snippet: truncate(data) }
+}

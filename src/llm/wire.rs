@@ -1,0 +1,55 @@
+//! The history as each protocol carries it, for front ends: the inspector shows exactly the
+//! `messages` array a request sends, message by message, and tests decode recorded streams.
+
+use super::error::StreamError;
+use super::sse;
+use super::types::{Completion, StreamEvent, WireFormat, WireSpan};
+use super::{anthropic, openai};
+use crate::message::History;
+use bytes::Bytes;
+use futures_util::Stream;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+
+impl WireFormat {
+    /// The history exactly as this protocol's `messages` array carries it.
+    pub fn messages(self, system: &str, history: &History) -> Vec<Value> {
+        self.spans(system, history)
+            .iter()
+            .filter_map(|span| self.message_at(system, history, span))
+            .collect()
+    }
+
+    /// Where each message of the `messages` array comes from, in order.
+    pub fn spans(self, system: &str, history: &History) -> Vec<WireSpan> {
+        match self {
+            Self::Anthropic => anthropic::spans::wire_spans(history),
+            Self::OpenAi => openai::spans::wire_spans(system, history),
+        }
+    }
+
+    /// The wire message at `span` (one of [`WireFormat::spans`] of the same history).
+    pub fn message_at(self, system: &str, history: &History, span: &WireSpan) -> Option<Value> {
+        match self {
+            Self::Anthropic => anthropic::spans::wire_message_at(history, span),
+            Self::OpenAi => openai::spans::wire_message_at(system, history, span),
+        }
+    }
+
+    /// Decodes a whole streamed answer of this protocol from its body's chunks, split anywhere.
+    pub async fn decode<S, B, E>(
+        self,
+        chunks: S,
+        out: &UnboundedSender<StreamEvent>,
+    ) -> Result<Completion, StreamError>
+    where
+        S: Stream<Item = Result<B, E>>,
+        B: Into<Bytes>,
+        E: Into<StreamError>,
+    {
+        match self {
+            Self::Anthropic => sse::drive(anthropic::StreamDecoder::default(), chunks, out).await,
+            Self::OpenAi => sse::drive(openai::StreamDecoder::default(), chunks, out).await,
+        }
+    }
+}
