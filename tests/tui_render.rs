@@ -11,7 +11,7 @@ use keel::llm::WireFormat;
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::todo::TodoBoard;
 use keel::tui::view::history_overlay::{self, HistoryOverlay};
-use keel::tui::{App, OverlayKind, TuiOptions, UiEvent, blank_snapshot, render};
+use keel::tui::{App, OverlayKind, TuiOptions, UiEvent, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -150,7 +150,7 @@ fn base_snapshot() -> Snapshot {
         model: Arc::from("claude-sonnet-4-5"),
         nag_threshold: 3,
         usage: Usage { input_tokens: 12_345, output_tokens: 2_048 },
-        ..blank_snapshot()
+        ..Snapshot::default()
     }
 }
 
@@ -238,20 +238,9 @@ fn sample_history() -> imbl::Vector<Message> {
     .collect()
 }
 
-/// Anthropic-shaped wire messages, written out by hand, for testing the inspector on its own.
-fn sample_wire() -> Vec<Value> {
-    vec![
-        json!({"role": "user", "content": [{"type": "text", "text": "Add type hints to hello.py"}]}),
-        json!({"role": "assistant", "content": [
-            {"type": "text", "text": "I'll read the file first."},
-            {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {"path": "hello.py"}}
-        ]}),
-        json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "1\tdef greet(name):\n2\t    return f\"Hello, {name}!\""},
-            {"type": "text", "text": "<reminder>Update your todos.</reminder>"}
-        ]}),
-        json!({"role": "assistant", "content": [{"type": "text", "text": "`greet` takes a name and returns a greeting."}]}),
-    ]
+/// The inspector on its own, opened on `sample_history` as an Anthropic session sends it.
+fn sample_inspector() -> HistoryOverlay {
+    HistoryOverlay::open(&Snapshot { history: sample_history(), ..Snapshot::default() })
 }
 
 // ---------------------------------------------------------------- snapshots
@@ -369,14 +358,14 @@ fn snapshot_history_overlay_with_search_hit() {
 #[test]
 fn snapshot_inspector_highlights_hits_in_wire_messages() {
     for size in [WIDE, NARROW] {
-        let mut overlay = HistoryOverlay::from_wire(sample_wire(), WireFormat::Anthropic);
+        let mut overlay = sample_inspector();
         let area = Rect::new(0, 0, size.0, size.1);
         overlay.prepare(area);
         overlay.act(history_overlay::Action::Search);
         for c in "greet".chars() {
-            overlay.type_key(key(KeyCode::Char(c)));
+            overlay.type_key(&key(KeyCode::Char(c)));
         }
-        overlay.type_key(key(KeyCode::Enter));
+        overlay.type_key(&key(KeyCode::Enter));
         assert_eq!(overlay.hit_count(), 3);
         assert_eq!(overlay.current_hit(), Some(0));
         overlay.act(history_overlay::Action::NextHit);
@@ -591,15 +580,15 @@ fn slash_searches_the_inspector_and_n_moves_between_hits() {
 
 #[test]
 fn inspector_search_steps_through_hits_both_ways() {
-    let mut overlay = HistoryOverlay::from_wire(sample_wire(), WireFormat::Anthropic);
+    let mut overlay = sample_inspector();
     overlay.prepare(Rect::new(0, 0, 80, 10));
     overlay.act(history_overlay::Action::Top);
     overlay.act(history_overlay::Action::Search);
     assert!(overlay.is_typing());
     for c in "GREET".chars() {
-        overlay.type_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT));
+        overlay.type_key(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT));
     }
-    overlay.type_key(key(KeyCode::Enter));
+    overlay.type_key(&key(KeyCode::Enter));
     assert!(!overlay.is_typing());
     assert_eq!(overlay.hit_count(), 3, "search ignores case");
     assert_eq!(overlay.current_hit(), Some(0));
@@ -610,7 +599,8 @@ fn inspector_search_steps_through_hits_both_ways() {
     assert_eq!(overlay.current_hit(), Some(0), "n wraps around");
     overlay.act(history_overlay::Action::PreviousHit);
     assert_eq!(overlay.current_hit(), Some(2));
-    assert!(!overlay.act(history_overlay::Action::Close));
+    overlay.act(history_overlay::Action::Close);
+    assert!(overlay.is_closed());
 }
 
 fn long_conversation(entries: usize) -> Snapshot {
@@ -967,13 +957,17 @@ fn rendering_a_long_transcript_draws_only_what_is_visible() {
 
 #[test]
 fn the_inspector_opens_on_a_long_history_by_laying_out_only_what_is_visible() {
-    let wire: Vec<Value> = (0..10_000)
+    let history = (0..10_000)
         .map(|i| {
-            json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
-                   "content": [{"type": "text", "text": format!("message {i} {}", "x".repeat(500))}]})
+            let text = format!("message {i} {}", "x".repeat(500));
+            if i % 2 == 0 {
+                Message::user_text(text)
+            } else {
+                Message::assistant(vec![ContentBlock::Text { text }])
+            }
         })
         .collect();
-    let mut overlay = HistoryOverlay::from_wire(wire, WireFormat::Anthropic);
+    let mut overlay = HistoryOverlay::open(&Snapshot { history, ..Snapshot::default() });
     let area = Rect::new(0, 0, 120, 40);
     overlay.prepare(area);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -5,7 +5,6 @@
 use keel::agent::{Activity, Entry, Snapshot, ToolRun, ToolStatus};
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::todo::{MAX_ITEMS, TodoBoard};
-use keel::tui::blank_snapshot;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -82,7 +81,7 @@ pub fn long_session(messages: usize) -> Snapshot {
         nag_threshold: 3,
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
-        ..blank_snapshot()
+        ..Snapshot::default()
     }
 }
 

@@ -1,37 +1,28 @@
-//! The UI's state: the newest snapshot, the composer, scroll positions, overlays.
+//! The UI's state: the newest snapshot and the views of the stack (the approval modal, the
+//! inspector, the help, the board, the main screen).
 //!
 //! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
 //! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only
 //! through `on_tick` (spinner frames, countdowns) and the key handler's `now` (double Ctrl+C).
 
 use super::TuiOptions;
-use super::layout::{Regions, Wants, regions};
+use super::layout::{Regions, Wants, overlay_area, regions};
+use super::main_view::{MainView, source};
 use super::theme;
 use super::view::approval_modal::ApprovalModal;
 use super::view::composer::Composer;
-use super::view::conversation::{Conversation, Source};
+use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
 use super::view::history_overlay::HistoryOverlay;
 use super::view::todo_pane::TodoPane;
-use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot};
-use crate::llm::WireFormat;
-use crate::message::Usage;
-use crate::todo::TodoBoard;
+use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
-
-/// An overlay covering the screen.
-#[derive(Debug)]
-pub enum Overlay {
-    History(Box<HistoryOverlay>),
-    Help(HelpOverlay),
-}
 
 /// Which overlay is open, for callers that only need to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,11 +36,12 @@ pub enum OverlayKind {
 pub struct App {
     pub(super) commands: UnboundedSender<Command>,
     pub(super) snapshot: Snapshot,
-    pub(super) composer: Composer,
-    pub(super) conversation: Conversation,
-    pub(super) todo: TodoPane,
-    pub(super) overlay: Option<Overlay>,
+    /// Shown while the snapshot holds a request not answered yet.
     pub(super) approval: ApprovalModal,
+    pub(super) inspector: Option<Box<HistoryOverlay>>,
+    pub(super) help: Option<HelpOverlay>,
+    pub(super) board: TodoPane,
+    pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
     pub(super) answered: Option<String>,
     pub(super) quit_armed_at: Option<Instant>,
@@ -66,12 +58,15 @@ impl App {
     pub fn new(commands: UnboundedSender<Command>, options: TuiOptions) -> Self {
         Self {
             commands,
-            snapshot: blank_snapshot(),
-            composer: Composer::new(),
-            conversation: Conversation::new(intro(&options)),
-            todo: TodoPane::default(),
-            overlay: None,
+            snapshot: Snapshot::default(),
             approval: ApprovalModal::default(),
+            inspector: None,
+            help: None,
+            board: TodoPane::default(),
+            main: MainView {
+                composer: Composer::new(),
+                conversation: Conversation::new(intro(&options)),
+            },
             answered: None,
             quit_armed_at: None,
             now: Instant::now(),
@@ -85,17 +80,17 @@ impl App {
 
     /// Takes in the agent's newest state.
     pub fn apply_snapshot(&mut self, snapshot: Snapshot) {
-        self.conversation.sync(&snapshot.transcript);
+        self.main.conversation.sync(&snapshot.transcript);
         if !self.recall_seeded {
             self.recall_seeded = true;
             for entry in &snapshot.transcript {
                 if let Entry::User { text } = entry {
-                    self.composer.remember(text);
+                    self.main.composer.remember(text);
                 }
             }
         }
-        if let Some(Overlay::History(history)) = &mut self.overlay {
-            history.update(&snapshot);
+        if let Some(inspector) = &mut self.inspector {
+            inspector.update(&snapshot);
         }
         let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
         if self.answered.as_ref() != pending {
@@ -108,7 +103,8 @@ impl App {
     pub fn agent_stopped(&mut self) {
         if !self.agent_gone && !self.quit {
             self.agent_gone = true;
-            self.conversation
+            self.main
+                .conversation
                 .push_note("The agent stopped. Press Ctrl+C twice or Ctrl+D to leave.");
         }
     }
@@ -135,15 +131,19 @@ impl App {
     pub fn prepare(&mut self, screen: Rect) {
         self.screen = screen;
         let regions = self.regions(screen);
-        let source = source(&self.snapshot);
         let inner = Conversation::inner_area(regions.conversation);
-        self.conversation.prepare(&source, usize::from(inner.width), usize::from(inner.height));
-        self.todo.set_viewport(regions.todos);
-        let covered = super::render::overlay_area(screen);
-        match &mut self.overlay {
-            Some(Overlay::History(history)) => history.prepare(covered),
-            Some(Overlay::Help(help)) => help.prepare(covered),
-            None => {}
+        self.main.conversation.prepare(
+            &source(&self.snapshot),
+            usize::from(inner.width),
+            usize::from(inner.height),
+        );
+        self.board.set_viewport(regions.todos);
+        let covered = overlay_area(screen);
+        if let Some(inspector) = &mut self.inspector {
+            inspector.prepare(covered);
+        }
+        if let Some(help) = &mut self.help {
+            help.prepare(covered);
         }
         if let Some(request) = self.visible_approval().cloned() {
             self.approval.prepare(&request, covered);
@@ -153,9 +153,9 @@ impl App {
     /// Where each pane goes on `screen` (a pure function of the state).
     pub fn regions(&self, screen: Rect) -> Regions {
         let mut wants = Wants {
-            composer_rows: self.composer.desired_rows(),
+            composer_rows: self.main.composer.desired_rows(),
             board_rows: 0,
-            board_focused: self.todo.focused,
+            board_focused: self.board.focused,
             has_board: !self.snapshot.board.is_empty(),
             has_tools: !self.snapshot.tools.is_empty(),
         };
@@ -171,37 +171,42 @@ impl App {
 
     /// The prompt the composer would send now.
     pub fn composer_text(&self) -> String {
-        self.composer.text()
+        self.main.composer.text()
+    }
+
+    /// How many conversation blocks have been laid out so far (see `Conversation::laid_out`).
+    pub fn conversation_laid_out(&self) -> usize {
+        self.main.conversation.laid_out()
     }
 
     /// Whether the conversation follows new output.
-    /// How many conversation blocks have been laid out so far (see `Conversation::laid_out`).
-    pub fn conversation_laid_out(&self) -> usize {
-        self.conversation.laid_out()
-    }
-
     pub fn is_following(&self) -> bool {
-        self.conversation.is_following()
+        self.main.conversation.is_following()
     }
 
+    /// The overlay on top, if one is open.
     pub fn overlay(&self) -> Option<OverlayKind> {
-        match self.overlay {
-            Some(Overlay::History(_)) => Some(OverlayKind::History),
-            Some(Overlay::Help(_)) => Some(OverlayKind::Help),
-            None => None,
+        if self.inspector.is_some() {
+            Some(OverlayKind::History)
+        } else if self.help.is_some() {
+            Some(OverlayKind::Help)
+        } else {
+            None
         }
     }
 
     /// With the inspector open: (the hit jumped to, how many hits).
     pub fn search_hits(&self) -> Option<(Option<usize>, usize)> {
-        match &self.overlay {
-            Some(Overlay::History(history)) => Some((history.current_hit(), history.hit_count())),
-            _ => None,
-        }
+        self.inspector.as_ref().map(|inspector| (inspector.current_hit(), inspector.hit_count()))
+    }
+
+    /// How many messages the open inspector has laid out.
+    pub fn inspector_laid_out(&self) -> Option<usize> {
+        self.inspector.as_ref().map(|inspector| inspector.laid_out())
     }
 
     pub fn todo_focused(&self) -> bool {
-        self.todo.focused
+        self.board.focused
     }
 
     pub fn snapshot(&self) -> &Snapshot {
@@ -220,10 +225,7 @@ impl App {
     }
 
     fn has_running_tool(&self) -> bool {
-        self.snapshot
-            .tools
-            .last()
-            .is_some_and(|run| run.status == crate::agent::ToolStatus::Running)
+        self.snapshot.tools.last().is_some_and(|run| run.status == ToolStatus::Running)
     }
 
     /// Sends `command` to the agent; a closed channel means the agent is gone.
@@ -231,37 +233,6 @@ impl App {
         if self.commands.send(command).is_err() {
             self.agent_stopped();
         }
-    }
-}
-
-/// The snapshot's parts the conversation pane reads.
-pub(super) fn source(snapshot: &Snapshot) -> Source<'_> {
-    Source {
-        transcript: &snapshot.transcript,
-        streaming: snapshot.streaming.as_ref(),
-        queued: &snapshot.queued,
-    }
-}
-
-/// An agent with nothing to show yet.
-pub fn blank_snapshot() -> Snapshot {
-    Snapshot {
-        seq: 0,
-        history: imbl::Vector::new(),
-        transcript: imbl::Vector::new(),
-        board: Arc::new(TodoBoard::default()),
-        tools: imbl::Vector::new(),
-        streaming: None,
-        activity: Activity::Idle,
-        usage: Usage::default(),
-        rounds_since_todo: 0,
-        nag_threshold: 0,
-        provider: Arc::from(""),
-        model: Arc::from(""),
-        wire_format: WireFormat::Anthropic,
-        system_prompt: Arc::from(""),
-        queued: imbl::Vector::new(),
-        pending_approval: None,
     }
 }
 

@@ -1,67 +1,21 @@
-//! What keys, pastes and the mouse do to the `App`.
-//!
-//! A key goes to the first of these that is showing and takes it: the approval modal, an overlay
-//! (history inspector, help), the focused board, then the main screen — global keys, conversation
-//! scrolling, the composer's keys and finally the editor. Ctrl+C is handled before all of them so
-//! the way out always works. Every binding lives in its component's table (see `keymap`).
+//! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
+//! from the top — the approval modal, the inspector, the help, the board, the main screen — and
+//! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
+//! any view, so the way out always works.
 
-use super::app::{App, Overlay, QUIT_WINDOW, source};
-use super::commands::{self, Parsed, Slash};
+use super::app::{App, QUIT_WINDOW};
+use super::commands;
 use super::event::UiEvent;
-use super::keymap::{Binding, HelpSection, KeySpec, hints, lookup};
-use super::layout::Regions;
-use super::view::conversation::{self, WHEEL_LINES};
+use super::keymap::{HelpSection, lookup};
+use super::main_view::{self, KEYS};
+use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::history_overlay::{self, HistoryOverlay};
-use super::view::{approval_modal, composer, todo_pane};
+use super::view::{approval_modal, composer, conversation, todo_pane};
 use crate::agent::Command;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
-use ratatui::layout::{Position, Rect};
+use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
 use std::time::Instant;
-
-/// What a key does anywhere on the main screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    ClearOrQuit,
-    QuitIfEmpty,
-    History,
-    Interrupt,
-    Help,
-}
-
-/// Keys of the main screen that are not the composer's or the conversation's.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::Esc)],
-        action: Action::Interrupt,
-        help: "interrupt the running turn",
-        hint: Some("interrupt"),
-    },
-    Binding {
-        keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
-        action: Action::History,
-        help: "inspect the raw history, as the provider receives it",
-        hint: Some("history"),
-    },
-    Binding {
-        keys: &[KeySpec::char('?')],
-        action: Action::Help,
-        help: "show this help (on an empty composer)",
-        hint: Some("help"),
-    },
-    Binding {
-        keys: &[KeySpec::ctrl('c')],
-        action: Action::ClearOrQuit,
-        help: "clear the composer; press twice within a second to quit",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::ctrl('d')],
-        action: Action::QuitIfEmpty,
-        help: "quit (on an empty composer)",
-        hint: None,
-    },
-];
 
 /// Every key keel answers to, grouped for the help overlay.
 pub fn help_sections() -> Vec<HelpSection> {
@@ -104,79 +58,112 @@ impl App {
         if key.kind != KeyEventKind::Press {
             return;
         }
-        if lookup(KEYS, &key) == Some(Action::ClearOrQuit) {
+        if lookup(KEYS, &key) == Some(main_view::Action::ClearOrQuit) {
             self.clear_or_quit(now);
             return;
         }
         self.quit_armed_at = None;
-        if let Some(request) = self.visible_approval() {
-            let id = request.id.clone();
-            self.approval_key(&id, &key);
-            return;
-        }
-        match &mut self.overlay {
-            Some(Overlay::History(history)) => {
-                if history.is_typing() {
-                    history.type_key(key);
-                } else if let Some(action) = lookup(history_overlay::KEYS, &key) {
-                    if !history.act(action) {
-                        self.overlay = None;
-                    }
-                }
-                return;
-            }
-            Some(Overlay::Help(help)) => {
-                if let Some(action) = lookup(help_overlay::KEYS, &key) {
-                    if !help.act(action) {
-                        self.overlay = None;
-                    }
-                }
-                return;
-            }
-            None => {}
-        }
-        if self.todo.focused {
-            if let Some(action) = lookup(todo_pane::KEYS, &key) {
-                self.todo.act(&self.snapshot.board, action);
-            } else if lookup(KEYS, &key) == Some(Action::History) {
-                self.open_history();
-            }
-            return;
-        }
-        self.main_key(key, now);
+        self.walk(|layer, ctx| layer.key(&key, ctx));
     }
 
-    fn main_key(&mut self, key: KeyEvent, now: Instant) {
-        match lookup(KEYS, &key) {
-            Some(Action::Interrupt) => return self.send(Command::Cancel),
-            Some(Action::History) => return self.open_history(),
-            Some(Action::ClearOrQuit) => return self.clear_or_quit(now),
-            Some(Action::Help) if self.composer.is_empty() => return self.open_help(),
-            Some(Action::QuitIfEmpty) if self.composer.is_empty() => return self.quit(),
-            _ => {}
-        }
-        if let Some(action) = lookup(conversation::KEYS, &key) {
-            let source = source(&self.snapshot);
-            self.conversation.act(&source, action);
-            return;
-        }
-        match lookup(composer::KEYS, &key) {
-            Some(composer::Action::Send) => self.submit(),
-            Some(composer::Action::Newline) => self.composer.insert_newline(),
-            Some(composer::Action::Older) if self.composer.older() => {}
-            Some(composer::Action::Newer) if self.composer.newer() => {}
-            _ => self.composer.input(key),
+    /// A bracketed paste goes whole to the first view that takes text: the inspector's search
+    /// line while it is open, else the composer, wherever the focus is.
+    pub fn handle_paste(&mut self, text: &str) {
+        self.walk(|layer, ctx| layer.paste(text, ctx));
+    }
+
+    /// The wheel scrolls whatever is on top, or the pane under the pointer.
+    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        let up = match mouse.kind {
+            MouseEventKind::ScrollUp => true,
+            MouseEventKind::ScrollDown => false,
+            _ => return,
+        };
+        let at = Position::new(mouse.column, mouse.row);
+        self.walk(|layer, ctx| layer.wheel(up, at, ctx));
+    }
+
+    /// The status-bar hints of the view that has the keyboard.
+    pub fn hints(&self) -> Hints {
+        let ctx = self.context();
+        let approval = self.visible_approval().is_some().then_some(&self.approval as &dyn Layer);
+        let layers: [Option<&dyn Layer>; 5] = [
+            approval,
+            self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
+            self.help.as_ref().map(|help| help as &dyn Layer),
+            Some(&self.board),
+            Some(&self.main),
+        ];
+        layers.into_iter().flatten().find_map(|layer| layer.hints(&ctx)).unwrap_or_default()
+    }
+
+    /// The message that takes the hints' place, if any.
+    pub fn flash(&self) -> Option<&'static str> {
+        self.quit_armed_at.map(|_| "Press Ctrl+C again to quit")
+    }
+
+    fn context(&self) -> Ctx<'_> {
+        Ctx {
+            snapshot: &self.snapshot,
+            regions: self.regions(self.screen),
+            busy: self.is_busy(),
+            effects: Vec::new(),
         }
     }
 
-    fn approval_key(&mut self, id: &str, key: &KeyEvent) {
-        match lookup(approval_modal::KEYS, key) {
-            Some(approval_modal::Action::Answer(decision)) => {
-                self.answered = Some(id.to_owned());
-                self.send(Command::Approve { id: id.to_owned(), decision });
+    /// Offers an event to each view from the top until one takes it, then applies the effects the
+    /// views asked for and drops the views that are done.
+    fn walk(&mut self, mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool) {
+        let regions = self.regions(self.screen);
+        let busy = self.is_busy();
+        let show_approval = self.visible_approval().is_some();
+        let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(5);
+        if show_approval {
+            layers.push(&mut self.approval);
+        }
+        if let Some(inspector) = &mut self.inspector {
+            layers.push(inspector.as_mut());
+        }
+        if let Some(help) = &mut self.help {
+            layers.push(help);
+        }
+        layers.push(&mut self.board);
+        layers.push(&mut self.main);
+        for layer in layers {
+            if offer(layer, &mut ctx) {
+                break;
             }
-            Some(action) => self.approval.scroll(action),
-            None => {}
+        }
+        let effects = ctx.effects;
+        if self.inspector.as_deref().is_some_and(View::is_done) {
+            self.inspector = None;
+        }
+        if self.help.as_ref().is_some_and(View::is_done) {
+            self.help = None;
+        }
+        for effect in effects {
+            self.apply(effect);
+        }
+    }
+
+    fn apply(&mut self, effect: Effect) {
+        match effect {
+            Effect::Send(command) => self.send(command),
+            Effect::Answer { id, decision } => {
+                self.answered = Some(id.clone());
+                self.send(Command::Approve { id, decision });
+            }
+            Effect::OpenHistory => {
+                self.help = None;
+                self.inspector = Some(Box::new(HistoryOverlay::open(&self.snapshot)));
+            }
+            Effect::OpenHelp => {
+                self.inspector = None;
+                self.help = Some(HelpOverlay::new(help_sections()));
+            }
+            Effect::FocusBoard => self.board.focus(),
+            Effect::Quit => self.quit(),
         }
     }
 
@@ -187,7 +174,7 @@ impl App {
         if armed {
             self.quit();
         } else {
-            self.composer.clear();
+            self.main.composer.clear();
             self.quit_armed_at = Some(now);
         }
     }
@@ -198,127 +185,5 @@ impl App {
             self.send(Command::Quit);
             self.quit = true;
         }
-    }
-
-    fn open_history(&mut self) {
-        self.overlay = Some(Overlay::History(Box::new(HistoryOverlay::open(&self.snapshot))));
-    }
-
-    fn open_help(&mut self) {
-        self.overlay = Some(Overlay::Help(HelpOverlay::new(help_sections())));
-    }
-
-    /// Enter: a slash command runs here, anything else goes to the agent (queued if it is busy).
-    fn submit(&mut self) {
-        let text = self.composer.text();
-        if text.trim().is_empty() {
-            return;
-        }
-        match commands::parse(&text) {
-            Parsed::Prompt => {
-                let prompt = self.composer.take();
-                self.send(Command::Submit(prompt.trim_end().to_owned()));
-                let source = source(&self.snapshot);
-                self.conversation.act(&source, conversation::Action::Bottom);
-            }
-            Parsed::Command(command) => {
-                self.composer.take();
-                self.run_command(command);
-            }
-            Parsed::Unknown(name) => {
-                self.composer.take();
-                self.conversation
-                    .push_note(format!("Unknown command {name}. Commands: {}", commands::names()));
-                let source = source(&self.snapshot);
-                self.conversation.act(&source, conversation::Action::Bottom);
-            }
-        }
-    }
-
-    fn run_command(&mut self, command: Slash) {
-        match command {
-            Slash::Clear => self.send(Command::Clear),
-            Slash::Undo => self.send(Command::Undo),
-            Slash::Demo => self.send(Command::StartDemo),
-            Slash::Quit => self.quit(),
-            Slash::Help => self.open_help(),
-            Slash::Todos => self.todo.focus(),
-        }
-    }
-
-    /// A bracketed paste goes into the composer whole, wherever the focus is.
-    pub fn handle_paste(&mut self, text: &str) {
-        if let Some(Overlay::History(history)) = &mut self.overlay {
-            if history.is_typing() {
-                for c in text.chars().filter(|c| !c.is_control()) {
-                    history.type_key(KeyEvent::from(KeyCode::Char(c)));
-                }
-                return;
-            }
-        }
-        self.composer.paste(text);
-    }
-
-    /// The wheel scrolls whatever is under the pointer.
-    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
-        let up = match mouse.kind {
-            MouseEventKind::ScrollUp => true,
-            MouseEventKind::ScrollDown => false,
-            _ => return,
-        };
-        match &mut self.overlay {
-            Some(Overlay::History(history)) => return history.wheel(up, WHEEL_LINES),
-            Some(Overlay::Help(help)) => return help.wheel(up, WHEEL_LINES),
-            None => {}
-        }
-        if self.visible_approval().is_some() {
-            let action = if up { approval_modal::Action::Up } else { approval_modal::Action::Down };
-            return self.approval.scroll(action);
-        }
-        let at = Position::new(mouse.column, mouse.row);
-        let Regions { conversation, todos, .. } = self.regions(self.screen);
-        if todos.contains(at) {
-            self.todo.wheel(&self.snapshot.board, up, WHEEL_LINES);
-        } else if conversation.contains(at) || self.screen == Rect::default() {
-            let source = source(&self.snapshot);
-            if up {
-                self.conversation.scroll_up(&source, WHEEL_LINES);
-            } else {
-                self.conversation.scroll_down(&source, WHEEL_LINES);
-            }
-        }
-    }
-
-    /// The status-bar hints for what has the keyboard now, and a flash message if one is due.
-    pub fn hints(&self) -> Vec<(String, &'static str)> {
-        if self.visible_approval().is_some() {
-            return hints(approval_modal::KEYS);
-        }
-        match &self.overlay {
-            Some(Overlay::History(history)) if history.is_typing() => {
-                return vec![("Enter".to_owned(), "find"), ("Esc".to_owned(), "cancel")];
-            }
-            Some(Overlay::History(_)) => return hints(history_overlay::KEYS),
-            Some(Overlay::Help(_)) => return hints(help_overlay::KEYS),
-            None => {}
-        }
-        if self.todo.focused {
-            return hints(todo_pane::KEYS);
-        }
-        // Esc is worth a hint only while there is something to interrupt.
-        let busy = self.is_busy();
-        let global: Vec<_> = KEYS
-            .iter()
-            .filter(|binding| busy || binding.action != Action::Interrupt)
-            .copied()
-            .collect();
-        let mut all = hints(composer::KEYS);
-        all.extend(hints(&global));
-        all
-    }
-
-    /// The message that takes the hints' place, if any.
-    pub fn flash(&self) -> Option<&'static str> {
-        self.quit_armed_at.map(|_| "Press Ctrl+C again to quit")
     }
 }

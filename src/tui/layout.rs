@@ -120,6 +120,16 @@ pub fn centered(area: Rect, width: u16, height: u16, margin: u16) -> Rect {
     }
 }
 
+/// The part of the screen overlays cover: all of it but the status bar, which keeps showing the
+/// keys that work in the overlay.
+pub fn overlay_area(screen: Rect) -> Rect {
+    if screen.height > STATUS_ROWS {
+        Rect { height: screen.height - STATUS_ROWS, ..screen }
+    } else {
+        screen
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

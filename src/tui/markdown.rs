@@ -66,10 +66,6 @@ impl Document {
         }
         out
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.logical.is_empty()
-    }
 }
 
 fn with_margin(prefix: &Prefix, margin: &str) -> Prefix {

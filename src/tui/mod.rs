@@ -4,29 +4,34 @@
 //! batches, only the newest kept), a tick for animation and the termination signals. It redraws
 //! only when something changed, at most [`MAX_FPS`] times a second, inside a synchronized update so
 //! the terminal never shows half a frame. It never waits on the network or a tool: those belong to
-//! the agent task. Module map: `app` (state) and `input` (event handlers), `render` (a pure
-//! function of the state), `view/` (one widget a file), `terminal` (setup and restore).
+//! the agent task. Module map: `app` (state), `stack` (the view stack every input walks) and
+//! `input` (the event handlers that walk it), `main_view` (the main screen as a view), `render`
+//! (a pure function of the state), `view/` (one widget a file), `lazy_list` (the long lists of
+//! the conversation and the inspector), `terminal` (setup and restore).
 
-pub mod app;
+mod app;
 mod commands;
-pub mod event;
-pub mod input;
-pub mod keymap;
-pub mod layout;
-pub mod markdown;
-pub mod render;
-pub mod scroll;
-pub mod terminal;
-pub mod text;
-pub mod theme;
+mod event;
+mod input;
+mod keymap;
+mod layout;
+mod lazy_list;
+mod main_view;
+mod markdown;
+mod render;
+mod scroll;
+mod stack;
+mod terminal;
+mod text;
+mod theme;
 pub mod view;
-pub mod wrap;
+mod wrap;
 
-pub use app::{App, OverlayKind, blank_snapshot};
+pub use app::{App, OverlayKind};
 pub use event::UiEvent;
 pub use render::render;
 
-use crate::agent::{AgentEvent, AgentHandle, Snapshot};
+use crate::agent::{AgentHandle, Snapshot};
 use futures_util::StreamExt;
 use ratatui::crossterm::event::EventStream;
 use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
@@ -59,12 +64,15 @@ pub struct TuiOptions {
 /// arrives. The terminal is restored on every way out, panics included (install color-eyre's
 /// hooks before calling this, so its report prints after the terminal is restored).
 pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<()> {
-    let AgentHandle { commands, mut snapshots, mut events, task } = agent;
+    let AgentHandle { commands, mut snapshots, events, task } = agent;
+    // The TUI draws snapshots; the discrete events are for printing front ends. Dropping their
+    // receiver tells the agent nobody reads them.
+    drop(events);
     let mut app = App::new(commands, options);
     let result = {
         let mut terminal = terminal::setup()?;
         let _guard = terminal::Guard;
-        let result = event_loop(&mut terminal, &mut app, &mut snapshots, &mut events).await;
+        let result = event_loop(&mut terminal, &mut app, &mut snapshots).await;
         // A terminal that cannot be restored (it hung up) is no reason to fail the exit.
         let _ = terminal::restore();
         result
@@ -85,14 +93,12 @@ enum Wake {
     Tick,
     Frame,
     Signal,
-    Nothing,
 }
 
 async fn event_loop(
     terminal: &mut terminal::Tui,
     app: &mut App,
     snapshots: &mut UnboundedReceiver<Snapshot>,
-    events: &mut UnboundedReceiver<AgentEvent>,
 ) -> color_eyre::Result<()> {
     let frame_interval = Duration::from_secs(1) / MAX_FPS;
     let mut input = EventStream::new();
@@ -102,8 +108,7 @@ async fn event_loop(
     let mut hangup = signal(SignalKind::hangup())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut batch: Vec<Snapshot> = Vec::with_capacity(SNAPSHOT_BATCH);
-    let mut ignored: Vec<AgentEvent> = Vec::new();
-    let (mut snapshots_open, mut events_open) = (true, true);
+    let mut snapshots_open = true;
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
 
@@ -123,13 +128,6 @@ async fn event_loop(
             event = input.next() => Wake::Terminal(event),
             received = snapshots.recv_many(&mut batch, SNAPSHOT_BATCH), if snapshots_open => {
                 Wake::Snapshots(received)
-            }
-            // The TUI draws snapshots; the discrete events are for printing front ends. They are
-            // drained so they do not pile up.
-            received = events.recv_many(&mut ignored, SNAPSHOT_BATCH), if events_open => {
-                events_open = received > 0;
-                ignored.clear();
-                Wake::Nothing
             }
             _ = tick.tick() => Wake::Tick,
             () = tokio::time::sleep_until(next_frame), if dirty => Wake::Frame,
@@ -162,7 +160,7 @@ async fn event_loop(
                 dirty = true;
             }
             Wake::Tick => dirty |= app.on_tick(std::time::Instant::now()),
-            Wake::Frame | Wake::Nothing => {}
+            Wake::Frame => {}
         }
     }
 }

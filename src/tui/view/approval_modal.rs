@@ -5,6 +5,7 @@
 
 use super::super::keymap::{Binding, KeySpec, hints};
 use super::super::layout::centered;
+use super::super::stack::{Ctx, Effect, View};
 use super::super::text::{clean_line, clean_lines, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
@@ -12,7 +13,7 @@ use super::pane;
 use crate::agent::{ApprovalRequest, Decision};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
@@ -149,6 +150,31 @@ impl ApprovalModal {
             &answer_line(usize::from(inner.width)),
             inner.width,
         );
+    }
+}
+
+impl View for ApprovalModal {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
+    }
+
+    fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        match action {
+            Action::Answer(decision) => {
+                if let Some(request) = &ctx.snapshot.pending_approval {
+                    ctx.effect(Effect::Answer { id: request.id.clone(), decision });
+                }
+            }
+            scroll => self.scroll(scroll),
+        }
+    }
+
+    /// The wheel scrolls the diff.
+    fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
+        self.scroll(if up { Action::Up } else { Action::Down });
+        true
     }
 }
 

@@ -2,17 +2,17 @@
 //!
 //! The pane is a list of blocks — the introduction, the transcript's entries with keel's own local
 //! notes among them, then the volatile tail (the text streaming in and the queued prompts). Entries
-//! never change once in the transcript, so each block's wrapped lines are cached per width and only
-//! the blocks on screen (or passed while scrolling) are ever laid out; see `scroll` for why the
-//! position is an anchor. `prepare` fills the cache from the event loop; `render` only reads it
-//! (and lays out on the fly, without caching, anything `prepare` did not cover).
+//! never change once in the transcript, so each block's wrapped lines are kept per width by a
+//! `LazyList` and only the blocks on screen (or passed while scrolling) are ever laid out; how
+//! each entry is drawn is `entry_lines`'s.
 
 use super::super::keymap::{Binding, KeySpec};
+use super::super::lazy_list::{Blocks, LazyList, is_extension};
 use super::super::markdown;
-use super::super::scroll::{self, Anchor, Heights, Scroll};
-use super::super::text::{clean_line, clean_lines, first_line, truncate};
+use super::super::text::first_line;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
+use super::entry_lines::{MARGIN, layout_entry, one_line, prose};
 use super::pane;
 use crate::agent::Entry;
 use ratatui::buffer::Buffer;
@@ -20,19 +20,12 @@ use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Lines moved by one mouse-wheel notch.
 pub const WHEEL_LINES: usize = 3;
 /// Lines of overlap kept between pages, so the eye finds its place.
 const PAGE_OVERLAP: usize = 2;
-/// A prompt longer than this is shown cut, with a note; a 5 MB paste would otherwise be laid out
-/// line by line into the conversation.
-const USER_MAX_LINES: usize = 200;
-const USER_MAX_BYTES: usize = 16 * 1024;
-/// Left margin of assistant text, lining it up with the text after the user marker.
-const MARGIN: &str = "  ";
 
 /// What a key does to the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,19 +103,23 @@ impl Item<'_> {
     }
 }
 
-/// The pane's state: its blocks, their cached layout and where it is scrolled.
+/// What the pane holds, apart from how it is laid out and scrolled.
 #[derive(Debug, Default)]
-pub struct Conversation {
+struct Content {
     intro: Vec<Line<'static>>,
     blocks: Vec<BlockRef>,
     notes: Vec<String>,
     /// The transcript the blocks were built from, to tell an append from a replacement.
     seen: imbl::Vector<Entry>,
-    cache_width: usize,
-    cache: Vec<Option<Vec<Line<'static>>>>,
-    streaming_cache: Option<(Arc<str>, usize, Vec<Line<'static>>)>,
-    scroll: Scroll,
-    viewport: (usize, usize),
+    /// The streaming text laid out at a width, kept while it does not change.
+    streaming: Option<(Arc<str>, usize, Vec<Line<'static>>)>,
+}
+
+/// The pane's state: its blocks, their cached layout and where it is scrolled.
+#[derive(Debug, Default)]
+pub struct Conversation {
+    content: Content,
+    list: LazyList<Vec<Line<'static>>>,
     /// Whether output arrived below the view while it was held.
     unseen_below: bool,
 }
@@ -131,97 +128,76 @@ impl Conversation {
     /// A pane that starts with `intro` (the first-run help or the demo banner) when it has lines.
     pub fn new(intro: Vec<Line<'static>>) -> Self {
         let blocks = if intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
-        Self {
-            cache: vec![None; blocks.len()],
-            intro,
-            blocks,
-            viewport: (80, 20),
-            ..Self::default()
-        }
+        Self { content: Content { intro, blocks, ..Content::default() }, ..Self::default() }
     }
 
     /// Takes in a new transcript: appended entries become blocks; anything else (a cleared
     /// conversation) rebuilds the pane and returns to following.
     pub fn sync(&mut self, transcript: &imbl::Vector<Entry>) {
-        if !is_extension(&self.seen, transcript) {
-            self.blocks.retain(|block| *block == BlockRef::Intro);
-            self.cache = vec![None; self.blocks.len()];
-            self.notes.clear();
-            self.streaming_cache = None;
-            self.scroll = Scroll::Bottom;
+        let content = &mut self.content;
+        if !is_extension(&content.seen, transcript) {
+            content.blocks.retain(|block| *block == BlockRef::Intro);
+            content.notes.clear();
+            content.streaming = None;
+            content.seen = imbl::Vector::new();
+            self.list.invalidate_from(content.blocks.len(), false);
             self.unseen_below = false;
-            self.seen = imbl::Vector::new();
         }
-        let added = transcript.len() - self.seen.len();
-        if added > 0 && self.scroll != Scroll::Bottom {
+        if transcript.len() > content.seen.len() && !self.list.is_following() {
             self.unseen_below = true;
         }
-        for index in self.seen.len()..transcript.len() {
-            self.blocks.push(BlockRef::Entry(index));
-            self.cache.push(None);
+        for index in content.seen.len()..transcript.len() {
+            content.blocks.push(BlockRef::Entry(index));
         }
-        self.seen = transcript.clone();
+        content.seen = transcript.clone();
     }
 
     /// Adds a note from keel itself (an unknown command), after what is there now.
     pub fn push_note(&mut self, text: impl Into<String>) {
-        self.notes.push(text.into());
-        self.blocks.push(BlockRef::Note(self.notes.len() - 1));
-        self.cache.push(None);
+        self.content.notes.push(text.into());
+        self.content.blocks.push(BlockRef::Note(self.content.notes.len() - 1));
     }
 
     pub fn is_following(&self) -> bool {
-        self.scroll == Scroll::Bottom
+        self.list.is_following()
     }
 
     /// How many blocks have been laid out (are in the cache): what was on screen or scrolled
     /// past, never the whole transcript at once.
     pub fn laid_out(&self) -> usize {
-        self.cache.iter().filter(|lines| lines.is_some()).count()
+        self.list.laid_out()
     }
 
     /// Lays out what the next frame will show, at this inner size, into the cache.
     pub fn prepare(&mut self, source: &Source<'_>, width: usize, height: usize) {
-        self.viewport = (width, height);
-        self.set_width(width);
-        if let Some(text) = source.streaming {
-            let fresh = self.streaming_cache.as_ref().is_none_or(|(cached, cached_width, _)| {
+        let fresh = match (source.streaming, &self.content.streaming) {
+            (Some(text), Some((cached, cached_width, _))) => {
                 !Arc::ptr_eq(cached, text) || *cached_width != width
-            });
-            if fresh {
-                let lines = markdown::render(text, width, MARGIN);
-                self.streaming_cache = Some((Arc::clone(text), width, lines));
             }
-        } else {
-            self.streaming_cache = None;
+            (streaming, _) => streaming.is_some(),
+        };
+        if fresh {
+            self.content.streaming = source
+                .streaming
+                .map(|text| (Arc::clone(text), width, markdown::render(text, width, MARGIN)));
+        } else if source.streaming.is_none() {
+            self.content.streaming = None;
         }
-        let current = self.scroll;
-        let mut filler = Filler { conversation: self, source };
-        let anchor = scroll::resolve(&mut filler, current, height);
-        let mut rows = 0;
-        let mut index = anchor.block;
-        while rows < height + anchor.line && index < filler.count() {
-            rows += filler.height(index);
-            index += 1;
-        }
-        if self.scroll == Scroll::Bottom {
+        self.list.prepare(&Laying { content: &self.content, source }, width, height);
+        if self.list.is_following() {
             self.unseen_below = false;
         }
     }
 
     /// Applies a scrolling key.
     pub fn act(&mut self, source: &Source<'_>, action: Action) {
-        let page = self.viewport.1.saturating_sub(PAGE_OVERLAP).max(1);
+        let page = self.list.viewport().1.saturating_sub(PAGE_OVERLAP).max(1);
         match action {
             Action::PageUp => self.scroll_up(source, page),
             Action::PageDown => self.scroll_down(source, page),
-            Action::Top => {
-                let height = self.viewport.1;
-                let mut filler = Filler { conversation: self, source };
-                self.scroll = scroll::settle(&mut filler, Anchor::default(), height);
-            }
+            Action::Top => self.list.top(&Laying { content: &self.content, source }),
             Action::Bottom => {
-                self.scroll = Scroll::Bottom;
+                self.list.bottom();
                 self.unseen_below = false;
             }
         }
@@ -229,93 +205,15 @@ impl Conversation {
 
     /// Moves the view up; the view stops following.
     pub fn scroll_up(&mut self, source: &Source<'_>, lines: usize) {
-        let (width, height) = self.viewport;
-        self.set_width(width);
-        let current = self.scroll;
-        let mut filler = Filler { conversation: self, source };
-        let current = scroll::resolve(&mut filler, current, height);
-        let anchor = scroll::up(&mut filler, current, lines);
-        self.scroll = scroll::settle(&mut filler, anchor, height);
+        self.list.scroll_up(&Laying { content: &self.content, source }, lines);
     }
 
     /// Moves the view down; reaching the end resumes following.
     pub fn scroll_down(&mut self, source: &Source<'_>, lines: usize) {
-        let (width, height) = self.viewport;
-        self.set_width(width);
-        let current = self.scroll;
-        let mut filler = Filler { conversation: self, source };
-        self.scroll = scroll::down(&mut filler, current, lines, height);
-        if self.scroll == Scroll::Bottom {
+        self.list.scroll_down(&Laying { content: &self.content, source }, lines);
+        if self.list.is_following() {
             self.unseen_below = false;
         }
-    }
-
-    fn set_width(&mut self, width: usize) {
-        if self.cache_width != width {
-            self.cache_width = width;
-            self.cache.iter_mut().for_each(|lines| *lines = None);
-        }
-    }
-
-    fn count(&self, source: &Source<'_>) -> usize {
-        self.blocks.len() + usize::from(source.streaming.is_some()) + source.queued.len()
-    }
-
-    fn item<'a>(&'a self, source: &Source<'a>, index: usize) -> Option<Item<'a>> {
-        if let Some(block) = self.blocks.get(index) {
-            return match *block {
-                BlockRef::Intro => Some(Item::Intro(&self.intro)),
-                BlockRef::Entry(entry) => source.transcript.get(entry).map(Item::Entry),
-                BlockRef::Note(note) => self.notes.get(note).map(|text| Item::Note(text)),
-            };
-        }
-        let mut tail = index - self.blocks.len();
-        if let Some(text) = source.streaming {
-            if tail == 0 {
-                return Some(Item::Streaming(text));
-            }
-            tail -= 1;
-        }
-        source.queued.get(tail).map(|text| Item::Queued(text))
-    }
-
-    fn layout(&self, source: &Source<'_>, index: usize, width: usize) -> Vec<Line<'static>> {
-        let Some(item) = self.item(source, index) else {
-            return Vec::new();
-        };
-        let previous_compact = index
-            .checked_sub(1)
-            .and_then(|previous| self.item(source, previous))
-            .is_some_and(|previous| previous.is_compact());
-        let mut lines = Vec::new();
-        if index > 0 && !(item.is_compact() && previous_compact) {
-            lines.push(Line::default());
-        }
-        match item {
-            Item::Streaming(_) => match &self.streaming_cache {
-                Some((_, cached_width, cached)) if *cached_width == width => {
-                    lines.extend(cached.iter().cloned())
-                }
-                _ => lines.extend(layout_item(item, width)),
-            },
-            _ => lines.extend(layout_item(item, width)),
-        }
-        lines
-    }
-
-    /// The lines of block `index` at `width`: cached when `prepare` covered it.
-    fn lines<'a>(
-        &'a self,
-        source: &Source<'_>,
-        index: usize,
-        width: usize,
-    ) -> Cow<'a, [Line<'static>]> {
-        if self.cache_width == width {
-            if let Some(Some(lines)) = self.cache.get(index) {
-                return Cow::Borrowed(lines);
-            }
-        }
-        Cow::Owned(self.layout(source, index, width))
     }
 
     /// The frame of the pane, with a note at the bottom while it is held away from the end.
@@ -345,14 +243,10 @@ impl Conversation {
         if inner.is_empty() {
             return;
         }
-        let width = usize::from(inner.width);
-        let height = usize::from(inner.height);
-        let mut reader = Reader { conversation: self, source, width };
-        let anchor = scroll::resolve(&mut reader, self.scroll, height);
+        let (width, height) = (usize::from(inner.width), usize::from(inner.height));
+        let laying = Laying { content: &self.content, source };
         let mut y = inner.y;
-        let mut skip = anchor.line;
-        for index in anchor.block..self.count(source) {
-            let lines = self.lines(source, index, width);
+        for (_, lines, skip) in self.list.visible(&laying, width, height) {
             for line in lines.iter().skip(skip) {
                 if y >= inner.bottom() {
                     return;
@@ -360,63 +254,74 @@ impl Conversation {
                 buf.set_line(inner.x, y, line, inner.width);
                 y += 1;
             }
-            skip = 0;
         }
     }
 }
 
-/// Heights that fill the cache as they are asked for.
-struct Filler<'c, 's> {
-    conversation: &'c mut Conversation,
-    source: &'c Source<'s>,
+/// The pane's blocks as a `LazyList` lays them out: the content with the snapshot's tail.
+struct Laying<'a> {
+    content: &'a Content,
+    source: &'a Source<'a>,
 }
 
-impl Heights for Filler<'_, '_> {
+impl Laying<'_> {
+    fn item(&self, index: usize) -> Option<Item<'_>> {
+        let content = self.content;
+        if let Some(block) = content.blocks.get(index) {
+            return match *block {
+                BlockRef::Intro => Some(Item::Intro(&content.intro)),
+                BlockRef::Entry(entry) => self.source.transcript.get(entry).map(Item::Entry),
+                BlockRef::Note(note) => content.notes.get(note).map(|text| Item::Note(text)),
+            };
+        }
+        let mut tail = index - content.blocks.len();
+        if let Some(text) = self.source.streaming {
+            if tail == 0 {
+                return Some(Item::Streaming(text));
+            }
+            tail -= 1;
+        }
+        self.source.queued.get(tail).map(|text| Item::Queued(text))
+    }
+}
+
+impl Blocks for Laying<'_> {
+    type Laid = Vec<Line<'static>>;
+
     fn count(&self) -> usize {
-        self.conversation.count(self.source)
+        self.content.blocks.len()
+            + usize::from(self.source.streaming.is_some())
+            + self.source.queued.len()
     }
 
-    fn height(&mut self, index: usize) -> usize {
-        let width = self.conversation.cache_width;
-        if index >= self.conversation.blocks.len() {
-            return self.conversation.layout(self.source, index, width).len();
+    fn lay_out(&self, index: usize, width: usize) -> Vec<Line<'static>> {
+        let Some(item) = self.item(index) else {
+            return Vec::new();
+        };
+        let previous_compact = index
+            .checked_sub(1)
+            .and_then(|previous| self.item(previous))
+            .is_some_and(|previous| previous.is_compact());
+        let mut lines = Vec::new();
+        if index > 0 && !(item.is_compact() && previous_compact) {
+            lines.push(Line::default());
         }
-        if self.conversation.cache[index].is_none() {
-            let lines = self.conversation.layout(self.source, index, width);
-            self.conversation.cache[index] = Some(lines);
+        match (item, &self.content.streaming) {
+            (Item::Streaming(_), Some((_, cached_width, cached))) if *cached_width == width => {
+                lines.extend(cached.iter().cloned());
+            }
+            _ => lines.extend(layout_item(item, width)),
         }
-        self.conversation.cache[index].as_ref().map_or(0, Vec::len)
-    }
-}
-
-/// Heights read from the cache, laid out on the fly where it has none (nothing is stored).
-struct Reader<'c, 's> {
-    conversation: &'c Conversation,
-    source: &'c Source<'s>,
-    width: usize,
-}
-
-impl Heights for Reader<'_, '_> {
-    fn count(&self) -> usize {
-        self.conversation.count(self.source)
+        lines
     }
 
-    fn height(&mut self, index: usize) -> usize {
-        self.conversation.lines(self.source, index, self.width).len()
+    fn rows(laid: &Vec<Line<'static>>) -> usize {
+        laid.len()
     }
-}
 
-/// Whether `new` is `old` with entries appended. Checked by length and by sampling the first, the
-/// middle and the last old entry: a cleared transcript differs at its start, and comparing every
-/// entry on every snapshot would cost as much as the transcript is long.
-pub fn is_extension<T: Clone + PartialEq>(old: &imbl::Vector<T>, new: &imbl::Vector<T>) -> bool {
-    if new.len() < old.len() {
-        return false;
+    fn is_stable(&self, index: usize) -> bool {
+        index < self.content.blocks.len()
     }
-    if old.is_empty() {
-        return true;
-    }
-    [0, old.len() / 2, old.len() - 1].into_iter().all(|index| old.get(index) == new.get(index))
 }
 
 fn layout_item(item: Item<'_>, width: usize) -> Vec<Line<'static>> {
@@ -433,146 +338,5 @@ fn layout_item(item: Item<'_>, width: usize) -> Vec<Line<'static>> {
             theme::QUEUED,
             width,
         )],
-    }
-}
-
-fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
-    match entry {
-        Entry::User { text } => {
-            let prefix = Prefix {
-                first: vec![Span::styled("› ", theme::USER_MARKER)],
-                rest: vec![Span::raw(MARGIN)],
-            };
-            let (shown, hidden) = clip(text.trim_end(), USER_MAX_LINES, USER_MAX_BYTES);
-            let mut lines = Vec::new();
-            for (index, line) in clean_lines(shown).enumerate() {
-                let prefix =
-                    if index == 0 { prefix.clone() } else { Prefix::uniform(prefix.rest.clone()) };
-                let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
-                lines.extend(wrap(&spans, width, &prefix));
-            }
-            if hidden > 0 {
-                let note = format!("{MARGIN}… {hidden} more lines (all of it was sent)");
-                lines.push(Line::styled(truncate(&note, width).into_owned(), theme::DIM));
-            }
-            lines
-        }
-        Entry::Assistant { text } => {
-            let lines = markdown::render(text, width, MARGIN);
-            if lines.is_empty() { vec![Line::from(MARGIN)] } else { lines }
-        }
-        Entry::ToolCall { name, summary, .. } => vec![one_line(
-            vec![
-                Span::styled(format!("{MARGIN}▸ "), theme::TOOL_CALL),
-                Span::styled(clean_line(name).into_owned(), theme::TOOL_NAME),
-                Span::raw(" "),
-            ],
-            &first_line(summary),
-            theme::TOOL_CALL,
-            width,
-        )],
-        Entry::Reminder { text } => vec![one_line(
-            vec![Span::styled(format!("{MARGIN}↻ reminder: "), theme::REMINDER)],
-            &first_line(strip_tags(text)),
-            theme::REMINDER,
-            width,
-        )],
-        Entry::Error { text } => prose(text, width, "✗ ", theme::ERROR),
-        Entry::Notice { text } => prose(text, width, "· ", theme::NOTICE),
-    }
-}
-
-/// Multi-line plain text after a marker, wrapped, every line in `style`.
-fn prose(
-    text: &str,
-    width: usize,
-    marker: &str,
-    style: ratatui::style::Style,
-) -> Vec<Line<'static>> {
-    let first = Prefix {
-        first: vec![Span::styled(format!("{MARGIN}{marker}"), style)],
-        rest: vec![Span::raw(" ".repeat(MARGIN.len() + marker.chars().count()))],
-    };
-    let rest = Prefix::uniform(first.rest.clone());
-    let mut lines = Vec::new();
-    for (index, line) in clean_lines(text.trim_end()).enumerate() {
-        let spans = [Span::styled(line.into_owned(), style)];
-        lines.extend(wrap(&spans, width, if index == 0 { &first } else { &rest }));
-    }
-    lines
-}
-
-/// The start of `text`: at most `max_lines` lines and about `max_bytes` bytes (cut at a line
-/// end when there is one), and how many lines were left out.
-fn clip(text: &str, max_lines: usize, max_bytes: usize) -> (&str, usize) {
-    let mut end = text
-        .match_indices('\n')
-        .nth(max_lines.saturating_sub(1))
-        .map_or(text.len(), |(index, _)| index);
-    if end > max_bytes {
-        let mut cut = max_bytes;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        end = text[..cut].rfind('\n').unwrap_or(cut);
-    }
-    let hidden =
-        if end < text.len() { text[end..].trim_start_matches('\n').lines().count() } else { 0 };
-    (&text[..end], hidden)
-}
-
-/// `lead` then `text` on one line, cut to `width`.
-fn one_line(
-    mut lead: Vec<Span<'static>>,
-    text: &str,
-    style: ratatui::style::Style,
-    width: usize,
-) -> Line<'static> {
-    let used: usize = lead.iter().map(Span::width).sum();
-    let room = width.saturating_sub(used);
-    lead.push(Span::styled(truncate(text, room).into_owned(), style));
-    Line::from(lead)
-}
-
-/// `<reminder>text</reminder>` shown as `text`.
-fn strip_tags(text: &str) -> &str {
-    let trimmed = text.trim();
-    if let (Some(open_end), Some(close_start)) = (trimmed.find('>'), trimmed.rfind("</")) {
-        if trimmed.starts_with('<') && open_end < close_start {
-            return &trimmed[open_end + 1..close_start];
-        }
-    }
-    trimmed
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn extensions_are_told_from_replacements() {
-        let old: imbl::Vector<u32> = (0..10).collect();
-        let mut longer = old.clone();
-        longer.push_back(10);
-        assert!(is_extension(&old, &longer));
-        assert!(!is_extension(&longer, &old));
-        let replaced: imbl::Vector<u32> = (100..120).collect();
-        assert!(!is_extension(&old, &replaced));
-        assert!(is_extension(&imbl::Vector::new(), &old));
-    }
-
-    #[test]
-    fn long_prompts_are_clipped_at_a_line_end() {
-        let text = "a\nb\nc\nd";
-        assert_eq!(clip(text, 2, 1000), ("a\nb", 2));
-        assert_eq!(clip(text, 10, 1000), (text, 0));
-        assert_eq!(clip("abcdef\nxyz", 10, 4), ("abcd", 2));
-        assert_eq!(clip("ab\ncdef\nxyz", 10, 5), ("ab", 2));
-    }
-
-    #[test]
-    fn reminder_tags_are_stripped() {
-        assert_eq!(strip_tags("<reminder>Update your todos.</reminder>"), "Update your todos.");
-        assert_eq!(strip_tags("plain"), "plain");
     }
 }

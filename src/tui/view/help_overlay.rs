@@ -5,13 +5,15 @@
 
 use super::super::keymap::{Binding, HelpSection, KeySpec};
 use super::super::layout::centered;
+use super::super::stack::{Ctx, View};
 use super::super::text::width as text_width;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
+use super::conversation::WHEEL_LINES;
 use super::pane;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
 
@@ -89,30 +91,16 @@ pub struct HelpOverlay {
     offset: usize,
     /// Inner height at the last frame, for paging.
     page: usize,
+    closed: bool,
 }
 
 impl HelpOverlay {
     pub fn new(sections: Vec<HelpSection>) -> Self {
-        Self { sections, offset: 0, page: 1 }
-    }
-
-    /// Applies a key; returns false when the overlay should close.
-    pub fn act(&mut self, action: Action) -> bool {
-        let page = self.page.max(1);
-        self.offset = match action {
-            Action::Up => self.offset.saturating_sub(1),
-            Action::Down => self.offset + 1,
-            Action::PageUp => self.offset.saturating_sub(page),
-            Action::PageDown => self.offset + page,
-            Action::Top => 0,
-            Action::Bottom => usize::MAX,
-            Action::Close => return false,
-        };
-        true
+        Self { sections, offset: 0, page: 1, closed: false }
     }
 
     /// Scrolls by mouse-wheel lines.
-    pub fn wheel(&mut self, up: bool, amount: usize) {
+    pub fn scroll(&mut self, up: bool, amount: usize) {
         self.offset = if up {
             self.offset.saturating_sub(amount)
         } else {
@@ -176,6 +164,39 @@ impl HelpOverlay {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
         }
+    }
+}
+
+impl View for HelpOverlay {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
+    }
+
+    fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
+        let page = self.page.max(1);
+        self.offset = match action {
+            Action::Up => self.offset.saturating_sub(1),
+            Action::Down => self.offset + 1,
+            Action::PageUp => self.offset.saturating_sub(page),
+            Action::PageDown => self.offset + page,
+            Action::Top => 0,
+            Action::Bottom => usize::MAX,
+            Action::Close => {
+                self.closed = true;
+                self.offset
+            }
+        };
+    }
+
+    fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
+        self.scroll(up, WHEEL_LINES);
+        true
+    }
+
+    fn is_done(&self) -> bool {
+        self.closed
     }
 }
 

@@ -1,29 +1,29 @@
 //! The raw history inspector (Ctrl+T / F2): the message history exactly as the provider receives
-//! it, one pretty-printed JSON message after another, with search.
+//! it, one pretty-printed JSON message after another, with search (`history_search`).
 //!
-//! The history is converted to the wire format once per change (`WireFormat::messages`); each
-//! message's text and row breaks are then made only when it is drawn or searched, and cached by
-//! message index, so opening the inspector on 10,000 messages lays out only the few on screen.
-//! Scrolling uses the same anchors as the conversation (see `scroll`).
+//! The history is located in the wire format once per change (`WireFormat::spans`); each
+//! message's text is made only when it is drawn or searched, and kept (`history_text`), and its
+//! rows are laid out by a `LazyList` like the conversation's, so opening the inspector on 10,000
+//! messages lays out only the few on screen.
 
+use super::super::keymap::hints;
 use super::super::keymap::{Binding, KeySpec};
-use super::super::scroll::{self, Anchor, Heights, Scroll};
+use super::super::lazy_list::{LazyList, is_extension};
+use super::super::stack::{Ctx, Hints, View};
 use super::super::text::truncate;
 use super::super::theme;
-use super::conversation::is_extension;
-use super::history_text::{Highlight, MessageText, Row, find_all, row_line, rows};
+use super::conversation::WHEEL_LINES;
+use super::history_search::{Search, Typed};
+use super::history_text::row_line;
+use super::history_wire::{Laid, Wired};
 use super::pane;
 use crate::agent::Snapshot;
-use crate::llm::{WireFormat, WireSpan};
-use crate::message::History;
+use crate::llm::WireFormat;
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
-use serde_json::Value;
-use std::borrow::Cow;
-use std::sync::Arc;
 
 /// Share of the view kept above a search hit when jumping to it, in percent.
 const HIT_CONTEXT_PERCENT: usize = 30;
@@ -112,119 +112,48 @@ pub const KEYS: &[Binding<Action>] = &[
     },
 ];
 
-/// One search hit: bytes `start..end` of line `line` of message `block`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Hit {
-    block: usize,
-    line: usize,
-    start: usize,
-    end: usize,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Search {
-    /// What is being typed after `/`, while the search line is open.
-    input: Option<String>,
-    /// The committed query, lower-cased.
-    query: String,
-    /// The committed query as typed.
-    shown: String,
-    hits: Vec<Hit>,
-    current: Option<usize>,
-}
+/// The hints while the search line is open.
+pub const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
 
 /// The open inspector.
-/// The messages as the provider receives them.
-#[derive(Debug)]
-enum Wire {
-    /// Given already converted.
-    Values(Vec<Value>),
-    /// Converted from the overlay's history one by one, when first shown or searched: opening
-    /// the inspector on 10,000 messages only locates them.
-    Spans(Vec<WireSpan>),
-}
-
-impl Wire {
-    fn len(&self) -> usize {
-        match self {
-            Self::Values(values) => values.len(),
-            Self::Spans(spans) => spans.len(),
-        }
-    }
-}
-
 #[derive(Debug)]
 pub struct HistoryOverlay {
-    history: History,
-    system: Arc<str>,
-    format: WireFormat,
-    wire: Wire,
-    texts: Vec<Option<Arc<MessageText>>>,
-    rows_width: usize,
-    rows: Vec<Option<Vec<Row>>>,
-    scroll: Scroll,
-    viewport: (usize, usize),
+    wired: Wired,
+    list: LazyList<Laid>,
     search: Search,
+    closed: bool,
 }
 
 impl HistoryOverlay {
     /// Opens on `snapshot`'s history, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
-        let spans = snapshot.wire_format.spans(&snapshot.system_prompt, &snapshot.history);
-        let mut overlay = Self::with(Wire::Spans(spans), snapshot.wire_format);
-        overlay.history = snapshot.history.clone();
-        overlay.system = Arc::clone(&snapshot.system_prompt);
-        overlay
-    }
-
-    /// Opens on messages already in `format`'s wire shape.
-    pub fn from_wire(wire: Vec<Value>, format: WireFormat) -> Self {
-        Self::with(Wire::Values(wire), format)
-    }
-
-    fn with(wire: Wire, format: WireFormat) -> Self {
         Self {
-            history: History::new(),
-            system: Arc::from(""),
-            format,
-            texts: vec![None; wire.len()],
-            rows: vec![None; wire.len()],
-            wire,
-            rows_width: 0,
-            scroll: Scroll::Bottom,
-            viewport: (80, 20),
+            wired: Wired::of(snapshot),
+            list: LazyList::default(),
             search: Search::default(),
+            closed: false,
         }
     }
 
-    /// Takes in a newer snapshot; converts again only when the history changed. Messages that an
-    /// append cannot have changed keep their cached text.
+    /// Takes in a newer snapshot; locates again only when the history changed. Messages that an
+    /// append cannot have changed keep their text and layout.
     pub fn update(&mut self, snapshot: &Snapshot) {
-        if self.history.ptr_eq(&snapshot.history)
-            && self.format == snapshot.wire_format
-            && self.system == snapshot.system_prompt
-        {
+        let old = &self.wired;
+        let same_wire = old.format == snapshot.wire_format && old.system == snapshot.system_prompt;
+        if same_wire && old.history.ptr_eq(&snapshot.history) {
             return;
         }
-        let appended = is_extension(&self.history, &snapshot.history)
-            && self.format == snapshot.wire_format
-            && self.system == snapshot.system_prompt;
-        let wire =
-            Wire::Spans(snapshot.wire_format.spans(&snapshot.system_prompt, &snapshot.history));
+        let appended = same_wire && is_extension(&old.history, &snapshot.history);
+        let mut wired = Wired::of(snapshot);
         // The last message may have been merged with what followed it (Anthropic joins user turns).
-        let keep = if appended { self.wire.len().saturating_sub(1).min(wire.len()) } else { 0 };
-        self.texts.truncate(keep);
-        self.texts.resize(wire.len(), None);
-        self.rows.truncate(keep);
-        self.rows.resize(wire.len(), None);
-        self.wire = wire;
-        self.history = snapshot.history.clone();
-        self.system = Arc::clone(&snapshot.system_prompt);
-        self.format = snapshot.wire_format;
-        if !appended {
-            self.scroll = Scroll::Bottom;
+        let keep =
+            if appended { old.spans.len().saturating_sub(1).min(wired.spans.len()) } else { 0 };
+        for (slot, text) in wired.texts.iter_mut().zip(self.wired.texts.drain(..keep)) {
+            *slot = text;
         }
-        if !self.search.query.is_empty() {
+        self.wired = wired;
+        self.list.invalidate_from(keep, appended);
+        if self.search.has_query() {
             // Hits are in message order and earlier messages did not change: the one jumped to
             // keeps its index.
             let current = self.search.current.filter(|_| appended);
@@ -235,12 +164,17 @@ impl HistoryOverlay {
 
     /// How many messages have been laid out: those on screen or scrolled past, not all of them.
     pub fn laid_out(&self) -> usize {
-        self.rows.iter().filter(|rows| rows.is_some()).count()
+        self.list.laid_out()
     }
 
     /// Whether the search line is open (keys then type into it).
     pub fn is_typing(&self) -> bool {
-        self.search.input.is_some()
+        self.search.is_typing()
+    }
+
+    /// Whether the person closed the inspector.
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     pub fn hit_count(&self) -> usize {
@@ -253,129 +187,57 @@ impl HistoryOverlay {
     }
 
     /// A key while the search line is open.
-    pub fn type_key(&mut self, key: KeyEvent) {
-        let Some(input) = &mut self.search.input else {
-            return;
-        };
-        match key.code {
-            KeyCode::Esc => self.search.input = None,
-            KeyCode::Enter => {
-                let query = input.to_ascii_lowercase();
-                self.search.shown = std::mem::take(input);
-                self.search.input = None;
-                self.search.query = query;
-                self.find();
-                self.jump_from_view(true);
-            }
-            KeyCode::Backspace => {
-                if input.is_empty() {
-                    self.search.input = None;
-                } else {
-                    input.pop();
-                }
-            }
-            KeyCode::Char(c)
-                if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                input.push(c);
-            }
-            _ => {}
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if self.search.type_key(key) == Typed::Committed {
+            self.find();
+            self.jump_from_view(true);
         }
     }
 
-    /// Applies a key; returns false when the inspector should close.
-    pub fn act(&mut self, action: Action) -> bool {
-        let page = self.viewport.1.saturating_sub(1).max(1);
+    /// Applies a key's action.
+    pub fn act(&mut self, action: Action) {
+        let page = self.list.viewport().1.saturating_sub(1).max(1);
         match action {
-            Action::Up => self.scroll_up(1),
-            Action::Down => self.scroll_down(1),
-            Action::PageUp => self.scroll_up(page),
-            Action::PageDown => self.scroll_down(page),
-            Action::Top => {
-                let height = self.viewport.1;
-                self.scroll = scroll::settle(&mut Filler(self), Anchor::default(), height);
-            }
-            Action::Bottom => self.scroll = Scroll::Bottom,
-            Action::Search => self.search.input = Some(String::new()),
+            Action::Up => self.list.scroll_up(&self.wired, 1),
+            Action::Down => self.list.scroll_down(&self.wired, 1),
+            Action::PageUp => self.list.scroll_up(&self.wired, page),
+            Action::PageDown => self.list.scroll_down(&self.wired, page),
+            Action::Top => self.list.top(&self.wired),
+            Action::Bottom => self.list.bottom(),
+            Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
-            Action::Close => return false,
+            Action::Close => self.closed = true,
         }
-        true
     }
 
-    /// Scrolls by mouse-wheel lines.
-    pub fn wheel(&mut self, up: bool, lines: usize) {
+    /// Scrolls by `lines` (mouse-wheel lines).
+    pub fn scroll_by(&mut self, up: bool, lines: usize) {
         if up {
-            self.scroll_up(lines);
+            self.list.scroll_up(&self.wired, lines);
         } else {
-            self.scroll_down(lines);
+            self.list.scroll_down(&self.wired, lines);
         }
-    }
-
-    fn scroll_up(&mut self, lines: usize) {
-        let height = self.viewport.1;
-        let current = self.scroll;
-        let mut filler = Filler(self);
-        let top = scroll::resolve(&mut filler, current, height);
-        let anchor = scroll::up(&mut filler, top, lines);
-        self.scroll = scroll::settle(&mut filler, anchor, height);
-    }
-
-    fn scroll_down(&mut self, lines: usize) {
-        let height = self.viewport.1;
-        let current = self.scroll;
-        self.scroll = scroll::down(&mut Filler(self), current, lines, height);
     }
 
     /// Finds every hit of the committed query in every message (making any text not made yet).
     fn find(&mut self) {
-        self.search.hits.clear();
-        self.search.current = None;
-        let query = self.search.query.clone();
-        if query.is_empty() {
-            return;
-        }
-        for block in 0..self.wire.len() {
-            let text = self.text(block);
-            for (line, text_line) in text.lines.iter().enumerate() {
-                for (start, end) in find_all(&text_line.text, &query) {
-                    self.search.hits.push(Hit { block, line, start, end });
-                }
-            }
-        }
+        let wired = &mut self.wired;
+        self.search.find(wired.spans.len(), |block| wired.keep_text(block));
     }
 
     /// Jumps to the first hit at or after the top of the view (or before it, backwards).
     fn jump_from_view(&mut self, forward: bool) {
-        if self.search.hits.is_empty() {
-            return;
+        let top = self.list.top_block(&self.wired);
+        if let Some(index) = self.search.first_from(top, forward) {
+            self.go_to_hit(index);
         }
-        let height = self.viewport.1;
-        let current = self.scroll;
-        let top = scroll::resolve(&mut Filler(self), current, height);
-        let index = if forward {
-            self.search.hits.iter().position(|hit| hit.block >= top.block).unwrap_or(0)
-        } else {
-            self.search
-                .hits
-                .iter()
-                .rposition(|hit| hit.block <= top.block)
-                .unwrap_or(self.search.hits.len() - 1)
-        };
-        self.go_to_hit(index);
     }
 
     fn step_hit(&mut self, forward: bool) {
-        let count = self.search.hits.len();
-        match self.search.current {
-            _ if count == 0 => {}
+        match self.search.step(forward) {
+            Some(index) => self.go_to_hit(index),
             None => self.jump_from_view(forward),
-            Some(current) => {
-                let next =
-                    if forward { (current + 1) % count } else { (current + count - 1) % count };
-                self.go_to_hit(next);
-            }
         }
     }
 
@@ -384,66 +246,29 @@ impl HistoryOverlay {
             return;
         };
         self.search.current = Some(index);
-        let row = self
-            .block_rows(hit.block)
-            .iter()
-            .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
-            .unwrap_or(0);
-        let context = self.viewport.1 * HIT_CONTEXT_PERCENT / 100;
-        let anchor = scroll::up(&mut Filler(self), Anchor { block: hit.block, line: row }, context);
-        self.scroll = Scroll::At(anchor);
-    }
-
-    fn text(&mut self, block: usize) -> Arc<MessageText> {
-        if let Some(Some(text)) = self.texts.get(block) {
-            return Arc::clone(text);
-        }
-        let text = Arc::new(self.make_text(block));
-        if let Some(slot) = self.texts.get_mut(block) {
-            *slot = Some(Arc::clone(&text));
-        }
-        text
-    }
-
-    fn block_rows(&mut self, block: usize) -> &[Row] {
-        if self.rows.get(block).is_some_and(Option::is_none) {
-            let text = self.text(block);
-            self.rows[block] = Some(rows(&text, self.rows_width));
-        }
-        self.rows.get(block).and_then(Option::as_deref).unwrap_or_default()
-    }
-
-    fn set_width(&mut self, width: usize) {
-        if self.rows_width != width {
-            self.rows_width = width;
-            self.rows.iter_mut().for_each(|rows| *rows = None);
-        }
+        let row = self.list.laid(&self.wired, hit.block).map_or(0, |(_, rows)| {
+            rows.iter()
+                .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
+                .unwrap_or(0)
+        });
+        let context = self.list.viewport().1 * HIT_CONTEXT_PERCENT / 100;
+        self.list.show(&self.wired, hit.block, row, context);
     }
 
     /// Lays out what the next frame at `screen` shows.
     pub fn prepare(&mut self, screen: Rect) {
         let inner = inner_area(screen);
-        let (width, height) = (usize::from(inner.width), usize::from(inner.height));
-        self.viewport = (width, height);
-        self.set_width(width);
-        let current = self.scroll;
-        let mut filler = Filler(self);
-        let anchor = scroll::resolve(&mut filler, current, height);
-        let mut shown = 0;
-        let mut block = anchor.block;
-        while shown < height + anchor.line && block < filler.count() {
-            shown += filler.height(block);
-            block += 1;
-        }
+        self.list.prepare(&self.wired, usize::from(inner.width), usize::from(inner.height));
     }
 
     /// Draws the inspector over `screen`.
     pub fn render(&self, screen: Rect, buf: &mut Buffer) {
         Clear.render(screen, buf);
+        let format = format_name(self.wired.format);
         let title = Line::from(vec![
             Span::styled(" History ", theme::TITLE),
             Span::styled(
-                format!("· {} messages as sent ({}) ", self.wire.len(), format_name(self.format)),
+                format!("· {} messages as sent ({format}) ", self.wired.spans.len()),
                 theme::DIM,
             ),
         ]);
@@ -456,24 +281,18 @@ impl HistoryOverlay {
         if inner.is_empty() {
             return;
         }
-        let width = usize::from(inner.width);
-        let height = usize::from(inner.height);
-        let mut reader = Reader { overlay: self, width };
-        let anchor = scroll::resolve(&mut reader, self.scroll, height);
+        let (width, height) = (usize::from(inner.width), usize::from(inner.height));
         let mut y = inner.y;
-        let mut skip = anchor.line;
-        for block in anchor.block..self.wire.len() {
-            let text = self.text_ref(block);
-            let rows = self.rows_ref(block, &text, width);
+        for (index, laid, skip) in self.list.visible(&self.wired, width, height) {
+            let (text, rows) = laid.as_ref();
             for row in rows.iter().skip(skip) {
                 if y >= inner.bottom() {
                     return;
                 }
-                let highlights = self.highlights(block, row.line);
-                buf.set_line(inner.x, y, &row_line(&text, *row, &highlights), inner.width);
+                let highlights = self.search.highlights(index, row.line);
+                buf.set_line(inner.x, y, &row_line(text, *row, &highlights), inner.width);
                 y += 1;
             }
-            skip = 0;
         }
     }
 
@@ -498,49 +317,51 @@ impl HistoryOverlay {
         };
         Some(Line::styled(truncate(&text, room).into_owned(), theme::DIM).right_aligned())
     }
+}
 
-    fn highlights(&self, block: usize, line: usize) -> Vec<Highlight> {
-        if self.search.hits.is_empty() {
-            return Vec::new();
-        }
-        let first = self.search.hits.partition_point(|hit| (hit.block, hit.line) < (block, line));
-        self.search.hits[first..]
-            .iter()
-            .enumerate()
-            .take_while(|(_, hit)| hit.block == block && hit.line == line)
-            .map(|(offset, hit)| Highlight {
-                start: hit.start,
-                end: hit.end,
-                current: self.search.current == Some(first + offset),
-            })
-            .collect()
+impl View for HistoryOverlay {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
     }
 
-    /// Message `block` laid out as text, converted from the history if need be.
-    fn make_text(&self, block: usize) -> MessageText {
-        let message = match &self.wire {
-            Wire::Values(values) => values.get(block).cloned(),
-            Wire::Spans(spans) => spans
-                .get(block)
-                .and_then(|span| self.format.message_at(&self.system, &self.history, span)),
-        };
-        message
-            .map(|message| MessageText::new(block, &message))
-            .unwrap_or(MessageText { lines: Vec::new() })
+    fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
+        HistoryOverlay::act(self, action);
     }
 
-    fn text_ref(&self, block: usize) -> Arc<MessageText> {
-        match self.texts.get(block) {
-            Some(Some(text)) => Arc::clone(text),
-            _ => Arc::new(self.make_text(block)),
+    /// While the search line is open every key types into it.
+    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
+        if self.is_typing() {
+            self.type_key(key);
+        } else if let Some(action) = super::super::keymap::lookup(KEYS, key) {
+            View::act(self, action, ctx);
         }
     }
 
-    fn rows_ref(&self, block: usize, text: &MessageText, width: usize) -> Cow<'_, [Row]> {
-        match self.rows.get(block) {
-            Some(Some(rows)) if self.rows_width == width => Cow::Borrowed(rows),
-            _ => Cow::Owned(rows(text, width)),
+    fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
+        let typing = self.is_typing();
+        if typing {
+            self.search.paste(text);
         }
+        typing
+    }
+
+    fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
+        self.scroll_by(up, WHEEL_LINES);
+        true
+    }
+
+    fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
+        if self.is_typing() {
+            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
+        } else {
+            hints(KEYS)
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.is_closed()
     }
 }
 
@@ -553,34 +374,4 @@ fn format_name(format: WireFormat) -> &'static str {
 
 fn inner_area(screen: Rect) -> Rect {
     pane(Line::default(), true).inner(screen)
-}
-
-/// Heights that fill the caches.
-struct Filler<'a>(&'a mut HistoryOverlay);
-
-impl Heights for Filler<'_> {
-    fn count(&self) -> usize {
-        self.0.wire.len()
-    }
-
-    fn height(&mut self, index: usize) -> usize {
-        self.0.block_rows(index).len()
-    }
-}
-
-/// Heights read from the caches, computed on the fly where they are empty.
-struct Reader<'a> {
-    overlay: &'a HistoryOverlay,
-    width: usize,
-}
-
-impl Heights for Reader<'_> {
-    fn count(&self) -> usize {
-        self.overlay.wire.len()
-    }
-
-    fn height(&mut self, index: usize) -> usize {
-        let text = self.overlay.text_ref(index);
-        self.overlay.rows_ref(index, &text, self.width).len()
-    }
 }

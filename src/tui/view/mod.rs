@@ -5,9 +5,12 @@
 pub mod approval_modal;
 pub mod composer;
 pub mod conversation;
+mod entry_lines;
 pub mod help_overlay;
 pub mod history_overlay;
+mod history_search;
 pub mod history_text;
+mod history_wire;
 pub mod status_bar;
 pub mod todo_pane;
 pub mod tool_log;

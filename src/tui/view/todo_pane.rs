@@ -4,15 +4,17 @@
 //! When the board is taller than its pane, the unfocused pane keeps the item in progress in view;
 //! `/todos` gives it the keyboard so the person can scroll it, and Esc gives the keyboard back.
 
-use super::super::keymap::{Binding, KeySpec};
+use super::super::keymap::{Binding, KeySpec, lookup};
+use super::super::main_view;
+use super::super::stack::{Ctx, Effect, View};
 use super::super::text::clean_line;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use super::{pane, pane_inner, spinner};
 use crate::todo::{Status, TodoBoard};
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::KeyCode;
-use ratatui::layout::Rect;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
@@ -106,7 +108,7 @@ impl TodoPane {
     }
 
     /// Applies a key (`Leave` gives the focus back).
-    pub fn act(&mut self, board: &TodoBoard, action: Action) {
+    pub fn apply(&mut self, board: &TodoBoard, action: Action) {
         let (width, height) = self.viewport;
         let total = lines(board, width, false, 0).len();
         let max = total.saturating_sub(height);
@@ -127,7 +129,7 @@ impl TodoPane {
     }
 
     /// Scrolls by mouse-wheel lines; the wheel gives the board the focus, so its offset holds.
-    pub fn wheel(&mut self, board: &TodoBoard, up: bool, amount: usize) {
+    pub fn scroll(&mut self, board: &TodoBoard, up: bool, amount: usize) {
         let (width, height) = self.viewport;
         let max = lines(board, width, false, 0).len().saturating_sub(height);
         self.offset =
@@ -170,6 +172,41 @@ impl TodoPane {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
         }
+    }
+}
+
+impl View for TodoPane {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
+    }
+
+    fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        self.apply(&ctx.snapshot.board, action);
+    }
+
+    /// The board has the keyboard only while focused (`/todos`).
+    fn has_keyboard(&self) -> bool {
+        self.focused
+    }
+
+    /// Besides its own keys, the focused board still opens the inspector.
+    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
+        if let Some(action) = lookup(KEYS, key) {
+            self.act(action, ctx);
+        } else if lookup(main_view::KEYS, key) == Some(main_view::Action::History) {
+            ctx.effect(Effect::OpenHistory);
+        }
+    }
+
+    /// The wheel over the board scrolls it, and gives it the keyboard so the offset holds.
+    fn wheel(&mut self, up: bool, at: Position, ctx: &mut Ctx<'_>) -> bool {
+        if !ctx.regions.todos.contains(at) {
+            return false;
+        }
+        self.scroll(&ctx.snapshot.board, up, super::conversation::WHEEL_LINES);
+        true
     }
 }
 

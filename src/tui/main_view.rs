@@ -1,0 +1,177 @@
+//! The main screen as a view: the keys that work anywhere on it, then the conversation's
+//! scrolling keys, then the composer's keys and finally its editor; Enter sends the prompt or
+//! runs a slash command. It is the bottom of the view stack, so it always has the keyboard.
+
+use super::commands::{self, Parsed, Slash};
+use super::keymap::{Binding, KeySpec, lookup};
+use super::stack::{Ctx, Effect, Hints, View};
+use super::view::composer::{self, Composer};
+use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
+use crate::agent::{Command, Snapshot};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
+
+/// What a key does anywhere on the main screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    ClearOrQuit,
+    QuitIfEmpty,
+    History,
+    Interrupt,
+    Help,
+}
+
+/// Keys of the main screen that are not the composer's or the conversation's.
+pub const KEYS: &[Binding<Action>] = &[
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Esc)],
+        action: Action::Interrupt,
+        help: "interrupt the running turn",
+        hint: Some("interrupt"),
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
+        action: Action::History,
+        help: "inspect the raw history, as the provider receives it",
+        hint: Some("history"),
+    },
+    Binding {
+        keys: &[KeySpec::char('?')],
+        action: Action::Help,
+        help: "show this help (on an empty composer)",
+        hint: Some("help"),
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('c')],
+        action: Action::ClearOrQuit,
+        help: "clear the composer; press twice within a second to quit",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('d')],
+        action: Action::QuitIfEmpty,
+        help: "quit (on an empty composer)",
+        hint: None,
+    },
+];
+
+/// The snapshot's parts the conversation pane reads.
+pub fn source(snapshot: &Snapshot) -> Source<'_> {
+    Source {
+        transcript: &snapshot.transcript,
+        streaming: snapshot.streaming.as_ref(),
+        queued: &snapshot.queued,
+    }
+}
+
+/// The conversation and the composer.
+#[derive(Debug)]
+pub struct MainView {
+    pub composer: Composer,
+    pub conversation: Conversation,
+}
+
+impl MainView {
+    /// Enter: a slash command runs here, anything else goes to the agent (queued if it is busy).
+    fn submit(&mut self, ctx: &mut Ctx<'_>) {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        let source = source(ctx.snapshot);
+        match commands::parse(&text) {
+            Parsed::Prompt => {
+                let prompt = self.composer.take();
+                ctx.effect(Effect::Send(Command::Submit(prompt.trim_end().to_owned())));
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
+            Parsed::Command(command) => {
+                self.composer.take();
+                ctx.effect(match command {
+                    Slash::Clear => Effect::Send(Command::Clear),
+                    Slash::Undo => Effect::Send(Command::Undo),
+                    Slash::Demo => Effect::Send(Command::StartDemo),
+                    Slash::Quit => Effect::Quit,
+                    Slash::Help => Effect::OpenHelp,
+                    Slash::Todos => Effect::FocusBoard,
+                });
+            }
+            Parsed::Unknown(name) => {
+                self.composer.take();
+                self.conversation
+                    .push_note(format!("Unknown command {name}. Commands: {}", commands::names()));
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
+        }
+    }
+}
+
+impl View for MainView {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
+    }
+
+    fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        match action {
+            Action::Interrupt => ctx.effect(Effect::Send(Command::Cancel)),
+            Action::History => ctx.effect(Effect::OpenHistory),
+            Action::Help => ctx.effect(Effect::OpenHelp),
+            Action::QuitIfEmpty => ctx.effect(Effect::Quit),
+            // Ctrl+C is the app's before any view sees it: the way out always works.
+            Action::ClearOrQuit => {}
+        }
+    }
+
+    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
+        match lookup(KEYS, key) {
+            Some(Action::Help | Action::QuitIfEmpty) if !self.composer.is_empty() => {}
+            Some(action) => return self.act(action, ctx),
+            None => {}
+        }
+        if let Some(action) = lookup(conversation::KEYS, key) {
+            self.conversation.act(&source(ctx.snapshot), action);
+            return;
+        }
+        match lookup(composer::KEYS, key) {
+            Some(composer::Action::Send) => self.submit(ctx),
+            Some(composer::Action::Newline) => self.composer.insert_newline(),
+            Some(composer::Action::Older) if self.composer.older() => {}
+            Some(composer::Action::Newer) if self.composer.newer() => {}
+            _ => self.composer.input(*key),
+        }
+    }
+
+    /// A bracketed paste goes into the composer whole.
+    fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
+        self.composer.paste(text);
+        true
+    }
+
+    /// The wheel scrolls the conversation when the pointer is over it.
+    fn wheel(&mut self, up: bool, at: Position, ctx: &mut Ctx<'_>) -> bool {
+        if !ctx.regions.conversation.contains(at) && ctx.regions.conversation != Rect::default() {
+            return false;
+        }
+        let source = source(ctx.snapshot);
+        if up {
+            self.conversation.scroll_up(&source, WHEEL_LINES);
+        } else {
+            self.conversation.scroll_down(&source, WHEEL_LINES);
+        }
+        true
+    }
+
+    /// The composer's keys and the global ones; Esc only while there is something to interrupt.
+    fn hints(&self, ctx: &Ctx<'_>) -> Hints {
+        let global: Vec<_> = KEYS
+            .iter()
+            .filter(|binding| ctx.busy || binding.action != Action::Interrupt)
+            .copied()
+            .collect();
+        let mut all = super::keymap::hints(composer::KEYS);
+        all.extend(super::keymap::hints(&global));
+        all
+    }
+}

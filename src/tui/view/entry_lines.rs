@@ -1,0 +1,147 @@
+//! How each entry of the conversation is drawn: the person's prompts (cut with a note when
+//! huge), the model's Markdown, tool calls and reminders on one line, errors and notices as
+//! marked prose. Pure functions of the entry and the width.
+
+use super::super::markdown;
+use super::super::text::{clean_line, clean_lines, first_line, truncate};
+use super::super::theme;
+use super::super::wrap::{Prefix, wrap};
+use crate::agent::Entry;
+use ratatui::text::{Line, Span};
+
+/// A prompt longer than this is shown cut, with a note; a 5 MB paste would otherwise be laid out
+/// line by line into the conversation.
+const USER_MAX_LINES: usize = 200;
+const USER_MAX_BYTES: usize = 16 * 1024;
+/// Left margin of assistant text, lining it up with the text after the user marker.
+pub(super) const MARGIN: &str = "  ";
+
+/// The lines one transcript entry is drawn as, at `width`.
+pub(super) fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    match entry {
+        Entry::User { text } => {
+            let prefix = Prefix {
+                first: vec![Span::styled("› ", theme::USER_MARKER)],
+                rest: vec![Span::raw(MARGIN)],
+            };
+            let (shown, hidden) = clip(text.trim_end(), USER_MAX_LINES, USER_MAX_BYTES);
+            let mut lines = Vec::new();
+            for (index, line) in clean_lines(shown).enumerate() {
+                let prefix =
+                    if index == 0 { prefix.clone() } else { Prefix::uniform(prefix.rest.clone()) };
+                let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
+                lines.extend(wrap(&spans, width, &prefix));
+            }
+            if hidden > 0 {
+                let note = format!("{MARGIN}… {hidden} more lines (all of it was sent)");
+                lines.push(Line::styled(truncate(&note, width).into_owned(), theme::DIM));
+            }
+            lines
+        }
+        Entry::Assistant { text } => {
+            let lines = markdown::render(text, width, MARGIN);
+            if lines.is_empty() { vec![Line::from(MARGIN)] } else { lines }
+        }
+        Entry::ToolCall { name, summary, .. } => vec![one_line(
+            vec![
+                Span::styled(format!("{MARGIN}▸ "), theme::TOOL_CALL),
+                Span::styled(clean_line(name).into_owned(), theme::TOOL_NAME),
+                Span::raw(" "),
+            ],
+            &first_line(summary),
+            theme::TOOL_CALL,
+            width,
+        )],
+        Entry::Reminder { text } => vec![one_line(
+            vec![Span::styled(format!("{MARGIN}↻ reminder: "), theme::REMINDER)],
+            &first_line(strip_tags(text)),
+            theme::REMINDER,
+            width,
+        )],
+        Entry::Error { text } => prose(text, width, "✗ ", theme::ERROR),
+        Entry::Notice { text } => prose(text, width, "· ", theme::NOTICE),
+    }
+}
+
+/// Multi-line plain text after a marker, wrapped, every line in `style`.
+pub(super) fn prose(
+    text: &str,
+    width: usize,
+    marker: &str,
+    style: ratatui::style::Style,
+) -> Vec<Line<'static>> {
+    let first = Prefix {
+        first: vec![Span::styled(format!("{MARGIN}{marker}"), style)],
+        rest: vec![Span::raw(" ".repeat(MARGIN.len() + marker.chars().count()))],
+    };
+    let rest = Prefix::uniform(first.rest.clone());
+    let mut lines = Vec::new();
+    for (index, line) in clean_lines(text.trim_end()).enumerate() {
+        let spans = [Span::styled(line.into_owned(), style)];
+        lines.extend(wrap(&spans, width, if index == 0 { &first } else { &rest }));
+    }
+    lines
+}
+
+/// The start of `text`: at most `max_lines` lines and about `max_bytes` bytes (cut at a line
+/// end when there is one), and how many lines were left out.
+fn clip(text: &str, max_lines: usize, max_bytes: usize) -> (&str, usize) {
+    let mut end = text
+        .match_indices('\n')
+        .nth(max_lines.saturating_sub(1))
+        .map_or(text.len(), |(index, _)| index);
+    if end > max_bytes {
+        let mut cut = max_bytes;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        end = text[..cut].rfind('\n').unwrap_or(cut);
+    }
+    let hidden =
+        if end < text.len() { text[end..].trim_start_matches('\n').lines().count() } else { 0 };
+    (&text[..end], hidden)
+}
+
+/// `lead` then `text` on one line, cut to `width`.
+pub(super) fn one_line(
+    mut lead: Vec<Span<'static>>,
+    text: &str,
+    style: ratatui::style::Style,
+    width: usize,
+) -> Line<'static> {
+    let used: usize = lead.iter().map(Span::width).sum();
+    let room = width.saturating_sub(used);
+    lead.push(Span::styled(truncate(text, room).into_owned(), style));
+    Line::from(lead)
+}
+
+/// `<reminder>text</reminder>` shown as `text`.
+fn strip_tags(text: &str) -> &str {
+    let trimmed = text.trim();
+    if let (Some(open_end), Some(close_start)) = (trimmed.find('>'), trimmed.rfind("</")) {
+        if trimmed.starts_with('<') && open_end < close_start {
+            return &trimmed[open_end + 1..close_start];
+        }
+    }
+    trimmed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_prompts_are_clipped_at_a_line_end() {
+        let text = "a\nb\nc\nd";
+        assert_eq!(clip(text, 2, 1000), ("a\nb", 2));
+        assert_eq!(clip(text, 10, 1000), (text, 0));
+        assert_eq!(clip("abcdef\nxyz", 10, 4), ("abcd", 2));
+        assert_eq!(clip("ab\ncdef\nxyz", 10, 5), ("ab", 2));
+    }
+
+    #[test]
+    fn reminder_tags_are_stripped() {
+        assert_eq!(strip_tags("<reminder>Update your todos.</reminder>"), "Update your todos.");
+        assert_eq!(strip_tags("plain"), "plain");
+    }
+}
