@@ -5,12 +5,25 @@
 mod file_support;
 
 use file_support::{PROMPT, run, workspace};
-use keel::tools::ToolError;
-use keel::tools::Tools;
+use keel::tools::files::MAX_READ_SCAN_BYTES;
 use keel::tools::preview::preview;
-use serde_json::json;
-use std::path::PathBuf;
-use std::time::Instant;
+use keel::tools::{ToolError, ToolOutcome, Tools};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Runs `read_file`, failing the test if it does not answer within [`PROMPT`] (a hang guard).
+async fn read(tools: &Tools, input: Value) -> ToolOutcome {
+    tokio::time::timeout(PROMPT, run(tools, "read_file", input))
+        .await
+        .unwrap_or_else(|_| panic!("read_file did not answer within {PROMPT:?}"))
+}
+
+/// Makes `path` two gigabytes long without writing them: the rest of the file is a hole of NULs.
+fn make_sparse_giant(path: &Path) {
+    const GIANT: u64 = 2 << 30;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_len(GIANT).unwrap();
+}
 
 mod paths {
     use super::*;
@@ -163,16 +176,75 @@ mod files {
         text.push_str(&"x".repeat(1_000_000));
         text.push('\n');
         std::fs::write(&path, text).unwrap();
-        // Make it a gigabyte (sparse): only the start may be read.
-        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(1 << 30).unwrap();
-        let started = Instant::now();
-        let outcome = run(&tools, "read_file", json!({"path": "big.log", "limit": 2})).await;
-        assert!(started.elapsed() < PROMPT);
+        make_sparse_giant(&path);
+        let outcome = read(&tools, json!({"path": "big.log", "limit": 2})).await;
         assert!(!outcome.is_error, "{}", outcome.for_model);
         assert!(outcome.for_model.len() < 10_000, "{}", outcome.for_model.len());
         assert!(outcome.for_model.contains("line cut: 1000000 bytes"));
         assert!(outcome.for_model.contains("continue with offset 3"));
+    }
+
+    #[tokio::test]
+    async fn one_enormous_line_is_read_only_as_far_as_the_window() {
+        let (dir, tools) = workspace();
+        let path = dir.path().join("huge.txt");
+        std::fs::write(&path, "x".repeat(10_000)).unwrap();
+        make_sparse_giant(&path);
+        let outcome = read(&tools, json!({"path": "huge.txt"})).await;
+        assert!(!outcome.is_error, "{}", outcome.for_model);
+        let text = &outcome.for_model;
+        assert!(text.starts_with(&format!("     1\t{}", "x".repeat(2000))), "{text}");
+        // The count shows how much was read: the window, not the two gigabytes.
+        let cut = format!(" … [line cut: {MAX_READ_SCAN_BYTES} bytes read, and it goes on]\n");
+        assert!(text.contains(&cut), "{text}");
+        assert!(text.contains("line 1 goes on past them"), "{text}");
+        assert!(text.contains("`sed -n '1,2000p' huge.txt`"), "{text}");
+        assert!(text.len() < 3000, "{}", text.len());
+
+        // Skipping the giant line to reach the next one is refused the same way.
+        let outcome = read(&tools, json!({"path": "huge.txt", "offset": 2})).await;
+        assert!(outcome.is_error);
+        assert!(outcome.for_model.starts_with("Line 2 of `huge.txt` lies beyond its first"));
+        assert!(outcome.for_model.contains("(they hold 0 whole lines)"), "{}", outcome.for_model);
+    }
+
+    #[tokio::test]
+    async fn offsets_reach_to_the_end_of_the_window_and_no_further() {
+        /// Each line is exactly this long, newline included.
+        const LINE: u64 = 11;
+        let whole_lines = MAX_READ_SCAN_BYTES / LINE;
+        assert_ne!(MAX_READ_SCAN_BYTES % LINE, 0, "the window must end inside a line");
+        let (dir, tools) = workspace();
+        let text: String = (1..=whole_lines + 50_000).map(|n| format!("{n:010}\n")).collect();
+        std::fs::write(dir.path().join("lines.txt"), text).unwrap();
+
+        let from = whole_lines - 10;
+        let outcome = read(&tools, json!({"path": "lines.txt", "offset": from})).await;
+        assert!(!outcome.is_error, "{}", outcome.for_model);
+        let last = format!("{whole_lines:>6}\t{whole_lines:010}\n");
+        assert!(outcome.for_model.contains(&last), "{}", outcome.for_model);
+        assert_eq!(outcome.for_model.matches('\t').count(), 11, "{}", outcome.for_model);
+        let straddling = whole_lines + 1;
+        let note = format!("line {straddling} goes on past them; read from there with bash");
+        assert!(outcome.for_model.contains(&note), "{}", outcome.for_model);
+        let command = format!("`sed -n '{straddling},{}p' lines.txt`", straddling + 1999);
+        assert!(outcome.for_model.contains(&command), "{}", outcome.for_model);
+
+        // The line the window cuts shows what was read of it.
+        let outcome = read(&tools, json!({"path": "lines.txt", "offset": straddling})).await;
+        let start = format!("{straddling:>6}\t{}", &format!("{straddling:010}")[..8]);
+        assert!(outcome.for_model.starts_with(&start), "{}", outcome.for_model);
+        assert!(outcome.for_model.contains("[line cut: 8 bytes read, and it goes on]"));
+
+        for offset in [straddling + 1, whole_lines + 40_000, u64::MAX] {
+            let outcome = read(&tools, json!({"path": "lines.txt", "offset": offset})).await;
+            assert!(outcome.is_error, "{offset}");
+            let expected = format!(
+                "Line {offset} of `lines.txt` lies beyond its first {MAX_READ_SCAN_BYTES} bytes, \
+                 which is as far as read_file reads (they hold {whole_lines} whole lines)"
+            );
+            assert!(outcome.for_model.starts_with(&expected), "{}", outcome.for_model);
+        }
     }
 
     #[tokio::test]

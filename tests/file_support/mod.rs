@@ -25,3 +25,13 @@ pub fn ctx() -> ToolContext {
 pub async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {
     tools.run(name, &input, &ctx()).await
 }
+
+/// The names in `folder`, sorted: to check that no temporary file was left behind.
+pub fn names_in(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
