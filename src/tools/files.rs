@@ -6,9 +6,12 @@
 //! - Writing and editing are split in two: a *plan* ([`plan_write`], [`plan_edit`]) works out the
 //!   file's content before and after without touching anything — the approval preview shows it as
 //!   a diff — and [`PlannedChange::apply`] writes it and hands back the before/after pair for undo.
+//! - Every write is atomic (`atomic`): the new content goes to a temporary file in the same
+//!   folder, which is synced and renamed over the target, so a failure leaves the old file whole.
 //! - Only regular files are read or written (`open`): FIFOs, sockets and devices are refused
 //!   before they are opened, so nothing here can wait forever.
 
+mod atomic;
 mod open;
 mod plan;
 mod read;

@@ -104,6 +104,8 @@ pub enum ToolError {
          (reading a FIFO or a device could wait forever)."
     )]
     NotRegularFile { path: String, kind: &'static str },
+    #[error("Could not write `{path}`: {step}{source}; {left}.")]
+    WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
     #[error(
         "Line {offset} of `{path}` lies beyond its first {window} bytes, which is as far as \
          read_file reads (they hold {lines} whole lines); read it with bash, e.g. `{command}`."

@@ -5,6 +5,7 @@
 //! Planning reads the current content, so it refuses what a read refuses (folders, FIFOs,
 //! sockets, devices) and never blocks on one.
 
+use super::atomic::write_atomically;
 use super::open::{check_regular, existing, io_error, open_regular};
 use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
 use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
@@ -25,21 +26,15 @@ pub struct PlannedChange {
 }
 
 impl PlannedChange {
-    /// Writes the new content (creating parent folders) and reports it with the undo record.
+    /// Writes the new content atomically (creating parent folders) and reports it with the undo
+    /// record. On failure the file is left as it was and the error says why.
     pub fn apply(self) -> Result<ToolOutcome, ToolError> {
         if self.before.as_deref() == Some(self.after.as_slice()) {
             // Nothing to write, and nothing to undo.
             return Ok(ToolOutcome::ok(self.report));
         }
-        let io_error = |source| io_error(&self.display, source);
-        if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_error)?;
-        }
-        if let Some(meta) = existing(&self.path, &self.display)? {
-            check_regular(&meta, &self.display)?;
-        }
-        std::fs::write(&self.path, &self.after).map_err(io_error)?;
-        let mut outcome = ToolOutcome::ok(self.report);
+        let note = write_atomically(&self.path, &self.display, &self.after)?;
+        let mut outcome = ToolOutcome::ok(self.report + note.as_deref().unwrap_or_default());
         outcome.changes.push(FileChange {
             path: self.path,
             before: self.before,
