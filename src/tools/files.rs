@@ -10,6 +10,8 @@
 //!   folder, which is synced and renamed over the target, so a failure leaves the old file whole.
 //! - Only regular files are read or written (`open`): FIFOs, sockets and devices are refused
 //!   before they are opened, so nothing here can wait forever.
+//! - Nothing inside `.git/` or the workspace's `.keel/` is written (`Workspace::resolve_writable`);
+//!   reading them is allowed.
 
 mod atomic;
 mod open;
@@ -40,10 +42,12 @@ pub const READ_DESCRIPTION: &str = "Read a text file from the workspace. Lines c
 (`     1\\tline`); use offset and limit to read a long file in parts. One call reads at most the \
 first 8 MiB of a file; use bash for what lies beyond. Binary files, FIFOs and devices are refused.";
 pub const WRITE_DESCRIPTION: &str = "Create or replace a file in the workspace with the given \
-content. Missing parent folders are created. Prefer edit_file for small changes to an existing file.";
+content. Missing parent folders are created. Prefer edit_file for small changes to an existing file. \
+Files inside .git/ and .keel/ cannot be written.";
 pub const EDIT_DESCRIPTION: &str = "Replace one exact piece of text in a file. old_text must occur \
 exactly once in the file (include enough surrounding lines to make it unique, with the exact \
-whitespace and indentation); it is replaced by new_text.";
+whitespace and indentation); it is replaced by new_text. Files inside .git/ and .keel/ cannot be \
+edited.";
 
 /// `read_file`'s arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -104,6 +104,8 @@ pub enum ToolError {
          (reading a FIFO or a device could wait forever)."
     )]
     NotRegularFile { path: String, kind: &'static str },
+    #[error("`{path}` is {place}, which keel never changes: {reason}.")]
+    ProtectedPath { path: String, place: String, reason: &'static str },
     #[error("Could not write `{path}`: {step}{source}; {left}.")]
     WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
     #[error(

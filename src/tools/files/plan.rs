@@ -3,7 +3,8 @@
 //! will write.
 //!
 //! Planning reads the current content, so it refuses what a read refuses (folders, FIFOs,
-//! sockets, devices) and never blocks on one.
+//! sockets, devices) and never blocks on one; and it resolves the path with
+//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned.
 
 use super::atomic::write_atomically;
 use super::open::{check_regular, existing, io_error, open_regular};
@@ -46,7 +47,7 @@ impl PlannedChange {
 
 /// Works out `write_file`'s change.
 pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChange, ToolError> {
-    let path = workspace.resolve(&args.path)?;
+    let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let before = read_existing(&path, &display)?;
     let report = match &before {
@@ -62,7 +63,7 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
 pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange, ToolError> {
-    let path = workspace.resolve(&args.path)?;
+    let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let Some(before) = read_existing(&path, &display)? else {
         return Err(ToolError::NotFound { path: display });
