@@ -102,6 +102,20 @@ pub enum ToolError {
         "`{path}` is {size} bytes, more than the {limit} bytes this tool changes; use bash instead."
     )]
     TooLarge { path: String, size: u64, limit: u64 },
+    #[error(
+        "`{path}` is {kind}, not a regular file; the file tools only read and write regular files \
+         (reading a FIFO or a device could wait forever)."
+    )]
+    NotRegularFile { path: String, kind: &'static str },
+    #[error("`{path}` is {place}, which keel never changes: {reason}.")]
+    ProtectedPath { path: String, place: String, reason: &'static str },
+    #[error("Could not write `{path}`: {step}{source}; {left}.")]
+    WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
+    #[error(
+        "Line {offset} of `{path}` lies beyond its first {window} bytes, which is as far as \
+         read_file reads (they hold {lines} whole lines); read it with bash, e.g. `{command}`."
+    )]
+    BeyondReadWindow { path: String, offset: u64, lines: u64, window: u64, command: String },
     #[error("offset {offset} is past the end of `{path}`, which has {lines} lines.")]
     OffsetPastEnd { path: String, offset: u64, lines: u64 },
     #[error("old_text is empty; give the exact text to replace.")]

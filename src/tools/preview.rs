@@ -1,9 +1,11 @@
 //! What a file tool call would change, as a unified diff, for the person to approve.
 //!
 //! [`preview`] decodes the call's arguments like [`Tools::run`] would, works out the change with
-//! the same plan the tool itself uses, and diffs it — without writing anything. Calls it cannot
-//! preview (other tools, bad arguments, an edit that would fail) give `None`: the tool's own error
-//! will say what is wrong when it runs.
+//! the same plan the tool itself uses, and diffs it — without writing anything. The plan opens
+//! only regular files and never waits on one, so a write aimed at a FIFO or a device cannot
+//! freeze the approval screen. Calls it cannot preview (other tools, bad arguments, an edit that
+//! would fail, a refused target) give `None`: the tool's own error will say what is wrong when it
+//! runs.
 
 use super::files::{self, PlannedChange};
 use super::{Invocation, ToolName, Tools};

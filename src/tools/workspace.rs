@@ -1,13 +1,31 @@
-//! The workspace: the one folder tree the tools may touch, and the rule that keeps them inside it.
+//! The workspace: the one folder tree the tools may touch, and the rules that keep them inside it.
 //!
 //! Every path the model names goes through [`Workspace::resolve`]. Relative paths are taken from
 //! the root; absolute paths are accepted only inside it. `..` is resolved by hand before anything
 //! is checked, and the nearest part of the path that already exists is canonicalised, so a symlink
-//! that points out of the workspace is caught even when the file itself does not exist yet.
+//! that points out of the workspace is caught even when the file itself does not exist yet. A
+//! device reached through a symlink (`ln -s /dev/zero zero`) is therefore refused as outside.
+//!
+//! Paths to be written go through [`Workspace::resolve_writable`], which also refuses git's and
+//! keel's own folders: any `.git` component (nested repositories, submodules and their `.git`
+//! files too) and `.keel` at the root. The rule is checked on the resolved real path, so a symlink
+//! into `.git/` is refused as well. Names are compared regardless of ASCII case: on most Linux
+//! file systems `.GIT` is a folder of its own that git ignores, but on case-insensitive ones
+//! (vfat, exFAT, ext4 with casefold, macOS) it *is* `.git`, and refusing a rare `.GIT` costs less
+//! than a hook written behind git's back.
 
 use super::ToolError;
+use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+
+/// git's folder (or, in a submodule or a linked worktree, the file pointing to it).
+const GIT_DIR: &str = ".git";
+/// keel's per-workspace folder, which holds settings only the person may change.
+const KEEL_DIR: &str = ".keel";
+const GIT_REASON: &str = "git's own files are not the model's to edit";
+const KEEL_REASON: &str = "the workspace's keel settings are the person's to edit, not the model's";
 
 /// The folder the tools work in, held as its canonical path.
 #[derive(Debug, Clone)]
@@ -68,6 +86,34 @@ impl Workspace {
         Ok(rest.iter().fold(real, |acc, name| acc.join(name)))
     }
 
+    /// Like [`Workspace::resolve`], for a path about to be written: also refuses anything inside
+    /// `.git/` (at any depth) or the root's `.keel/`, judged on the real path.
+    pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let real = self.resolve(path)?;
+        let relative = real.strip_prefix(&self.root).unwrap_or(&real);
+        let names: Vec<&OsStr> = relative
+            .components()
+            .filter_map(|component| match component {
+                Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        let git = names.iter().position(|name| is_named(name, GIT_DIR));
+        let keel = names.first().filter(|name| is_named(name, KEEL_DIR)).map(|_| 0);
+        let (at, reason) = match (keel, git) {
+            (Some(at), _) => (at, KEEL_REASON),
+            (None, Some(at)) => (at, GIT_REASON),
+            (None, None) => return Ok(real),
+        };
+        let folder = names[at].to_string_lossy();
+        let place = if at + 1 == names.len() {
+            format!("{folder}/ itself")
+        } else {
+            format!("inside {folder}/")
+        };
+        Err(ToolError::ProtectedPath { path: self.display(&real), place, reason })
+    }
+
     /// `path` as the person and the model should read it: relative to the root when inside it.
     pub fn display(&self, path: &Path) -> String {
         match path.strip_prefix(&self.root) {
@@ -84,6 +130,11 @@ impl Workspace {
     fn invalid(&self, path: &str, reason: &str) -> ToolError {
         ToolError::InvalidPath { path: path.to_owned(), reason: reason.to_owned() }
     }
+}
+
+/// Whether `name` is `protected`, regardless of ASCII case (see the module doc).
+fn is_named(name: &OsStr, protected: &str) -> bool {
+    name.as_bytes().eq_ignore_ascii_case(protected.as_bytes())
 }
 
 /// Resolves `.` and `..` without touching the file system. `None` when `..` climbs above `/`.

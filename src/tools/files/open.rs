@@ -1,0 +1,95 @@
+//! Opening a workspace file without ever blocking: regular files only.
+//!
+//! Opening a FIFO for reading waits for a writer, reading a character device such as `/dev/zero`
+//! never ends, and a socket cannot be opened at all; any of them would freeze a tool call or the
+//! approval preview. So the type is checked from metadata first, *without opening*; then the file
+//! is opened with `O_NONBLOCK` (a FIFO swapped in after the check opens at once instead of
+//! waiting) and `O_NOFOLLOW` (the path was resolved to its real location, so a symlink there now
+//! means it was swapped), and the opened file is checked again with `fstat`, so a swap between
+//! the check and the open is caught before a single byte is read.
+
+use crate::tools::ToolError;
+use std::fs::{self, File, FileType, Metadata};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// What kind of file `file_type` is, in words for an error; `None` for a regular file.
+pub(super) fn irregular_kind(file_type: FileType) -> Option<&'static str> {
+    if file_type.is_file() {
+        None
+    } else if file_type.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_symlink() {
+        Some("a symlink")
+    } else {
+        Some("neither a file nor a folder")
+    }
+}
+
+/// Refuses a folder, a FIFO, a socket or a device, from metadata already at hand.
+pub(super) fn check_regular(meta: &Metadata, display: &str) -> Result<(), ToolError> {
+    if meta.is_dir() {
+        return Err(ToolError::IsDirectory { path: display.to_owned() });
+    }
+    match irregular_kind(meta.file_type()) {
+        None => Ok(()),
+        Some(kind) => Err(ToolError::NotRegularFile { path: display.to_owned(), kind }),
+    }
+}
+
+/// Opens the regular file at `path` (a real path from `Workspace::resolve`) for reading, with its
+/// metadata as the opened file reports it. Never blocks, never reads: see the module doc.
+pub(super) fn open_regular(path: &Path, display: &str) -> Result<(File, Metadata), ToolError> {
+    let meta = fs::metadata(path).map_err(|source| not_found_or_io(display, source))?;
+    check_regular(&meta, display)?;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_NOCTTY)
+        .open(path)
+        .map_err(|source| not_found_or_io(display, source))?;
+    let opened = file.metadata().map_err(|source| io_error(display, source))?;
+    check_regular(&opened, display)?;
+    Ok((file, opened))
+}
+
+/// The file's metadata without following a final symlink; `None` when nothing is there.
+pub(super) fn existing(path: &Path, display: &str) -> Result<Option<Metadata>, ToolError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(io_error(display, source)),
+    }
+}
+
+pub(super) fn not_found_or_io(display: &str, source: io::Error) -> ToolError {
+    if source.kind() == io::ErrorKind::NotFound {
+        ToolError::NotFound { path: display.to_owned() }
+    } else {
+        io_error(display, source)
+    }
+}
+
+pub(super) fn io_error(display: &str, source: io::Error) -> ToolError {
+    ToolError::Io { path: display.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_are_named_without_being_opened() {
+        let null = fs::metadata("/dev/null").unwrap();
+        let err = check_regular(&null, "null").unwrap_err();
+        assert!(matches!(err, ToolError::NotRegularFile { kind: "a character device", .. }));
+        let folder = fs::metadata("/").unwrap();
+        assert!(matches!(check_regular(&folder, "/"), Err(ToolError::IsDirectory { .. })));
+    }
+}

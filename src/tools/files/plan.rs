@@ -1,0 +1,145 @@
+//! Planning a write or an edit: the file's content before and after, worked out without
+//! touching anything, so that the approval preview can show exactly what [`PlannedChange::apply`]
+//! will write.
+//!
+//! Planning reads the current content, so it refuses what a read refuses (folders, FIFOs,
+//! sockets, devices) and never blocks on one; and it resolves the path with
+//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned.
+
+use super::atomic::write_atomically;
+use super::open::{check_regular, existing, io_error, open_regular};
+use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
+use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// What a write or an edit would do to one file, worked out without touching it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedChange {
+    /// The real path inside the workspace.
+    pub path: PathBuf,
+    /// The path as the model and the person read it.
+    pub display: String,
+    pub before: Option<Vec<u8>>,
+    pub after: Vec<u8>,
+    /// The sentence reporting the change once made.
+    report: String,
+}
+
+impl PlannedChange {
+    /// Writes the new content atomically (creating parent folders) and reports it with the undo
+    /// record. On failure the file is left as it was and the error says why.
+    pub fn apply(self) -> Result<ToolOutcome, ToolError> {
+        if self.before.as_deref() == Some(self.after.as_slice()) {
+            // Nothing to write, and nothing to undo.
+            return Ok(ToolOutcome::ok(self.report));
+        }
+        let note = write_atomically(&self.path, &self.display, &self.after)?;
+        let mut outcome = ToolOutcome::ok(self.report + note.as_deref().unwrap_or_default());
+        outcome.changes.push(FileChange {
+            path: self.path,
+            before: self.before,
+            after: self.after,
+        });
+        Ok(outcome)
+    }
+}
+
+/// Works out `write_file`'s change.
+pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChange, ToolError> {
+    let path = workspace.resolve_writable(&args.path)?;
+    let display = workspace.display(&path);
+    let before = read_existing(&path, &display)?;
+    let report = match &before {
+        None => format!("Wrote {} bytes to {display} (new file).", args.content.len()),
+        Some(old) => format!(
+            "Wrote {} bytes to {display} (replacing {} bytes).",
+            args.content.len(),
+            old.len()
+        ),
+    };
+    Ok(PlannedChange { path, display, before, after: args.content.as_bytes().to_vec(), report })
+}
+
+/// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
+pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange, ToolError> {
+    let path = workspace.resolve_writable(&args.path)?;
+    let display = workspace.display(&path);
+    let Some(before) = read_existing(&path, &display)? else {
+        return Err(ToolError::NotFound { path: display });
+    };
+    let text =
+        std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 { path: display.clone() })?;
+    if args.old_text.is_empty() {
+        return Err(ToolError::EmptyOldText);
+    }
+    let (count, first) = occurrences(text, &args.old_text);
+    let at = match (count, first) {
+        (1, Some(at)) => at,
+        (0, _) | (_, None) => return Err(ToolError::TextNotFound { path: display }),
+        (count, Some(_)) => {
+            return Err(ToolError::TextNotUnique { path: display, count });
+        }
+    };
+    let mut after = String::with_capacity(text.len() - args.old_text.len() + args.new_text.len());
+    after.push_str(&text[..at]);
+    after.push_str(&args.new_text);
+    after.push_str(&text[at + args.old_text.len()..]);
+    let line = text[..at].matches('\n').count() + 1;
+    let report = if args.old_text == args.new_text {
+        format!("No change to {display}: old_text and new_text are the same.")
+    } else {
+        format!("Edited {display}: replaced the text at line {line}.")
+    };
+    Ok(PlannedChange { path, display, before: Some(before), after: after.into_bytes(), report })
+}
+
+/// The file's content, `None` if it does not exist; refuses what is not a regular file and files
+/// too large to hold.
+fn read_existing(path: &Path, display: &str) -> Result<Option<Vec<u8>>, ToolError> {
+    let Some(meta) = existing(path, display)? else {
+        return Ok(None);
+    };
+    check_regular(&meta, display)?;
+    let (file, opened) = open_regular(path, display)?;
+    let too_large =
+        |size| ToolError::TooLarge { path: display.to_owned(), size, limit: MAX_EDIT_FILE_BYTES };
+    if opened.len() > MAX_EDIT_FILE_BYTES {
+        return Err(too_large(opened.len()));
+    }
+    let mut content = Vec::new();
+    // One byte more than the cap tells a file that grew since it was measured.
+    file.take(MAX_EDIT_FILE_BYTES + 1)
+        .read_to_end(&mut content)
+        .map_err(|source| io_error(display, source))?;
+    if content.len() as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(too_large(content.len() as u64));
+    }
+    Ok(Some(content))
+}
+
+/// How many times `needle` occurs in `haystack`, overlaps included, and where it first does.
+fn occurrences(haystack: &str, needle: &str) -> (usize, Option<usize>) {
+    let mut count = 0;
+    let mut first = None;
+    let mut from = 0;
+    while let Some(found) = haystack[from..].find(needle) {
+        let at = from + found;
+        first.get_or_insert(at);
+        count += 1;
+        from = at + haystack[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    (count, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occurrences_count_overlaps() {
+        assert_eq!(occurrences("aaa", "aa"), (2, Some(0)));
+        assert_eq!(occurrences("xéx", "x"), (2, Some(0)));
+        assert_eq!(occurrences("abc", "d"), (0, None));
+    }
+}
