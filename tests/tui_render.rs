@@ -391,6 +391,34 @@ fn snapshot_inspector_highlights_hits_in_wire_messages() {
 }
 
 #[test]
+fn snapshot_retry_drops_the_partial_answer_and_counts_down() {
+    snap_both("retry_countdown", || {
+        let prompt = transcript(vec![user("Summarise the README")]);
+        let (mut app, _rx) = app_with(Snapshot {
+            transcript: prompt.clone(),
+            streaming: Some(Arc::from("The README says that keel is a termi")),
+            activity: Activity::Thinking,
+            ..base_snapshot()
+        });
+        // Drawn once with the partial answer, so a stale layout would show.
+        draw(&mut app, WIDE);
+        let now = Instant::now();
+        app.apply_snapshot(Snapshot {
+            transcript: prompt,
+            streaming: None,
+            activity: Activity::Retrying {
+                attempt: 1,
+                until: now + Duration::from_millis(4_500),
+                reason: "stream cut off".into(),
+            },
+            ..base_snapshot()
+        });
+        app.on_tick(now);
+        app
+    });
+}
+
+#[test]
 fn snapshot_help_overlay() {
     snap_both("help_overlay", || {
         let (mut app, _rx) = app_with(base_snapshot());
