@@ -8,7 +8,7 @@ use fake_llm::FakeLlm;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Variables that would let the machine's own settings leak into a test.
@@ -30,6 +30,42 @@ fn keel(home: &Path) -> Command {
     }
     command.env("HOME", home).stdin(Stdio::null());
     command
+}
+
+/// Hang guard for one run of keel: far past any real run on a loaded machine.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+/// How often a waiting test looks at the child again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Waits for `child` to exit; kills it and fails, naming `what`, if it takes longer than `limit`.
+fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not exit within {limit:?}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Runs `command` to its end with stdout and stderr captured, under the hang guard.
+fn output_within(command: &mut Command, what: &str) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut bytes).map(|_| bytes)
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut bytes).map(|_| bytes)
+    });
+    let status = wait_within(&mut child, HANG_GUARD, what);
+    Output { status, stdout: out.join().unwrap().unwrap(), stderr: err.join().unwrap().unwrap() }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -173,7 +209,7 @@ fn run_against(
             .env("ANTHROPIC_BASE_URL", server.anthropic_base()),
         _ => command.env("OPENAI_API_KEY", "test-key").env("OPENAI_BASE_URL", server.openai_base()),
     };
-    command.output().unwrap()
+    output_within(&mut command, "keel -p against the fake server")
 }
 
 async fn ten_steps_to_ten_of_ten(provider: &str) {
@@ -236,13 +272,13 @@ async fn unauthorized_fails_the_run_and_names_the_variable() {
         .mount(&server)
         .await;
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let output = keel(home.path())
+    let mut command = keel(home.path());
+    command
         .args(["-p", "hello", "--workdir"])
         .arg(work.path())
         .env("ANTHROPIC_API_KEY", "wrong")
-        .env("ANTHROPIC_BASE_URL", server.uri())
-        .output()
-        .unwrap();
+        .env("ANTHROPIC_BASE_URL", server.uri());
+    let output = output_within(&mut command, "keel -p against a server that says 401");
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
@@ -265,11 +301,11 @@ async fn killed_mid_task_then_continued_finishes_with_no_step_done_twice() {
         .spawn()
         .unwrap();
     let progress = work.path().join("progress.log");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + 2 * HANG_GUARD;
     while std::fs::read_to_string(&progress).map_or(0, |text| text.lines().count()) < 4 {
         assert!(Instant::now() < deadline, "the task never got going");
         assert!(child.try_wait().unwrap().is_none(), "keel ended before it was killed");
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(POLL);
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up.
     child.wait().unwrap();
@@ -336,16 +372,15 @@ async fn sigterm_interrupts_cleanly_and_the_session_keeps_every_result() {
             break;
         }
     }
-    let started = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
+    // The command sleeps a minute; keel must kill it rather than wait for it.
+    let status = wait_within(&mut child, HANG_GUARD, "keel after SIGTERM");
     let rest: Vec<Value> =
         lines.map(|line| serde_json::from_str(&line.unwrap()).unwrap()).collect();
-    let status = child.wait().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(20), "the command was not killed");
     assert_eq!(status.code(), Some(1));
     assert_eq!(last_result(&rest)["outcome"], "interrupted");
 

@@ -4,7 +4,8 @@
 //!
 //! The test runs its own tmux server (a socket in a temporary directory), so it never touches a
 //! tmux the person is using, and a clean environment (no API keys, a temporary HOME), so nothing
-//! of the machine's configuration leaks in. It is skipped, saying so, when tmux is not installed.
+//! of the machine's configuration leaks in. Without tmux it is skipped, saying so — except in CI
+//! (`CI` set), where `.ci/run` installs tmux and a missing one must fail rather than pass.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -89,6 +90,18 @@ fn tmux_installed() -> bool {
     Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success())
 }
 
+/// Whether `test` can run here: with tmux, yes; without it, a skip that says so, or in CI (where
+/// tmux is installed on purpose) a failure.
+fn can_run(test: &str) -> bool {
+    if tmux_installed() {
+        return true;
+    }
+    let in_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
+    assert!(!in_ci, "{test}: tmux is not installed, and CI must run the end-to-end tests");
+    eprintln!("SKIPPED {test}: tmux is not installed");
+    false
+}
+
 /// The shell's line saying keel exited. The command line echoes the marker too; the answer is the
 /// line that starts with it.
 fn exit_line(screen: &str) -> Option<String> {
@@ -105,8 +118,8 @@ fn board_count(screen: &str) -> Option<(u32, u32)> {
 
 #[test]
 fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_terminal() {
-    if !tmux_installed() {
-        eprintln!("SKIPPED demo_runs_to_a_full_board…: tmux is not installed");
+    if !can_run("demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_terminal")
+    {
         return;
     }
     let home = tempfile::tempdir().unwrap();
@@ -165,8 +178,7 @@ fn pid_of(needle: &str) -> Option<i32> {
 
 #[test]
 fn sigterm_restores_the_terminal() {
-    if !tmux_installed() {
-        eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
+    if !can_run("sigterm_restores_the_terminal") {
         return;
     }
     let home = tempfile::tempdir().unwrap();
