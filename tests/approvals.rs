@@ -137,9 +137,11 @@ async fn play_calls(
             tokio::select! {
                 snapshot = handle.snapshots.recv() => {
                     let snapshot = snapshot.expect("the agent stopped");
-                    if let Some(request) = &snapshot.pending_approval
-                        && !asked.iter().any(|(id, _)| *id == request.id)
-                    {
+                    let new_request = snapshot
+                        .pending_approval
+                        .as_ref()
+                        .filter(|request| !asked.iter().any(|(id, _)| *id == request.id));
+                    if let Some(request) = new_request {
                         asked.push((request.id.clone(), request.tool.clone()));
                         if request.tool != "bash" {
                             assert!(request.diff.is_some(), "a file change is shown as a diff");

@@ -7,6 +7,8 @@
 //! of the machine's configuration leaks in. Without tmux it is skipped, saying so — except in CI
 //! (`CI` set), where `.ci/run` installs tmux and a missing one must fail rather than pass.
 
+mod fake_llm;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::thread::sleep;
@@ -204,4 +206,50 @@ fn sigterm_restores_the_terminal() {
     assert!(!tmux.alternate_screen(), "the alternate screen is left:\n{screen}");
     tmux.type_line("echo still-$((40 + 2))");
     tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| screen.contains("still-42"));
+}
+
+#[test]
+fn approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking() {
+    if !can_run("approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let steps = vec![
+        fake_llm::tool("bash", serde_json::json!({"command": "touch planted.txt"})),
+        fake_llm::text("Understood."),
+    ];
+    let server = runtime.block_on(fake_llm::FakeLlm::start(steps, Duration::ZERO));
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workdir.path().join(".keel")).unwrap();
+    std::fs::write(workdir.path().join(".keel/config.toml"), "approval = \"auto\"\n").unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    tmux.type_line(&format!(
+        "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --workdir '{}'; echo \"{EXITED} $?\"",
+        server.anthropic_base(),
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    let screen = tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| {
+        screen.contains("Welcome to keel") || exit_line(screen).is_some()
+    });
+    let notice = screen.contains("ignored `approval = \"auto\"`");
+
+    tmux.type_line("Plant a file.");
+    let screen = tmux.wait_for("the approval request", KEY_TIMEOUT, |screen| {
+        screen.contains("Approval needed") || screen.contains("Understood.")
+    });
+    assert!(screen.contains("Approval needed"), "keel asks before the command:\n{screen}");
+    assert!(screen.contains("touch planted.txt"), "{screen}");
+    assert!(!workdir.path().join("planted.txt").exists());
+    tmux.send(&["n"]);
+    tmux.wait_for("the model's answer", KEY_TIMEOUT, |screen| screen.contains("Understood."));
+    assert!(!workdir.path().join("planted.txt").exists(), "a refused command never ran");
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+    assert!(notice, "the TUI said what it ignored");
+    assert!(screen.contains("keel: ignored `approval"), "and said it on stderr too:\n{screen}");
 }

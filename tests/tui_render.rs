@@ -261,7 +261,7 @@ fn snapshot_empty_first_run() {
     snap_both("empty_first_run", || {
         let (app, _rx) = new_app(TuiOptions {
             first_run_help: Some(keel::agent::CONFIGURE_HELP.into()),
-            demo: false,
+            ..TuiOptions::default()
         });
         app
     });
@@ -897,8 +897,21 @@ fn the_status_bar_counts_down_a_retry() {
 
 #[test]
 fn the_demo_banner_says_the_demo_runs() {
-    let (mut app, _rx) = new_app(TuiOptions { first_run_help: None, demo: true });
+    let (mut app, _rx) = new_app(TuiOptions { demo: true, ..TuiOptions::default() });
     assert!(screen_text(&draw(&mut app, WIDE)).contains("The demo is running"));
+}
+
+#[test]
+fn a_setup_notice_is_shown_above_the_welcome() {
+    let notice = "ignored `base_url` in the workspace's .keel/config.toml: a project's file may not choose the provider.";
+    let (mut app, _rx) =
+        new_app(TuiOptions { notice: Some(notice.into()), ..TuiOptions::default() });
+    let screen = screen_text(&draw(&mut app, WIDE));
+    assert!(
+        screen.contains("keel ignored `base_url` in the workspace's .keel/config.toml"),
+        "{screen}"
+    );
+    assert!(screen.contains("Tell keel what to do"), "{screen}");
 }
 
 #[test]
