@@ -8,11 +8,12 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Headless mode (-p) runs every tool without asking: there is no one to ask. Use --approval read-only
-to forbid commands and writes.
+to forbid commands and writes; --approval ask is refused with -p.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPENAI_BASE_URL (with /v1),
 KEEL_PROVIDER, KEEL_MODEL.
-Config files: ./.keel/config.toml in the workspace, then ~/.config/keel/config.toml.
+Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url or api_key, nor
+loosen approval), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
 /// keel — a terminal coding agent that plans on a task board and does not drift.

@@ -63,10 +63,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let resuming = cli.continue_session || cli.resume.is_some();
-    let headless_prompt = match &cli.print {
-        Some(prompt) => Some(read_prompt(prompt, cli.demo || resuming)?),
-        None => None,
-    };
+    let headless = cli.print.is_some();
     let (workspace, demo_dir) = workspace(&cli)?;
     match cli.command {
         Some(SubCommand::Sessions) => return list_sessions(&workspace),
@@ -74,17 +71,33 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         None => {}
     }
     let env = |name: &str| std::env::var(name).ok();
-    let config = config::resolve(&cli.flag_settings(), &env, workspace.root())?;
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
     let default_approval =
-        if headless_prompt.is_some() || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
+        if headless || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
+    let config = config::resolve(&cli.flag_settings(), &env, workspace.root(), default_approval)?;
+    let notice = config.ignored_notice();
+    if let Some(notice) = &notice {
+        eprintln!("keel: {notice}");
+    }
+    if headless && config.approval == ApprovalMode::Ask {
+        return Err(UsageError(format!(
+            "-p cannot ask before running tools: no one is there to answer. Use --approval auto \
+             or --approval read-only ({} asked for ask).",
+            config.approval_source.describe(config.approval)
+        ))
+        .into());
+    }
+    let headless_prompt = match &cli.print {
+        Some(prompt) => Some(read_prompt(prompt, cli.demo || resuming)?),
+        None => None,
+    };
     let agent_config = AgentConfig {
         system_prompt: SYSTEM_PROMPT.to_owned(),
         max_tokens: config.max_tokens,
         nag_threshold: config.nag_threshold,
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,
-        approval: config.approval.unwrap_or(default_approval),
+        approval: config.approval,
     };
     let provider =
         if cli.demo {
@@ -126,7 +139,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             if let Some(prompt) = demo_prompt.filter(|_| !resuming) {
                 let _ = handle.commands.send(Command::Submit(prompt));
             }
-            tui::run(handle, TuiOptions { first_run_help, demo: cli.demo }).await?;
+            tui::run(handle, TuiOptions { first_run_help, demo: cli.demo, notice }).await?;
             ExitCode::SUCCESS
         }
     };

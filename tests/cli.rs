@@ -3,54 +3,15 @@
 //! errors, and whole tasks against a scripted LLM server on 127.0.0.1.
 
 mod fake_llm;
+mod keel_bin;
 
 use fake_llm::FakeLlm;
+use keel_bin::{HANG_GUARD, POLL, json_lines, keel, last_result, output_within, text, wait_within};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Variables that would let the machine's own settings leak into a test.
-const SCRUBBED: [&str; 7] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "KEEL_PROVIDER",
-    "KEEL_MODEL",
-    "XDG_CONFIG_HOME",
-];
-
-/// `keel` with a clean environment and a private home.
-fn keel(home: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
-    for name in SCRUBBED {
-        command.env_remove(name);
-    }
-    command.env("HOME", home).stdin(Stdio::null());
-    command
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Parses every stdout line as JSON; fails on any line that is not.
-fn json_lines(output: &Output) -> Vec<Value> {
-    text(&output.stdout)
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
-        })
-        .collect()
-}
-
-fn last_result(events: &[Value]) -> &Value {
-    let last = events.last().expect("no events");
-    assert_eq!(last["type"], "result", "the last event is the result");
-    last
-}
 
 #[test]
 fn version_is_printed() {
@@ -173,7 +134,7 @@ fn run_against(
             .env("ANTHROPIC_BASE_URL", server.anthropic_base()),
         _ => command.env("OPENAI_API_KEY", "test-key").env("OPENAI_BASE_URL", server.openai_base()),
     };
-    command.output().unwrap()
+    output_within(&mut command, "keel -p against the fake server")
 }
 
 async fn ten_steps_to_ten_of_ten(provider: &str) {
@@ -236,13 +197,13 @@ async fn unauthorized_fails_the_run_and_names_the_variable() {
         .mount(&server)
         .await;
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let output = keel(home.path())
+    let mut command = keel(home.path());
+    command
         .args(["-p", "hello", "--workdir"])
         .arg(work.path())
         .env("ANTHROPIC_API_KEY", "wrong")
-        .env("ANTHROPIC_BASE_URL", server.uri())
-        .output()
-        .unwrap();
+        .env("ANTHROPIC_BASE_URL", server.uri());
+    let output = output_within(&mut command, "keel -p against a server that says 401");
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
@@ -265,11 +226,11 @@ async fn killed_mid_task_then_continued_finishes_with_no_step_done_twice() {
         .spawn()
         .unwrap();
     let progress = work.path().join("progress.log");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + 2 * HANG_GUARD;
     while std::fs::read_to_string(&progress).map_or(0, |text| text.lines().count()) < 4 {
         assert!(Instant::now() < deadline, "the task never got going");
         assert!(child.try_wait().unwrap().is_none(), "keel ended before it was killed");
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(POLL);
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up.
     child.wait().unwrap();
@@ -336,16 +297,15 @@ async fn sigterm_interrupts_cleanly_and_the_session_keeps_every_result() {
             break;
         }
     }
-    let started = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
+    // The command sleeps a minute; keel must kill it rather than wait for it.
+    let status = wait_within(&mut child, HANG_GUARD, "keel after SIGTERM");
     let rest: Vec<Value> =
         lines.map(|line| serde_json::from_str(&line.unwrap()).unwrap()).collect();
-    let status = child.wait().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(20), "the command was not killed");
     assert_eq!(status.code(), Some(1));
     assert_eq!(last_result(&rest)["outcome"], "interrupted");
 

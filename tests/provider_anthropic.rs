@@ -8,7 +8,7 @@ use keel::llm::anthropic::{Anthropic, AnthropicClient};
 use keel::llm::{ChatRequest, Completion, LlmError, StreamError, StreamEvent, ToolSpec};
 use keel::message::{ContentBlock, History, Message, Role};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{RawServer, Reply, anthropic_text_stream, drain, retries, settings};
 use tokio::sync::mpsc;
 use wiremock::matchers::{header, method, path};
@@ -28,18 +28,21 @@ fn tools() -> Vec<ToolSpec> {
     }]
 }
 
-/// Sends one request with `max_retries` to the server at `base_url`; returns the result, the
-/// events seen and the time taken.
+/// Hang guard for one request: a stall keel should have timed out would otherwise hang the suite.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// Sends one request with `max_retries` to the server at `base_url`; returns the result and the
+/// events seen.
 async fn complete(
     base_url: &str,
     max_retries: u32,
-) -> (Result<Completion, LlmError>, Vec<StreamEvent>, Duration) {
+) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
     complete_with(settings(base_url, max_retries)).await
 }
 
 async fn complete_with(
     settings: keel::llm::HttpSettings,
-) -> (Result<Completion, LlmError>, Vec<StreamEvent>, Duration) {
+) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
     let client = AnthropicClient::new(settings).unwrap();
     let messages = history();
     let tools = tools();
@@ -50,9 +53,10 @@ async fn complete_with(
         max_tokens: 1024,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let started = Instant::now();
-    let result = client.complete(&request, &tx).await;
-    (result, drain(&mut rx), started.elapsed())
+    let result = tokio::time::timeout(HANG_GUARD, client.complete(&request, &tx))
+        .await
+        .expect("the request hung: keel's own timeouts did not end it");
+    (result, drain(&mut rx))
 }
 
 fn sse_response(body: impl Into<String>) -> ResponseTemplate {
@@ -75,7 +79,7 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
         .mount(&server)
         .await;
 
-    let (result, events, _) = complete(&format!("{}/", server.uri()), 0).await;
+    let (result, events) = complete(&format!("{}/", server.uri()), 0).await;
     assert_eq!(result.unwrap(), support::anthropic_completion());
     assert_eq!(support::streamed_text(&events), "Let me look — ünïcode 🚀 and \"quotes\".");
 
@@ -99,38 +103,11 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
 }
 
 #[tokio::test]
-async fn honours_retry_after_in_seconds() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .insert_header("retry-after", "1")
-                .set_body_json(error_body("rate_limit_error", "slow down")),
-        )
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(sse_response(anthropic_text_stream("Done.")))
-        .mount(&server)
-        .await;
-
-    let (result, events, elapsed) = complete(&server.uri(), 2).await;
-    assert!(result.is_ok(), "{result:?}");
-    let retries = retries(&events);
-    assert_eq!(retries.len(), 1);
-    assert_eq!(retries[0].1, Duration::from_secs(1));
-    assert!(retries[0].2.contains("429"), "{}", retries[0].2);
-    assert!(elapsed >= Duration::from_millis(950), "{elapsed:?}");
-}
-
-#[tokio::test]
 async fn a_stream_cut_in_half_is_retried_from_the_start() {
     let body = support::ANTHROPIC_STREAM;
     let server = RawServer::start(vec![Reply::cut(body, body.len() / 2), Reply::sse(body)]).await;
 
-    let (result, events, _) = complete(&server.base_url, 3).await;
+    let (result, events) = complete(&server.base_url, 3).await;
     assert_eq!(result.unwrap(), support::anthropic_completion());
     let retries = retries(&events);
     assert_eq!(retries.len(), 1);
@@ -143,7 +120,7 @@ async fn a_stream_cut_every_time_ends_in_an_error_not_a_partial_answer() {
     let body = support::ANTHROPIC_STREAM;
     let server = RawServer::start(vec![Reply::cut(body, body.len() / 2)]).await;
 
-    let (result, events, _) = complete(&server.base_url, 2).await;
+    let (result, events) = complete(&server.base_url, 2).await;
     let error = result.unwrap_err();
     match &error {
         LlmError::RetriesExhausted { attempts, last } => {
@@ -174,7 +151,7 @@ async fn a_chunked_body_broken_mid_chunk_is_retried() {
     ])
     .await;
 
-    let (result, events, _) = complete(&server.base_url, 1).await;
+    let (result, events) = complete(&server.base_url, 1).await;
     assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Recovered.".into() }]);
     assert_eq!(retries(&events).len(), 1);
 }
@@ -186,11 +163,10 @@ async fn a_stalled_stream_times_out() {
     let mut settings = settings(&server.base_url, 0);
     settings.idle_timeout = Duration::from_millis(300);
 
-    let (result, _, elapsed) = complete_with(settings).await;
+    let (result, _) = complete_with(settings).await;
     let error = result.unwrap_err();
     assert!(matches!(error, LlmError::Stream { cause: StreamError::Idle(_), .. }), "{error:?}");
     assert!(error.to_string().contains("no data for 0.3s"), "{error}");
-    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
 
 #[tokio::test]
@@ -201,7 +177,7 @@ async fn a_stalled_stream_is_retried() {
     // Long enough that the good second answer never trips it on a busy machine.
     settings.idle_timeout = Duration::from_secs(1);
 
-    let (result, events, _) = complete_with(settings).await;
+    let (result, events) = complete_with(settings).await;
     assert_eq!(result.unwrap(), support::anthropic_completion());
     assert!(retries(&events)[0].2.contains("no data"));
 }
@@ -212,12 +188,11 @@ async fn a_server_that_never_answers_times_out() {
     let mut settings = settings(&server.base_url, 0);
     settings.idle_timeout = Duration::from_millis(300);
 
-    let (result, _, elapsed) = complete_with(settings).await;
+    let (result, _) = complete_with(settings).await;
     assert!(
         matches!(result, Err(LlmError::Stream { cause: StreamError::Idle(_), .. })),
         "{result:?}"
     );
-    assert!(elapsed < Duration::from_secs(10));
 }
 
 #[tokio::test]
@@ -231,7 +206,7 @@ async fn a_200_html_page_is_not_taken_for_a_stream() {
         .mount(&server)
         .await;
 
-    let (result, _, _) = complete(&server.uri(), 0).await;
+    let (result, _) = complete(&server.uri(), 0).await;
     let message = result.unwrap_err().to_string();
     assert!(message.contains("expected an event stream"), "{message}");
     assert!(message.contains("an HTML page: Sign in to the proxy"), "{message}");
@@ -247,7 +222,7 @@ async fn invalid_json_in_a_data_line_is_a_clear_error_and_retried() {
         .mount(&server)
         .await;
 
-    let (result, events, _) = complete(&server.uri(), 1).await;
+    let (result, events) = complete(&server.uri(), 1).await;
     let message = result.unwrap_err().to_string();
     assert!(message.starts_with("gave up after 2 attempts: the answer from "), "{message}");
     assert!(message.contains("a data line is not valid JSON"), "{message}");
@@ -266,7 +241,7 @@ async fn an_empty_200_is_a_clear_error_and_retried() {
         .await;
     Mock::given(method("POST")).respond_with(sse_response("")).mount(&server).await;
 
-    let (result, events, _) = complete(&server.uri(), 1).await;
+    let (result, events) = complete(&server.uri(), 1).await;
     let error = result.unwrap_err();
     assert!(error.to_string().ends_with("the server answered 200 with an empty body"), "{error}");
     assert_eq!(retries(&events)[0].2, "empty response");
@@ -293,7 +268,7 @@ async fn an_overloaded_error_event_mid_stream_is_retried() {
         .mount(&server)
         .await;
 
-    let (result, events, _) = complete(&server.uri(), 2).await;
+    let (result, events) = complete(&server.uri(), 2).await;
     assert_eq!(result.unwrap().content, [ContentBlock::Text { text: "Whole answer.".into() }]);
     assert_eq!(retries(&events)[0].2, "overloaded_error");
 }
@@ -309,7 +284,7 @@ async fn an_invalid_request_error_event_is_not_retried() {
         .mount(&server)
         .await;
 
-    let (result, _, _) = complete(&server.uri(), 2).await;
+    let (result, _) = complete(&server.uri(), 2).await;
     let message = result.unwrap_err().to_string();
     assert!(
         message.ends_with("the server reported invalid_request_error: prompt is too long"),
@@ -331,7 +306,7 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(sse_response(body)).mount(&server).await;
 
-    let (result, _, _) = complete(&server.uri(), 0).await;
+    let (result, _) = complete(&server.uri(), 0).await;
     let completion = result.unwrap();
     let ContentBlock::ToolUse { id, input, .. } = &completion.content[0] else {
         panic!("{completion:?}")

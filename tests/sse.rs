@@ -5,7 +5,7 @@
 
 mod support;
 
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use keel::llm::{Completion, StreamError, StreamEvent, WireFormat};
 use proptest::prelude::*;
 use std::convert::Infallible;
@@ -114,18 +114,69 @@ async fn invalid_json_in_a_data_line_is_a_protocol_error() {
 }
 
 #[tokio::test]
-async fn a_huge_single_chunk_decodes_quickly() {
-    // 60,000 text deltas (about 9 MB) in one chunk: linear work, not quadratic.
-    let delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Some words of the answer, and a few more of them to make a line.\"}}\n\n";
+async fn a_huge_single_chunk_decodes_whole() {
+    // 60,000 text deltas (about 9 MB) in one chunk: every one of them is reported and kept.
+    const DELTAS: usize = 60_000;
+    const TEXT: &str = "Some words of the answer, and a few more of them to make a line.";
+    let delta = format!(
+        "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{TEXT}\"}}}}\n\n"
+    );
     let (head, tail) = ANTHROPIC_STREAM.split_once("event: content_block_stop").unwrap();
-    let body = format!("{head}{}event: content_block_stop{tail}", delta.repeat(60_000));
-    let started = std::time::Instant::now();
-    let (result, events) = decode_chunks(WireFormat::Anthropic, vec![body.into_bytes()]).await;
+    let body = format!("{head}{}event: content_block_stop{tail}", delta.repeat(DELTAS));
+    // A hang guard, not a speed claim: quadratic work on 9 MB would take far longer than this.
+    let decoded = decode_chunks(WireFormat::Anthropic, vec![body.into_bytes()]);
+    let (result, events) = tokio::time::timeout(std::time::Duration::from_secs(120), decoded)
+        .await
+        .expect("decoding one huge chunk hung");
     let completion = result.unwrap();
-    assert!(events.len() > 60_000);
-    assert!(completion.content[0] != anthropic_completion().content[0]);
-    // Generous for an unoptimised build on a busy machine; quadratic work would take minutes.
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let deltas = events.iter().filter(|event| **event == StreamEvent::TextDelta(TEXT.into()));
+    assert_eq!(deltas.count(), DELTAS);
+    let keel::message::ContentBlock::Text { text } = &completion.content[0] else {
+        panic!("{completion:?}")
+    };
+    assert!(text.ends_with(&TEXT.repeat(3)));
+    assert_eq!(text.len(), "Let me look — ünïcode 🚀 and \"quotes\".".len() + DELTAS * TEXT.len());
+}
+
+/// Chunks of `body`, each arriving `gap` after the one before, on tokio's clock.
+fn chunks_every(
+    body: &'static str,
+    pieces: usize,
+    gap: std::time::Duration,
+) -> impl futures_util::Stream<Item = Result<Vec<u8>, Infallible>> {
+    let size = body.len().div_ceil(pieces);
+    let chunks: Vec<Vec<u8>> = body.as_bytes().chunks(size).map(<[u8]>::to_vec).collect();
+    stream::unfold(chunks.into_iter(), move |mut chunks| async move {
+        tokio::time::sleep(gap).await;
+        chunks.next().map(|chunk| (Ok(chunk), chunks))
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_stream_that_never_falls_silent_for_the_idle_timeout_is_whole() {
+    let idle = std::time::Duration::from_secs(10);
+    let chunks = keel::llm::sse::with_idle_timeout(
+        chunks_every(ANTHROPIC_STREAM, 8, idle - std::time::Duration::from_millis(1)),
+        idle,
+    );
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let started = tokio::time::Instant::now();
+    let result = WireFormat::Anthropic.decode(chunks, &tx).await;
+    assert_eq!(result, Ok(anthropic_completion()));
+    assert!(started.elapsed() > 7 * idle, "the paused clock ran through every gap");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_silent_for_the_idle_timeout_ends_with_an_idle_error_at_that_moment() {
+    let idle = std::time::Duration::from_secs(10);
+    let silent = stream::iter([Ok::<_, Infallible>(ANTHROPIC_STREAM.as_bytes()[..200].to_vec())])
+        .chain(stream::pending());
+    let chunks = keel::llm::sse::with_idle_timeout(silent, idle);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let started = tokio::time::Instant::now();
+    let result = WireFormat::Anthropic.decode(chunks, &tx).await;
+    assert_eq!(result, Err(StreamError::Idle(idle)));
+    assert_eq!(started.elapsed(), idle, "the first chunk came at once; then {idle:?} of silence");
 }
 
 #[tokio::test]

@@ -4,7 +4,10 @@
 //!
 //! The test runs its own tmux server (a socket in a temporary directory), so it never touches a
 //! tmux the person is using, and a clean environment (no API keys, a temporary HOME), so nothing
-//! of the machine's configuration leaks in. It is skipped, saying so, when tmux is not installed.
+//! of the machine's configuration leaks in. Without tmux it is skipped, saying so — except in CI
+//! (`CI` set), where `.ci/run` installs tmux and a missing one must fail rather than pass.
+
+mod fake_llm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -89,6 +92,18 @@ fn tmux_installed() -> bool {
     Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success())
 }
 
+/// Whether `test` can run here: with tmux, yes; without it, a skip that says so, or in CI (where
+/// tmux is installed on purpose) a failure.
+fn can_run(test: &str) -> bool {
+    if tmux_installed() {
+        return true;
+    }
+    let in_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
+    assert!(!in_ci, "{test}: tmux is not installed, and CI must run the end-to-end tests");
+    eprintln!("SKIPPED {test}: tmux is not installed");
+    false
+}
+
 /// The shell's line saying keel exited. The command line echoes the marker too; the answer is the
 /// line that starts with it.
 fn exit_line(screen: &str) -> Option<String> {
@@ -105,8 +120,8 @@ fn board_count(screen: &str) -> Option<(u32, u32)> {
 
 #[test]
 fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_terminal() {
-    if !tmux_installed() {
-        eprintln!("SKIPPED demo_runs_to_a_full_board…: tmux is not installed");
+    if !can_run("demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_terminal")
+    {
         return;
     }
     let home = tempfile::tempdir().unwrap();
@@ -165,8 +180,7 @@ fn pid_of(needle: &str) -> Option<i32> {
 
 #[test]
 fn sigterm_restores_the_terminal() {
-    if !tmux_installed() {
-        eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
+    if !can_run("sigterm_restores_the_terminal") {
         return;
     }
     let home = tempfile::tempdir().unwrap();
@@ -192,4 +206,50 @@ fn sigterm_restores_the_terminal() {
     assert!(!tmux.alternate_screen(), "the alternate screen is left:\n{screen}");
     tmux.type_line("echo still-$((40 + 2))");
     tmux.wait_for("the shell to answer", KEY_TIMEOUT, |screen| screen.contains("still-42"));
+}
+
+#[test]
+fn approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking() {
+    if !can_run("approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let steps = vec![
+        fake_llm::tool("bash", serde_json::json!({"command": "touch planted.txt"})),
+        fake_llm::text("Understood."),
+    ];
+    let server = runtime.block_on(fake_llm::FakeLlm::start(steps, Duration::ZERO));
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workdir.path().join(".keel")).unwrap();
+    std::fs::write(workdir.path().join(".keel/config.toml"), "approval = \"auto\"\n").unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    tmux.type_line(&format!(
+        "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --workdir '{}'; echo \"{EXITED} $?\"",
+        server.anthropic_base(),
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    let screen = tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| {
+        screen.contains("Welcome to keel") || exit_line(screen).is_some()
+    });
+    let notice = screen.contains("ignored `approval = \"auto\"`");
+
+    tmux.type_line("Plant a file.");
+    let screen = tmux.wait_for("the approval request", KEY_TIMEOUT, |screen| {
+        screen.contains("Approval needed") || screen.contains("Understood.")
+    });
+    assert!(screen.contains("Approval needed"), "keel asks before the command:\n{screen}");
+    assert!(screen.contains("touch planted.txt"), "{screen}");
+    assert!(!workdir.path().join("planted.txt").exists());
+    tmux.send(&["n"]);
+    tmux.wait_for("the model's answer", KEY_TIMEOUT, |screen| screen.contains("Understood."));
+    assert!(!workdir.path().join("planted.txt").exists(), "a refused command never ran");
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+    assert!(notice, "the TUI said what it ignored");
+    assert!(screen.contains("keel: ignored `approval"), "and said it on stderr too:\n{screen}");
 }

@@ -12,7 +12,7 @@ use super::sse::{self, EventDecoder};
 use super::types::{Completion, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Response, StatusCode};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// How much of an error body is read to explain the error.
@@ -133,7 +133,7 @@ async fn status_error(
     endpoint: &Endpoint,
     idle: Duration,
 ) -> LlmError {
-    let retry_after = retry_after(response.headers());
+    let retry_after = retry_after(response.headers(), SystemTime::now());
     let content_type = header_text(response.headers(), CONTENT_TYPE.as_str());
     let body = read_capped(response, idle).await;
     let message = summarize_body(Some(&content_type), &body);
@@ -154,18 +154,26 @@ async fn status_error(
     }
 }
 
-/// The server's requested delay: `retry-after-ms`, or `retry-after` in seconds. (An HTTP date in
-/// `retry-after` is rare from these APIs and falls back to the usual backoff.)
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let seconds = |text: String, scale: f64| {
+/// The server's requested delay: `retry-after-ms`, or `retry-after` in seconds or as an HTTP
+/// date (a date already past asks for no wait). Whether keel waits that long is the retry
+/// policy's call (see `retry::MAX_RETRY_AFTER`).
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let seconds = |text: &str, scale: f64| {
         text.trim()
             .parse::<f64>()
             .ok()
             .filter(|value| value.is_finite() && *value >= 0.0)
             .and_then(|value| Duration::try_from_secs_f64(value * scale).ok())
     };
-    seconds(header_text(headers, RETRY_AFTER_MS), 1e-3)
-        .or_else(|| seconds(header_text(headers, RETRY_AFTER.as_str()), 1.0))
+    let date = |text: &str| {
+        httpdate::parse_http_date(text.trim())
+            .ok()
+            .map(|at| at.duration_since(now).unwrap_or(Duration::ZERO))
+    };
+    let after = header_text(headers, RETRY_AFTER.as_str());
+    seconds(&header_text(headers, RETRY_AFTER_MS), 1e-3)
+        .or_else(|| seconds(&after, 1.0))
+        .or_else(|| date(&after))
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> String {
@@ -183,4 +191,46 @@ async fn read_capped(mut response: Response, idle: Duration) -> Vec<u8> {
         }
     }
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Response headers, as (name, value) pairs.
+    type Pairs = &'static [(&'static str, &'static str)];
+
+    fn headers(pairs: Pairs) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    /// A fixed moment, so that dates in headers are read against a known "now".
+    fn now() -> SystemTime {
+        httpdate::parse_http_date("Tue, 01 Dec 2026 12:00:00 GMT").unwrap()
+    }
+
+    #[test]
+    fn retry_after_is_read_in_every_form_the_servers_use() {
+        let cases: [(Pairs, Option<Duration>); 10] = [
+            (&[("retry-after", "3")], Some(Duration::from_secs(3))),
+            (&[("retry-after", " 1.5 ")], Some(Duration::from_millis(1500))),
+            (&[("retry-after-ms", "250")], Some(Duration::from_millis(250))),
+            // The millisecond header is the more precise one and wins.
+            (&[("retry-after-ms", "250"), ("retry-after", "9")], Some(Duration::from_millis(250))),
+            (&[("retry-after", "Tue, 01 Dec 2026 12:00:07 GMT")], Some(Duration::from_secs(7))),
+            (&[("retry-after", "Tue, 01 Dec 2026 13:00:00 GMT")], Some(Duration::from_secs(3600))),
+            // A date already past: try again at once (the backoff still applies).
+            (&[("retry-after", "Tue, 01 Dec 2026 11:59:00 GMT")], Some(Duration::ZERO)),
+            (&[("retry-after", "-4")], None),
+            (&[("retry-after", "soon")], None),
+            (&[], None),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(retry_after(&headers(pairs), now()), expected, "{pairs:?}");
+        }
+    }
 }

@@ -236,9 +236,13 @@ impl App {
     }
 }
 
-/// The lines at the top of the conversation: first-run help, the demo banner, or a short welcome.
+/// The lines at the top of the conversation: what keel's setup must tell the person (settings it
+/// ignored), then first-run help, the demo banner, or a short welcome.
 fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Welcome to keel.", theme::TITLE)];
+    if let Some(notice) = &options.notice {
+        lines.push(Line::styled(format!("keel {}", notice.trim_end()), theme::ERROR));
+    }
     if let Some(help) = &options.first_run_help {
         lines.push(Line::default());
         lines.extend(

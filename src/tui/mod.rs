@@ -58,6 +58,8 @@ pub struct TuiOptions {
     pub first_run_help: Option<String>,
     /// The agent was started on the demo.
     pub demo: bool,
+    /// Something about how keel was set up that the person must know (settings it ignored).
+    pub notice: Option<String>,
 }
 
 /// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT

@@ -238,6 +238,16 @@ impl Reply {
         Self(vec![Step::Send(sse_head()), Step::Send(body.as_bytes()[..bytes].to_vec())])
     }
 
+    /// The first `bytes` of `body`, a pause, then the rest.
+    pub fn paused(body: &str, bytes: usize, pause: Duration) -> Self {
+        Self(vec![
+            Step::Send(sse_head()),
+            Step::Send(body.as_bytes()[..bytes].to_vec()),
+            Step::Pause(pause),
+            Step::Send(body.as_bytes()[bytes..].to_vec()),
+        ])
+    }
+
     /// The first `bytes` of `body`, then silence.
     pub fn stall(body: &str, bytes: usize) -> Self {
         Self(vec![

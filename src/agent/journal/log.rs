@@ -327,10 +327,19 @@ mod tests {
     fn the_newest_session_is_found_and_a_missing_one_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(SessionLog::open_newest(dir.path()), Err(SessionError::NoneSaved(_))));
-        let first = SessionLog::create(dir.path()).unwrap().id().to_owned();
-        let second = SessionLog::create(dir.path()).unwrap().id().to_owned();
+        // Logs started a second apart (two created now would share their second): the newer
+        // one's id sorts first as text, so only the start time can tell them apart.
+        let sessions = dir.path().join(SESSIONS_DIR);
+        std::fs::create_dir_all(&sessions).unwrap();
+        for (id, started_at) in [("10-aaaa", 10), ("9-zzzz", 9)] {
+            let start =
+                serde_json::to_string(&Record::Start { id: id.into(), started_at }).unwrap();
+            std::fs::write(sessions.join(format!("{id}.{LOG_EXTENSION}")), start + "\n").unwrap();
+        }
         let (log, _) = SessionLog::open_newest(dir.path()).unwrap();
-        assert!(log.id() == second || log.id() == first);
+        assert_eq!(log.id(), "10-aaaa");
+        let created = SessionLog::create(dir.path()).unwrap().id().to_owned();
+        assert_eq!(SessionLog::open_newest(dir.path()).unwrap().0.id(), created);
         assert!(
             SessionLog::open(dir.path(), "nope")
                 .unwrap_err()

@@ -1,0 +1,253 @@
+//! Where keel's settings come from, in this order of precedence:
+//! flags > environment > `./.keel/config.toml` (in the workspace) >
+//! `~/.config/keel/config.toml` (or `$XDG_CONFIG_HOME/keel/config.toml`) > defaults.
+//!
+//! The workspace's file is the project's, not the person's: it may not set the provider, its URL
+//! or key, nor loosen approvals (see `trust`). Reading files is `file`'s job; this module merges.
+
+mod file;
+pub mod trust;
+
+pub use file::{parse_file, read_file, user_config_path};
+pub use trust::Ignored;
+
+use crate::agent::{
+    ApprovalMode, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
+    DEFAULT_NAG_THRESHOLD,
+};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The Anthropic API when no base URL is given (no `/v1`: the client adds it).
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The OpenAI API when no base URL is given (with `/v1`, as OpenAI-compatible servers expect).
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+/// The project's own settings file, relative to the workspace.
+pub const PROJECT_CONFIG: &str = ".keel/config.toml";
+
+/// Which wire protocol to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// OpenAI-compatible Chat Completions (OpenAI, DeepSeek, Doubao, Ollama, vLLM, …).
+    #[value(name = "openai")]
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl ProviderKind {
+    /// The environment variable holding this provider's key.
+    pub fn key_variable(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
+        }
+    }
+
+    fn base_url_variable(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+            Self::OpenAi => "OPENAI_BASE_URL",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_lowercase().as_str() {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// The settings a config file may hold. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSettings {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub nag_threshold: Option<u32>,
+    pub nag_message: Option<String>,
+    pub max_rounds: Option<u32>,
+    pub approval: Option<ApprovalMode>,
+}
+
+/// The settings given as flags.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlagSettings {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub nag_threshold: Option<u32>,
+    pub max_rounds: Option<u32>,
+    pub approval: Option<ApprovalMode>,
+}
+
+/// Settings after every source has had its say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `None` when no provider was named and no key is set.
+    pub provider: Option<ProviderKind>,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub max_tokens: u32,
+    pub nag_threshold: u32,
+    pub nag_message: String,
+    pub max_rounds: u32,
+    pub approval: ApprovalMode,
+    /// Where `approval` came from, for messages about it.
+    pub approval_source: ApprovalSource,
+    /// What the workspace's file set and keel did not take (see `trust`).
+    pub ignored: Vec<Ignored>,
+}
+
+impl Config {
+    /// The one line that tells the person what the workspace's file was not allowed to set.
+    pub fn ignored_notice(&self) -> Option<String> {
+        trust::notice(&self.ignored)
+    }
+}
+
+/// Which setting decided the approval mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalSource {
+    Flag,
+    /// The workspace's file, which only ever makes it stricter.
+    ProjectFile,
+    UserFile,
+    /// The front end's own default: ask in the TUI, auto with `-p` and in the demo.
+    Default,
+}
+
+impl ApprovalSource {
+    /// How the person set `mode` this way, in their own words: `--approval ask`, ….
+    pub fn describe(self, mode: ApprovalMode) -> String {
+        let name = trust::approval_name(mode);
+        match self {
+            Self::Flag => format!("--approval {name}"),
+            Self::ProjectFile => {
+                format!("approval = \"{name}\" in the workspace's {PROJECT_CONFIG}")
+            }
+            Self::UserFile => format!("approval = \"{name}\" in your config file"),
+            Self::Default => format!("the default approval, {name}"),
+        }
+    }
+}
+
+/// A setting that could not be read.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{path}:{line}:{column}: {key}{message}")]
+    Parse { path: PathBuf, line: usize, column: usize, key: String, message: String },
+    #[error("{path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{variable}={value:?} is not a provider keel knows: use anthropic or openai")]
+    BadProvider { variable: &'static str, value: String },
+}
+
+/// Merges flags, environment (through `env`) and the two config files. `default_approval` is
+/// the front end's own (ask in the TUI, auto with `-p`).
+pub fn resolve(
+    flags: &FlagSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+    workspace: &Path,
+    default_approval: ApprovalMode,
+) -> Result<Config, ConfigError> {
+    let project = read_file(&workspace.join(PROJECT_CONFIG))?;
+    let user = match user_config_path(env) {
+        Some(path) => read_file(&path)?,
+        None => FileSettings::default(),
+    };
+    merge(flags, env, &project, &user, default_approval)
+}
+
+/// The precedence rules, apart from any file system.
+pub fn merge(
+    flags: &FlagSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+    project: &FileSettings,
+    user: &FileSettings,
+    default_approval: ApprovalMode,
+) -> Result<Config, ConfigError> {
+    let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    // The person's own approval mode: the project's file may only make it stricter.
+    let person = flags.approval.or(user.approval).unwrap_or(default_approval);
+    let (project, ignored) = trust::restrict(project, person);
+    let project = &project;
+    let files = [project, user];
+    let from_files =
+        |pick: &dyn Fn(&FileSettings) -> Option<String>| files.iter().find_map(|f| pick(f));
+
+    let env_provider = match env("KEEL_PROVIDER") {
+        Some(value) => Some(
+            ProviderKind::parse(&value)
+                .ok_or(ConfigError::BadProvider { variable: "KEEL_PROVIDER", value })?,
+        ),
+        None => None,
+    };
+    let provider = flags
+        .provider
+        .or(env_provider)
+        .or(user.provider)
+        .or_else(|| {
+            [ProviderKind::Anthropic, ProviderKind::OpenAi]
+                .into_iter()
+                .find(|kind| env(kind.key_variable()).is_some())
+        })
+        .or_else(|| user.api_key.is_some().then_some(ProviderKind::Anthropic));
+
+    let kind = provider.unwrap_or(ProviderKind::Anthropic);
+    let api_key = env(kind.key_variable()).or_else(|| user.api_key.clone());
+    let base_url = flags
+        .base_url
+        .clone()
+        .or_else(|| env(kind.base_url_variable()))
+        .or_else(|| user.base_url.clone())
+        .unwrap_or_else(|| match kind {
+            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
+            ProviderKind::OpenAi => DEFAULT_OPENAI_BASE_URL.to_owned(),
+        });
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| env("KEEL_MODEL"))
+        .or_else(|| from_files(&|f| f.model.clone()))
+        .unwrap_or_else(|| match kind {
+            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_owned(),
+            ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_owned(),
+        });
+    // What is left of the project's approval is stricter than the person's: it wins.
+    let (approval, approval_source) = match (project.approval, flags.approval, user.approval) {
+        (Some(mode), _, _) => (mode, ApprovalSource::ProjectFile),
+        (None, Some(mode), _) => (mode, ApprovalSource::Flag),
+        (None, None, Some(mode)) => (mode, ApprovalSource::UserFile),
+        (None, None, None) => (default_approval, ApprovalSource::Default),
+    };
+    let number = |flag: Option<u32>, pick: fn(&FileSettings) -> Option<u32>, default: u32| {
+        flag.or_else(|| files.iter().find_map(|f| pick(f))).unwrap_or(default)
+    };
+    Ok(Config {
+        provider,
+        model,
+        base_url,
+        api_key,
+        max_tokens: number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS),
+        nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
+        nag_message: from_files(&|f| f.nag_message.clone())
+            .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
+        max_rounds: number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS),
+        approval,
+        approval_source,
+        ignored,
+    })
+}

@@ -1,0 +1,125 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The inspector (Ctrl+T) on both protocols, end to end: a real agent talks to a loopback server
+//! over Anthropic or OpenAI-compatible HTTP, and what its snapshot and the inspector show must be
+//! exactly the `messages` array the server received, in that protocol's own shape.
+
+mod fake_llm;
+mod support;
+
+use fake_llm::FakeLlm;
+use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Snapshot};
+use keel::llm::anthropic::AnthropicClient;
+use keel::llm::openai::OpenAiClient;
+use keel::llm::{Provider, WireFormat};
+use keel::tools::{Tools, Workspace};
+use keel::tui::{App, OverlayKind, TuiOptions, render};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use serde_json::json;
+use std::time::Duration;
+
+const HANG_GUARD: Duration = Duration::from_secs(30);
+const SYSTEM: &str = "You are keel, under test.";
+/// Tall enough for the whole short history on one screen.
+const SCREEN: (u16, u16) = (120, 90);
+
+/// Runs one turn against `server` over `format`: a read of a missing file, then an answer.
+/// Returns the last snapshot.
+async fn one_turn(server: &FakeLlm, format: WireFormat) -> Snapshot {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = match format {
+        WireFormat::Anthropic => Provider::Anthropic(
+            AnthropicClient::new(support::settings(&server.anthropic_base(), 0)).unwrap(),
+        ),
+        WireFormat::OpenAi => Provider::OpenAi(
+            OpenAiClient::new(support::settings(&server.openai_base(), 0)).unwrap(),
+        ),
+    };
+    let config = AgentConfig { system_prompt: SYSTEM.into(), ..AgentConfig::default() };
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let mut handle = agent::spawn(config, Some(provider), tools);
+    handle.commands.send(Command::Submit("Read notes.txt.".into())).unwrap();
+    finish(&mut handle).await
+}
+
+/// Waits for the turn's result, stops the agent and returns its last snapshot.
+async fn finish(handle: &mut AgentHandle) -> Snapshot {
+    let until_result = async {
+        while let Some(event) = handle.events.recv().await {
+            if let AgentEvent::Result { error, .. } = event {
+                assert_eq!(error, None);
+                return;
+            }
+        }
+        panic!("the agent stopped before the turn ended");
+    };
+    tokio::time::timeout(HANG_GUARD, until_result).await.expect("the turn never ended");
+    handle.commands.send(Command::Quit).unwrap();
+    tokio::time::timeout(HANG_GUARD, &mut handle.task).await.expect("no stop").unwrap();
+    std::iter::from_fn(|| handle.snapshots.try_recv().ok()).last().expect("no snapshot")
+}
+
+/// The screen with the inspector open on `snapshot`.
+fn inspector_screen(snapshot: Snapshot) -> String {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    assert_eq!(app.overlay(), Some(OverlayKind::History));
+    let mut terminal = Terminal::new(TestBackend::new(SCREEN.0, SCREEN.1)).unwrap();
+    app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
+    app.prepare(Rect::new(0, 0, SCREEN.0, SCREEN.1));
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
+    let steps = vec![
+        fake_llm::tool("read_file", json!({"path": "notes.txt"})),
+        fake_llm::text("There is no notes.txt."),
+    ];
+    for format in [WireFormat::Anthropic, WireFormat::OpenAi] {
+        let server = FakeLlm::start(steps.clone(), Duration::ZERO).await;
+        let snapshot = one_turn(&server, format).await;
+        assert_eq!(snapshot.wire_format, format);
+
+        // What the inspector shows for the history of the last request is that request's
+        // `messages`, byte for byte as JSON.
+        let bodies = server.server.received_requests().await.unwrap();
+        assert_eq!(bodies.len(), 2, "{format:?}");
+        let mut sent = snapshot.history.clone();
+        sent.pop_back();
+        let count = support::assert_inspector_matches_body(
+            snapshot.wire_format,
+            &snapshot.system_prompt,
+            &sent,
+            &bodies[1].body,
+        );
+
+        let screen = inspector_screen(snapshot);
+        match format {
+            WireFormat::Anthropic => {
+                assert_eq!(count, 3, "user, assistant, user with the result");
+                assert!(screen.contains("Anthropic Messages"), "{screen}");
+                assert!(screen.contains("\"type\": \"tool_result\""), "{screen}");
+                assert!(!screen.contains("\"role\": \"tool\""), "{screen}");
+                assert!(!screen.contains("\"role\": \"system\""), "{screen}");
+            }
+            WireFormat::OpenAi => {
+                assert_eq!(count, 4, "system, user, assistant, tool");
+                assert!(screen.contains("OpenAI Chat Completions"), "{screen}");
+                assert!(screen.contains("\"role\": \"system\""), "{screen}");
+                assert!(screen.contains("\"role\": \"tool\""), "{screen}");
+                assert!(screen.contains("\"tool_call_id\": \"call_0_0\""), "{screen}");
+                assert!(!screen.contains("\"type\": \"tool_result\""), "{screen}");
+            }
+        }
+    }
+}
