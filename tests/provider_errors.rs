@@ -84,6 +84,15 @@ const CASES: &[Case] = &[
         hides: &[],
     },
     Case {
+        name: "413 is not retried",
+        status: 413,
+        headers: &[],
+        body: Body::Json("request_too_large", "request exceeds the maximum size"),
+        retried: false,
+        says: &["request rejected (413 from {url}): request exceeds the maximum size"],
+        hides: &[],
+    },
+    Case {
         name: "422 shows the server's message",
         status: 422,
         headers: &[],
