@@ -2,7 +2,7 @@
 //!
 //! Every update replaces the whole list. It is validated in a fixed order and the first failure
 //! rejects it whole, leaving the board as it was; the error text goes back to the model verbatim,
-//! so the messages here are part of keel's contract with the model (see DESIGN.md §2).
+//! so the messages here are part of keel's contract with the model (see docs/board.md).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -131,11 +131,6 @@ impl TodoBoard {
     pub fn has_open_items(&self) -> bool {
         self.items.iter().any(|item| item.status != Status::Completed)
     }
-
-    /// The item being worked on, if any.
-    pub fn in_progress(&self) -> Option<&TodoItem> {
-        self.items.iter().find(|item| item.status == Status::InProgress)
-    }
 }
 
 /// One line describing an update as the model sent it, for the conversation view
@@ -184,7 +179,7 @@ pub fn input_schema() -> Value {
     })
 }
 
-/// Validates one whole-list update, in the order DESIGN.md §2 fixes.
+/// Validates one whole-list update, in the order docs/board.md fixes.
 fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
     let entries = input.get("items").and_then(Value::as_array).ok_or(TodoError::NotAnArray)?;
     if entries.len() > MAX_ITEMS {

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The reminder as the provider receives it (DESIGN.md §3): after three tool rounds without a
+//! The reminder as the provider receives it (docs/board.md): after three tool rounds without a
 //! `todo` call, the next request carries it — for Anthropic as a text block after the tool_result
 //! blocks of the last user message, for OpenAI-compatible servers as a user message after the
 //! tool messages — and the request after a `todo` call does not.

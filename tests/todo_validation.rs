@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The order in which a board update is validated (DESIGN.md §2), as a table: each update breaks
+//! The order in which a board update is validated (docs/board.md), as a table: each update breaks
 //! more than one rule, and the error must be the one the order puts first. The model reads these
 //! words, so which one it gets is part of the contract.
 

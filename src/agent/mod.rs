@@ -5,7 +5,7 @@
 //! [`AgentEvent`]s (for printing) out. The first snapshot is sent as soon as the task starts.
 //! That contract, and [`journal`] for reopening saved sessions, is all that is public here; how a
 //! turn runs (`task`, `turn`, `tool_round`, `approval`, `reminder`, `state`) is the task's own.
-//! The rules it keeps are written down in `docs/agent.md`.
+//! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
 mod command;

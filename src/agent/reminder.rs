@@ -1,4 +1,4 @@
-//! When to remind the model of its board (DESIGN.md §3).
+//! When to remind the model of its board (docs/board.md).
 //!
 //! A round is one model response that asked for at least one tool. A round that called `todo`,
 //! valid or not, resets the count; any other round adds one. Before the next request, once the

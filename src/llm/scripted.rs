@@ -68,15 +68,6 @@ impl ScriptedProvider {
         &self.script.prompt
     }
 
-    /// How many answers the script holds.
-    pub fn len(&self) -> usize {
-        self.script.steps.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.script.steps.is_empty()
-    }
-
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
@@ -147,7 +138,7 @@ mod tests {
     #[test]
     fn the_demo_script_parses_and_plans_first() {
         let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
-        assert!(demo.len() >= 10);
+        assert!(demo.script.steps.len() >= 10);
         assert_eq!(demo.script.steps[0].tools[0].name, "todo");
         assert!(demo.script.steps.last().unwrap().tools.is_empty());
     }
@@ -174,7 +165,7 @@ mod tests {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text("something else"));
-        for _ in 0..demo.len() {
+        for _ in 0..demo.script.steps.len() {
             history.push_back(Message::assistant(vec![ContentBlock::Text { text: "x".into() }]));
         }
         let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };

@@ -200,11 +200,6 @@ impl App {
         self.inspector.as_ref().map(|inspector| (inspector.current_hit(), inspector.hit_count()))
     }
 
-    /// How many messages the open inspector has laid out.
-    pub fn inspector_laid_out(&self) -> Option<usize> {
-        self.inspector.as_ref().map(|inspector| inspector.laid_out())
-    }
-
     pub fn todo_focused(&self) -> bool {
         self.board.focused
     }
