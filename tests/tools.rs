@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 const PROMPT: Duration = Duration::from_secs(15);
 
 fn workspace() -> (TempDir, Tools) {
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     (dir, tools)
@@ -242,6 +243,94 @@ mod bash {
         let pids = read_pids(&pid_file);
         assert_eq!(pids.len(), 3);
         assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    /// Children that leave the process group and the session: a plain `setsid`, and a `setsid`
+    /// shell whose parent has already exited (an orphan, adopted by the supervisor).
+    const ESCAPERS: &str = "setsid sleep 1000 > /dev/null 2>&1 & echo $! >> pids; \
+         (setsid bash -c 'echo $$ >> pids; sleep 1000 & echo $! >> pids; wait' \
+           > /dev/null 2>&1 &); \
+         sleep 1000";
+
+    #[tokio::test]
+    async fn timeout_kills_children_that_left_the_session_and_says_so_truly() {
+        let (dir, tools) = workspace();
+        let outcome = run(&tools, "bash", json!({"command": ESCAPERS, "timeout_ms": 1500})).await;
+        assert!(outcome.is_error);
+        assert!(
+            outcome.for_model.contains("timed out after 1.5 s; it was killed with every process"),
+            "{}",
+            outcome.for_model
+        );
+        let pids = read_pids(&dir.path().join("pids"));
+        assert_eq!(pids.len(), 3, "the command did not start its children in time");
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn interrupt_kills_children_that_left_the_session() {
+        let (dir, tools) = workspace();
+        let context = ctx();
+        let cancel = context.cancel.clone();
+        let pid_file = dir.path().join("pids");
+        let canceller = tokio::spawn(async move {
+            wait_for_pids(&pid_file, 3).await;
+            cancel.cancel();
+        });
+        let outcome = tools.run("bash", &json!({"command": ESCAPERS}), &context).await;
+        canceller.await.unwrap();
+        assert!(outcome.for_model.contains("killed with every process"), "{}", outcome.for_model);
+        let pids = read_pids(&dir.path().join("pids"));
+        assert_eq!(pids.len(), 3);
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_call_kills_children_that_left_the_session() {
+        let (dir, tools) = workspace();
+        let context = ctx();
+        let pid_file = dir.path().join("pids");
+        let input = json!({"command": ESCAPERS});
+        let call = tools.run("bash", &input, &context);
+        tokio::select! {
+            _ = call => panic!("the sleepers finished"),
+            _ = wait_for_pids(&pid_file, 3) => {}
+        }
+        let pids = read_pids(&pid_file);
+        assert_eq!(pids.len(), 3);
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn commands_have_no_terminal_and_a_session_of_their_own() {
+        let (_dir, tools) = workspace();
+        // Fields 6 and 7 of the shell's stat line: its session and its controlling terminal.
+        let outcome =
+            run(&tools, "bash", json!({"command": "cut -d' ' -f6,7 /proc/$$/stat"})).await;
+        assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
+        let line = outcome.for_model.split("--- stdout ---\n").nth(1).unwrap().trim().to_owned();
+        let (session, tty) = line.split_once(' ').unwrap();
+        assert_eq!(tty, "0", "the command has a controlling terminal");
+        let ours = nix::unistd::getsid(None).unwrap().as_raw();
+        assert_ne!(session.parse::<i32>().unwrap(), ours, "the command shares keel's session");
+
+        let outcome = run(
+            &tools,
+            "bash",
+            json!({"command": "printf '\\e]0;pwned\\a' > /dev/tty && echo reached"}),
+        )
+        .await;
+        assert!(outcome.is_error, "{}", outcome.for_model);
+        assert!(!outcome.for_model.contains("reached"), "{}", outcome.for_model);
+        assert!(outcome.for_model.contains("/dev/tty"), "{}", outcome.for_model);
+    }
+
+    #[tokio::test]
+    async fn commands_start_with_no_signal_blocked() {
+        let (_dir, tools) = workspace();
+        let outcome =
+            run(&tools, "bash", json!({"command": "grep SigBlk /proc/self/status"})).await;
+        assert!(outcome.for_model.contains("SigBlk:\t0000000000000000"), "{}", outcome.for_model);
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ pub mod files;
 pub mod guard;
 pub mod output;
 pub mod preview;
+pub mod supervisor;
 pub mod workspace;
 
 use crate::llm::ToolSpec;
