@@ -372,12 +372,14 @@ mod bash {
         assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
         assert_eq!(pids.len(), 1);
+        // Long enough for a supervisor that wrongly took the call's end as keel's death to act.
+        tokio::time::sleep(Duration::from_millis(500)).await;
         let alive = !is_dead(pids[0]);
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pids[0]),
             nix::sys::signal::Signal::SIGKILL,
         );
-        assert!(alive, "a detached background job was killed");
+        assert!(alive, "a detached background job was killed: {}", outcome.for_model);
     }
 
     /// The peak resident memory of this process, in bytes.

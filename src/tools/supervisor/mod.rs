@@ -190,13 +190,17 @@ impl Supervised {
 
     /// Lets what the command left in the background run on, watched by its supervisor until it
     /// ends or keel does.
-    pub fn detach(mut self) {
+    pub fn detach(self) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        let Self { mut child, mut reports, requests, .. } = self;
         runtime.spawn(async move {
-            while let Ok(Some(_)) = self.reports.next_line().await {}
-            let _ = self.child.wait().await;
+            // Named so that the task owns it: dropping keel's end is the supervisor's signal to
+            // kill, so it must live exactly as long as this watch.
+            let _keel_end = requests;
+            while let Ok(Some(_)) = reports.next_line().await {}
+            let _ = child.wait().await;
         });
     }
 }
