@@ -38,6 +38,7 @@ async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
         approval: ApprovalMode::Auto,
         ..AgentConfig::default()
     };
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn(config, Some(provider), tools);
     server.take();

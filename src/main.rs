@@ -10,7 +10,7 @@ use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
 use keel::headless;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
-use keel::tools::{Tools, Workspace};
+use keel::tools::{Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
 use std::io::Read;
 use std::process::ExitCode;
@@ -36,6 +36,16 @@ const EXIT_USAGE: u8 = 2;
 struct UsageError(String);
 
 fn main() -> ExitCode {
+    // keel's own executable supervises the commands it runs (see `tools::supervisor`).
+    if let Some(code) = supervisor::run_if_requested() {
+        return code;
+    }
+    match std::env::current_exe() {
+        Ok(exe) => supervisor::set_program(exe),
+        Err(err) => {
+            eprintln!("keel: cannot find its own executable, so it cannot run commands: {err}")
+        }
+    }
     let cli = Cli::parse();
     if let Err(err) = color_eyre::install() {
         eprintln!("keel: {err}");

@@ -154,10 +154,10 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     let undone = tokio::time::timeout(WAIT, async {
         loop {
             let snapshot = handle.snapshots.recv().await.expect("the agent stopped");
-            if let Some(agent::Entry::Notice { text }) = snapshot.transcript.last() {
-                if text.starts_with("Restored") {
-                    return text.clone();
-                }
+            if let Some(agent::Entry::Notice { text }) = snapshot.transcript.last()
+                && text.starts_with("Restored")
+            {
+                return text.clone();
             }
         }
     })

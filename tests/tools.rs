@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 const PROMPT: Duration = Duration::from_secs(15);
 
 fn workspace() -> (TempDir, Tools) {
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     (dir, tools)
@@ -161,6 +162,94 @@ mod bash {
         assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
     }
 
+    /// Children that leave the process group and the session: a plain `setsid`, and a `setsid`
+    /// shell whose parent has already exited (an orphan, adopted by the supervisor).
+    const ESCAPERS: &str = "setsid sleep 1000 > /dev/null 2>&1 & echo $! >> pids; \
+         (setsid bash -c 'echo $$ >> pids; sleep 1000 & echo $! >> pids; wait' \
+           > /dev/null 2>&1 &); \
+         sleep 1000";
+
+    #[tokio::test]
+    async fn timeout_kills_children_that_left_the_session_and_says_so_truly() {
+        let (dir, tools) = workspace();
+        let outcome = run(&tools, "bash", json!({"command": ESCAPERS, "timeout_ms": 1500})).await;
+        assert!(outcome.is_error);
+        assert!(
+            outcome.for_model.contains("timed out after 1.5 s; it was killed with every process"),
+            "{}",
+            outcome.for_model
+        );
+        let pids = read_pids(&dir.path().join("pids"));
+        assert_eq!(pids.len(), 3, "the command did not start its children in time");
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn interrupt_kills_children_that_left_the_session() {
+        let (dir, tools) = workspace();
+        let context = ctx();
+        let cancel = context.cancel.clone();
+        let pid_file = dir.path().join("pids");
+        let canceller = tokio::spawn(async move {
+            wait_for_pids(&pid_file, 3).await;
+            cancel.cancel();
+        });
+        let outcome = tools.run(&ToolName::Bash, &json!({"command": ESCAPERS}), &context).await;
+        canceller.await.unwrap();
+        assert!(outcome.for_model.contains("killed with every process"), "{}", outcome.for_model);
+        let pids = read_pids(&dir.path().join("pids"));
+        assert_eq!(pids.len(), 3);
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_call_kills_children_that_left_the_session() {
+        let (dir, tools) = workspace();
+        let context = ctx();
+        let pid_file = dir.path().join("pids");
+        let input = json!({"command": ESCAPERS});
+        let call = tools.run(&ToolName::Bash, &input, &context);
+        tokio::select! {
+            _ = call => panic!("the sleepers finished"),
+            _ = wait_for_pids(&pid_file, 3) => {}
+        }
+        let pids = read_pids(&pid_file);
+        assert_eq!(pids.len(), 3);
+        assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    }
+
+    #[tokio::test]
+    async fn commands_have_no_terminal_and_a_session_of_their_own() {
+        let (_dir, tools) = workspace();
+        // Fields 6 and 7 of the shell's stat line: its session and its controlling terminal.
+        let outcome =
+            run(&tools, "bash", json!({"command": "cut -d' ' -f6,7 /proc/$$/stat"})).await;
+        assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
+        let line = outcome.for_model.split("--- stdout ---\n").nth(1).unwrap().trim().to_owned();
+        let (session, tty) = line.split_once(' ').unwrap();
+        assert_eq!(tty, "0", "the command has a controlling terminal");
+        let ours = nix::unistd::getsid(None).unwrap().as_raw();
+        assert_ne!(session.parse::<i32>().unwrap(), ours, "the command shares keel's session");
+
+        let outcome = run(
+            &tools,
+            "bash",
+            json!({"command": "printf '\\e]0;pwned\\a' > /dev/tty && echo reached"}),
+        )
+        .await;
+        assert!(outcome.is_error, "{}", outcome.for_model);
+        assert!(!outcome.for_model.contains("reached"), "{}", outcome.for_model);
+        assert!(outcome.for_model.contains("/dev/tty"), "{}", outcome.for_model);
+    }
+
+    #[tokio::test]
+    async fn commands_start_with_no_signal_blocked() {
+        let (_dir, tools) = workspace();
+        let outcome =
+            run(&tools, "bash", json!({"command": "grep SigBlk /proc/self/status"})).await;
+        assert!(outcome.for_model.contains("SigBlk:\t0000000000000000"), "{}", outcome.for_model);
+    }
+
     #[tokio::test]
     async fn commands_reading_stdin_get_end_of_file() {
         let (_dir, tools) = workspace();
@@ -196,12 +285,14 @@ mod bash {
         assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
         let pids = read_pids(&dir.path().join("pids"));
         assert_eq!(pids.len(), 1);
+        // Long enough for a supervisor that wrongly took the call's end as keel's death to act.
+        tokio::time::sleep(Duration::from_millis(500)).await;
         let alive = !is_dead(pids[0]);
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pids[0]),
             nix::sys::signal::Signal::SIGKILL,
         );
-        assert!(alive, "a detached background job was killed");
+        assert!(alive, "a detached background job was killed: {}", outcome.for_model);
     }
 
     /// The peak resident memory of this process, in bytes.
@@ -411,111 +502,6 @@ mod registry {
         assert_eq!(summary(&ToolName::parse("made_up"), &json!({"path": "x"})), "made_up");
         let long = "x".repeat(1000);
         assert!(summary(&ToolName::Bash, &json!({ "command": long })).chars().count() < 300);
-    }
-}
-
-mod guard_rules {
-    use super::*;
-
-    #[test]
-    fn refuses_commands_that_wreck_the_machine() {
-        let refused = [
-            "sudo rm -rf build",
-            "cd /tmp && sudo make install",
-            "echo x | sudo tee /etc/hosts",
-            "/usr/bin/sudo ls",
-            "FOO=1 sudo ls",
-            "env -i sudo ls",
-            "doas ls",
-            "rm -rf /",
-            "rm -fr /*",
-            "rm -r -f /",
-            "rm -Rf //",
-            "rm --recursive --force /",
-            "rm -rf --no-preserve-root /",
-            "rm --no-preserve-root -rf /tmp/x",
-            "rm -rf ~",
-            "rm -rf ~/",
-            "rm -rf ~/*",
-            "rm -rf $HOME",
-            "rm -rf \"$HOME\"",
-            "rm -rf ${HOME}/",
-            "rm -rf /usr",
-            "rm -rf /etc/",
-            "rm -rf build /",
-            "ls; rm -rf /",
-            "true && rm -rf / || echo",
-            "echo $(rm -rf /)",
-            "echo `rm -rf ~`",
-            "bash -c 'rm -rf /'",
-            "sh -c \"sudo reboot\"",
-            "eval 'rm -rf /'",
-            "xargs rm -rf /",
-            "nohup rm -rf / &",
-            "mkfs.ext4 /dev/sda1",
-            "mkfs -t ext4 /dev/sdb",
-            "dd if=/dev/zero of=/dev/sda bs=1M",
-            "dd if=image.iso of=/dev/nvme0n1",
-            "shutdown -h now",
-            "reboot",
-            "halt",
-            "poweroff",
-            "/sbin/shutdown now",
-            "systemctl poweroff",
-            ":(){ :|:& };:",
-            ":() { : | : & }; :",
-            "bomb() { bomb | bomb & }; bomb",
-            "echo hi\n:(){ :|:& };:",
-            "echo 1 > /dev/sda",
-            "cat image > /dev/nvme0n1",
-            "echo x >> /dev/sdb1",
-            "cp disk.img /dev/sdc",
-            "kill -9 -1",
-            "chmod -R 777 /",
-        ];
-        for command in refused {
-            assert!(guard::check_command(command).is_err(), "not refused: {command}");
-        }
-    }
-
-    #[test]
-    fn lets_ordinary_work_through() {
-        let allowed = [
-            "rm -rf ./build",
-            "rm -rf build target/debug",
-            "rm -rf /tmp/keel-test-dir",
-            "rm -rf ~/.cache/keel",
-            "rm -rf $HOME/project/target",
-            "rm file.txt",
-            "rm -f /",
-            "echo sudo",
-            "echo 'rm -rf /'",
-            "grep -r \"sudo\" .",
-            "git commit -m 'sudo: document reboot and shutdown'",
-            "man shutdown",
-            "command -v sudo",
-            "which reboot",
-            "ls /dev/sda",
-            "cat /dev/null > log.txt",
-            "cargo test 2>/dev/null",
-            "echo hi > /dev/stderr",
-            "dd if=/dev/urandom of=random.bin bs=1k count=1",
-            "dd if=/dev/zero of=/dev/null count=1",
-            "mkdir -p out && echo done",
-            "kill -9 1234",
-            "kill %1",
-            "chmod -R u+w ./build",
-            "f() { echo hi; }; f",
-            "echo ${HOME}",
-            "for f in *.rs; do echo $f; done",
-            "python3 -c 'print(1)'",
-            "npm run build && npm test",
-            "echo {a,b}",
-            "# rm -rf /",
-        ];
-        for command in allowed {
-            assert_eq!(guard::check_command(command), Ok(()), "refused: {command}");
-        }
     }
 }
 

@@ -245,10 +245,11 @@ impl Builder {
             }
             TagEnd::Link | TagEnd::Image => {
                 self.styles.pop();
-                if let Some((dest, text)) = self.links.pop() {
-                    if !dest.is_empty() && dest != text {
-                        self.text(&format!(" ({dest})"), theme::DIM);
-                    }
+                if let Some((dest, text)) = self.links.pop()
+                    && !dest.is_empty()
+                    && dest != text
+                {
+                    self.text(&format!(" ({dest})"), theme::DIM);
                 }
             }
             _ => {}

@@ -118,10 +118,11 @@ pub(super) fn one_line(
 /// `<reminder>text</reminder>` shown as `text`.
 fn strip_tags(text: &str) -> &str {
     let trimmed = text.trim();
-    if let (Some(open_end), Some(close_start)) = (trimmed.find('>'), trimmed.rfind("</")) {
-        if trimmed.starts_with('<') && open_end < close_start {
-            return &trimmed[open_end + 1..close_start];
-        }
+    if let (Some(open_end), Some(close_start)) = (trimmed.find('>'), trimmed.rfind("</"))
+        && trimmed.starts_with('<')
+        && open_end < close_start
+    {
+        return &trimmed[open_end + 1..close_start];
     }
     trimmed
 }

@@ -1,0 +1,130 @@
+//! The `bash` tool: one shell command in the workspace, bounded in time and in memory.
+//!
+//! The command runs as `bash -c` in the workspace root under a [supervisor](super::supervisor):
+//! in a session of its own with no controlling terminal, stdin from the null device, without the
+//! provider keys in its environment ([`environment`]), and with every process it starts — also
+//! those that leave its process group or session — killed on timeout, on the person's interrupt,
+//! when the call is dropped, and when keel exits or is killed. Output is read while it streams
+//! ([`watch`]): forwarded to the tool pane, and kept in capped buffers so a command that prints
+//! gigabytes costs the same memory as one that prints a line. When the shell exits while
+//! background children still hold its output open, keel waits a moment, then stops them rather
+//! than hang; background jobs whose output goes elsewhere (a server, say) keep running until they
+//! end or keel does.
+
+pub mod environment;
+mod report;
+mod watch;
+
+use super::supervisor::Supervised;
+use super::{ToolContext, ToolOutcome, guard};
+use report::Ending;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use tokio::time::Instant;
+use watch::{Session, Watched};
+
+/// How long a command may run when the model does not say.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest the model may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// The shortest timeout keel grants, so a `timeout_ms` of 0 still lets the command start.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The arguments the model sends.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BashArgs {
+    pub command: String,
+    pub timeout_ms: Option<u64>,
+}
+
+/// The JSON schema the model reads.
+pub fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The command line, run with `bash -c` in the workspace root."
+            },
+            "timeout_ms": {
+                "type": "integer",
+                "minimum": 0,
+                "description": format!(
+                    "Milliseconds before the command is killed. Default {}, at most {}.",
+                    DEFAULT_TIMEOUT.as_millis(),
+                    MAX_TIMEOUT.as_millis()
+                )
+            }
+        },
+        "required": ["command"]
+    })
+}
+
+pub const DESCRIPTION: &str = "Run a shell command with bash in the workspace root and return its \
+exit code, stdout and stderr. stdin is empty and there is no terminal, so never run anything that \
+waits for input (use non-interactive flags). The command is killed, with every process it \
+started, when the timeout expires. Long output is shortened to its start and its end. Prefer \
+read_file, write_file and edit_file for reading and changing files.";
+
+/// The timeout the model asked for, within keel's bounds.
+pub fn timeout_for(args: &BashArgs) -> Duration {
+    args.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
+}
+
+/// Runs the command and reports how it ended.
+pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome {
+    if let Err(reason) = guard::check_command_in(&args.command, root) {
+        return ToolOutcome::error(format!(
+            "Refused to run this command: {reason}. keel does not run it in any approval mode; \
+             if it is really wanted, the person can run it themselves."
+        ));
+    }
+    if ctx.cancel.is_cancelled() {
+        return ToolOutcome::error("Command not started: interrupted by user.");
+    }
+    let timeout = timeout_for(args);
+    let started = Instant::now();
+    let (mut supervised, output) =
+        match Supervised::start(&args.command, root, environment::apply).await {
+            Ok(started) => started,
+            Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
+        };
+    let mut session = Session::new(output, ctx.live_output.clone());
+    let watched = session.watch(&mut supervised, started + timeout, ctx).await;
+    let ending = match watched {
+        Watched::Finished(status) => {
+            // A clean exit: whatever the command left running in the background with its output
+            // redirected elsewhere was meant to keep running, until it ends or keel does.
+            supervised.detach();
+            Ending::Exited { status, stopped: None }
+        }
+        other => {
+            let report = supervised.kill().await;
+            session.drain().await;
+            match other {
+                Watched::Lingering(status) => Ending::Exited { status, stopped: Some(report) },
+                Watched::TimedOut => Ending::TimedOut(timeout, report),
+                Watched::Interrupted => Ending::Interrupted(report),
+                Watched::Finished(_) | Watched::Lost => Ending::Lost(report),
+            }
+        }
+    };
+    session.flush();
+    ending.into_outcome(session.kept(), started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_is_clamped() {
+        let args = |timeout_ms| BashArgs { command: String::new(), timeout_ms };
+        assert_eq!(timeout_for(&args(None)), DEFAULT_TIMEOUT);
+        assert_eq!(timeout_for(&args(Some(0))), MIN_TIMEOUT);
+        assert_eq!(timeout_for(&args(Some(u64::MAX))), MAX_TIMEOUT);
+        assert_eq!(timeout_for(&args(Some(5_000))), Duration::from_millis(5_000));
+    }
+}

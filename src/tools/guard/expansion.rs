@@ -1,0 +1,95 @@
+//! Expanding a parsed word into the arguments bash will pass, with every `$(…)` inside it
+//! checked as a command on the way.
+
+use super::walk::{Checker, Scope, Stdin};
+use super::words::{Arg, Expander, Value, split_fields};
+use super::{Verdict, printed};
+use brush_parser::ParserOptions;
+use brush_parser::ast;
+use brush_parser::word::WordPiece;
+
+impl Checker<'_> {
+    /// Checks the substitutions inside text such as an arithmetic expression.
+    pub fn text(&self, text: &str, scope: &Scope) -> Verdict {
+        self.expand(&ast::Word { value: format!("\"{text}\""), loc: None }, scope).map(drop)
+    }
+
+    /// The arguments a word becomes, its substitutions checked on the way.
+    pub fn expand(&self, word: &ast::Word, scope: &Scope) -> Result<Vec<Arg>, String> {
+        let options = ParserOptions::default();
+        let mut texts = vec![word.value.clone()];
+        if let Ok(Some(braces)) = brush_parser::word::parse_brace_expansions(&word.value, &options)
+        {
+            texts = super::braces::expand(&braces);
+        }
+        let mut args = Vec::new();
+        for text in texts {
+            let pieces = match brush_parser::word::parse(&text, &options) {
+                Ok(pieces) => pieces.into_iter().map(|piece| piece.piece).collect(),
+                Err(_) => vec![WordPiece::Text(text.clone())],
+            };
+            args.extend(self.pieces(&pieces, &text, scope)?);
+        }
+        Ok(args)
+    }
+
+    /// Expands already parsed pieces (a word, a here-document).
+    pub fn pieces(
+        &self,
+        pieces: &[WordPiece],
+        source: &str,
+        scope: &Scope,
+    ) -> Result<Vec<Arg>, String> {
+        let mut failure = None;
+        let mut substitution = |script: &str| -> Option<String> {
+            if failure.is_some() {
+                return None;
+            }
+            let mut inner = scope.clone();
+            inner.stdin = Stdin::Null;
+            match self.nested(script, &mut inner) {
+                Ok(()) => printed::printed_by(script, scope),
+                Err(reason) => {
+                    failure = Some(reason);
+                    None
+                }
+            }
+        };
+        let alts =
+            Expander { vars: &scope.vars, substitution: &mut substitution }.pieces(pieces, false);
+        if let Some(reason) = failure {
+            return Err(reason);
+        }
+        Ok(match <[_; 1]>::try_from(alts) {
+            Ok([only]) => split_fields(only)
+                .into_iter()
+                .map(|field| Arg { alts: vec![field], source: source.to_owned() })
+                .collect(),
+            Err(alts) if alts.is_empty() => Vec::new(),
+            Err(alts) => vec![Arg { alts, source: source.to_owned() }],
+        })
+    }
+
+    pub fn assignment_value(
+        &self,
+        value: &ast::AssignmentValue,
+        scope: &Scope,
+    ) -> Result<Value, String> {
+        match value {
+            ast::AssignmentValue::Scalar(word) => {
+                let args = self.expand(word, scope)?;
+                let texts: Option<Vec<String>> = args.iter().map(Arg::text).collect();
+                Ok(texts.map_or(Value::Unknown, |texts| Value::Known(vec![texts.join(" ")])))
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (index, item) in items {
+                    if let Some(index) = index {
+                        self.expand(index, scope)?;
+                    }
+                    self.expand(item, scope)?;
+                }
+                Ok(Value::Unknown)
+            }
+        }
+    }
+}

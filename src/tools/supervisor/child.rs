@@ -1,0 +1,206 @@
+//! The supervisor process: the keel binary started through its internal entry point, one per
+//! command.
+//!
+//! It leaves keel's session (`setsid`), so the command has no controlling terminal; becomes a
+//! child subreaper, so every orphan of the command is re-parented to it; and runs `bash -c` in a
+//! process group of its own, with the output pipes keel gave it and stdin from the null device.
+//! Then it waits for one of: `bash` ending (reported, and the supervisor stays while background
+//! processes run), the last process ending (it exits), keel's `kill`, keel's end of the socket
+//! closing (keel exited or was killed), or a termination signal — on the last three it kills
+//! every process of the command, reports how that went, and exits.
+
+use super::procfs;
+use super::protocol::{KILL, Report, Status};
+use nix::errno::Errno;
+use nix::sys::signal::{SigSet, Signal, kill, killpg};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::Pid;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long the supervisor keeps killing before it reports survivors.
+const KILL_DEADLINE: Duration = Duration::from_secs(2);
+/// Pause between two sweeps of `/proc` while killing.
+const KILL_SWEEP_PAUSE: Duration = Duration::from_millis(10);
+/// Signals that end the supervisor, and so the command.
+const TERMINATING: [Signal; 4] = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT];
+
+/// What the supervisor's threads tell its main loop.
+enum Event {
+    Exited(Status),
+    NoneLeft,
+    Kill,
+    KeelGone,
+    Signalled,
+}
+
+/// Runs the supervisor for `command`; stdin must be the socket keel holds the other end of.
+pub fn main(command: &OsStr) -> ExitCode {
+    let Some(control) = control_socket() else {
+        eprintln!("keel: this entry point is internal; keel starts it for each command");
+        return ExitCode::FAILURE;
+    };
+    let mut reports = match control.try_clone() {
+        Ok(writer) => writer,
+        Err(_) => return ExitCode::FAILURE,
+    };
+    let shell = match start(command) {
+        Ok(pid) => pid,
+        Err(message) => {
+            send(&mut reports, &Report::Failed(message));
+            return ExitCode::FAILURE;
+        }
+    };
+    // Blocked, the signals wait for the signal thread. Only now: a child inherits the mask.
+    let signals = terminating_signals();
+    if signals.thread_block().is_err() {
+        kill_everything(shell);
+        send(&mut reports, &Report::Failed("cannot block termination signals".into()));
+        return ExitCode::FAILURE;
+    }
+    send(&mut reports, &Report::Started(shell.as_raw()));
+    let (events, inbox) = mpsc::channel();
+    spawn_reaper(shell, events.clone());
+    spawn_listener(control, events.clone());
+    std::thread::spawn(move || {
+        if signals.wait().is_ok() {
+            let _ = events.send(Event::Signalled);
+        }
+    });
+    let mut exited = false;
+    for event in inbox {
+        match event {
+            Event::Exited(status) => {
+                exited = true;
+                send(&mut reports, &Report::Exited(status));
+            }
+            Event::NoneLeft if exited => return ExitCode::SUCCESS,
+            Event::NoneLeft => {}
+            Event::Kill | Event::KeelGone | Event::Signalled => {
+                let report = kill_everything(shell);
+                send(&mut reports, &report);
+                return ExitCode::SUCCESS;
+            }
+        }
+    }
+    // Every thread is gone, which cannot happen while the listener runs; kill to be sure.
+    kill_everything(shell);
+    ExitCode::SUCCESS
+}
+
+/// fd 0 as a socket, or `None` when the process was not started by keel.
+fn control_socket() -> Option<UnixStream> {
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let socket = UnixStream::from(fd);
+    socket.local_addr().ok()?;
+    Some(socket)
+}
+
+fn terminating_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for signal in TERMINATING {
+        set.add(signal);
+    }
+    set
+}
+
+/// Leaves keel's session, becomes a subreaper and starts `bash`; then lets go of the output pipes
+/// so that only the command holds them.
+fn start(command: &OsStr) -> Result<Pid, String> {
+    nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
+    nix::sys::prctl::set_child_subreaper(true)
+        .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
+    let shell = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|err| format!("cannot start bash: {err}"))?;
+    let pid = i32::try_from(shell.id()).map_err(|_| "bash has an impossible pid".to_owned())?;
+    // The supervisor reaps `bash` itself (with every orphan), so the handle is not waited on.
+    drop(shell);
+    let null = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(|err| format!("cannot open /dev/null: {err}"))?;
+    nix::unistd::dup2_stdout(&null).map_err(|err| format!("cannot release stdout: {err}"))?;
+    nix::unistd::dup2_stderr(&null).map_err(|err| format!("cannot release stderr: {err}"))?;
+    Ok(Pid::from_raw(pid))
+}
+
+/// Reaps every child (the subreaper's orphans too) and says when `bash` ends and when none is left.
+fn spawn_reaper(shell: Pid, events: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        loop {
+            let status = match waitpid(None, None) {
+                Ok(WaitStatus::Exited(pid, code)) if pid == shell => Status::Code(code),
+                Ok(WaitStatus::Signaled(pid, signal, _)) if pid == shell => {
+                    Status::Signal(signal as i32)
+                }
+                Ok(_) | Err(Errno::EINTR) => continue,
+                Err(_) => {
+                    let _ = events.send(Event::NoneLeft);
+                    return;
+                }
+            };
+            if events.send(Event::Exited(status)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Reads keel's requests; the end of the socket means keel is gone.
+fn spawn_listener(control: UnixStream, events: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(control).lines() {
+            match line {
+                Ok(line) if line.trim() == KILL => {
+                    let _ = events.send(Event::Kill);
+                    return;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let _ = events.send(Event::KeelGone);
+    });
+}
+
+/// SIGKILLs the shell's group, then every process of the command, sweep after sweep, until none is
+/// alive or the deadline passes. Processes forked meanwhile are caught by the next sweep: their
+/// killed parents leave them to this subreaper.
+fn kill_everything(shell: Pid) -> Report {
+    let me = nix::unistd::getpid().as_raw();
+    let deadline = Instant::now() + KILL_DEADLINE;
+    let _ = killpg(shell, Signal::SIGKILL);
+    let mut killed = std::collections::BTreeSet::new();
+    loop {
+        let alive = procfs::members(me);
+        if alive.is_empty() {
+            return Report::Killed { killed: killed.len(), survivors: Vec::new() };
+        }
+        if Instant::now() > deadline {
+            return Report::Killed { killed: killed.len(), survivors: alive };
+        }
+        for pid in alive {
+            if kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
+                killed.insert(pid);
+            }
+        }
+        std::thread::sleep(KILL_SWEEP_PAUSE);
+    }
+}
+
+fn send(socket: &mut UnixStream, report: &Report) {
+    // keel may be gone; then there is no one to tell.
+    let _ = writeln!(socket, "{}", report.to_line());
+}

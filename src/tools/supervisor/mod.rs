@@ -1,0 +1,206 @@
+//! Commands run under a supervisor, so that none of their processes outlives keel.
+//!
+//! `unsafe` is forbidden in this crate, so keel cannot change a child between `fork` and `exec`.
+//! Instead each command gets a supervisor: the keel binary itself, started through an internal
+//! entry point ([`run_if_requested`]), which puts the command in a session of its own (no
+//! controlling terminal), adopts its orphans as a child subreaper, and kills all of them when
+//! keel asks or when keel is gone (see [`child`]).
+//!
+//! keel and the supervisor talk over a socket that is the supervisor's stdin ([`protocol`]). Its
+//! end of file is how the supervisor learns that keel died: the kernel closes keel's end when
+//! keel's process ends, however it ends — unlike `PR_SET_PDEATHSIG`, which fires when the *thread*
+//! that started the child exits, and which keel's thread pool would trip by retiring a thread.
+//!
+//! The supervisor's program is a setting, because the library also runs inside test binaries
+//! whose own executable is not keel: `main` passes its own path to [`set_program`], tests pass
+//! Cargo's path to the keel binary.
+
+mod child;
+mod procfs;
+pub mod protocol;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use protocol::{KILL, Report, Status};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+
+/// The first argument that turns the keel binary into a supervisor.
+pub const ENTRY_ARG: &str = "__keel_supervise";
+/// How long keel waits for the supervisor to report that it started the command.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long keel waits for the supervisor's report after asking it to kill.
+const KILL_REPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Sets the program that supervises commands: the keel binary. The first call wins.
+pub fn set_program(program: impl Into<PathBuf>) {
+    let _ = PROGRAM.set(program.into());
+}
+
+/// Runs the supervisor when this process was started as one; `main` calls it first.
+pub fn run_if_requested() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != OsStr::new(ENTRY_ARG) {
+        return None;
+    }
+    let command = args.next().unwrap_or_default();
+    Some(child::main(&command))
+}
+
+/// Why a command could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("keel was started without a command supervisor, so it cannot run commands safely")]
+    NotConfigured,
+    #[error("could not start the command supervisor {}: {source}", .program.display())]
+    Spawn { program: PathBuf, source: std::io::Error },
+    #[error("the command supervisor did not start the command: {0}")]
+    Refused(String),
+    #[error("the command supervisor did not answer")]
+    Silent,
+}
+
+/// How a kill went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KillReport {
+    /// Every process of the command is gone.
+    AllDead,
+    /// These processes were still alive when the supervisor gave up.
+    Survivors(Vec<i32>),
+    /// The supervisor died before it could say; only the shell's process group was killed.
+    Unconfirmed,
+}
+
+/// What the supervisor said while the command ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The shell ended.
+    Exited(Status),
+    /// The supervisor is gone without a word.
+    Lost,
+}
+
+/// A command running under its supervisor. Dropping it kills the command.
+pub struct Supervised {
+    child: Child,
+    reports: Lines<BufReader<OwnedReadHalf>>,
+    requests: OwnedWriteHalf,
+    shell: Pid,
+}
+
+/// The command's output pipes.
+pub struct Output {
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
+}
+
+impl Supervised {
+    /// Starts `bash -c command` in `cwd` under a supervisor, with `configure` setting its
+    /// environment, and waits until the shell runs.
+    pub async fn start(
+        command: &str,
+        cwd: &Path,
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<(Self, Output), StartError> {
+        let program = PROGRAM.get().ok_or(StartError::NotConfigured)?;
+        let spawn_error = |source| StartError::Spawn { program: program.clone(), source };
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(spawn_error)?;
+        ours.set_nonblocking(true).map_err(spawn_error)?;
+        let ours = UnixStream::from_std(ours).map_err(spawn_error)?;
+        let mut cmd = Command::new(program);
+        cmd.arg(ENTRY_ARG)
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Killing the supervisor would orphan the command: it is asked, never killed.
+            .kill_on_drop(false);
+        configure(&mut cmd);
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        // The command's copy of the socket lives in `cmd`; keel must hold only its own end.
+        drop(cmd);
+        let output = Output { stdout: child.stdout.take(), stderr: child.stderr.take() };
+        let (reader, requests) = ours.into_split();
+        let mut reports = BufReader::new(reader).lines();
+        let first = tokio::time::timeout(START_TIMEOUT, reports.next_line()).await;
+        let shell = match first {
+            Ok(Ok(Some(line))) => match Report::parse(&line) {
+                Some(Report::Started(pid)) => Pid::from_raw(pid),
+                Some(Report::Failed(message)) => return Err(StartError::Refused(message)),
+                _ => return Err(StartError::Silent),
+            },
+            _ => return Err(StartError::Silent),
+        };
+        Ok((Self { child, reports, requests, shell }, output))
+    }
+
+    /// The next thing the supervisor reports while the command runs. Cancel-safe.
+    pub async fn next_event(&mut self) -> Event {
+        loop {
+            match self.reports.next_line().await {
+                Ok(Some(line)) => {
+                    if let Some(Report::Exited(status)) = Report::parse(&line) {
+                        return Event::Exited(status);
+                    }
+                }
+                Ok(None) | Err(_) => return Event::Lost,
+            }
+        }
+    }
+
+    /// Has the supervisor kill every process of the command, and says how that went.
+    pub async fn kill(mut self) -> KillReport {
+        let asked = self.requests.write_all(format!("{KILL}\n").as_bytes()).await.is_ok();
+        let report = if asked {
+            tokio::time::timeout(KILL_REPORT_TIMEOUT, self.kill_report()).await.ok().flatten()
+        } else {
+            None
+        };
+        let report = report.unwrap_or_else(|| {
+            // The supervisor is gone: reach what can still be reached.
+            let _ = killpg(self.shell, Signal::SIGKILL);
+            KillReport::Unconfirmed
+        });
+        let _ = self.child.wait().await;
+        report
+    }
+
+    async fn kill_report(&mut self) -> Option<KillReport> {
+        while let Ok(Some(line)) = self.reports.next_line().await {
+            if let Some(Report::Killed { survivors, .. }) = Report::parse(&line) {
+                return Some(if survivors.is_empty() {
+                    KillReport::AllDead
+                } else {
+                    KillReport::Survivors(survivors)
+                });
+            }
+        }
+        None
+    }
+
+    /// Lets what the command left in the background run on, watched by its supervisor until it
+    /// ends or keel does.
+    pub fn detach(self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Self { mut child, mut reports, requests, .. } = self;
+        runtime.spawn(async move {
+            // Named so that the task owns it: dropping keel's end is the supervisor's signal to
+            // kill, so it must live exactly as long as this watch.
+            let _keel_end = requests;
+            while let Ok(Some(_)) = reports.next_line().await {}
+            let _ = child.wait().await;
+        });
+    }
+}
