@@ -2,11 +2,14 @@
 //!
 //! Progress (board changes, tool calls, reminders, retries) goes to stderr as text, and the final
 //! answer to stdout — or, with `--output-format json`, every [`AgentEvent`] as one JSON object per
-//! line on stdout. Tools run without asking: there is no one to ask.
+//! line on stdout. Tools run without asking: there is no one to ask. Everything printed as text
+//! that came from the model or a tool has its control characters made visible (`crate::visible`),
+//! so no escape sequence reaches the person's terminal; JSON output escapes them already.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
 use crate::todo::TodoBoard;
 use crate::tools::{ToolName, call};
+use crate::visible::visible;
 use std::io::Write;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -98,20 +101,20 @@ fn print_progress(
                 if line.is_empty() {
                     writeln!(err)?;
                 } else {
-                    writeln!(err, "  {line}")?;
+                    writeln!(err, "  {}", visible(line))?;
                 }
             }
         }
         AgentEvent::ToolStart { name, input, .. } => {
             let tool = ToolName::parse(name);
             if tool != ToolName::Todo {
-                writeln!(err, "→ {name}: {}", call::summary(&tool, input))?;
+                writeln!(err, "→ {}: {}", visible(name), visible(&call::summary(&tool, input)))?;
             }
         }
         AgentEvent::ToolEnd { name, is_error, exit_code, duration_ms, output, .. } => {
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
-                writeln!(err, "  ✗ {name} failed: {first}")?;
+                writeln!(err, "  ✗ {} failed: {}", visible(name), visible(first))?;
             } else if name != crate::todo::TOOL_NAME {
                 match exit_code {
                     Some(code) => writeln!(err, "  ✓ exit {code} ({duration_ms} ms)")?,
@@ -120,22 +123,22 @@ fn print_progress(
             }
         }
         AgentEvent::Reminder { text, rounds_since_todo } => {
-            writeln!(err, "! reminder after {rounds_since_todo} rounds: {text}")?;
+            writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
-        AgentEvent::AssistantText { text } => writeln!(err, "{text}")?,
+        AgentEvent::AssistantText { text } => writeln!(err, "{}", visible(text))?,
         AgentEvent::Retry { attempt, delay_ms, reason } => {
-            writeln!(err, "… retry {attempt} in {delay_ms} ms: {reason}")?;
+            writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
         AgentEvent::Usage { .. } => {}
         AgentEvent::Result { outcome, text, error, done, total, rounds } => {
             match error {
-                Some(error) => writeln!(err, "keel: {error}")?,
+                Some(error) => writeln!(err, "keel: {}", visible(error))?,
                 None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,
                 None => {}
             }
             writeln!(err, "({rounds} model responses; board {done}/{total})")?;
             if !text.is_empty() {
-                writeln!(out, "{text}")?;
+                writeln!(out, "{}", visible(text))?;
             }
             out.flush()?;
         }

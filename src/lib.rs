@@ -12,3 +12,4 @@ pub mod message;
 pub mod todo;
 pub mod tools;
 pub mod tui;
+pub mod visible;

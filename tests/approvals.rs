@@ -37,13 +37,12 @@ impl Tool {
     }
 
     /// Two calls of this tool, each leaving its own mark in the workspace. The two `bash` calls
-    /// share their first word, so "always" for the first covers the second.
+    /// are simple commands of one kind (`touch`), so "always" for the first covers the second.
     fn calls(self) -> [Value; 2] {
         match self {
-            Self::Bash => [
-                json!({"command": "echo one >> log.txt"}),
-                json!({"command": "echo two >> log.txt"}),
-            ],
+            Self::Bash => {
+                [json!({"command": "touch one.txt"}), json!({"command": "touch two.txt"})]
+            }
             Self::WriteFile => [
                 json!({"path": "one.txt", "content": "one\n"}),
                 json!({"path": "two.txt", "content": "two\n"}),
@@ -65,11 +64,9 @@ impl Tool {
     fn effects(self, dir: &Path) -> (bool, bool) {
         let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         match self {
-            Self::Bash => {
-                let log = read("log.txt");
-                (log.contains("one"), log.contains("two"))
+            Self::Bash | Self::WriteFile => {
+                (dir.join("one.txt").exists(), dir.join("two.txt").exists())
             }
-            Self::WriteFile => (dir.join("one.txt").exists(), dir.join("two.txt").exists()),
             Self::EditFile => {
                 let notes = read("notes.txt");
                 (notes.contains("one"), notes.contains("two"))
@@ -293,15 +290,32 @@ async fn every_tool_that_changes_things_in_every_mode_with_every_answer() {
 }
 
 #[tokio::test]
-async fn always_for_a_command_covers_its_first_word_only() {
+async fn always_for_a_command_covers_one_simple_command_of_its_kind_only() {
     let calls = [
-        ("bash", json!({"command": "echo one >> log.txt"})),
-        ("bash", json!({"command": "touch two.txt"})),
+        ("bash", json!({"command": "ls"})),
+        ("bash", json!({"command": "ls -la"})),
+        ("bash", json!({"command": "ls && touch chained.txt"})),
+        ("bash", json!({"command": "ls\ntouch second-line.txt"})),
+        ("bash", json!({"command": "ls $(touch substituted.txt)"})),
+        ("bash", json!({"command": "ls > listing.txt"})),
+        ("bash", json!({"command": "touch other.txt"})),
     ];
     let always = Answer::Decide(Decision::Always);
     let played = play_calls(&calls, |_| {}, ApprovalMode::Ask, always).await;
-    assert_eq!(played.asked, ["bash", "bash"], "`touch` is not covered by always for `echo`");
-    assert!(played.dir.path().join("two.txt").exists());
+    // Only `ls -la` rides on the first answer; every line that does more, and `touch`, is asked.
+    assert_eq!(played.asked.len(), calls.len() - 1, "{:?}", played.asked);
+    assert!(played.dir.path().join("other.txt").exists());
+}
+
+#[tokio::test]
+async fn always_for_a_line_that_is_not_one_simple_command_is_once_only() {
+    let calls = [
+        ("bash", json!({"command": "echo one >> log.txt"})),
+        ("bash", json!({"command": "echo one >> log.txt"})),
+    ];
+    let always = Answer::Decide(Decision::Always);
+    let played = play_calls(&calls, |_| {}, ApprovalMode::Ask, always).await;
+    assert_eq!(played.asked, ["bash", "bash"], "a redirection is asked about every time");
 }
 
 #[tokio::test]

@@ -424,7 +424,8 @@ fn snapshot_approval_modal_with_diff() {
         snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
             id: "t3".into(),
             tool: "edit_file".into(),
-            summary: "hello.py".into(),
+            detail: "hello.py".into(),
+            always: Some("every edit_file call for the rest of the session".into()),
             diff: Some(
                 "--- a/hello.py\n+++ b/hello.py\n@@ -1,2 +1,3 @@\n-def greet(name):\n+def greet(name: str) -> str:\n+    \"\"\"Return a greeting for name.\"\"\"\n     return f\"Hello, {name}!\"\n"
                     .into(),
@@ -716,8 +717,9 @@ fn approval_app() -> (App, UnboundedReceiver<Command>) {
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
         id: "call_7".into(),
         tool: "bash".into(),
-        summary: "rm -rf build".into(),
+        detail: "rm -rf build".into(),
         diff: None,
+        always: Some("`rm` commands".into()),
     }));
     app_with(snapshot)
 }
@@ -948,7 +950,8 @@ fn tiny_sizes_and_resize_storms_never_panic() {
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
         id: "call_9".into(),
         tool: "write_file".into(),
-        summary: "a/very/long/path/".repeat(10),
+        detail: "a/very/long/path/".repeat(10),
+        always: None,
         diff: Some("+added line\n-removed line\n".repeat(50)),
     }));
     apps.push(app_with(snapshot).0);

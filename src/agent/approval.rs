@@ -1,12 +1,16 @@
 //! Which tool calls may run without asking the person (the `--approval` mode).
 //!
 //! Reading (`read_file`) and planning (`todo`) never ask. In `ask` mode the person's "always"
-//! answers are remembered for the session: per tool, and for `bash` per first word of the command,
-//! so allowing `cargo` does not allow `rm`. Commands that can wreck the machine are refused by the
-//! `bash` tool itself, whatever the mode.
+//! answers are remembered for the session: for a file tool, every call of that tool; for `bash`,
+//! one kind of simple command — its program and subcommand (`cargo test`, `git status`), see
+//! `tools::simple_command` — so allowing `cargo test` allows neither `rm` nor
+//! `cargo test && rm -rf x`. A command line that is not one simple command (it chains, pipes,
+//! substitutes, redirects or spans lines) cannot be allowed always: it is asked about every time.
+//! Commands that can wreck the machine are refused by the `bash` tool itself, whatever the mode.
 
 use super::ApprovalMode;
 use crate::tools::ToolName;
+use crate::tools::simple_command::CommandKind;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -23,7 +27,16 @@ pub enum Verdict {
 #[derive(Debug, Clone, Default)]
 pub struct Approvals {
     mode: ApprovalMode,
-    always: HashSet<String>,
+    always: HashSet<Allowed>,
+}
+
+/// One kind of call the person allowed for the rest of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Allowed {
+    /// Every call of a file tool.
+    Tool(ToolName),
+    /// `bash` running one simple command of this kind.
+    Command(CommandKind),
 }
 
 impl Approvals {
@@ -41,28 +54,45 @@ impl Approvals {
                 "keel is in read-only mode: `{tool}` is not allowed. Only read_file and todo can run; \
                  tell the user what you would do instead."
             )),
-            ApprovalMode::Ask if self.always.contains(&allow_key(tool, input)) => Verdict::Run,
+            ApprovalMode::Ask
+                if allowed(tool, input).is_some_and(|kind| self.always.contains(&kind)) =>
+            {
+                Verdict::Run
+            }
             ApprovalMode::Ask => Verdict::Ask,
         }
     }
 
-    /// Remembers an "always" answer for this kind of call.
+    /// Remembers an "always" answer for this kind of call; a call no "always" can cover (a
+    /// command line that is not one simple command) is allowed this once only.
     pub fn allow_always(&mut self, tool: &ToolName, input: &Value) {
-        self.always.insert(allow_key(tool, input));
+        if let Some(kind) = allowed(tool, input) {
+            self.always.insert(kind);
+        }
+    }
+
+    /// What an "always" answer to this call would cover, in words for the approval box; `None`
+    /// when it cannot be allowed always.
+    pub fn always_covers(tool: &ToolName, input: &Value) -> Option<String> {
+        match allowed(tool, input)? {
+            Allowed::Tool(tool) => Some(format!("every {tool} call for the rest of the session")),
+            Allowed::Command(kind) => Some(format!(
+                "`{kind}` commands, each on its own (no ; && || | $( ) ` redirections or line \
+                 breaks), for the rest of the session"
+            )),
+        }
     }
 }
 
-/// What an "always" answer covers: the tool, and for `bash` the command's first word.
-fn allow_key(tool: &ToolName, input: &Value) -> String {
-    if *tool == ToolName::Bash {
-        let first_word = input
-            .get("command")
-            .and_then(Value::as_str)
-            .and_then(|command| command.split_whitespace().next())
-            .unwrap_or_default();
-        format!("bash:{first_word}")
-    } else {
-        tool.to_string()
+/// What an "always" answer to this call covers: the file tool, or the kind of simple command.
+fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
+    match tool {
+        ToolName::Bash => {
+            let command = input.get("command").and_then(Value::as_str)?;
+            CommandKind::of(command).map(Allowed::Command)
+        }
+        ToolName::WriteFile | ToolName::EditFile => Some(Allowed::Tool(tool.clone())),
+        ToolName::Todo | ToolName::ReadFile | ToolName::Unknown(_) => None,
     }
 }
 
@@ -96,12 +126,26 @@ mod tests {
     }
 
     #[test]
-    fn always_covers_the_first_word_of_a_command_only() {
+    fn always_covers_one_kind_of_simple_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
         let bash = |command: &str| json!({ "command": command });
         approvals.allow_always(&ToolName::Bash, &bash("cargo test"));
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo build")), Verdict::Run);
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("rm -rf x")), Verdict::Ask);
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo test --release")), Verdict::Run);
+        for asked in [
+            "cargo build",
+            "rm -rf x",
+            "cargo test && touch X",
+            "cargo test\ntouch X",
+            "cargo test $(touch X)",
+            "cargo test > out",
+        ] {
+            assert_eq!(approvals.check(&ToolName::Bash, &bash(asked)), Verdict::Ask, "{asked}");
+        }
+        approvals.allow_always(&ToolName::Bash, &bash("ls; touch X"));
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("ls; touch X")), Verdict::Ask);
+        assert!(Approvals::always_covers(&ToolName::Bash, &bash("ls | sh")).is_none());
+        let covers = Approvals::always_covers(&ToolName::Bash, &bash("git status -s")).unwrap();
+        assert!(covers.starts_with("`git status` commands"), "{covers}");
         approvals.allow_always(&ToolName::EditFile, &json!({"path": "a"}));
         assert_eq!(approvals.check(&ToolName::EditFile, &json!({"path": "b"})), Verdict::Run);
         assert_eq!(approvals.check(&ToolName::WriteFile, &json!({"path": "b"})), Verdict::Ask);

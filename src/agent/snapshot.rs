@@ -72,10 +72,12 @@ pub struct ToolRun {
 pub struct ApprovalRequest {
     pub id: String,
     pub tool: String,
-    /// The command, or the path.
-    pub summary: String,
+    /// What would run, whole: the command exactly as `bash -c` receives it, or the path.
+    pub detail: String,
     /// For file changes: a unified diff of what would change.
     pub diff: Option<String>,
+    /// What an "always" answer would cover, in words; `None`: this call cannot be allowed always.
+    pub always: Option<String>,
 }
 
 /// The agent's state at one moment. `Default` is an agent with nothing to show yet.

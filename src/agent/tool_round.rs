@@ -2,7 +2,7 @@
 //! and answered; then the results — and the reminder, when it is due — go into the history as
 //! one user message.
 
-use super::approval::{DECLINED, Verdict};
+use super::approval::{Approvals, DECLINED, Verdict};
 use super::event::AgentEvent;
 use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
 use super::task::{Agent, Stop};
@@ -171,8 +171,9 @@ impl Agent {
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
             id: call.id.clone(),
             tool: call.name.to_string(),
-            summary: call.summary(),
+            detail: call.detail(),
             diff: preview::preview(&self.tools, &call.name, &call.input),
+            always: Approvals::always_covers(&call.name, &call.input),
         })));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(&self.outbox);

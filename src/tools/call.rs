@@ -97,6 +97,15 @@ impl ToolCall {
     pub fn summary(&self) -> String {
         summary(&self.name, &self.input)
     }
+
+    /// What the call does, whole: the command or the path exactly as the model sent it (the
+    /// one-line summary when the tool has no such argument).
+    pub fn detail(&self) -> String {
+        self.name
+            .summary_field()
+            .and_then(|field| self.input.get(field)?.as_str())
+            .map_or_else(|| self.summary(), str::to_owned)
+    }
 }
 
 /// One line naming what a call of `name` with `input` does: the command for `bash`, the path for

@@ -12,6 +12,7 @@ pub mod files;
 pub mod guard;
 pub mod output;
 pub mod preview;
+pub mod simple_command;
 pub mod supervisor;
 pub mod undo;
 pub mod workspace;

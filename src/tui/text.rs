@@ -48,6 +48,26 @@ pub fn clean_line(line: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One line of untrusted text with every character kept and shown: what a terminal would act
+/// on becomes a visible stand-in (see `crate::visible`), tabs become spaces. For text the
+/// person must see exactly, such as a command waiting for approval.
+pub fn shown_exactly(line: &str) -> String {
+    let shown = crate::visible::visible(line);
+    let mut out = String::with_capacity(shown.len());
+    let mut column = 0;
+    for c in shown.chars() {
+        if c == '\t' {
+            let pad = TAB_STOP - column % TAB_STOP;
+            out.extend(std::iter::repeat_n(' ', pad));
+            column += pad;
+        } else {
+            out.push(c);
+            column += c.width().unwrap_or(0);
+        }
+    }
+    out
+}
+
 /// Text that may span lines, cleaned line by line (`\r\n` line ends included).
 pub fn clean_lines(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     text.split('\n').map(clean_line)

@@ -6,9 +6,9 @@
 use super::super::keymap::{Binding, KeySpec, hints};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, Effect, View};
-use super::super::text::{clean_line, clean_lines, truncate};
+use super::super::text::{clean_line, shown_exactly, truncate};
 use super::super::theme;
-use super::super::wrap::{Prefix, wrap};
+use super::super::wrap::{Prefix, hard_wrap, wrap};
 use super::pane;
 use crate::agent::{ApprovalRequest, Decision};
 use ratatui::buffer::Buffer;
@@ -50,7 +50,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('a')],
         action: Action::Answer(Decision::Always),
-        help: "allow it and don't ask again (for bash: this command's first word)",
+        help: "allow it and calls like it this session (bash: one simple command's program and subcommand)",
         hint: Some("always"),
     },
     Binding {
@@ -147,7 +147,7 @@ impl ApprovalModal {
         buf.set_line(
             inner.x,
             inner.bottom() - 1,
-            &answer_line(usize::from(inner.width)),
+            &answer_line(request, usize::from(inner.width)),
             inner.width,
         );
     }
@@ -163,7 +163,11 @@ impl View for ApprovalModal {
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         match action {
             Action::Answer(decision) => {
-                if let Some(request) = &ctx.snapshot.pending_approval {
+                let Some(request) = &ctx.snapshot.pending_approval else {
+                    return;
+                };
+                // "Always" is not offered for a call it cannot cover.
+                if decision != Decision::Always || request.always.is_some() {
                     ctx.effect(Effect::Answer { id: request.id.clone(), decision });
                 }
             }
@@ -181,28 +185,42 @@ impl View for ApprovalModal {
 /// The box and its body lines for this request on this screen.
 fn geometry(request: &ApprovalRequest, screen: Rect) -> (Rect, Vec<Line<'static>>) {
     let outer_width = MAX_WIDTH.min(screen.width.saturating_sub(2 * MARGIN));
-    let width = usize::from(outer_width.saturating_sub(2));
-    let body = body(request, width);
+    let inner = pane(Line::default(), true).inner(Rect::new(0, 0, outer_width, 1));
+    let body = body(request, usize::from(inner.width));
     let wanted = u16::try_from(body.len() + CHROME_ROWS).unwrap_or(u16::MAX);
     (centered(screen, MAX_WIDTH, wanted, MARGIN), body)
 }
 
+/// The tool, the whole command (or path) with every character shown, what "always" would
+/// cover, and the whole diff: broken at the width, never cut.
 fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
-    let verb = if request.tool == "bash" { "wants to run" } else { "wants to change" };
+    let is_command = request.tool == "bash";
+    let verb = if is_command { "wants to run" } else { "wants to change" };
     let mut lines = vec![Line::from(vec![
         Span::styled(clean_line(&request.tool).into_owned(), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),
     ])];
     let indent = Prefix::uniform(vec![Span::raw(INDENT)]);
-    for line in clean_lines(request.summary.trim_end()) {
-        let spans = [Span::styled(line.into_owned(), theme::USER_TEXT)];
-        lines.extend(wrap(&spans, width, &indent));
+    for line in request.detail.split('\n') {
+        let spans = [Span::styled(shown_exactly(line), theme::USER_TEXT)];
+        lines.extend(hard_wrap(&spans, width, &indent));
     }
+    lines.push(Line::default());
+    let always = match &request.always {
+        Some(covers) => format!("a: always allow {covers}"),
+        None if is_command => {
+            "a: not offered — this line is more than one simple command, so it is asked about \
+             every time"
+                .to_owned()
+        }
+        None => "a: not offered for this call".to_owned(),
+    };
+    lines.extend(wrap(&[Span::styled(always, theme::DIM)], width, &Prefix::default()));
     if let Some(diff) = &request.diff {
         lines.push(Line::default());
-        for line in clean_lines(diff.trim_end()) {
-            let style = diff_style(&line);
-            lines.push(Line::styled(truncate(&line, width).into_owned(), style));
+        for line in diff.trim_end().split('\n') {
+            let spans = [Span::styled(shown_exactly(line), diff_style(line))];
+            lines.extend(hard_wrap(&spans, width, &Prefix::default()));
         }
     }
     lines
@@ -222,10 +240,15 @@ fn diff_style(line: &str) -> Style {
     }
 }
 
-/// `y yes · a always · n no · Esc no, stop`, from the binding table.
-fn answer_line(width: usize) -> Line<'static> {
+/// `y yes · a always · n no · Esc no, stop`, from the binding table; `a` only where it is
+/// offered.
+fn answer_line(request: &ApprovalRequest, width: usize) -> Line<'static> {
     let mut spans = Vec::new();
-    for (key, hint) in hints(KEYS) {
+    let offered = |binding: &&Binding<Action>| {
+        request.always.is_some() || binding.action != Action::Answer(Decision::Always)
+    };
+    let keys: Vec<Binding<Action>> = KEYS.iter().filter(offered).copied().collect();
+    for (key, hint) in hints(&keys) {
         if !spans.is_empty() {
             spans.push(Span::styled(" · ", theme::DIM));
         }
