@@ -3,8 +3,8 @@
 //! run later (checked now).
 
 use super::Verdict;
+use super::call::{Call, operands};
 use super::paths::Cwd;
-use super::programs::{Call, operands};
 use super::words::{Arg, Value};
 use super::wrappers::base_name;
 
@@ -60,7 +60,7 @@ pub fn apply(words: &[Arg], call: &mut Call) -> Verdict {
 
 /// Where `cd operand` leads from each possible folder.
 fn resolve_dir(operand: Option<&Arg>, call: &Call) -> Vec<Cwd> {
-    let home = call.checker.places.home.clone();
+    let home = call.checker.places().home.clone();
     let Some(operand) = operand else {
         return vec![home.map_or(Cwd::Unknown, Cwd::Known)];
     };

@@ -1,7 +1,8 @@
 //! Expanding a parsed word into the arguments bash will pass, with every `$(…)` inside it
 //! checked as a command on the way.
 
-use super::walk::{Checker, Scope, Stdin};
+use super::call::{Scope, Stdin};
+use super::walk::Checker;
 use super::words::{Arg, Expander, Value, split_fields};
 use super::{Verdict, printed};
 use brush_parser::ParserOptions;

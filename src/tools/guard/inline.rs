@@ -5,7 +5,7 @@
 //! keel cannot check what it cannot read. A script given by file name runs, as `./script` would.
 
 use super::Verdict;
-use super::programs::{Call, harmful_write};
+use super::call::{Call, harmful_write};
 use super::words::Arg;
 
 /// Calls that delete files or folders, in the languages keel reads.
@@ -208,7 +208,7 @@ pub fn check_code(language: &str, code: &str, call: &mut Call) -> Verdict {
             return Err(format!("this {language} code deletes files, and {reason}"));
         }
         let special = ["/dev/", "/proc/", "/sys/"].iter().any(|dir| path.starts_with(dir));
-        if special && let Some(reason) = harmful_write(&arg, call.scope, call.checker.places) {
+        if special && let Some(reason) = harmful_write(&arg, call.scope, call.checker.places()) {
             return Err(format!("this {language} code may write to a special file: {reason}"));
         }
     }
@@ -223,7 +223,7 @@ pub fn check_code(language: &str, code: &str, call: &mut Call) -> Verdict {
 }
 
 fn expand_home(literal: &str, call: &Call) -> String {
-    let home = call.checker.places.home.clone().unwrap_or_default();
+    let home = call.checker.places().home.clone().unwrap_or_default();
     match literal.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
         _ => literal.to_owned(),

@@ -21,6 +21,7 @@
 
 mod braces;
 mod builtins;
+mod call;
 mod expansion;
 mod inline;
 mod paths;
@@ -31,9 +32,10 @@ mod words;
 mod wrappers;
 
 use crate::tools::bash::environment;
+use call::Scope;
 use paths::{Cwd, Places};
 use std::path::Path;
-use walk::{Checker, Scope};
+use walk::Checker;
 
 /// What a check says: `Err` carries the reason, written for the model to read.
 type Verdict = Result<(), String>;

@@ -1,9 +1,9 @@
 //! What a command prints, when keel can tell: `echo`, `printf`, `pwd`, a program look-up. It
 //! becomes the stdin of the next command in a pipe, or the value of a `$(…)`.
 
+use super::call::{Call, operands};
+use super::call::{Scope, Stdin};
 use super::paths::Cwd;
-use super::programs::{Call, operands};
-use super::walk::{Scope, Stdin};
 use super::words::{Arg, Expander};
 use super::wrappers::base_name;
 use brush_parser::ParserOptions;

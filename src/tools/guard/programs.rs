@@ -3,8 +3,7 @@
 //! `export`, `read`, …) update the scope on the way.
 
 use super::Verdict;
-use super::paths::{self, Places};
-use super::walk::{Checker, Scope, Stdin};
+use super::call::{Call, Scope, Scripts, Stdin, harmful_write, operands};
 use super::words::{Arg, Ch};
 use super::wrappers::{Target, unwrap};
 use super::{builtins, inline, printed};
@@ -34,45 +33,9 @@ const POWER_VERBS: &[&str] = &[
 /// Shells, whose `-c` string, script or stdin is a command line.
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish"];
 
-/// One simple command, as the rules see it.
-pub struct Call<'c, 'a> {
-    pub checker: &'c Checker<'a>,
-    pub scope: &'c mut Scope,
-    pub stdin: Stdin,
-}
-
-impl Call<'_, '_> {
-    /// Checks a command line that this one runs.
-    pub fn nested(&mut self, script: &str) -> Verdict {
-        let mut inner = self.scope.clone();
-        inner.stdin = Stdin::Null;
-        self.checker.nested(script, &mut inner)
-    }
-
-    pub fn precious(&self, arg: &Arg) -> Option<String> {
-        paths::precious(arg, &self.scope.cwds, self.checker.places)
-    }
-
-    /// What running `what` of code keel cannot see reads as a reason.
-    pub fn stdin_code(
-        &mut self,
-        who: &str,
-        check: impl FnOnce(&mut Self, &str) -> Verdict,
-    ) -> Verdict {
-        match self.stdin.clone() {
-            Stdin::Null | Stdin::File => Ok(()),
-            Stdin::Visible(text) => check(self, &text),
-            Stdin::Unseen(from) => Err(format!(
-                "`{who}` would run what {from} gives it, which keel cannot see before it runs"
-            )),
-            Stdin::PathsUnder(_) => Err(format!("`{who}` would run a list of file names")),
-        }
-    }
-}
-
 /// Checks one simple command; returns what it prints, for a pipe.
 pub fn run(
-    checker: &Checker,
+    checker: &dyn Scripts,
     words: Vec<Arg>,
     stdin: Stdin,
     scope: &mut Scope,
@@ -82,11 +45,6 @@ pub fn run(
     let printed = printed::output(&words, &call);
     target(unwrap(words), &mut call)?;
     Ok(printed)
-}
-
-/// Whether writing to `arg` would harm the machine, and why.
-pub fn harmful_write(arg: &Arg, scope: &Scope, places: &Places) -> Option<String> {
-    paths::special_write(arg, &scope.cwds, places)
 }
 
 fn target(what: Target, call: &mut Call) -> Verdict {
@@ -249,21 +207,6 @@ fn program(name: &str, args: &[Arg], call: &mut Call) -> Verdict {
     }
 }
 
-/// The words after the options (`--` ends the options; `-` is an operand).
-pub fn operands(args: &[Arg]) -> Vec<&Arg> {
-    let mut out = Vec::new();
-    let mut options_done = false;
-    for arg in args {
-        let text = arg.text().unwrap_or_default();
-        if options_done || !text.starts_with('-') || text == "-" {
-            out.push(arg);
-        } else if text == "--" {
-            options_done = true;
-        }
-    }
-    out
-}
-
 fn deletes(name: &str, verb: &str, targets: &[&Arg], call: &Call) -> Verdict {
     match targets.iter().find_map(|arg| call.precious(arg)) {
         Some(reason) => Err(format!("`{name}` {verb} what it is given, and {reason}")),
@@ -272,7 +215,7 @@ fn deletes(name: &str, verb: &str, targets: &[&Arg], call: &Call) -> Verdict {
 }
 
 fn writes(name: &str, target: Option<&Arg>, call: &Call) -> Verdict {
-    match target.and_then(|arg| harmful_write(arg, call.scope, call.checker.places)) {
+    match target.and_then(|arg| harmful_write(arg, call.scope, call.checker.places())) {
         Some(reason) => Err(format!("`{name}` would write to it: {reason}")),
         None => Ok(()),
     }

@@ -3,8 +3,9 @@
 //! after `cd` — and of what each command reads on stdin, and hands every simple command, with
 //! its words expanded, to the program rules.
 
-use super::paths::{Cwd, Places};
-use super::words::{Arg, MAX_ALTERNATIVES, Value, Vars};
+use super::call::{Scope, Scripts, Stdin, harmful_write};
+use super::paths::Places;
+use super::words::{Arg, Value};
 use super::{Verdict, programs};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
@@ -12,60 +13,13 @@ use brush_parser::ast;
 /// How deep substitutions, `bash -c` and `eval` may nest before the command counts as unreadable.
 const MAX_NESTING: usize = 12;
 
-/// What a command reads on stdin, as far as keel can see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stdin {
-    /// The null device: nothing.
-    Null,
-    /// Text keel can read: `echo …`, a here-document, a here-string.
-    Visible(String),
-    /// A file by name, like a script given as an argument.
-    File,
-    /// Paths inside these folders (`find`, `ls`).
-    PathsUnder(Vec<Arg>),
-    /// Output keel cannot see, from the named command.
-    Unseen(String),
-}
-
-/// What a point of the script knows.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub vars: Vars,
-    pub cwds: Vec<Cwd>,
-    /// Whether this point runs whenever the script does (not behind `if`, `||`, a loop).
-    pub certain: bool,
-    pub stdin: Stdin,
-    /// The function whose body this is, to recognise a fork bomb.
-    pub function: Option<String>,
-}
-
-impl Scope {
-    pub fn new(cwd: Cwd) -> Self {
-        Self {
-            vars: Vars::default(),
-            cwds: vec![cwd],
-            certain: true,
-            stdin: Stdin::Null,
-            function: None,
-        }
+impl Scripts for Checker<'_> {
+    fn places(&self) -> &Places {
+        self.places
     }
 
-    /// Moves to `cwds` (or adds them as possible, when this point may not run).
-    pub fn change_dir(&mut self, cwds: Vec<Cwd>) {
-        if self.certain {
-            self.cwds = cwds;
-        } else {
-            for cwd in cwds {
-                if !self.cwds.contains(&cwd) {
-                    self.cwds.push(cwd);
-                }
-            }
-        }
-        self.cwds.truncate(MAX_ALTERNATIVES);
-    }
-
-    fn uncertain(&self) -> Self {
-        Self { certain: false, ..self.clone() }
+    fn nested(&self, script: &str, scope: &mut Scope) -> Verdict {
+        Checker::nested(self, script, scope)
     }
 }
 
@@ -269,9 +223,7 @@ impl Checker<'_> {
                 T::Filename(word) | T::Duplicate(word) => {
                     let writes = !matches!(kind, K::Read | K::DuplicateInput);
                     for arg in self.expand(word, scope)? {
-                        if writes
-                            && let Some(reason) = programs::harmful_write(&arg, scope, self.places)
-                        {
+                        if writes && let Some(reason) = harmful_write(&arg, scope, self.places) {
                             return Err(format!(
                                 "redirecting output to `{}` is refused: {reason}",
                                 arg.source
@@ -288,7 +240,7 @@ impl Checker<'_> {
             },
             R::OutputAndError(word, _) => {
                 for arg in self.expand(word, scope)? {
-                    if let Some(reason) = programs::harmful_write(&arg, scope, self.places) {
+                    if let Some(reason) = harmful_write(&arg, scope, self.places) {
                         return Err(format!(
                             "redirecting output to `{}` is refused: {reason}",
                             arg.source
