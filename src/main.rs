@@ -50,7 +50,11 @@ fn main() -> ExitCode {
     if let Err(err) = color_eyre::install() {
         eprintln!("keel: {err}");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // One thread runs every task (the front end, the agent, the HTTP client's connection tasks);
+    // blocking work has tokio's blocking pool. Besides starting faster, it makes the HTTP
+    // client's pool deterministic: once an answer's body has ended, the tasks that put its
+    // connection back have run before the next request looks for one.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("keel: cannot start the async runtime: {err}");

@@ -241,7 +241,7 @@ proptest! {
         bytes in proptest::collection::vec(any::<u8>(), 0..1024),
         cuts in proptest::collection::vec(any::<usize>(), 0..8),
     ) {
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         for wire in [WireFormat::Anthropic, WireFormat::OpenAi] {
             let chunks = split_at(&bytes, &cuts);
             runtime.block_on(decode_chunks(wire, chunks)).0.ok();
@@ -254,7 +254,7 @@ proptest! {
         cuts in proptest::collection::vec(any::<usize>(), 0..8),
     ) {
         let body: String = picks.iter().map(|pick| FRAGMENTS[*pick]).collect();
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         for wire in [WireFormat::Anthropic, WireFormat::OpenAi] {
             let chunks = split_at(body.as_bytes(), &cuts);
             runtime.block_on(decode_chunks(wire, chunks)).0.ok();

@@ -47,7 +47,13 @@ impl<P: Protocol> HttpClient<P> {
             base_var: P::BASE_VAR,
             not_found_hint: protocol.not_found_hint(&settings.base_url),
         };
-        Ok(Self { http: http::client(&settings)?, protocol, settings, endpoint, headers })
+        Ok(Self {
+            http: http::client(&settings, &endpoint.url)?,
+            protocol,
+            settings,
+            endpoint,
+            headers,
+        })
     }
 
     pub fn model(&self) -> &str {

@@ -36,13 +36,19 @@ pub(crate) struct Endpoint {
     pub not_found_hint: String,
 }
 
-/// The `reqwest` client for one provider.
-pub(crate) fn client(settings: &HttpSettings) -> Result<reqwest::Client, LlmError> {
-    reqwest::Client::builder()
+/// The `reqwest` client for one provider's `url`. Redirects are not followed: an API endpoint
+/// that answers with one is misconfigured, and following it would carry the key elsewhere.
+pub(crate) fn client(settings: &HttpSettings, url: &str) -> Result<reqwest::Client, LlmError> {
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
         .user_agent(USER_AGENT)
-        .build()
-        .map_err(|error| LlmError::Client(root_cause(&error)))
+        .redirect(reqwest::redirect::Policy::none());
+    if url.starts_with("http://") {
+        // Plain HTTP verifies no certificate: loading the platform's trust store, file by file,
+        // would cost milliseconds at every start for nothing.
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    builder.build().map_err(|error| LlmError::Client(root_cause(&error)))
 }
 
 /// `base` (trailing slashes dropped) joined with `path`, checked to be an http(s) URL.

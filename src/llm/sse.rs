@@ -6,7 +6,8 @@
 //! and decides what the end of the stream means: the end marker is a finished answer, an end
 //! without it a cut, no bytes at all an empty answer. It also bounds what is buffered without a
 //! complete event, and keeps the transport's own errors (an idle stream, a dropped connection) as
-//! they were. [`with_idle_timeout`] turns a byte stream that goes quiet into an error. Nothing
+//! they were; after the end marker it reads the body to its end, so the connection can serve the
+//! next request. [`with_idle_timeout`] turns a byte stream that goes quiet into an error. Nothing
 //! here knows a protocol: the decoders live with their providers.
 
 use super::error::StreamError;
@@ -27,6 +28,13 @@ use tokio::sync::mpsc::UnboundedSender;
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
 /// The name of an event that came without an `event:` line.
 const DEFAULT_EVENT: &str = "message";
+/// After the end marker, how long the rest of the body (the closing chunk) may take. Reading it
+/// to its end puts the connection back in the pool before the next request, which would
+/// otherwise open a new one — a new TLS handshake against a real endpoint.
+const DRAIN_AFTER_END: Duration = Duration::from_millis(200);
+/// How often to yield to the runtime after the body ended, so the HTTP client's tasks put the
+/// connection back in its pool first (each yield costs well under a microsecond).
+const POOL_RETURN_YIELDS: usize = 8;
 
 /// What a decoder wants after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +85,15 @@ where
         any_event = true;
         let name = event.event.as_deref().unwrap_or(DEFAULT_EVENT);
         if decoder.event(name, &data, out)? == Flow::Done {
+            let _ = tokio::time::timeout(DRAIN_AFTER_END, async {
+                while events.next().await.is_some() {}
+            })
+            .await;
+            // Two tasks of the HTTP client return the connection to the pool once the body has
+            // ended; let them run before the next request looks for one.
+            for _ in 0..POOL_RETURN_YIELDS {
+                tokio::task::yield_now().await;
+            }
             return decoder.finish(true);
         }
     }

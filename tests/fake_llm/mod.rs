@@ -6,6 +6,8 @@
 //! stateless: a client that is killed and resumes picks up where the history says it is.
 #![allow(dead_code)]
 
+pub mod chunked;
+
 use serde_json::{Value, json};
 use std::time::Duration;
 use wiremock::matchers::{method, path};
@@ -121,19 +123,23 @@ struct Script {
     delay: Duration,
 }
 
+/// The SSE body that answers a request `body` of `protocol`: the step its history asks for.
+pub fn answer(steps: &[Step], protocol: Protocol, body: &Value) -> String {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let answered = messages.iter().filter(|m| m["role"] == "assistant").count();
+    // A call cut short when the client was stopped is made again, as a model would.
+    let step_index = if was_interrupted(&messages) { answered - 1 } else { answered };
+    let step = steps.get(step_index).cloned().unwrap_or_else(|| text("The script is over."));
+    match protocol {
+        Protocol::Anthropic => anthropic_sse(&step, answered),
+        Protocol::OpenAi => openai_sse(&step, answered),
+    }
+}
+
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let messages = body["messages"].as_array().cloned().unwrap_or_default();
-        let answered = messages.iter().filter(|m| m["role"] == "assistant").count();
-        // A call cut short when the client was stopped is made again, as a model would.
-        let step_index = if was_interrupted(&messages) { answered - 1 } else { answered };
-        let step =
-            self.steps.get(step_index).cloned().unwrap_or_else(|| text("The script is over."));
-        let sse = match self.protocol {
-            Protocol::Anthropic => anthropic_sse(&step, answered),
-            Protocol::OpenAi => openai_sse(&step, answered),
-        };
+        let sse = answer(&self.steps, self.protocol, &body);
         ResponseTemplate::new(200)
             .insert_header("content-type", "text/event-stream")
             .set_body_string(sse)
