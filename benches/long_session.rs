@@ -49,7 +49,11 @@ fn long_script(rounds: usize) -> Vec<Step> {
             } else {
                 ("read_file".to_owned(), json!({"path": "notes.txt"}))
             };
-            Step { text: format!("Round {round}: checking the notes again."), tools: vec![tool] }
+            Step {
+                text: format!("Round {round}: checking the notes again."),
+                tools: vec![tool],
+                ..Step::default()
+            }
         })
         .collect();
     steps.push(fake_llm::text("All rounds are done."));

@@ -36,6 +36,9 @@ pub enum ContentBlock {
     /// keel's nudge to update the board. Sent as plain text after the tool results; kept apart so
     /// front ends can show it as a system note rather than as something the person typed.
     Reminder { text: String },
+    /// keel's own words to the model, not the person's: asking it to go on with an answer cut
+    /// at the output limit. Sent as text; front ends show it as a system note.
+    Note { text: String },
 }
 
 /// One turn of the conversation.

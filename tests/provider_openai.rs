@@ -134,7 +134,7 @@ async fn usage_arrives_in_the_last_chunk() {
     let completion = result.unwrap();
     assert_eq!(completion.usage.input_tokens, 11);
     assert_eq!(completion.usage.output_tokens, 2);
-    assert_eq!(completion.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(completion.stop_reason, keel::llm::StopReason::EndTurn);
 }
 
 #[tokio::test]

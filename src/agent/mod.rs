@@ -9,6 +9,7 @@
 
 mod approval;
 mod command;
+mod cut;
 mod event;
 pub mod journal;
 mod reminder;

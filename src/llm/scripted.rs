@@ -6,7 +6,7 @@
 //! words. Text streams a few words at a time so the person can watch it arrive.
 
 use super::error::LlmError;
-use super::types::{ChatRequest, Completion, StreamEvent};
+use super::types::{ChatRequest, Completion, StopReason, StreamEvent};
 use crate::message::{ContentBlock, Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -96,7 +96,7 @@ impl ScriptedProvider {
         let has_tools = content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }));
         let sent: usize = request.messages.iter().map(approximate_len).sum();
         Ok(Completion {
-            stop_reason: Some(if has_tools { "tool_use" } else { "end_turn" }.to_owned()),
+            stop_reason: if has_tools { StopReason::ToolUse } else { StopReason::EndTurn },
             usage: Usage {
                 input_tokens: to_tokens(sent + request.system.len()),
                 output_tokens: to_tokens(text.len()),
@@ -118,7 +118,9 @@ fn approximate_len(message: &crate::message::Message) -> usize {
         .content
         .iter()
         .map(|block| match block {
-            ContentBlock::Text { text } | ContentBlock::Reminder { text } => text.len(),
+            ContentBlock::Text { text }
+            | ContentBlock::Reminder { text }
+            | ContentBlock::Note { text } => text.len(),
             ContentBlock::ToolUse { input, .. } => input.to_string().len(),
             ContentBlock::ToolResult { content, .. } => content.len(),
         })

@@ -5,7 +5,9 @@
 //! a response half way (which wiremock, serving whole bodies, cannot).
 
 use keel::llm::retry::RetryPolicy;
-use keel::llm::{ChatRequest, Completion, HttpClient, HttpSettings, Protocol, StreamEvent};
+use keel::llm::{
+    ChatRequest, Completion, HttpClient, HttpSettings, Protocol, StopReason, StreamEvent,
+};
 use keel::message::{ContentBlock, History, Usage};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -73,7 +75,7 @@ pub fn anthropic_completion() -> Completion {
                 input: json!({"command": "ls -la"}),
             },
         ],
-        stop_reason: Some("tool_use".into()),
+        stop_reason: StopReason::ToolUse,
         usage: Usage { input_tokens: 30, output_tokens: 42 },
     }
 }
@@ -116,7 +118,7 @@ pub fn openai_completion() -> Completion {
             },
             ContentBlock::ToolUse { id: "call_b".into(), name: "todo".into(), input: json!({}) },
         ],
-        stop_reason: Some("tool_calls".into()),
+        stop_reason: StopReason::ToolUse,
         usage: Usage { input_tokens: 120, output_tokens: 17 },
     }
 }

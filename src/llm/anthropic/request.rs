@@ -117,7 +117,9 @@ where
 /// Whether a block goes on the wire: the API refuses text blocks that are empty or blank.
 fn is_sent(block: &ContentBlock) -> bool {
     match block {
-        ContentBlock::Text { text } | ContentBlock::Reminder { text } => !text.trim().is_empty(),
+        ContentBlock::Text { text }
+        | ContentBlock::Reminder { text }
+        | ContentBlock::Note { text } => !text.trim().is_empty(),
         ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
     }
 }
@@ -127,7 +129,9 @@ fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
         return None;
     }
     Some(match block {
-        ContentBlock::Text { text } | ContentBlock::Reminder { text } => WireBlock::Text { text },
+        ContentBlock::Text { text }
+        | ContentBlock::Reminder { text }
+        | ContentBlock::Note { text } => WireBlock::Text { text },
         ContentBlock::ToolUse { id, name, input } => WireBlock::ToolUse { id, name, input },
         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
             WireBlock::ToolResult { tool_use_id, content, is_error: *is_error }

@@ -5,7 +5,7 @@
 use crate::llm::error::StreamError;
 use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
-use crate::llm::types::{Completion, StreamEvent};
+use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;
 use serde_json::Value;
@@ -210,7 +210,10 @@ impl EventDecoder for StreamDecoder {
         }
         Ok(Completion {
             content: self.parts.into_iter().filter_map(|(_, part)| part.into_block()).collect(),
-            stop_reason: self.stop_reason,
+            stop_reason: self
+                .stop_reason
+                .as_deref()
+                .map_or_else(StopReason::default, StopReason::from_wire),
             usage: self.usage,
         })
     }

@@ -132,7 +132,9 @@ pub(super) fn push_wire_message<'a>(message: &'a Message, out: &mut Vec<WireMess
                             content: result_text(content, *is_error),
                         })
                     }
-                    ContentBlock::Text { text: more } | ContentBlock::Reminder { text: more } => {
+                    ContentBlock::Text { text: more }
+                    | ContentBlock::Reminder { text: more }
+                    | ContentBlock::Note { text: more } => {
                         if !text.is_empty() {
                             text.push_str(TEXT_SEPARATOR);
                         }

@@ -4,7 +4,7 @@
 use crate::llm::error::{StreamError, truncate};
 use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
-use crate::llm::types::{Completion, StreamEvent};
+use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;
 use serde_json::Value;
@@ -196,7 +196,10 @@ impl EventDecoder for StreamDecoder {
         }
         Ok(Completion {
             content: self.parts.into_iter().filter_map(Part::into_block).collect(),
-            stop_reason: self.finish_reason,
+            stop_reason: self
+                .finish_reason
+                .as_deref()
+                .map_or_else(StopReason::default, StopReason::from_wire),
             usage: self.usage,
         })
     }
