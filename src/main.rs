@@ -85,6 +85,12 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let default_approval =
         if headless || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
     let config = config::resolve(&cli.flag_settings(), &env, workspace.root(), default_approval)?;
+    if config.thinking_budget.is_some() && config.provider == Some(ProviderKind::OpenAi) {
+        eprintln!(
+            "keel: --thinking (thinking_budget) is for Anthropic's API and is not sent to an \
+             OpenAI-compatible server; such a server's own reasoning is still shown and kept."
+        );
+    }
     let notice = config.ignored_notice();
     if let Some(notice) = &notice {
         eprintln!("keel: {notice}");
@@ -104,6 +110,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let agent_config = AgentConfig {
         system_prompt: SYSTEM_PROMPT.to_owned(),
         max_tokens: config.max_tokens,
+        thinking_budget: config.thinking_budget,
         nag_threshold: config.nag_threshold,
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,

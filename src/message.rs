@@ -36,6 +36,15 @@ pub enum ContentBlock {
     /// keel's nudge to update the board. Sent as plain text after the tool results; kept apart so
     /// front ends can show it as a system note rather than as something the person typed.
     Reminder { text: String },
+    /// The model's reasoning before its answer (Anthropic extended thinking), kept byte for byte
+    /// with its signature: the API checks it when the block is sent back, in place.
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider encrypted; sent back as it came.
+    RedactedThinking { data: String },
     /// keel's own words to the model, not the person's: asking it to go on with an answer cut
     /// at the output limit. Sent as text; front ends show it as a system note.
     Note { text: String },
@@ -79,6 +88,25 @@ impl Message {
             ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
             _ => None,
         })
+    }
+
+    /// The reasoning of this message, joined, and whether some of it was redacted.
+    pub fn thinking(&self) -> (String, bool) {
+        let mut out = String::new();
+        let mut redacted = false;
+        for block in &self.content {
+            match block {
+                ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
+                    if !out.is_empty() {
+                        out.push_str("\n\n");
+                    }
+                    out.push_str(thinking);
+                }
+                ContentBlock::RedactedThinking { .. } => redacted = true,
+                _ => {}
+            }
+        }
+        (out, redacted)
     }
 
     /// Whether the person typed this message (as opposed to tool results keel sent back).
@@ -131,5 +159,22 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": true})
         );
         assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), block);
+    }
+
+    #[test]
+    fn thinking_blocks_keep_the_protocols_own_shape() {
+        let signed = ContentBlock::Thinking { thinking: "hm".into(), signature: Some("s=".into()) };
+        let json = serde_json::to_value(&signed).unwrap();
+        assert_eq!(json, json!({"type": "thinking", "thinking": "hm", "signature": "s="}));
+        assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), signed);
+        let unsigned = ContentBlock::Thinking { thinking: "hm".into(), signature: None };
+        assert_eq!(
+            serde_json::to_value(&unsigned).unwrap(),
+            json!({"type": "thinking", "thinking": "hm"})
+        );
+        let redacted = ContentBlock::RedactedThinking { data: "x".into() };
+        let message = Message::assistant(vec![signed, redacted, unsigned]);
+        assert_eq!(message.thinking(), ("hm\n\nhm".to_owned(), true));
+        assert_eq!(message.text(), "");
     }
 }

@@ -51,6 +51,7 @@ async fn complete_with(
         messages: &messages,
         tools: &tools,
         max_tokens: 1024,
+        thinking_budget: None,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let result = tokio::time::timeout(HANG_GUARD, client.complete(&request, &tx))
@@ -432,8 +433,13 @@ fn an_empty_answer_is_dropped_and_the_turns_around_it_merged() {
 fn the_inspector_shows_each_message_exactly_as_sent() {
     let history = support::tricky_history();
     let client = AnthropicClient::new(settings("http://127.0.0.1:9", 0)).unwrap();
-    let request =
-        ChatRequest { system: "Be terse.", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "Be terse.",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let body = client.request_bytes(&request).unwrap();
     // The empty answer is dropped and the user turns around it merged: 9 messages, 6 sent.
     let format = keel::llm::WireFormat::Anthropic;

@@ -151,15 +151,20 @@ impl Agent {
             total_output_tokens: total.output_tokens,
             stop_reason: completion.stop_reason,
         });
-        if completion.content.is_empty() {
+        let answer = Message::assistant(completion.content);
+        if answer.content.is_empty() {
             self.state.note(Entry::Notice { text: "The model returned an empty answer.".into() });
             return;
+        }
+        let (thinking, redacted) = answer.thinking();
+        if !thinking.is_empty() || redacted {
+            self.state.note(Entry::Thinking { text: thinking, redacted });
         }
         if !text.is_empty() {
             self.state.note(Entry::Assistant { text: text.clone() });
             self.event(AgentEvent::AssistantText { text });
         }
-        self.state.push_message(Message::assistant(completion.content));
+        self.state.push_message(answer);
     }
 
     fn finish_turn(&mut self, end: TurnEnd) {
@@ -201,6 +206,7 @@ impl Agent {
             messages: &history,
             tools: &self.specs,
             max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
         };
         let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
         let completion = provider.complete(&request, &stream_tx);

@@ -123,6 +123,8 @@ fn approximate_len(message: &crate::message::Message) -> usize {
             | ContentBlock::Note { text } => text.len(),
             ContentBlock::ToolUse { input, .. } => input.to_string().len(),
             ContentBlock::ToolResult { content, .. } => content.len(),
+            ContentBlock::Thinking { thinking, .. } => thinking.len(),
+            ContentBlock::RedactedThinking { data } => data.len(),
         })
         .sum()
 }
@@ -151,12 +153,24 @@ mod tests {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text(demo.prompt()));
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let first = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&first.content[1], ContentBlock::ToolUse { name, .. } if name == "todo"));
 
         history.push_back(Message::assistant(first.content));
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let second = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&second.content[0], ContentBlock::ToolUse { name, .. } if name == "bash"));
     }
@@ -170,7 +184,13 @@ mod tests {
         for _ in 0..demo.script.steps.len() {
             history.push_back(Message::assistant(vec![ContentBlock::Text { text: "x".into() }]));
         }
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let answer = demo.complete(&request, &tx).await.unwrap();
         assert!(Message::assistant(answer.content).text().contains("configure a model"));
     }

@@ -21,6 +21,9 @@ pub struct ChatRequest<'a> {
     pub messages: &'a History,
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
+    /// Tokens the model may spend thinking before it answers (Anthropic extended thinking);
+    /// `None` leaves it off. Protocols without it ignore it.
+    pub thinking_budget: Option<u32>,
 }
 
 /// What the provider reports while an answer streams in, for the person to watch.

@@ -178,7 +178,13 @@ pub fn settings(base_url: &str, max_retries: u32) -> HttpSettings {
 /// what the wire rules are checked against, encoded exactly as a request is.
 pub fn sent_messages<P: Protocol>(system: &str, history: &History) -> Vec<Value> {
     let client = HttpClient::<P>::new(settings("http://127.0.0.1:9", 0)).unwrap();
-    let request = ChatRequest { system, messages: history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system,
+        messages: history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let body: Value = serde_json::from_slice(&client.request_bytes(&request).unwrap()).unwrap();
     body["messages"].as_array().unwrap().clone()
 }

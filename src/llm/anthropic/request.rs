@@ -1,5 +1,6 @@
 //! The Messages API request body, serialised straight from the history: messages with nothing
-//! to send left out, consecutive messages of one role merged, `tool_result` blocks first.
+//! to send left out, consecutive messages of one role merged, `tool_result` blocks first, and
+//! thinking blocks sent back in place, as they came.
 
 use crate::llm::types::ChatRequest;
 use crate::message::{ContentBlock, History, Message, Role};
@@ -13,6 +14,9 @@ pub(super) fn encode(model: &str, request: &ChatRequest<'_>) -> serde_json::Resu
         model,
         max_tokens: request.max_tokens,
         stream: true,
+        thinking: request
+            .thinking_budget
+            .map(|budget_tokens| Thinking { kind: "enabled", budget_tokens }),
         system: request.system,
         messages: wire(request.messages),
         tools: request
@@ -34,11 +38,21 @@ struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "str::is_empty")]
     system: &'a str,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+}
+
+/// Extended thinking, asked for with a budget of output tokens.
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Serialize)]
@@ -71,6 +85,14 @@ enum WireBlock<'a> {
         content: &'a str,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+    },
+    Thinking {
+        thinking: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+    RedactedThinking {
+        data: &'a str,
     },
 }
 
@@ -120,7 +142,10 @@ fn is_sent(block: &ContentBlock) -> bool {
         ContentBlock::Text { text }
         | ContentBlock::Reminder { text }
         | ContentBlock::Note { text } => !text.trim().is_empty(),
-        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
+        ContentBlock::ToolUse { .. }
+        | ContentBlock::ToolResult { .. }
+        | ContentBlock::Thinking { .. }
+        | ContentBlock::RedactedThinking { .. } => true,
     }
 }
 
@@ -136,5 +161,9 @@ fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
             WireBlock::ToolResult { tool_use_id, content, is_error: *is_error }
         }
+        ContentBlock::Thinking { thinking, signature } => {
+            WireBlock::Thinking { thinking, signature: signature.as_deref() }
+        }
+        ContentBlock::RedactedThinking { data } => WireBlock::RedactedThinking { data },
     })
 }

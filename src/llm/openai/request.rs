@@ -140,7 +140,9 @@ pub(super) fn push_wire_message<'a>(message: &'a Message, out: &mut Vec<WireMess
                         }
                         text.push_str(more);
                     }
-                    ContentBlock::ToolUse { .. } => {}
+                    ContentBlock::ToolUse { .. }
+                    | ContentBlock::Thinking { .. }
+                    | ContentBlock::RedactedThinking { .. } => {}
                 }
             }
             if !text.is_empty() {
