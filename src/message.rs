@@ -45,6 +45,9 @@ pub enum ContentBlock {
     },
     /// Reasoning the provider encrypted; sent back as it came.
     RedactedThinking { data: String },
+    /// Reasoning an OpenAI-compatible server streamed (`reasoning_content` or `reasoning`).
+    /// Sent back on the assistant's tool-call turns, where DeepSeek's thinking mode needs it.
+    Reasoning { text: String },
     /// keel's own words to the model, not the person's: asking it to go on with an answer cut
     /// at the output limit. Sent as text; front ends show it as a system note.
     Note { text: String },
@@ -96,7 +99,10 @@ impl Message {
         let mut redacted = false;
         for block in &self.content {
             match block {
-                ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
+                ContentBlock::Thinking { thinking, .. }
+                | ContentBlock::Reasoning { text: thinking }
+                    if !thinking.trim().is_empty() =>
+                {
                     if !out.is_empty() {
                         out.push_str("\n\n");
                     }

@@ -25,6 +25,8 @@ pub(crate) enum Part {
     },
     /// Encrypted reasoning, given whole at the start.
     Redacted(String),
+    /// Reasoning from an OpenAI-compatible server, delta by delta.
+    Reasoning(String),
     /// A block keel does not use (server tools); its deltas are dropped.
     Ignored,
 }
@@ -45,6 +47,8 @@ impl Part {
             Self::Thinking { thinking, signature } => (signature.is_some() || !thinking.is_empty())
                 .then_some(ContentBlock::Thinking { thinking, signature }),
             Self::Redacted(data) => Some(ContentBlock::RedactedThinking { data }),
+            Self::Reasoning(text) if text.is_empty() => None,
+            Self::Reasoning(text) => Some(ContentBlock::Reasoning { text }),
             Self::Ignored => None,
         }
     }

@@ -123,7 +123,9 @@ fn approximate_len(message: &crate::message::Message) -> usize {
             | ContentBlock::Note { text } => text.len(),
             ContentBlock::ToolUse { input, .. } => input.to_string().len(),
             ContentBlock::ToolResult { content, .. } => content.len(),
-            ContentBlock::Thinking { thinking, .. } => thinking.len(),
+            ContentBlock::Thinking { thinking: text, .. } | ContentBlock::Reasoning { text } => {
+                text.len()
+            }
             ContentBlock::RedactedThinking { data } => data.len(),
         })
         .sum()

@@ -136,9 +136,11 @@ where
     WireMessage { role, content }
 }
 
-/// Whether a block goes on the wire: the API refuses text blocks that are empty or blank.
+/// Whether a block goes on the wire: the API refuses text blocks that are empty or blank, and
+/// has no place for another protocol's reasoning (a session resumed with another provider).
 fn is_sent(block: &ContentBlock) -> bool {
     match block {
+        ContentBlock::Reasoning { .. } => false,
         ContentBlock::Text { text }
         | ContentBlock::Reminder { text }
         | ContentBlock::Note { text } => !text.trim().is_empty(),
@@ -154,6 +156,7 @@ fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
         return None;
     }
     Some(match block {
+        ContentBlock::Reasoning { .. } => return None,
         ContentBlock::Text { text }
         | ContentBlock::Reminder { text }
         | ContentBlock::Note { text } => WireBlock::Text { text },

@@ -1,5 +1,6 @@
-//! Reading a Chat Completions event stream: `choices[0].delta` with `content` and `tool_calls[]`
-//! fragments keyed by `index`, then `finish_reason`, usage, and `data: [DONE]`.
+//! Reading a Chat Completions event stream: `choices[0].delta` with `content`, reasoning
+//! (`reasoning_content` or `reasoning`) and `tool_calls[]` fragments keyed by `index`, then
+//! `finish_reason`, usage, and `data: [DONE]`.
 
 use crate::llm::error::{StreamError, truncate};
 use crate::llm::part::{Part, invalid_json};
@@ -46,6 +47,12 @@ struct Choice<'a> {
 struct Delta<'a> {
     #[serde(borrow)]
     content: Option<Cow<'a, str>>,
+    /// DeepSeek, vLLM, Qwen, Doubao, Kimi.
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter, Ollama, newer vLLM (which may send both names for the same text).
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
 }
@@ -81,6 +88,17 @@ impl StreamDecoder {
             _ => self.parts.push(Part::Text(more.to_owned())),
         }
         let _ = out.send(StreamEvent::TextDelta(more.to_owned()));
+    }
+
+    /// More reasoning: it all goes into one block, where the first of it came.
+    fn reasoning(&mut self, more: &str) {
+        if more.is_empty() {
+            return;
+        }
+        match self.parts.iter_mut().find(|part| matches!(part, Part::Reasoning(_))) {
+            Some(Part::Reasoning(text)) => text.push_str(more),
+            _ => self.parts.push(Part::Reasoning(more.to_owned())),
+        }
     }
 
     fn tool_call(&mut self, call: ToolCallDelta<'_>) {
@@ -176,6 +194,9 @@ impl EventDecoder for StreamDecoder {
         }
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
+                if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
+                    self.reasoning(&reasoning);
+                }
                 if let Some(content) = delta.content {
                     self.text(&content, out);
                 }
