@@ -122,17 +122,36 @@ impl Message {
     }
 }
 
-/// Token counts as the provider reported them.
+/// Token counts as the provider reported them. `input_tokens` is the whole prompt, the part
+/// read from or written to the provider's prompt cache included.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the cache (billed at a fraction of the price).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the cache (Anthropic; billed at a premium).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    /// The share of the prompt read from the cache, in whole percent; `None` when the provider
+    /// reported no caching at all.
+    pub fn cache_percent(&self) -> Option<u64> {
+        if self.cache_read_tokens == 0 && self.cache_write_tokens == 0 {
+            return None;
+        }
+        let input = self.input_tokens.max(self.cache_read_tokens).max(1);
+        Some(self.cache_read_tokens.saturating_mul(100) / input)
     }
 }
 

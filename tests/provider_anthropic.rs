@@ -92,8 +92,10 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
             "model": "test-model",
             "max_tokens": 1024,
             "stream": true,
-            "system": "You are terse.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "List the files."}]}],
+            "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "List the files.", "cache_control": {"type": "ephemeral"}},
+            ]}],
             "tools": [{
                 "name": "bash",
                 "description": "Run a command",
@@ -323,9 +325,10 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
 
 // ---- The `messages` array ----
 
-/// The `messages` array a request sends for `history`.
+/// The `messages` array a request sends for `history`, without its cache breakpoints (where
+/// they go is `prompt_cache.rs`'s to test; these tests hold the merging rules).
 fn wire_messages(history: &History) -> Vec<Value> {
-    support::sent_messages::<Anthropic>("", history)
+    support::without_cache_marks(support::sent_messages::<Anthropic>("", history))
 }
 
 /// The one wire message a history of just `message` sends.

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What keel sends, measured: the first request of the five-round task stays small (tools and
 //! system prompt together), and on OpenAI-compatible servers, which cache by prefix, every
-//! request begins with the bytes of the one before it.
+//! request begins with the bytes of the one before it (on Anthropic too, but for the moving
+//! cache breakpoints).
 
 mod fake_llm;
 mod keel_bin;
@@ -107,5 +108,36 @@ async fn the_lean_request_keeps_every_rule_the_model_needs() {
         ("todo", "whole list"),
     ] {
         assert!(tool(name).contains(rule), "{name} lost {rule:?}");
+    }
+}
+
+/// `body` less the bytes that close its `messages` array and the body: `]}`.
+fn open_end(body: &[u8]) -> &[u8] {
+    body.strip_suffix(b"]}").expect("the history is the body's last field")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_openai_request_begins_with_the_bytes_of_the_one_before() {
+    let bodies = five_rounds("openai").await;
+    for (round, pair) in bodies.windows(2).enumerate() {
+        let (before, next) = (open_end(&pair[0]), &pair[1]);
+        assert!(
+            next.starts_with(before),
+            "request {} changed the bytes of request {} at byte {}",
+            round + 2,
+            round + 1,
+            before.iter().zip(next.iter()).position(|(a, b)| a != b).unwrap_or(before.len())
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_anthropic_only_the_cache_breakpoints_move() {
+    const MARK: &str = r#","cache_control":{"type":"ephemeral"}"#;
+    let bodies = five_rounds("anthropic").await;
+    let unmarked: Vec<Vec<u8>> =
+        bodies.iter().map(|body| text(body).replace(MARK, "").into_bytes()).collect();
+    for pair in unmarked.windows(2) {
+        assert!(pair[1].starts_with(open_end(&pair[0])), "{}", text(&pair[1]));
     }
 }

@@ -35,6 +35,10 @@ pub enum AgentEvent {
         output_tokens: u64,
         total_input_tokens: u64,
         total_output_tokens: u64,
+        /// Of `input_tokens`, read from the provider's prompt cache.
+        cache_read_tokens: u64,
+        /// Of `input_tokens`, written to the provider's prompt cache.
+        cache_write_tokens: u64,
         /// Why this response stopped (`max_tokens`: cut at the output limit).
         stop_reason: StopReason,
     },

@@ -149,6 +149,8 @@ impl Agent {
             output_tokens: completion.usage.output_tokens,
             total_input_tokens: total.input_tokens,
             total_output_tokens: total.output_tokens,
+            cache_read_tokens: completion.usage.cache_read_tokens,
+            cache_write_tokens: completion.usage.cache_write_tokens,
             stop_reason: completion.stop_reason,
         });
         let answer = Message::assistant(completion.content);

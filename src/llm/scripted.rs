@@ -100,6 +100,7 @@ impl ScriptedProvider {
             usage: Usage {
                 input_tokens: to_tokens(sent + request.system.len()),
                 output_tokens: to_tokens(text.len()),
+                ..Usage::default()
             },
             content,
         })

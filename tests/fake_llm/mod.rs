@@ -251,12 +251,20 @@ fn fragments(step: &Step, call: usize, input: &Value) -> Vec<String> {
     pieces
 }
 
+/// The usage of answer `index` as Anthropic reports it: the first writes the prompt to the
+/// cache, the others read it back and write what was added.
+fn cache_usage(index: usize) -> Value {
+    let (read, written) = if index == 0 { (0, 900) } else { (900, 100) };
+    json!({"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read})
+}
+
 pub fn anthropic_sse(step: &Step, index: usize) -> String {
     let mut events = vec![(
         Some("message_start"),
         json!({"type": "message_start", "message": {"id": format!("msg_{index}"), "type": "message",
             "role": "assistant", "content": [], "model": "fake", "stop_reason": null,
-            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+            "usage": cache_usage(index)}}),
     )];
     let mut block = 0;
     reasoning::anthropic_blocks(step, index, &mut block, &mut events);
@@ -326,7 +334,8 @@ pub fn openai_sse(step: &Step, index: usize) -> String {
     };
     events.push(chunk(json!({}), json!(finish)));
     events.push((None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
-        "model": "fake", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})));
+        "model": "fake", "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020,
+            "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 900 }}}})));
     let mut body = sse(&events);
     body.push_str("data: [DONE]\n\n");
     body

@@ -76,7 +76,12 @@ pub fn anthropic_completion() -> Completion {
             },
         ],
         stop_reason: StopReason::ToolUse,
-        usage: Usage { input_tokens: 30, output_tokens: 42 },
+        usage: Usage {
+            input_tokens: 30,
+            output_tokens: 42,
+            cache_read_tokens: 5,
+            cache_write_tokens: 0,
+        },
     }
 }
 
@@ -119,7 +124,7 @@ pub fn openai_completion() -> Completion {
             ContentBlock::ToolUse { id: "call_b".into(), name: "todo".into(), input: json!({}) },
         ],
         stop_reason: StopReason::ToolUse,
-        usage: Usage { input_tokens: 120, output_tokens: 17 },
+        usage: Usage { input_tokens: 120, output_tokens: 17, ..Usage::default() },
     }
 }
 
@@ -187,6 +192,16 @@ pub fn sent_messages<P: Protocol>(system: &str, history: &History) -> Vec<Value>
     };
     let body: Value = serde_json::from_slice(&client.request_bytes(&request).unwrap()).unwrap();
     body["messages"].as_array().unwrap().clone()
+}
+
+/// `messages` without their cache breakpoints, for the tests of the other wire rules.
+pub fn without_cache_marks(mut messages: Vec<Value>) -> Vec<Value> {
+    for message in &mut messages {
+        for block in message["content"].as_array_mut().into_iter().flatten() {
+            block.as_object_mut().unwrap().remove("cache_control");
+        }
+    }
+    messages
 }
 
 /// Everything sent on an event channel so far.

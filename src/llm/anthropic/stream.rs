@@ -109,11 +109,17 @@ impl StreamDecoder {
     }
 
     fn record_usage(&mut self, usage: &WireUsage) {
+        if let Some(read) = usage.cache_read_input_tokens {
+            self.usage.cache_read_tokens = read;
+        }
+        if let Some(written) = usage.cache_creation_input_tokens {
+            self.usage.cache_write_tokens = written;
+        }
         if let Some(input) = usage.input_tokens {
             // Cached prompt tokens are still prompt: count them so the total reflects the context.
             self.usage.input_tokens = input
-                .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0))
-                .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
+                .saturating_add(self.usage.cache_write_tokens)
+                .saturating_add(self.usage.cache_read_tokens);
         }
         if let Some(output) = usage.output_tokens {
             self.usage.output_tokens = output;

@@ -41,16 +41,18 @@ pub(super) fn encode(model: &str, request: &ChatRequest<'_>) -> serde_json::Resu
 /// The `type` of a tool and of a tool call.
 const FUNCTION: &str = "function";
 
-/// A Chat Completions request body.
+/// A Chat Completions request body. The history goes last, after everything that stays the
+/// same, and only grows: each request begins with the bytes of the one before (less its end),
+/// which is what servers that cache by prefix (vLLM, llama.cpp, DeepSeek, OpenAI) reuse.
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
     stream: bool,
     stream_options: StreamOptions,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    messages: Vec<WireMessage<'a>>,
 }
 
 #[derive(Serialize)]

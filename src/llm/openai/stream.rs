@@ -76,6 +76,15 @@ struct FunctionDelta<'a> {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    /// OpenAI, vLLM, and most others: `cached_tokens` of the prompt.
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek's own name for the cached part of the prompt.
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 impl StreamDecoder {
@@ -187,9 +196,14 @@ impl EventDecoder for StreamDecoder {
             return Err(server_error(&serde_json::from_str(data).unwrap_or(Value::Null)));
         }
         if let Some(usage) = chunk.usage {
+            let cached = usage.prompt_tokens_details.and_then(|details| details.cached_tokens);
             self.usage = Usage {
                 input_tokens: usage.prompt_tokens.unwrap_or(self.usage.input_tokens),
                 output_tokens: usage.completion_tokens.unwrap_or(self.usage.output_tokens),
+                cache_read_tokens: cached
+                    .or(usage.prompt_cache_hit_tokens)
+                    .unwrap_or(self.usage.cache_read_tokens),
+                cache_write_tokens: 0,
             };
         }
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {

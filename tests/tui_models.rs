@@ -1,9 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The model's reasoning in the conversation: dimmed and folded to one line under the prompt,
-//! whole (still dimmed) after Ctrl+O, folded again after a second Ctrl+O. Snapshots at a wide
-//! and a narrow size; the styles, which snapshots do not show, are checked cell by cell.
+//! What today's models add to the screen. Their reasoning in the conversation: dimmed and
+//! folded to one line, whole (still dimmed) after Ctrl+O, folded again after a second Ctrl+O;
+//! and the share of the prompt read from the provider's cache in the status bar. Snapshots at a
+//! wide and a narrow size; the styles, which snapshots do not show, are checked cell by cell.
 
 use keel::agent::{Command, Entry, Snapshot};
+use keel::message::Usage;
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -107,4 +109,26 @@ fn ctrl_o_unfolds_the_thinking_and_folds_it_again() {
         let screen = rows(&draw(&mut app, size)).join("\n");
         assert!(!screen.contains("So the signature"), "folded again: {screen}");
     }
+}
+
+#[test]
+fn the_status_bar_shows_the_cache_share_where_the_provider_reports_it() {
+    let bar = |usage: Usage| {
+        let (tx, _rx) = unbounded_channel();
+        let mut app = App::new(tx, TuiOptions::default());
+        app.apply_snapshot(Snapshot { seq: 1, usage, ..Snapshot::default() });
+        rows(&draw(&mut app, WIDE)).pop().unwrap()
+    };
+    let cached = Usage {
+        input_tokens: 100_000,
+        output_tokens: 2_000,
+        cache_read_tokens: 93_400,
+        cache_write_tokens: 5_000,
+    };
+    let line = bar(cached);
+    assert!(line.contains("↑100.0k ↓2.0k cache 93%"), "{line}");
+    let line = bar(Usage { input_tokens: 100_000, output_tokens: 2_000, ..Usage::default() });
+    assert!(!line.contains("cache"), "no cache reported, none shown: {line}");
+    let line = bar(Usage { input_tokens: 9_000, cache_write_tokens: 9_000, ..Usage::default() });
+    assert!(line.contains("cache 0%"), "written, not read yet: {line}");
 }
