@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What today's models add to the screen. Their reasoning in the conversation: dimmed and
 //! folded to one line, whole (still dimmed) after Ctrl+O, folded again after a second Ctrl+O;
-//! and the share of the prompt read from the provider's cache in the status bar. Snapshots at a
-//! wide and a narrow size; the styles, which snapshots do not show, are checked cell by cell.
+//! the share of the prompt read from the provider's cache in the status bar; and the note that
+//! the project's AGENTS.md was read. Snapshots at a wide and a narrow size; the styles, which
+//! snapshots do not show, are checked cell by cell.
 
 use keel::agent::{Command, Entry, Snapshot};
 use keel::message::Usage;
@@ -131,4 +132,14 @@ fn the_status_bar_shows_the_cache_share_where_the_provider_reports_it() {
     assert!(!line.contains("cache"), "no cache reported, none shown: {line}");
     let line = bar(Usage { input_tokens: 9_000, cache_write_tokens: 9_000, ..Usage::default() });
     assert!(line.contains("cache 0%"), "written, not read yet: {line}");
+}
+
+#[test]
+fn the_tui_says_once_that_the_projects_instructions_were_read() {
+    let (tx, _rx) = unbounded_channel();
+    let note = "Read AGENTS.md (120 bytes) into the system prompt.";
+    let options = TuiOptions { instructions_note: Some(note.into()), ..TuiOptions::default() };
+    let mut app = App::new(tx, options);
+    let screen = rows(&draw(&mut app, WIDE)).join("\n");
+    assert_eq!(screen.matches(note).count(), 1, "{screen}");
 }

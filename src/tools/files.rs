@@ -21,6 +21,7 @@ mod read;
 pub use plan::{PlannedChange, plan_edit, plan_write};
 pub use read::read;
 
+use super::{ToolError, Workspace};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -45,6 +46,14 @@ most); offset (from 1) and limit read it in parts.";
 pub const WRITE_DESCRIPTION: &str = "Create or overwrite a file, making its parent folders.";
 pub const EDIT_DESCRIPTION: &str = "Replace old_text, which must occur exactly once (copy it \
 exactly, with enough lines to be unique), with new_text.";
+
+/// Opens `path` for reading the way the file tools do: inside the workspace (no symlink out of
+/// it), a regular file (no FIFO or device), without blocking. For workspace files keel reads
+/// outside a tool call, such as the project's instructions.
+pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, ToolError> {
+    let real = workspace.resolve(path)?;
+    open::open_regular(&real, path).map(|(file, _)| file)
+}
 
 /// `read_file`'s arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
