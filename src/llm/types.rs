@@ -70,9 +70,9 @@ impl StopReason {
     /// imitate them).
     pub fn from_wire(reason: &str) -> Self {
         match reason.trim() {
-            "end_turn" | "stop" | "stop_sequence" | "eos" => Self::EndTurn,
+            "end_turn" | "stop" | "stop_sequence" | "eos_token" => Self::EndTurn,
             "tool_use" | "tool_calls" | "function_call" => Self::ToolUse,
-            "max_tokens" | "length" | "model_length" => Self::MaxTokens,
+            "max_tokens" | "length" => Self::MaxTokens,
             "refusal" | "content_filter" => Self::Refusal,
             _ => Self::Other,
         }
