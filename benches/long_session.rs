@@ -49,7 +49,11 @@ fn long_script(rounds: usize) -> Vec<Step> {
             } else {
                 ("read_file".to_owned(), json!({"path": "notes.txt"}))
             };
-            Step { text: format!("Round {round}: checking the notes again."), tools: vec![tool] }
+            Step {
+                text: format!("Round {round}: checking the notes again."),
+                tools: vec![tool],
+                ..Step::default()
+            }
         })
         .collect();
     steps.push(fake_llm::text("All rounds are done."));
@@ -153,6 +157,7 @@ fn encoding_time(
         messages: &then,
         tools: &specs,
         max_tokens: MAX_TOKENS,
+        thinking_budget: None,
     };
     let size = client.request_bytes(&request).unwrap().len();
     // The reminder may differ; anything more would mean the wrong history.
@@ -211,8 +216,13 @@ fn request_body(c: &mut Criterion) {
     let mut group = c.benchmark_group("request_body");
     for messages in [20, 2_000, 20_000] {
         let history = history(messages);
-        let request =
-            ChatRequest { system: "system", messages: &history, tools: &specs, max_tokens: 8192 };
+        let request = ChatRequest {
+            system: "system",
+            messages: &history,
+            tools: &specs,
+            max_tokens: 8192,
+            thinking_budget: None,
+        };
         let size = client.request_bytes(&request).unwrap().len();
         group.throughput(Throughput::Bytes(size as u64));
         group.bench_with_input(BenchmarkId::from_parameter(messages), &request, |b, request| {

@@ -24,7 +24,7 @@ fn five_rounds() -> Vec<Step> {
         json!({"items": [{"id": "1", "text": "Write and check notes.txt", "status": status}]})
     };
     vec![
-        Step { text: "Planning.".into(), tools: vec![("todo".into(), board(false))] },
+        Step { tools: vec![("todo".into(), board(false))], ..fake_llm::text("Planning.") },
         fake_llm::tool("write_file", json!({"path": "notes.txt", "content": "one\ntwo\n"})),
         fake_llm::tool("read_file", json!({"path": "notes.txt"})),
         fake_llm::tool("todo", board(true)),

@@ -57,6 +57,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
 
+    /// Let the model think before it answers, with this many tokens of the output limit
+    /// (Anthropic extended thinking; at least 1024, below --max-tokens; 0 = off).
+    #[arg(long = "thinking", value_name = "BUDGET")]
+    pub thinking_budget: Option<u32>,
+
     /// Tool rounds without a todo update before keel reminds the model (0 = never).
     #[arg(long, value_name = "N")]
     pub nag_threshold: Option<u32>,
@@ -120,6 +125,7 @@ impl Cli {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             max_tokens: self.max_tokens,
+            thinking_budget: self.thinking_budget,
             nag_threshold: self.nag_threshold,
             max_rounds: self.max_rounds,
             approval: self.approval.map(Into::into),

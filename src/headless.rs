@@ -130,7 +130,7 @@ fn print_progress(
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
         AgentEvent::Usage { .. } => {}
-        AgentEvent::Result { outcome, text, error, done, total, rounds } => {
+        AgentEvent::Result { outcome, text, error, done, total, rounds, .. } => {
             match error {
                 Some(error) => writeln!(err, "keel: {}", visible(error))?,
                 None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod headless;
+pub mod instructions;
 pub mod llm;
 pub mod message;
 pub mod todo;

@@ -9,6 +9,7 @@ use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
 use keel::headless;
+use keel::instructions;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::{Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
@@ -89,6 +90,12 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let default_approval =
         if headless || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
     let config = config::resolve(&cli.flag_settings(), &env, workspace.root(), default_approval)?;
+    if config.thinking_budget.is_some() && config.provider == Some(ProviderKind::OpenAi) {
+        eprintln!(
+            "keel: --thinking (thinking_budget) is for Anthropic's API and is not sent to an \
+             OpenAI-compatible server; such a server's own reasoning is still shown and kept."
+        );
+    }
     let notice = config.ignored_notice();
     if let Some(notice) = &notice {
         eprintln!("keel: {notice}");
@@ -105,9 +112,16 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Some(prompt) => Some(read_prompt(prompt, cli.demo || resuming)?),
         None => None,
     };
+    // The project's AGENTS.md (else CLAUDE.md), read once: the prompt stays the same all along.
+    let instructions = instructions::find(&workspace);
+    let instructions_note = instructions.note();
+    if let (Some(note), true) = (&instructions_note, headless) {
+        eprintln!("keel: {note}");
+    }
     let agent_config = AgentConfig {
-        system_prompt: SYSTEM_PROMPT.to_owned(),
+        system_prompt: instructions::system_prompt(SYSTEM_PROMPT, &instructions),
         max_tokens: config.max_tokens,
+        thinking_budget: config.thinking_budget,
         nag_threshold: config.nag_threshold,
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,
@@ -153,7 +167,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             if let Some(prompt) = demo_prompt.filter(|_| !resuming) {
                 let _ = handle.commands.send(Command::Submit(prompt));
             }
-            tui::run(handle, TuiOptions { first_run_help, demo: cli.demo, notice }).await?;
+            let options = TuiOptions { first_run_help, demo: cli.demo, notice, instructions_note };
+            tui::run(handle, options).await?;
             ExitCode::SUCCESS
         }
     };

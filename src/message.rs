@@ -36,6 +36,21 @@ pub enum ContentBlock {
     /// keel's nudge to update the board. Sent as plain text after the tool results; kept apart so
     /// front ends can show it as a system note rather than as something the person typed.
     Reminder { text: String },
+    /// The model's reasoning before its answer (Anthropic extended thinking), kept byte for byte
+    /// with its signature: the API checks it when the block is sent back, in place.
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider encrypted; sent back as it came.
+    RedactedThinking { data: String },
+    /// Reasoning an OpenAI-compatible server streamed (`reasoning_content` or `reasoning`).
+    /// Sent back on the assistant's tool-call turns, where DeepSeek's thinking mode needs it.
+    Reasoning { text: String },
+    /// keel's own words to the model, not the person's: asking it to go on with an answer cut
+    /// at the output limit. Sent as text; front ends show it as a system note.
+    Note { text: String },
 }
 
 /// One turn of the conversation.
@@ -78,6 +93,28 @@ impl Message {
         })
     }
 
+    /// The reasoning of this message, joined, and whether some of it was redacted.
+    pub fn thinking(&self) -> (String, bool) {
+        let mut out = String::new();
+        let mut redacted = false;
+        for block in &self.content {
+            match block {
+                ContentBlock::Thinking { thinking, .. }
+                | ContentBlock::Reasoning { text: thinking }
+                    if !thinking.trim().is_empty() =>
+                {
+                    if !out.is_empty() {
+                        out.push_str("\n\n");
+                    }
+                    out.push_str(thinking);
+                }
+                ContentBlock::RedactedThinking { .. } => redacted = true,
+                _ => {}
+            }
+        }
+        (out, redacted)
+    }
+
     /// Whether the person typed this message (as opposed to tool results keel sent back).
     pub fn is_typed_by_user(&self) -> bool {
         self.role == Role::User
@@ -85,17 +122,36 @@ impl Message {
     }
 }
 
-/// Token counts as the provider reported them.
+/// Token counts as the provider reported them. `input_tokens` is the whole prompt, the part
+/// read from or written to the provider's prompt cache included.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the cache (billed at a fraction of the price).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the cache (Anthropic; billed at a premium).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    /// The share of the prompt read from the cache, in whole percent; `None` when the provider
+    /// reported no caching at all.
+    pub fn cache_percent(&self) -> Option<u64> {
+        if self.cache_read_tokens == 0 && self.cache_write_tokens == 0 {
+            return None;
+        }
+        let input = self.input_tokens.max(self.cache_read_tokens).max(1);
+        Some(self.cache_read_tokens.saturating_mul(100) / input)
     }
 }
 
@@ -128,5 +184,22 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": true})
         );
         assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), block);
+    }
+
+    #[test]
+    fn thinking_blocks_keep_the_protocols_own_shape() {
+        let signed = ContentBlock::Thinking { thinking: "hm".into(), signature: Some("s=".into()) };
+        let json = serde_json::to_value(&signed).unwrap();
+        assert_eq!(json, json!({"type": "thinking", "thinking": "hm", "signature": "s="}));
+        assert_eq!(serde_json::from_value::<ContentBlock>(json).unwrap(), signed);
+        let unsigned = ContentBlock::Thinking { thinking: "hm".into(), signature: None };
+        assert_eq!(
+            serde_json::to_value(&unsigned).unwrap(),
+            json!({"type": "thinking", "thinking": "hm"})
+        );
+        let redacted = ContentBlock::RedactedThinking { data: "x".into() };
+        let message = Message::assistant(vec![signed, redacted, unsigned]);
+        assert_eq!(message.thinking(), ("hm\n\nhm".to_owned(), true));
+        assert_eq!(message.text(), "");
     }
 }

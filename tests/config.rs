@@ -120,6 +120,16 @@ fn keys() -> Vec<Key> {
             read: |c| c.max_tokens.to_string(),
         },
         Key {
+            name: "thinking_budget",
+            layers: vec![
+                (Flag, |s| s.flags.thinking_budget = Some(2048), "Some(2048)"),
+                (Project, |s| s.project.push_str("thinking_budget = 3000\n"), "Some(3000)"),
+                (User, |s| s.user.push_str("thinking_budget = 4000\n"), "Some(4000)"),
+            ],
+            default: "None",
+            read: |c| format!("{:?}", c.thinking_budget),
+        },
+        Key {
             // 0 turns the reminder off: a flag of 0 must win, not read as "unset".
             name: "nag_threshold",
             layers: vec![
@@ -313,6 +323,30 @@ fn the_workspace_file_may_tighten_approvals_but_never_loosen_them() {
 }
 
 #[test]
+fn a_thinking_budget_the_api_would_refuse_is_a_clear_error() {
+    let merged = |flags: FlagSettings| {
+        config::merge(
+            &flags,
+            &env_of(&[]),
+            &FileSettings::default(),
+            &FileSettings::default(),
+            ApprovalMode::Ask,
+        )
+    };
+    let flags = |thinking_budget, max_tokens| FlagSettings {
+        thinking_budget: Some(thinking_budget),
+        max_tokens,
+        ..FlagSettings::default()
+    };
+    let small = merged(flags(512, None)).unwrap_err().to_string();
+    assert!(small.contains("1024") && small.contains("0 turns thinking off"), "{small}");
+    let over = merged(flags(8192, None)).unwrap_err().to_string();
+    assert!(over.contains("less than max_tokens 8192") && over.contains("--max-tokens"), "{over}");
+    assert_eq!(merged(flags(8192, Some(16000))).unwrap().thinking_budget, Some(8192));
+    assert_eq!(merged(flags(1024, None)).unwrap().thinking_budget, Some(1024));
+}
+
+#[test]
 fn the_rest_of_the_workspace_file_is_taken() {
     let project =
         "model = \"m\"\nmax_tokens = 5\nnag_threshold = 0\nnag_message = \"n\"\nmax_rounds = 9\n";
@@ -343,16 +377,18 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
     let everything_else = Setup {
         env: vec![("KEEL_PROVIDER", "anthropic"), ("KEEL_MODEL", "env"), ("OPENAI_BASE_URL", "http://env/v1")],
         // (The workspace's approval would win wherever stricter: it is left out here.)
-        project: "model = \"p\"\nmax_tokens = 2\nnag_threshold = 2\nmax_rounds = 2\n".into(),
-        user: "model = \"u\"\nmax_tokens = 3\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\n".into(),
+        project: "model = \"p\"\nmax_tokens = 20000\nthinking_budget = 2000\nnag_threshold = 2\nmax_rounds = 2\n".into(),
+        user: "model = \"u\"\nmax_tokens = 30000\nthinking_budget = 3000\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\n".into(),
         ..Setup::default()
     };
-    let cases: [(&[&str], Read, &str); 9] = [
+    let cases: [(&[&str], Read, &str); 11] = [
         (&["--provider", "openai"], |c| format!("{:?}", c.provider), "Some(OpenAi)"),
         (&["--provider", "anthropic"], |c| format!("{:?}", c.provider), "Some(Anthropic)"),
         (&["--model", "flag-model"], |c| c.model.clone(), "flag-model"),
         (&["--base-url", "http://flag"], |c| c.base_url.clone(), "http://flag"),
-        (&["--max-tokens", "77"], |c| c.max_tokens.to_string(), "77"),
+        (&["--max-tokens", "7777"], |c| c.max_tokens.to_string(), "7777"),
+        (&["--thinking", "1500"], |c| format!("{:?}", c.thinking_budget), "Some(1500)"),
+        (&["--thinking", "0"], |c| format!("{:?}", c.thinking_budget), "None"),
         (&["--nag-threshold", "0"], |c| c.nag_threshold.to_string(), "0"),
         (&["--max-rounds", "55"], |c| c.max_rounds.to_string(), "55"),
         (&["--approval", "auto"], |c| format!("{:?}", c.approval), "Auto"),

@@ -19,11 +19,11 @@ const CLEAR: &str = "\u{1b}[2J";
 fn hostile_task() -> Vec<Step> {
     vec![
         Step {
-            text: format!("Planning{TITLE}."),
             tools: vec![(
                 "todo".into(),
                 json!({"items": [{"id": "1", "text": format!("step{CLIPBOARD}"), "status": "in_progress"}]}),
             )],
+            ..text(&format!("Planning{TITLE}."))
         },
         tool("bash", json!({"command": format!("echo hi{CLEAR}; exit 3")})),
         tool("read_file", json!({"path": format!("missing{CLEAR}.txt")})),

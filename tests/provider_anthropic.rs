@@ -51,6 +51,7 @@ async fn complete_with(
         messages: &messages,
         tools: &tools,
         max_tokens: 1024,
+        thinking_budget: None,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let result = tokio::time::timeout(HANG_GUARD, client.complete(&request, &tx))
@@ -91,8 +92,10 @@ async fn streams_text_and_a_tool_call_with_the_documented_request() {
             "model": "test-model",
             "max_tokens": 1024,
             "stream": true,
-            "system": "You are terse.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "List the files."}]}],
+            "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "List the files.", "cache_control": {"type": "ephemeral"}},
+            ]}],
             "tools": [{
                 "name": "bash",
                 "description": "Run a command",
@@ -322,9 +325,10 @@ async fn tool_input_that_is_not_json_is_kept_for_the_agent_to_answer() {
 
 // ---- The `messages` array ----
 
-/// The `messages` array a request sends for `history`.
+/// The `messages` array a request sends for `history`, without its cache breakpoints (where
+/// they go is `prompt_cache.rs`'s to test; these tests hold the merging rules).
 fn wire_messages(history: &History) -> Vec<Value> {
-    support::sent_messages::<Anthropic>("", history)
+    support::without_cache_marks(support::sent_messages::<Anthropic>("", history))
 }
 
 /// The one wire message a history of just `message` sends.
@@ -432,8 +436,13 @@ fn an_empty_answer_is_dropped_and_the_turns_around_it_merged() {
 fn the_inspector_shows_each_message_exactly_as_sent() {
     let history = support::tricky_history();
     let client = AnthropicClient::new(settings("http://127.0.0.1:9", 0)).unwrap();
-    let request =
-        ChatRequest { system: "Be terse.", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "Be terse.",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let body = client.request_bytes(&request).unwrap();
     // The empty answer is dropped and the user turns around it merged: 9 messages, 6 sent.
     let format = keel::llm::WireFormat::Anthropic;

@@ -226,7 +226,13 @@ async fn complete<P: Protocol>(
 ) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
     let client = HttpClient::<P>::new(settings(base_url, max_retries)).unwrap();
     let history = History::from(vec![Message::user_text("Hello.")]);
-    let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let result = client.complete(&request, &tx).await;
     (result, drain(&mut rx))

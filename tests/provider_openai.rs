@@ -32,6 +32,7 @@ async fn complete(
         messages: &messages,
         tools: &tools,
         max_tokens: 2048,
+        thinking_budget: None,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let result = client.complete(&request, &tx).await;
@@ -134,7 +135,7 @@ async fn usage_arrives_in_the_last_chunk() {
     let completion = result.unwrap();
     assert_eq!(completion.usage.input_tokens, 11);
     assert_eq!(completion.usage.output_tokens, 2);
-    assert_eq!(completion.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(completion.stop_reason, keel::llm::StopReason::EndTurn);
 }
 
 #[tokio::test]
@@ -313,8 +314,13 @@ fn an_assistant_turn_of_only_tool_calls_has_null_content_and_errors_are_not_pref
 fn the_inspector_shows_each_message_exactly_as_sent() {
     let history = support::tricky_history();
     let client = OpenAiClient::new(settings("http://127.0.0.1:9/v1", 0)).unwrap();
-    let request =
-        ChatRequest { system: "Be terse.", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "Be terse.",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let body = client.request_bytes(&request).unwrap();
     // The system prompt, then one message per turn but a tool message per result, the reminder
     // and the text after them as one user message.

@@ -74,7 +74,13 @@ async fn server(protocol: Protocol, first: ResponseTemplate) -> MockServer {
 /// Runs one whole request; returns its result and every event.
 async fn complete(provider: &Provider) -> (Result<Completion, LlmError>, Vec<StreamEvent>) {
     let history = History::from(vec![Message::user_text("Hello.")]);
-    let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let result = tokio::time::timeout(HANG_GUARD, provider.complete(&request, &tx))
         .await
@@ -86,7 +92,13 @@ async fn complete(provider: &Provider) -> (Result<Completion, LlmError>, Vec<Str
 /// delay, or how the request ended if it never announced one.
 async fn first_retry_delay(provider: &Provider) -> Result<Duration, Result<Completion, LlmError>> {
     let history = History::from(vec![Message::user_text("Hello.")]);
-    let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system: "",
+        messages: &history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let watch = async {
         let complete = provider.complete(&request, &tx);

@@ -148,7 +148,7 @@ fn base_snapshot() -> Snapshot {
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
         nag_threshold: 3,
-        usage: Usage { input_tokens: 12_345, output_tokens: 2_048 },
+        usage: Usage { input_tokens: 12_345, output_tokens: 2_048, ..Usage::default() },
         ..Snapshot::default()
     }
 }

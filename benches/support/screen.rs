@@ -76,7 +76,7 @@ pub fn long_session(messages: usize) -> Snapshot {
         board: Arc::new(full_board()),
         tools: (0..TOOL_RUNS).map(tool_run).collect(),
         activity: Activity::RunningTool { name: "bash".into() },
-        usage: Usage { input_tokens: 1_234_567, output_tokens: 89_012 },
+        usage: Usage { input_tokens: 1_234_567, output_tokens: 89_012, ..Usage::default() },
         rounds_since_todo: 1,
         nag_threshold: 3,
         provider: Arc::from("anthropic"),

@@ -3,6 +3,7 @@
 //! Serialised one per line by `--output-format json`; the README documents the schema, so the
 //! field names here are a public contract.
 
+use crate::llm::StopReason;
 use crate::todo::TodoItem;
 use serde::Serialize;
 
@@ -34,12 +35,18 @@ pub enum AgentEvent {
         output_tokens: u64,
         total_input_tokens: u64,
         total_output_tokens: u64,
+        /// Of `input_tokens`, read from the provider's prompt cache.
+        cache_read_tokens: u64,
+        /// Of `input_tokens`, written to the provider's prompt cache.
+        cache_write_tokens: u64,
+        /// Why this response stopped (`max_tokens`: cut at the output limit).
+        stop_reason: StopReason,
     },
     /// A request failed and will be tried again.
     Retry { attempt: u32, delay_ms: u64, reason: String },
     /// The turn ended.
     Result {
-        /// `success`, `error`, `max_rounds` or `interrupted`.
+        /// `success`, `error`, `max_rounds`, `interrupted` or `max_tokens`.
         outcome: TurnOutcome,
         /// The model's last text answer.
         text: String,
@@ -48,6 +55,8 @@ pub enum AgentEvent {
         total: usize,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Why the last response stopped; `null` when the turn made no request.
+        stop_reason: Option<StopReason>,
     },
 }
 
@@ -59,4 +68,6 @@ pub enum TurnOutcome {
     Error,
     MaxRounds,
     Interrupted,
+    /// The answer was still cut off at the output limit after every continuation.
+    MaxTokens,
 }

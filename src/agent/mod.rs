@@ -9,6 +9,7 @@
 
 mod approval;
 mod command;
+mod cut;
 mod event;
 pub mod journal;
 mod reminder;
@@ -58,6 +59,8 @@ pub enum ApprovalMode {
 pub struct AgentConfig {
     pub system_prompt: String,
     pub max_tokens: u32,
+    /// Anthropic extended thinking's budget of tokens; `None` leaves it off.
+    pub thinking_budget: Option<u32>,
     /// 0 turns the reminder off.
     pub nag_threshold: u32,
     pub nag_message: String,
@@ -70,6 +73,7 @@ impl Default for AgentConfig {
         Self {
             system_prompt: String::new(),
             max_tokens: DEFAULT_MAX_TOKENS,
+            thinking_budget: None,
             nag_threshold: DEFAULT_NAG_THRESHOLD,
             nag_message: DEFAULT_NAG_MESSAGE.to_owned(),
             max_rounds: DEFAULT_MAX_ROUNDS,

@@ -32,6 +32,9 @@ pub enum Entry {
     User { text: String },
     /// The model's text (Markdown).
     Assistant { text: String },
+    /// The model's reasoning before its answer, shown folded; `redacted` when the provider
+    /// encrypted some of it.
+    Thinking { text: String, redacted: bool },
     /// A tool call, shown as one compact line; details live in the tool log under the same id.
     ToolCall { id: String, name: String, summary: String },
     /// keel reminded the model to update its board.

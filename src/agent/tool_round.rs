@@ -3,6 +3,7 @@
 //! one user message.
 
 use super::approval::{Approvals, DECLINED, Verdict};
+use super::cut::cut_call_message;
 use super::event::AgentEvent;
 use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
 use super::task::{Agent, Stop};
@@ -25,8 +26,13 @@ type Finished = (ToolStatus, ToolOutcome);
 
 impl Agent {
     /// Runs one round of tool calls in order and appends their results (and the reminder, when
-    /// due) to the history. Returns why it stopped early, if it did.
-    pub(super) async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Stop> {
+    /// due) to the history. The call `cut` names (cut off at the output limit) is not run: its
+    /// result says why. Returns why it stopped early, if it did.
+    pub(super) async fn run_tools(
+        &mut self,
+        calls: Vec<ToolCall>,
+        cut: Option<&str>,
+    ) -> Option<Stop> {
         let mut results = Vec::with_capacity(calls.len());
         let mut called_todo = false;
         let mut stop = None;
@@ -40,6 +46,12 @@ impl Agent {
                 let skipped = ToolOutcome::error(INTERRUPTED);
                 self.record_result(&call, ToolStatus::Interrupted, &skipped, Instant::now());
                 results.push(result_block(&call.id, &skipped));
+                continue;
+            }
+            if cut == Some(call.id.as_str()) {
+                let refused = ToolOutcome::error(cut_call_message(self.config.max_tokens));
+                self.record_result(&call, ToolStatus::Failed, &refused, Instant::now());
+                results.push(result_block(&call.id, &refused));
                 continue;
             }
             self.event(AgentEvent::ToolStart {

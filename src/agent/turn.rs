@@ -6,18 +6,37 @@
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
 use super::Command;
+use super::cut;
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::{Activity, Entry};
 use super::state::{Outbox, State};
 use super::task::{Agent, NO_PROVIDER_HELP, Stop};
-use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
-use crate::message::{Message, Role};
+use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
+use crate::message::{ContentBlock, Message, Role};
 use crate::tools::ToolCall;
 use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// The result the model gets for a tool call the person interrupted.
 pub const INTERRUPTED: &str = "interrupted by user";
+
+/// How a turn ended, for the front ends.
+struct TurnEnd {
+    outcome: TurnOutcome,
+    error: Option<String>,
+    /// The model's last answer (the parts of a continued one joined).
+    text: String,
+    rounds: u32,
+    /// Why the last response stopped; `None` when there was none.
+    stop_reason: Option<StopReason>,
+}
+
+impl TurnEnd {
+    /// A turn that made no request.
+    fn new(outcome: TurnOutcome, text: String) -> Self {
+        Self { outcome, error: None, text, rounds: 0, stop_reason: None }
+    }
+}
 
 /// How a request ended when it did not produce an answer.
 enum Failure {
@@ -42,7 +61,8 @@ impl Agent {
                 let history = &self.state.view().history;
                 if history.last().is_none_or(|last| last.role == Role::Assistant) {
                     let text = history.last().map(Message::text).unwrap_or_default();
-                    self.finish_turn(TurnOutcome::Success, None, text, 0);
+                    let end = TurnEnd::new(TurnOutcome::Success, text);
+                    self.finish_turn(end);
                     return None;
                 }
                 self.state
@@ -51,6 +71,8 @@ impl Agent {
         }
         let mut rounds = 0;
         let mut last_text = String::new();
+        let mut continuations = 0;
+        let mut stop_reason = None;
         let (outcome, error, stop) = loop {
             if rounds >= self.config.max_rounds {
                 let text = format!(
@@ -70,23 +92,51 @@ impl Agent {
                     break (TurnOutcome::Error, Some(NO_PROVIDER_HELP.to_owned()), None);
                 }
             };
+            stop_reason = Some(completion.stop_reason);
             let answer = Message::assistant(completion.content.clone());
             let text = answer.text();
-            if !text.is_empty() {
-                last_text.clone_from(&text);
-            }
+            let cut_call = cut::cut_call(&completion);
             let calls: Vec<ToolCall> =
                 answer.content.iter().filter_map(ToolCall::from_block).collect();
+            // A continued answer goes on where the cut one stopped: the parts make one answer.
+            if continuations > 0 {
+                last_text.push_str(&text);
+            } else if !text.is_empty() {
+                last_text.clone_from(&text);
+            }
             self.accept_answer(completion, text);
             if calls.is_empty() {
-                break (TurnOutcome::Success, None, None);
+                if stop_reason != Some(StopReason::MaxTokens) {
+                    break (TurnOutcome::Success, None, None);
+                }
+                if continuations >= cut::MAX_CONTINUATIONS {
+                    let error = cut::still_cut_message(self.config.max_tokens);
+                    break (TurnOutcome::MaxTokens, Some(error), None);
+                }
+                continuations += 1;
+                self.ask_to_continue(continuations);
+                continue;
             }
-            if let Some(stop) = self.run_tools(calls).await {
+            continuations = 0;
+            if let Some(stop) = self.run_tools(calls, cut_call.as_deref()).await {
                 break (TurnOutcome::Interrupted, None, Some(stop));
             }
         };
-        self.finish_turn(outcome, error, last_text, rounds);
+        self.finish_turn(TurnEnd { outcome, error, text: last_text, rounds, stop_reason });
         stop
+    }
+
+    /// After a text answer cut at the output limit: keel's note asking the model to go on.
+    fn ask_to_continue(&mut self, continuation: u32) {
+        self.state.note(Entry::Notice {
+            text: format!(
+                "The answer was cut off at the output limit; asking the model to go on \
+                 ({continuation} of {}).",
+                cut::MAX_CONTINUATIONS
+            ),
+        });
+        let note = ContentBlock::Note { text: cut::CONTINUE.to_owned() };
+        self.state.push_message(Message { role: Role::User, content: vec![note] });
     }
 
     /// Puts a finished answer into the history and tells the front ends.
@@ -99,25 +149,28 @@ impl Agent {
             output_tokens: completion.usage.output_tokens,
             total_input_tokens: total.input_tokens,
             total_output_tokens: total.output_tokens,
+            cache_read_tokens: completion.usage.cache_read_tokens,
+            cache_write_tokens: completion.usage.cache_write_tokens,
+            stop_reason: completion.stop_reason,
         });
-        if completion.content.is_empty() {
+        let answer = Message::assistant(completion.content);
+        if answer.content.is_empty() {
             self.state.note(Entry::Notice { text: "The model returned an empty answer.".into() });
             return;
+        }
+        let (thinking, redacted) = answer.thinking();
+        if !thinking.is_empty() || redacted {
+            self.state.note(Entry::Thinking { text: thinking, redacted });
         }
         if !text.is_empty() {
             self.state.note(Entry::Assistant { text: text.clone() });
             self.event(AgentEvent::AssistantText { text });
         }
-        self.state.push_message(Message::assistant(completion.content));
+        self.state.push_message(answer);
     }
 
-    fn finish_turn(
-        &mut self,
-        outcome: TurnOutcome,
-        error: Option<String>,
-        text: String,
-        rounds: u32,
-    ) {
+    fn finish_turn(&mut self, end: TurnEnd) {
+        let TurnEnd { outcome, error, text, rounds, stop_reason } = end;
         self.state.set_streaming(None);
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
@@ -136,6 +189,7 @@ impl Agent {
             done: board.done(),
             total: board.total(),
             error,
+            stop_reason,
         });
         self.state.publish(&self.outbox);
     }
@@ -154,6 +208,7 @@ impl Agent {
             messages: &history,
             tools: &self.specs,
             max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
         };
         let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
         let completion = provider.complete(&request, &stream_tx);

@@ -74,6 +74,7 @@ pub struct FileSettings {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub max_tokens: Option<u32>,
+    pub thinking_budget: Option<u32>,
     pub nag_threshold: Option<u32>,
     pub nag_message: Option<String>,
     pub max_rounds: Option<u32>,
@@ -87,6 +88,7 @@ pub struct FlagSettings {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub max_tokens: Option<u32>,
+    pub thinking_budget: Option<u32>,
     pub nag_threshold: Option<u32>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
@@ -101,6 +103,8 @@ pub struct Config {
     pub base_url: String,
     pub api_key: Option<String>,
     pub max_tokens: u32,
+    /// Anthropic extended thinking's budget of tokens; `None` (or 0 where set) leaves it off.
+    pub thinking_budget: Option<u32>,
     pub nag_threshold: u32,
     pub nag_message: String,
     pub max_rounds: u32,
@@ -153,6 +157,33 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{variable}={value:?} is not a provider keel knows: use anthropic or openai")]
     BadProvider { variable: &'static str, value: String },
+    #[error(
+        "thinking_budget {budget} is below {MIN_THINKING_BUDGET}, the least the API takes \
+         (0 turns thinking off)"
+    )]
+    ThinkingTooSmall { budget: u32 },
+    #[error(
+        "thinking_budget {budget} must be less than max_tokens {max_tokens}: thinking counts \
+         toward the output limit, so raise --max-tokens (or max_tokens) as well"
+    )]
+    ThinkingOverOutput { budget: u32, max_tokens: u32 },
+}
+
+/// The smallest thinking budget the Messages API accepts.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// The thinking budget, checked against what the API takes: 0 is off.
+fn thinking_budget(budget: Option<u32>, max_tokens: u32) -> Result<Option<u32>, ConfigError> {
+    match budget {
+        None | Some(0) => Ok(None),
+        Some(budget) if budget < MIN_THINKING_BUDGET => {
+            Err(ConfigError::ThinkingTooSmall { budget })
+        }
+        Some(budget) if budget >= max_tokens => {
+            Err(ConfigError::ThinkingOverOutput { budget, max_tokens })
+        }
+        Some(budget) => Ok(Some(budget)),
+    }
 }
 
 /// Merges flags, environment (through `env`) and the two config files. `default_approval` is
@@ -236,12 +267,15 @@ pub fn merge(
     let number = |flag: Option<u32>, pick: fn(&FileSettings) -> Option<u32>, default: u32| {
         flag.or_else(|| files.iter().find_map(|f| pick(f))).unwrap_or(default)
     };
+    let max_tokens = number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS);
+    let budget = flags.thinking_budget.or_else(|| files.iter().find_map(|f| f.thinking_budget));
     Ok(Config {
         provider,
         model,
         base_url,
         api_key,
-        max_tokens: number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS),
+        max_tokens,
+        thinking_budget: thinking_budget(budget, max_tokens)?,
         nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),

@@ -18,12 +18,21 @@ pub(crate) enum Part {
         /// Input given whole at the start (servers that do not stream it in fragments).
         whole: Option<serde_json::Value>,
     },
-    /// A block keel does not use (thinking, server tools); its deltas are dropped.
+    /// Reasoning (Anthropic `thinking`), its text growing delta by delta, then its signature.
+    Thinking {
+        thinking: String,
+        signature: Option<String>,
+    },
+    /// Encrypted reasoning, given whole at the start.
+    Redacted(String),
+    /// Reasoning from an OpenAI-compatible server, delta by delta.
+    Reasoning(String),
+    /// A block keel does not use (server tools); its deltas are dropped.
     Ignored,
 }
 
 impl Part {
-    /// The finished block; empty text and ignored blocks are left out.
+    /// The finished block; empty text, empty unsigned thinking and ignored blocks are left out.
     pub(crate) fn into_block(self) -> Option<ContentBlock> {
         match self {
             Self::Text(text) if text.is_empty() => None,
@@ -35,6 +44,11 @@ impl Part {
                 };
                 Some(ContentBlock::ToolUse { id, name, input })
             }
+            Self::Thinking { thinking, signature } => (signature.is_some() || !thinking.is_empty())
+                .then_some(ContentBlock::Thinking { thinking, signature }),
+            Self::Redacted(data) => Some(ContentBlock::RedactedThinking { data }),
+            Self::Reasoning(text) if text.is_empty() => None,
+            Self::Reasoning(text) => Some(ContentBlock::Reasoning { text }),
             Self::Ignored => None,
         }
     }

@@ -6,7 +6,7 @@
 //! words. Text streams a few words at a time so the person can watch it arrive.
 
 use super::error::LlmError;
-use super::types::{ChatRequest, Completion, StreamEvent};
+use super::types::{ChatRequest, Completion, StopReason, StreamEvent};
 use crate::message::{ContentBlock, Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -96,10 +96,11 @@ impl ScriptedProvider {
         let has_tools = content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }));
         let sent: usize = request.messages.iter().map(approximate_len).sum();
         Ok(Completion {
-            stop_reason: Some(if has_tools { "tool_use" } else { "end_turn" }.to_owned()),
+            stop_reason: if has_tools { StopReason::ToolUse } else { StopReason::EndTurn },
             usage: Usage {
                 input_tokens: to_tokens(sent + request.system.len()),
                 output_tokens: to_tokens(text.len()),
+                ..Usage::default()
             },
             content,
         })
@@ -118,9 +119,15 @@ fn approximate_len(message: &crate::message::Message) -> usize {
         .content
         .iter()
         .map(|block| match block {
-            ContentBlock::Text { text } | ContentBlock::Reminder { text } => text.len(),
+            ContentBlock::Text { text }
+            | ContentBlock::Reminder { text }
+            | ContentBlock::Note { text } => text.len(),
             ContentBlock::ToolUse { input, .. } => input.to_string().len(),
             ContentBlock::ToolResult { content, .. } => content.len(),
+            ContentBlock::Thinking { thinking: text, .. } | ContentBlock::Reasoning { text } => {
+                text.len()
+            }
+            ContentBlock::RedactedThinking { data } => data.len(),
         })
         .sum()
 }
@@ -149,12 +156,24 @@ mod tests {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text(demo.prompt()));
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let first = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&first.content[1], ContentBlock::ToolUse { name, .. } if name == "todo"));
 
         history.push_back(Message::assistant(first.content));
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let second = demo.complete(&request, &tx).await.unwrap();
         assert!(matches!(&second.content[0], ContentBlock::ToolUse { name, .. } if name == "bash"));
     }
@@ -168,7 +187,13 @@ mod tests {
         for _ in 0..demo.script.steps.len() {
             history.push_back(Message::assistant(vec![ContentBlock::Text { text: "x".into() }]));
         }
-        let request = ChatRequest { system: "", messages: &history, tools: &[], max_tokens: 1 };
+        let request = ChatRequest {
+            system: "",
+            messages: &history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
         let answer = demo.complete(&request, &tx).await.unwrap();
         assert!(Message::assistant(answer.content).text().contains("configure a model"));
     }

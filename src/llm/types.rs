@@ -21,6 +21,9 @@ pub struct ChatRequest<'a> {
     pub messages: &'a History,
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
+    /// Tokens the model may spend thinking before it answers (Anthropic extended thinking);
+    /// `None` leaves it off. Protocols without it ignore it.
+    pub thinking_budget: Option<u32>,
 }
 
 /// What the provider reports while an answer streams in, for the person to watch.
@@ -39,9 +42,52 @@ pub struct Completion {
     /// Text and tool calls in the order the model gave them. A tool call whose input was not a
     /// JSON object carries it raw; see [`crate::llm::tool_input::invalid_input`].
     pub content: Vec<ContentBlock>,
-    /// The provider's own word for why it stopped (`end_turn`, `tool_use`, `stop`, `tool_calls`, …).
-    pub stop_reason: Option<String>,
+    /// Why the model stopped, whatever the protocol called it.
+    pub stop_reason: StopReason,
     pub usage: Usage,
+}
+
+/// Why the model stopped, in one vocabulary for every protocol. What matters to keel is whether
+/// the answer is whole: [`StopReason::MaxTokens`] means it was cut at the output limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer (`end_turn`, `stop`, `stop_sequence`).
+    EndTurn,
+    /// The model asks for tools (`tool_use`, `tool_calls`, `function_call`).
+    ToolUse,
+    /// The answer was cut at the output limit (`max_tokens`, `length`).
+    MaxTokens,
+    /// The model or the server's filter refused to go on (`refusal`, `content_filter`).
+    Refusal,
+    /// The server gave no reason, or one keel does not know.
+    #[default]
+    Other,
+}
+
+impl StopReason {
+    /// The reason a server gave, in either protocol's words (and those of the servers that
+    /// imitate them).
+    pub fn from_wire(reason: &str) -> Self {
+        match reason.trim() {
+            "end_turn" | "stop" | "stop_sequence" | "eos_token" => Self::EndTurn,
+            "tool_use" | "tool_calls" | "function_call" => Self::ToolUse,
+            "max_tokens" | "length" => Self::MaxTokens,
+            "refusal" | "content_filter" => Self::Refusal,
+            _ => Self::Other,
+        }
+    }
+
+    /// The name the JSON events use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::ToolUse => "tool_use",
+            Self::MaxTokens => "max_tokens",
+            Self::Refusal => "refusal",
+            Self::Other => "other",
+        }
+    }
 }
 
 /// Which wire protocol a provider speaks; decides how the history is shown in the inspector.
@@ -62,4 +108,32 @@ pub enum WireSpan {
     /// The `part`-th wire message made from the history messages in `messages`: Anthropic
     /// merges a run of one role into one; OpenAI splits a user turn into a message per result.
     Messages { messages: std::ops::Range<usize>, part: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_protocols_stop_reasons_have_one_name() {
+        let cases = [
+            ("end_turn", StopReason::EndTurn),
+            ("stop", StopReason::EndTurn),
+            ("stop_sequence", StopReason::EndTurn),
+            ("tool_use", StopReason::ToolUse),
+            ("tool_calls", StopReason::ToolUse),
+            ("function_call", StopReason::ToolUse),
+            ("max_tokens", StopReason::MaxTokens),
+            ("length", StopReason::MaxTokens),
+            ("refusal", StopReason::Refusal),
+            ("content_filter", StopReason::Refusal),
+            ("pause_turn", StopReason::Other),
+            ("", StopReason::Other),
+        ];
+        for (wire, reason) in cases {
+            assert_eq!(StopReason::from_wire(wire), reason, "{wire}");
+            let json = serde_json::to_value(reason).unwrap();
+            assert_eq!(json, reason.as_str(), "{wire}");
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod read;
 pub use plan::{PlannedChange, plan_edit, plan_write};
 pub use read::read;
 
+use super::{ToolError, Workspace};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -38,16 +39,21 @@ pub const MAX_READ_SCAN_BYTES: u64 = 8 * 1024 * 1024;
 /// in memory for undo.
 pub const MAX_EDIT_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
-pub const READ_DESCRIPTION: &str = "Read a text file from the workspace. Lines come back numbered \
-(`     1\\tline`); use offset and limit to read a long file in parts. One call reads at most the \
-first 8 MiB of a file; use bash for what lies beyond. Binary files, FIFOs and devices are refused.";
-pub const WRITE_DESCRIPTION: &str = "Create or replace a file in the workspace with the given \
-content. Missing parent folders are created. Prefer edit_file for small changes to an existing file. \
-Files inside .git/ and .keel/ cannot be written.";
-pub const EDIT_DESCRIPTION: &str = "Replace one exact piece of text in a file. old_text must occur \
-exactly once in the file (include enough surrounding lines to make it unique, with the exact \
-whitespace and indentation); it is replaced by new_text. Files inside .git/ and .keel/ cannot be \
-edited.";
+// What the model reads of each tool goes with every request: say what it cannot guess, and
+// let the errors explain the rest (binary files, `.git/`, sizes) when they happen.
+pub const READ_DESCRIPTION: &str = "Read a text file as numbered lines (the first 8 MiB at \
+most); offset (from 1) and limit read it in parts.";
+pub const WRITE_DESCRIPTION: &str = "Create or overwrite a file, making its parent folders.";
+pub const EDIT_DESCRIPTION: &str = "Replace old_text, which must occur exactly once (copy it \
+exactly, with enough lines to be unique), with new_text.";
+
+/// Opens `path` for reading the way the file tools do: inside the workspace (no symlink out of
+/// it), a regular file (no FIFO or device), without blocking. For workspace files keel reads
+/// outside a tool call, such as the project's instructions.
+pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, ToolError> {
+    let real = workspace.resolve(path)?;
+    open::open_regular(&real, path).map(|(file, _)| file)
+}
 
 /// `read_file`'s arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -78,17 +84,9 @@ pub fn read_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace root."},
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "The line to start at, counting from 1. Default 1."
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": format!("How many lines to read. Default {DEFAULT_READ_LIMIT}.")
-            }
+            "path": {"type": "string"},
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1}
         },
         "required": ["path"]
     })
@@ -97,10 +95,7 @@ pub fn read_schema() -> Value {
 pub fn write_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace root."},
-            "content": {"type": "string", "description": "The file's whole new content."}
-        },
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
         "required": ["path", "content"]
     })
 }
@@ -109,12 +104,9 @@ pub fn edit_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace root."},
-            "old_text": {
-                "type": "string",
-                "description": "The exact text to replace; must occur exactly once in the file."
-            },
-            "new_text": {"type": "string", "description": "The text to put in its place."}
+            "path": {"type": "string"},
+            "old_text": {"type": "string"},
+            "new_text": {"type": "string"}
         },
         "required": ["path", "old_text", "new_text"]
     })

@@ -238,6 +238,9 @@ fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
     if let Some(notice) = &options.notice {
         lines.push(Line::styled(format!("keel {}", notice.trim_end()), theme::ERROR));
     }
+    if let Some(note) = &options.instructions_note {
+        lines.push(Line::styled(super::text::clean_line(note).into_owned(), theme::NOTICE));
+    }
     if let Some(help) = &options.first_run_help {
         lines.push(Line::default());
         lines.extend(

@@ -60,6 +60,8 @@ pub struct TuiOptions {
     pub demo: bool,
     /// Something about how keel was set up that the person must know (settings it ignored).
     pub notice: Option<String>,
+    /// What keel did with the project's AGENTS.md or CLAUDE.md, if there is one.
+    pub instructions_note: Option<String>,
 }
 
 /// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT

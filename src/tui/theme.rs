@@ -24,6 +24,8 @@ pub const QUEUED: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier
 pub const TOOL_CALL: Style = Style::new().fg(Color::Blue);
 /// The tool's name inside that line.
 pub const TOOL_NAME: Style = Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD);
+/// The model's reasoning: dimmed, never mistaken for its answer.
+pub const THINKING: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
 /// keel's reminder to the model: a system note, never the person's words.
 pub const REMINDER: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
 /// Errors.

@@ -7,25 +7,51 @@
 #![allow(dead_code)]
 
 pub mod chunked;
+pub mod reasoning;
 
 use serde_json::{Value, json};
 use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-/// One scripted answer: text, then tool calls.
-#[derive(Debug, Clone)]
+/// One scripted answer: reasoning, text, then tool calls.
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     pub text: String,
     pub tools: Vec<(String, Value)>,
+    /// The answer stops at the output limit (`max_tokens`, `length`): the text as given, the
+    /// last tool call's arguments cut in half.
+    pub cut: bool,
+    /// Reasoning before the answer: a signed `thinking` block (Anthropic) or `reasoning_content`
+    /// deltas (OpenAI-compatible).
+    pub thinking: Option<String>,
+    /// A `redacted_thinking` block's data after the thinking (Anthropic).
+    pub redacted: Option<String>,
+}
+
+impl Step {
+    /// The same answer, cut at the output limit.
+    pub fn cut(self) -> Self {
+        Self { cut: true, ..self }
+    }
+
+    /// The same answer after this reasoning.
+    pub fn thinking(self, thinking: &str) -> Self {
+        Self { thinking: Some(thinking.to_owned()), ..self }
+    }
+
+    /// The same answer with a redacted thinking block holding `data`.
+    pub fn redacted(self, data: &str) -> Self {
+        Self { redacted: Some(data.to_owned()), ..self }
+    }
 }
 
 pub fn text(text: &str) -> Step {
-    Step { text: text.to_owned(), tools: Vec::new() }
+    Step { text: text.to_owned(), ..Step::default() }
 }
 
 pub fn tool(name: &str, input: Value) -> Step {
-    Step { text: String::new(), tools: vec![(name.to_owned(), input)] }
+    Step { tools: vec![(name.to_owned(), input)], ..Step::default() }
 }
 
 /// A board of `total` items where the first `done` are completed and the next is in progress.
@@ -50,8 +76,7 @@ pub fn board(done: usize, total: usize) -> Value {
 /// `progress.log`, so a step done twice shows.
 pub fn ten_step_task() -> Vec<Step> {
     const STEPS: usize = 10;
-    let mut steps =
-        vec![Step { text: "Planning.".into(), tools: vec![("todo".into(), board(0, STEPS))] }];
+    let mut steps = vec![Step { text: "Planning.".into(), ..tool("todo", board(0, STEPS)) }];
     for k in 1..=STEPS {
         steps.push(tool(
             "write_file",
@@ -65,6 +90,25 @@ pub fn ten_step_task() -> Vec<Step> {
     }
     steps.push(text("All 10 steps are done."));
     steps
+}
+
+/// The five-round task: a plan, a read, a write, a command with the board finished, then a
+/// closing answer — five model requests, the shape of a small everyday task.
+pub fn five_round_task() -> Vec<Step> {
+    vec![
+        Step { text: "Planning.".into(), ..tool("todo", board(0, 2)) },
+        tool("read_file", json!({"path": "notes.txt"})),
+        tool("write_file", json!({"path": "notes.txt", "content": "hello, world\n"})),
+        Step {
+            text: String::new(),
+            tools: vec![
+                ("bash".into(), json!({"command": "cat notes.txt"})),
+                ("todo".into(), board(2, 2)),
+            ],
+            ..Step::default()
+        },
+        text("Done: notes.txt now says hello, world."),
+    ]
 }
 
 /// Which protocol a request spoke.
@@ -82,13 +126,23 @@ pub struct FakeLlm {
 impl FakeLlm {
     /// Serves `steps` on both protocols, waiting `delay` before each answer.
     pub async fn start(steps: Vec<Step>, delay: Duration) -> Self {
+        Self::serve(steps, delay, false).await
+    }
+
+    /// Like [`FakeLlm::start`], but refusing with a 400, as the vendors do, any request that
+    /// does not send an earlier answer's reasoning back exactly (see `reasoning`).
+    pub async fn start_checking(steps: Vec<Step>) -> Self {
+        Self::serve(steps, Duration::ZERO, true).await
+    }
+
+    async fn serve(steps: Vec<Step>, delay: Duration, checking: bool) -> Self {
         let server = MockServer::start().await;
         for (route, protocol) in
             [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)]
         {
             Mock::given(method("POST"))
                 .and(path(route))
-                .respond_with(Script { steps: steps.clone(), protocol, delay })
+                .respond_with(Script { steps: steps.clone(), protocol, delay, checking })
                 .mount(&server)
                 .await;
         }
@@ -103,6 +157,12 @@ impl FakeLlm {
     /// The base URL as `OPENAI_BASE_URL` takes it (with `/v1`).
     pub fn openai_base(&self) -> String {
         format!("{}/v1", self.server.uri())
+    }
+
+    /// The bodies of the requests received so far, byte for byte.
+    pub async fn raw_bodies(&self) -> Vec<Vec<u8>> {
+        let requests = self.server.received_requests().await.unwrap_or_default();
+        requests.into_iter().map(|request| request.body).collect()
     }
 
     /// The JSON bodies of the requests received so far.
@@ -121,6 +181,7 @@ struct Script {
     steps: Vec<Step>,
     protocol: Protocol,
     delay: Duration,
+    checking: bool,
 }
 
 /// The SSE body that answers a request `body` of `protocol`: the step its history asks for.
@@ -139,6 +200,14 @@ pub fn answer(steps: &[Step], protocol: Protocol, body: &Value) -> String {
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        if self.checking
+            && let Some(refusal) = reasoning::refusal(self.protocol, &self.steps, &messages)
+        {
+            return ResponseTemplate::new(400)
+                .insert_header("content-type", "application/json")
+                .set_body_string(refusal.to_string());
+        }
         let sse = answer(&self.steps, self.protocol, &body);
         ResponseTemplate::new(200)
             .insert_header("content-type", "text/event-stream")
@@ -174,13 +243,26 @@ pub fn sse(events: &[(Option<&str>, Value)]) -> String {
     body
 }
 
-/// Splits a tool input's JSON into a few fragments, the way models stream them.
-fn fragments(input: &Value) -> Vec<String> {
-    const PIECES: usize = 3;
+/// Splits call `call`'s input JSON into a few fragments, the way models stream them; in a cut
+/// answer the last call stops half way.
+fn fragments(step: &Step, call: usize, input: &Value) -> Vec<String> {
+    const PIECES: usize = 4;
     let text = input.to_string();
     let chars: Vec<char> = text.chars().collect();
     let size = chars.len().div_ceil(PIECES).max(1);
-    chars.chunks(size).map(|chunk| chunk.iter().collect()).collect()
+    let mut pieces: Vec<String> = chars.chunks(size).map(|chunk| chunk.iter().collect()).collect();
+    if step.cut && call + 1 == step.tools.len() {
+        pieces.truncate(PIECES / 2);
+    }
+    pieces
+}
+
+/// The usage of answer `index` as Anthropic reports it: the first writes the prompt to the
+/// cache, the others read it back and write what was added.
+fn cache_usage(index: usize) -> Value {
+    let (read, written) = if index == 0 { (0, 900) } else { (900, 100) };
+    json!({"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read})
 }
 
 pub fn anthropic_sse(step: &Step, index: usize) -> String {
@@ -188,9 +270,10 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
         Some("message_start"),
         json!({"type": "message_start", "message": {"id": format!("msg_{index}"), "type": "message",
             "role": "assistant", "content": [], "model": "fake", "stop_reason": null,
-            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+            "usage": cache_usage(index)}}),
     )];
     let mut block = 0;
+    reasoning::anthropic_blocks(step, index, &mut block, &mut events);
     if !step.text.is_empty() {
         events.push((Some("content_block_start"), json!({"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}})));
         events.push((Some("ping"), json!({"type": "ping"})));
@@ -206,7 +289,7 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
     for (call, (name, input)) in step.tools.iter().enumerate() {
         events.push((Some("content_block_start"), json!({"type": "content_block_start", "index": block,
             "content_block": {"type": "tool_use", "id": format!("toolu_{index}_{call}"), "name": name, "input": {}}})));
-        for fragment in fragments(input) {
+        for fragment in fragments(step, call, input) {
             events.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": block, "delta": {"type": "input_json_delta", "partial_json": fragment}})));
         }
         events.push((
@@ -215,7 +298,11 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
         ));
         block += 1;
     }
-    let stop = if step.tools.is_empty() { "end_turn" } else { "tool_use" };
+    let stop = match (step.cut, step.tools.is_empty()) {
+        (true, _) => "max_tokens",
+        (false, true) => "end_turn",
+        (false, false) => "tool_use",
+    };
     events.push((Some("message_delta"), json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}})));
     events.push((Some("message_stop"), json!({"type": "message_stop"})));
     sse(&events)
@@ -230,23 +317,31 @@ pub fn openai_sse(step: &Step, index: usize) -> String {
         )
     };
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    for word in step.thinking.iter().flat_map(|thinking| thinking.split_inclusive(' ')) {
+        events.push(chunk(json!({"reasoning_content": word, "content": null}), Value::Null));
+    }
     for word in step.text.split_inclusive(' ') {
         events.push(chunk(json!({"content": word}), Value::Null));
     }
     for (call, (name, input)) in step.tools.iter().enumerate() {
         events.push(chunk(json!({"tool_calls": [{"index": call, "id": format!("call_{index}_{call}"), "type": "function",
             "function": {"name": name, "arguments": ""}}]}), Value::Null));
-        for fragment in fragments(input) {
+        for fragment in fragments(step, call, input) {
             events.push(chunk(
                 json!({"tool_calls": [{"index": call, "function": {"arguments": fragment}}]}),
                 Value::Null,
             ));
         }
     }
-    let finish = if step.tools.is_empty() { "stop" } else { "tool_calls" };
+    let finish = match (step.cut, step.tools.is_empty()) {
+        (true, _) => "length",
+        (false, true) => "stop",
+        (false, false) => "tool_calls",
+    };
     events.push(chunk(json!({}), json!(finish)));
     events.push((None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
-        "model": "fake", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})));
+        "model": "fake", "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020,
+            "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 900 }}}})));
     let mut body = sse(&events);
     body.push_str("data: [DONE]\n\n");
     body

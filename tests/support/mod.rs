@@ -5,7 +5,9 @@
 //! a response half way (which wiremock, serving whole bodies, cannot).
 
 use keel::llm::retry::RetryPolicy;
-use keel::llm::{ChatRequest, Completion, HttpClient, HttpSettings, Protocol, StreamEvent};
+use keel::llm::{
+    ChatRequest, Completion, HttpClient, HttpSettings, Protocol, StopReason, StreamEvent,
+};
 use keel::message::{ContentBlock, History, Usage};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -73,8 +75,13 @@ pub fn anthropic_completion() -> Completion {
                 input: json!({"command": "ls -la"}),
             },
         ],
-        stop_reason: Some("tool_use".into()),
-        usage: Usage { input_tokens: 30, output_tokens: 42 },
+        stop_reason: StopReason::ToolUse,
+        usage: Usage {
+            input_tokens: 30,
+            output_tokens: 42,
+            cache_read_tokens: 5,
+            cache_write_tokens: 0,
+        },
     }
 }
 
@@ -116,8 +123,8 @@ pub fn openai_completion() -> Completion {
             },
             ContentBlock::ToolUse { id: "call_b".into(), name: "todo".into(), input: json!({}) },
         ],
-        stop_reason: Some("tool_calls".into()),
-        usage: Usage { input_tokens: 120, output_tokens: 17 },
+        stop_reason: StopReason::ToolUse,
+        usage: Usage { input_tokens: 120, output_tokens: 17, ..Usage::default() },
     }
 }
 
@@ -176,9 +183,25 @@ pub fn settings(base_url: &str, max_retries: u32) -> HttpSettings {
 /// what the wire rules are checked against, encoded exactly as a request is.
 pub fn sent_messages<P: Protocol>(system: &str, history: &History) -> Vec<Value> {
     let client = HttpClient::<P>::new(settings("http://127.0.0.1:9", 0)).unwrap();
-    let request = ChatRequest { system, messages: history, tools: &[], max_tokens: 64 };
+    let request = ChatRequest {
+        system,
+        messages: history,
+        tools: &[],
+        max_tokens: 64,
+        thinking_budget: None,
+    };
     let body: Value = serde_json::from_slice(&client.request_bytes(&request).unwrap()).unwrap();
     body["messages"].as_array().unwrap().clone()
+}
+
+/// `messages` without their cache breakpoints, for the tests of the other wire rules.
+pub fn without_cache_marks(mut messages: Vec<Value>) -> Vec<Value> {
+    for message in &mut messages {
+        for block in message["content"].as_array_mut().into_iter().flatten() {
+            block.as_object_mut().unwrap().remove("cache_control");
+        }
+    }
+    messages
 }
 
 /// Everything sent on an event channel so far.

@@ -1,7 +1,7 @@
 //! Where each message of the `messages` array comes from, for the inspector: it locates
 //! thousands of wire messages without building them and converts only those it shows.
 
-use super::request::{WireMessage, is_sent_message, wire_blocks};
+use super::request::{WireMessage, cached_starts, is_sent_message, wire_blocks};
 use crate::llm::types::WireSpan;
 use crate::message::{History, Message, Role};
 use serde_json::Value;
@@ -39,5 +39,9 @@ pub fn wire_message_at(history: &History, span: &WireSpan) -> Option<Value> {
         .filter(|message| is_sent_message(message))
         .collect();
     let role = sent.first()?.role;
-    Some(to_value(&wire_blocks(role, sent.iter().flat_map(|message| message.content.iter()))))
+    let mut message = wire_blocks(role, sent.iter().flat_map(|message| message.content.iter()));
+    if cached_starts(history).contains(&messages.start) {
+        message.mark_cached();
+    }
+    Some(to_value(&message))
 }

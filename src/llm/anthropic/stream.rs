@@ -1,11 +1,13 @@
 //! Reading the Messages API's event stream: `message_start`, `content_block_start`,
-//! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
-//! `message_delta` (stop reason, usage), `message_stop`, `ping`, and `error` mid-stream.
+//! `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`),
+//! `content_block_stop`, `message_delta` (stop reason, usage), `message_stop`, `ping`, and
+//! `error` mid-stream. Thinking and redacted-thinking blocks are kept as they came, signature
+//! included, whether or not keel asked for them.
 
 use crate::llm::error::StreamError;
 use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
-use crate::llm::types::{Completion, StreamEvent};
+use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;
 use serde_json::Value;
@@ -60,6 +62,10 @@ struct Delta<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(borrow)]
     partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
     stop_reason: Option<String>,
 }
 
@@ -71,6 +77,9 @@ struct StartBlock {
     name: Option<String>,
     text: Option<String>,
     input: Option<Value>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    data: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -100,11 +109,17 @@ impl StreamDecoder {
     }
 
     fn record_usage(&mut self, usage: &WireUsage) {
+        if let Some(read) = usage.cache_read_input_tokens {
+            self.usage.cache_read_tokens = read;
+        }
+        if let Some(written) = usage.cache_creation_input_tokens {
+            self.usage.cache_write_tokens = written;
+        }
         if let Some(input) = usage.input_tokens {
             // Cached prompt tokens are still prompt: count them so the total reflects the context.
             self.usage.input_tokens = input
-                .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0))
-                .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
+                .saturating_add(self.usage.cache_write_tokens)
+                .saturating_add(self.usage.cache_read_tokens);
         }
         if let Some(output) = usage.output_tokens {
             self.usage.output_tokens = output;
@@ -128,6 +143,11 @@ impl StreamDecoder {
                     .filter(|input| input.as_object().is_some_and(|object| !object.is_empty()));
                 Part::Tool { id, name, json: String::new(), whole }
             }
+            "thinking" => Part::Thinking {
+                thinking: block.thinking.unwrap_or_default(),
+                signature: block.signature.filter(|signature| !signature.is_empty()),
+            },
+            "redacted_thinking" => Part::Redacted(block.data.unwrap_or_default()),
             _ => Part::Ignored,
         };
         self.parts.push((index, part));
@@ -144,6 +164,16 @@ impl StreamDecoder {
             (Some(Part::Tool { json, .. }), "input_json_delta") => {
                 if let Some(more) = delta.partial_json {
                     json.push_str(&more);
+                }
+            }
+            (Some(Part::Thinking { thinking, .. }), "thinking_delta") => {
+                if let Some(more) = delta.thinking {
+                    thinking.push_str(&more);
+                }
+            }
+            (Some(Part::Thinking { signature, .. }), "signature_delta") => {
+                if let Some(more) = delta.signature {
+                    signature.get_or_insert_with(String::new).push_str(&more);
                 }
             }
             _ => {}
@@ -210,7 +240,10 @@ impl EventDecoder for StreamDecoder {
         }
         Ok(Completion {
             content: self.parts.into_iter().filter_map(|(_, part)| part.into_block()).collect(),
-            stop_reason: self.stop_reason,
+            stop_reason: self
+                .stop_reason
+                .as_deref()
+                .map_or_else(StopReason::default, StopReason::from_wire),
             usage: self.usage,
         })
     }

@@ -1,5 +1,6 @@
 //! The Chat Completions request body, serialised straight from the history: the system prompt
-//! first, a `tool` message per result, the reminder and typed text in one `user` message after.
+//! first, a `tool` message per result, the reminder and typed text in one `user` message after;
+//! an assistant's tool-call turn carries its reasoning back as `reasoning_content`.
 
 use crate::llm::types::ChatRequest;
 use crate::message::{ContentBlock, History, Message, Role};
@@ -40,16 +41,18 @@ pub(super) fn encode(model: &str, request: &ChatRequest<'_>) -> serde_json::Resu
 /// The `type` of a tool and of a tool call.
 const FUNCTION: &str = "function";
 
-/// A Chat Completions request body.
+/// A Chat Completions request body. The history goes last, after everything that stays the
+/// same, and only grows: each request begins with the bytes of the one before (less its end),
+/// which is what servers that cache by prefix (vLLM, llama.cpp, DeepSeek, OpenAI) reuse.
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
     stream: bool,
     stream_options: StreamOptions,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    messages: Vec<WireMessage<'a>>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +87,11 @@ pub(super) enum WireMessage<'a> {
     Assistant {
         /// `null` for a turn of only tool calls.
         content: Option<String>,
+        /// The reasoning before a turn of tool calls, which DeepSeek's thinking mode must get
+        /// back (others ignore it). Never on a final answer, so each message's bytes stay the
+        /// same from round to round.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<String>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireCall<'a>>,
     },
@@ -132,13 +140,18 @@ pub(super) fn push_wire_message<'a>(message: &'a Message, out: &mut Vec<WireMess
                             content: result_text(content, *is_error),
                         })
                     }
-                    ContentBlock::Text { text: more } | ContentBlock::Reminder { text: more } => {
+                    ContentBlock::Text { text: more }
+                    | ContentBlock::Reminder { text: more }
+                    | ContentBlock::Note { text: more } => {
                         if !text.is_empty() {
                             text.push_str(TEXT_SEPARATOR);
                         }
                         text.push_str(more);
                     }
-                    ContentBlock::ToolUse { .. } => {}
+                    ContentBlock::ToolUse { .. }
+                    | ContentBlock::Thinking { .. }
+                    | ContentBlock::RedactedThinking { .. }
+                    | ContentBlock::Reasoning { .. } => {}
                 }
             }
             if !text.is_empty() {
@@ -160,7 +173,16 @@ fn wire_assistant(message: &Message) -> WireMessage<'_> {
         .collect();
     // With tool calls and no text, `content` is null; without tool calls it is the text.
     let content = (tool_calls.is_empty() || !text.is_empty()).then_some(text);
-    WireMessage::Assistant { content, tool_calls }
+    let reasoning: String = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Reasoning { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let reasoning_content = (!tool_calls.is_empty() && !reasoning.is_empty()).then_some(reasoning);
+    WireMessage::Assistant { content, reasoning_content, tool_calls }
 }
 
 fn result_text(content: &str, is_error: bool) -> Cow<'_, str> {

@@ -29,7 +29,7 @@ pub fn wire_spans(system: &str, history: &History) -> Vec<WireSpan> {
                     .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
                     .count();
                 let has_text = message.content.iter().any(|block| {
-                    matches!(block, ContentBlock::Text { text } | ContentBlock::Reminder { text } if !text.is_empty())
+                    matches!(block, ContentBlock::Text { text } | ContentBlock::Reminder { text } | ContentBlock::Note { text } if !text.is_empty())
                 });
                 results + usize::from(has_text)
             }

@@ -1,10 +1,11 @@
-//! Reading a Chat Completions event stream: `choices[0].delta` with `content` and `tool_calls[]`
-//! fragments keyed by `index`, then `finish_reason`, usage, and `data: [DONE]`.
+//! Reading a Chat Completions event stream: `choices[0].delta` with `content`, reasoning
+//! (`reasoning_content` or `reasoning`) and `tool_calls[]` fragments keyed by `index`, then
+//! `finish_reason`, usage, and `data: [DONE]`.
 
 use crate::llm::error::{StreamError, truncate};
 use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
-use crate::llm::types::{Completion, StreamEvent};
+use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;
 use serde_json::Value;
@@ -46,6 +47,12 @@ struct Choice<'a> {
 struct Delta<'a> {
     #[serde(borrow)]
     content: Option<Cow<'a, str>>,
+    /// DeepSeek, vLLM, Qwen, Doubao, Kimi.
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter, Ollama, newer vLLM (which may send both names for the same text).
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
 }
@@ -69,6 +76,15 @@ struct FunctionDelta<'a> {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    /// OpenAI, vLLM, and most others: `cached_tokens` of the prompt.
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek's own name for the cached part of the prompt.
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 impl StreamDecoder {
@@ -81,6 +97,17 @@ impl StreamDecoder {
             _ => self.parts.push(Part::Text(more.to_owned())),
         }
         let _ = out.send(StreamEvent::TextDelta(more.to_owned()));
+    }
+
+    /// More reasoning: it all goes into one block, where the first of it came.
+    fn reasoning(&mut self, more: &str) {
+        if more.is_empty() {
+            return;
+        }
+        match self.parts.iter_mut().find(|part| matches!(part, Part::Reasoning(_))) {
+            Some(Part::Reasoning(text)) => text.push_str(more),
+            _ => self.parts.push(Part::Reasoning(more.to_owned())),
+        }
     }
 
     fn tool_call(&mut self, call: ToolCallDelta<'_>) {
@@ -169,13 +196,21 @@ impl EventDecoder for StreamDecoder {
             return Err(server_error(&serde_json::from_str(data).unwrap_or(Value::Null)));
         }
         if let Some(usage) = chunk.usage {
+            let cached = usage.prompt_tokens_details.and_then(|details| details.cached_tokens);
             self.usage = Usage {
                 input_tokens: usage.prompt_tokens.unwrap_or(self.usage.input_tokens),
                 output_tokens: usage.completion_tokens.unwrap_or(self.usage.output_tokens),
+                cache_read_tokens: cached
+                    .or(usage.prompt_cache_hit_tokens)
+                    .unwrap_or(self.usage.cache_read_tokens),
+                cache_write_tokens: 0,
             };
         }
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
+                if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
+                    self.reasoning(&reasoning);
+                }
                 if let Some(content) = delta.content {
                     self.text(&content, out);
                 }
@@ -196,7 +231,10 @@ impl EventDecoder for StreamDecoder {
         }
         Ok(Completion {
             content: self.parts.into_iter().filter_map(Part::into_block).collect(),
-            stop_reason: self.finish_reason,
+            stop_reason: self
+                .finish_reason
+                .as_deref()
+                .map_or_else(StopReason::default, StopReason::from_wire),
             usage: self.usage,
         })
     }

@@ -39,20 +39,18 @@ pub struct BashArgs {
     pub timeout_ms: Option<u64>,
 }
 
-/// The JSON schema the model reads.
+/// The JSON schema the model reads. Every byte of it goes with every request: it says what
+/// the model cannot guess, and the errors explain the rest when they happen.
 pub fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "command": {
-                "type": "string",
-                "description": "The command line, run with `bash -c` in the workspace root."
-            },
+            "command": {"type": "string"},
             "timeout_ms": {
                 "type": "integer",
                 "minimum": 0,
                 "description": format!(
-                    "Milliseconds before the command is killed. Default {}, at most {}.",
+                    "Default {}, max {}.",
                     DEFAULT_TIMEOUT.as_millis(),
                     MAX_TIMEOUT.as_millis()
                 )
@@ -62,11 +60,9 @@ pub fn schema() -> Value {
     })
 }
 
-pub const DESCRIPTION: &str = "Run a shell command with bash in the workspace root and return its \
-exit code, stdout and stderr. stdin is empty and there is no terminal, so never run anything that \
-waits for input (use non-interactive flags). The command is killed, with every process it \
-started, when the timeout expires. Long output is shortened to its start and its end. Prefer \
-read_file, write_file and edit_file for reading and changing files.";
+pub const DESCRIPTION: &str = "Run `bash -c` in the workspace root: exit code, stdout, stderr \
+(long output keeps its start and end). No stdin, no terminal: use non-interactive flags. Killed \
+with its children at the timeout.";
 
 /// The timeout the model asked for, within keel's bounds.
 pub fn timeout_for(args: &BashArgs) -> Duration {

@@ -12,7 +12,7 @@ use super::super::markdown;
 use super::super::text::first_line;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use super::entry_lines::{MARGIN, layout_entry, one_line, prose};
+use super::entry_lines::{Fold, MARGIN, layout_entry, one_line, prose};
 use super::pane;
 use crate::agent::Entry;
 use ratatui::buffer::Buffer;
@@ -34,6 +34,7 @@ pub enum Action {
     PageDown,
     Top,
     Bottom,
+    ToggleThinking,
 }
 
 /// The conversation's keys (they work whatever has the composer's focus).
@@ -60,6 +61,12 @@ pub const KEYS: &[Binding<Action>] = &[
         keys: &[KeySpec::plain(KeyCode::End)],
         action: Action::Bottom,
         help: "jump to the end and follow new output again",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('o')],
+        action: Action::ToggleThinking,
+        help: "unfold or fold the model's thinking",
         hint: None,
     },
 ];
@@ -113,6 +120,8 @@ struct Content {
     seen: imbl::Vector<Entry>,
     /// The streaming text laid out at a width, kept while it does not change.
     streaming: Option<(Arc<str>, usize, Vec<Line<'static>>)>,
+    /// Whether the model's thinking is drawn whole.
+    thinking: Fold,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -199,6 +208,11 @@ impl Conversation {
             Action::Bottom => {
                 self.list.bottom();
                 self.unseen_below = false;
+            }
+            Action::ToggleThinking => {
+                self.content.thinking = self.content.thinking.toggled();
+                // Every block may hold thinking: lay them out again, staying where the view is.
+                self.list.invalidate_from(0, true);
             }
         }
     }
@@ -310,7 +324,7 @@ impl Blocks for Laying<'_> {
             (Item::Streaming(_), Some((_, cached_width, cached))) if *cached_width == width => {
                 lines.extend(cached.iter().cloned());
             }
-            _ => lines.extend(layout_item(item, width)),
+            _ => lines.extend(layout_item(item, width, self.content.thinking)),
         }
         lines
     }
@@ -324,12 +338,12 @@ impl Blocks for Laying<'_> {
     }
 }
 
-fn layout_item(item: Item<'_>, width: usize) -> Vec<Line<'static>> {
+fn layout_item(item: Item<'_>, width: usize, thinking: Fold) -> Vec<Line<'static>> {
     match item {
         Item::Intro(lines) => {
             lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
         }
-        Item::Entry(entry) => layout_entry(entry, width),
+        Item::Entry(entry) => layout_entry(entry, width, thinking),
         Item::Note(text) => prose(text, width, "· ", theme::NOTICE),
         Item::Streaming(text) => markdown::render(text, width, MARGIN),
         Item::Queued(text) => vec![one_line(

@@ -1,9 +1,10 @@
 //! How each entry of the conversation is drawn: the person's prompts (cut with a note when
-//! huge), the model's Markdown, tool calls and reminders on one line, errors and notices as
-//! marked prose. Pure functions of the entry and the width.
+//! huge), the model's Markdown, its reasoning dimmed and folded to one line (whole on Ctrl+O),
+//! tool calls and reminders on one line, errors and notices as marked prose. Pure functions of
+//! the entry, the width and whether reasoning is folded.
 
 use super::super::markdown;
-use super::super::text::{clean_line, clean_lines, first_line, truncate};
+use super::super::text::{clean_line, clean_lines, first_line, truncate, width as text_width};
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use crate::agent::Entry;
@@ -16,9 +17,27 @@ const USER_MAX_BYTES: usize = 16 * 1024;
 /// Left margin of assistant text, lining it up with the text after the user marker.
 pub(super) const MARGIN: &str = "  ";
 
-/// The lines one transcript entry is drawn as, at `width`.
-pub(super) fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+/// Whether the model's reasoning is drawn whole or as one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fold {
+    #[default]
+    Folded,
+    Unfolded,
+}
+
+impl Fold {
+    pub fn toggled(self) -> Self {
+        match self {
+            Self::Folded => Self::Unfolded,
+            Self::Unfolded => Self::Folded,
+        }
+    }
+}
+
+/// The lines one transcript entry is drawn as, at `width`, with reasoning drawn as `fold` says.
+pub(super) fn layout_entry(entry: &Entry, width: usize, fold: Fold) -> Vec<Line<'static>> {
     match entry {
+        Entry::Thinking { text, redacted } => thinking(text, *redacted, width, fold),
         Entry::User { text } => {
             let prefix = Prefix {
                 first: vec![Span::styled("› ", theme::USER_MARKER)],
@@ -62,6 +81,40 @@ pub(super) fn layout_entry(entry: &Entry, width: usize) -> Vec<Line<'static>> {
         Entry::Notice { text } => prose(text, width, "· ", theme::NOTICE),
     }
 }
+
+/// The model's reasoning, dimmed: folded to its first line with a count of the rest, or whole.
+fn thinking(text: &str, redacted: bool, width: usize, fold: Fold) -> Vec<Line<'static>> {
+    let text = text.trim();
+    let redacted_note = match (redacted, text.is_empty()) {
+        (false, _) => "",
+        (true, true) => "(redacted by the provider)",
+        (true, false) => " · partly redacted",
+    };
+    if fold == Fold::Unfolded && !text.is_empty() {
+        let mut lines = prose(text, width, THINKING_MARKER, theme::THINKING);
+        if redacted {
+            lines.extend(prose("partly redacted by the provider", width, "  ", theme::THINKING));
+        }
+        return lines;
+    }
+    let more = text.lines().count().saturating_sub(1);
+    let tail = match more {
+        0 if text.is_empty() => redacted_note.to_owned(),
+        0 => format!(" (Ctrl+O){redacted_note}"),
+        _ => format!(" (+{more} lines, Ctrl+O){redacted_note}"),
+    };
+    let lead = format!("{MARGIN}{THINKING_MARKER}thinking: ");
+    let room = width.saturating_sub(text_width(&lead) + text_width(&tail));
+    let first = first_line(text);
+    vec![Line::from(vec![
+        Span::styled(lead, theme::THINKING),
+        Span::styled(truncate(&first, room).into_owned(), theme::THINKING),
+        Span::styled(tail, theme::DIM),
+    ])]
+}
+
+/// The mark before the model's reasoning.
+const THINKING_MARKER: &str = "∴ ";
 
 /// Multi-line plain text after a marker, wrapped, every line in `style`.
 pub(super) fn prose(

@@ -1,5 +1,6 @@
-//! The one-line status bar: provider and model, what the agent is doing, tokens in and out, rounds
-//! since the last board update against the reminder threshold, and the keys that matter now.
+//! The one-line status bar: provider and model, what the agent is doing, tokens in and out (and
+//! the share of the prompt read from the provider's cache, where it says), rounds since the last
+//! board update against the reminder threshold, and the keys that matter now.
 //!
 //! Facts go on the left and hints on the right; when the line is too short, hints go first.
 
@@ -85,7 +86,7 @@ fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>, width: usize) -> Vec<Span<'
 /// Which fact groups go first when the bar is short: provider, then tokens.
 const DROP_ORDER: [usize; 2] = [0, 2];
 
-/// Provider, state, tokens and (when the reminder is on) the rounds counter.
+/// Provider, state, tokens with the cache share and (when the reminder is on) the rounds counter.
 fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'static>>> {
     let provider = if snapshot.provider.is_empty() {
         "keel".to_owned()
@@ -99,14 +100,16 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'stat
     } else {
         activity(&snapshot.activity, info.now, info.frame)
     };
+    let usage = &snapshot.usage;
+    let mut tokens =
+        format!("↑{} ↓{}", compact_count(usage.input_tokens), compact_count(usage.output_tokens));
+    if let Some(percent) = usage.cache_percent() {
+        tokens.push_str(&format!(" cache {percent}%"));
+    }
     let mut groups = vec![
         vec![Span::raw(provider)],
         vec![Span::styled(state, state_style)],
-        vec![Span::raw(format!(
-            "↑{} ↓{}",
-            compact_count(snapshot.usage.input_tokens),
-            compact_count(snapshot.usage.output_tokens)
-        ))],
+        vec![Span::raw(tokens)],
     ];
     if snapshot.nag_threshold > 0 {
         let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
