@@ -6,7 +6,8 @@ use super::place::{CHANGED_SINCE, Content, Place};
 use super::report::Outcome;
 use super::shadow::{Entry, Kind, ObjectId, Shadow, ShadowError, TreeChange};
 use crate::tools::Workspace;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 /// Works out the changes from `before` to `after` and puts back every path that still holds
 /// what `after` has. Reads everything it needs from the shadow repository before it touches a
@@ -28,7 +29,36 @@ pub(super) fn undo(
     let blobs = shadow.blobs(&ids)?;
     // Removals first: a file may give way to a folder of the same name, or the other way round.
     changes.sort_by_key(|change| change.before.is_some());
-    Ok(changes.iter().map(|change| undo_one(workspace, change, &blobs)).collect())
+    let mut outcomes = Vec::with_capacity(changes.len());
+    let mut folders_before = None;
+    for change in &changes {
+        let outcome = undo_one(workspace, change, &blobs);
+        if outcome.1 == Outcome::Deleted {
+            let existed = folders_before.get_or_insert_with(|| shadow.folders(before).ok());
+            if let Some(existed) = existed {
+                remove_created_folders(workspace, existed, &outcome.0);
+            }
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// Removes the folders above `deleted` that the prompt created and that are empty now, deepest
+/// first; a folder that `existed` before the prompt stays.
+fn remove_created_folders(workspace: &Workspace, existed: &HashSet<Vec<u8>>, deleted: &str) {
+    let folders =
+        Path::new(deleted).ancestors().skip(1).take_while(|folder| !folder.as_os_str().is_empty());
+    for folder in folders {
+        let Some(relative) = folder.to_str() else { return };
+        if existed.contains(relative.as_bytes()) {
+            return;
+        }
+        match Place::check(workspace, relative) {
+            Ok(place) => place.remove_empty_folder(),
+            Err(_) => return,
+        }
+    }
 }
 
 fn undo_one(

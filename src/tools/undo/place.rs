@@ -104,6 +104,15 @@ impl Place {
         fs::remove_file(&self.path).map_err(|err| format!("could not remove it: {err}"))
     }
 
+    /// Removes the path if it is an empty folder (a folder the undone prompt created).
+    pub fn remove_empty_folder(&self) {
+        if self.folder_unchanged().is_ok()
+            && fs::symlink_metadata(&self.path).is_ok_and(|meta| meta.is_dir())
+        {
+            let _ = fs::remove_dir(&self.path);
+        }
+    }
+
     /// Makes the path a symlink to `target` again.
     pub fn link(&self, target: &[u8]) -> Result<(), String> {
         if let Some(folder) = self.path.parent() {

@@ -63,17 +63,19 @@ impl UndoReport {
 
     /// What the person reads: a line per file.
     pub fn summary(&self) -> String {
-        if !self.undid {
-            return "Nothing to undo.".to_owned();
-        }
-        let mut lines = vec!["Undid the last prompt that changed files:".to_owned()];
-        lines.extend(self.restored.iter().map(|path| format!("  restored {path}")));
-        lines.extend(self.deleted.iter().map(|path| format!("  deleted {path}")));
-        lines.extend(
-            self.left_alone.iter().map(|(path, why)| format!("  left {path} alone: {why}")),
-        );
-        if lines.len() == 1 {
-            lines.push("  no file needed changing back".to_owned());
+        let mut lines = Vec::new();
+        if self.undid {
+            lines.push("Undid the last prompt that changed files:".to_owned());
+            lines.extend(self.restored.iter().map(|path| format!("  restored {path}")));
+            lines.extend(self.deleted.iter().map(|path| format!("  deleted {path}")));
+            lines.extend(
+                self.left_alone.iter().map(|(path, why)| format!("  left {path} alone: {why}")),
+            );
+            if lines.len() == 1 {
+                lines.push("  no file needed changing back".to_owned());
+            }
+        } else {
+            lines.push("Nothing to undo.".to_owned());
         }
         lines.extend(self.notes.iter().cloned());
         lines.join("\n")

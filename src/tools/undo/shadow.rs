@@ -12,7 +12,7 @@
 //! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
 //! so a blob holds a file's bytes exactly as they were.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -161,6 +161,18 @@ impl Shadow {
         let args = ["diff-tree", "-r", "-z", "--no-renames", before.as_str(), after.as_str()];
         let output = self.run("diff-tree", &args, None)?;
         parse_raw_diff(&output.stdout)
+    }
+
+    /// Every folder a snapshot holds, relative to the work tree.
+    pub fn folders(&self, tree: &ObjectId) -> Result<HashSet<Vec<u8>>, ShadowError> {
+        let args = ["ls-tree", "-r", "-d", "-z", "--name-only", tree.as_str()];
+        let output = self.run("ls-tree", &args, None)?;
+        Ok(output
+            .stdout
+            .split(|&byte| byte == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect())
     }
 
     /// The contents of the given blobs.
