@@ -203,3 +203,62 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
         .count();
     assert_eq!(results, 7, "every tool call's result was saved");
 }
+
+/// Every tool_use in the history is answered by exactly one tool_result in the next message.
+fn assert_every_call_answered(snapshot: &Snapshot) {
+    let messages: Vec<&Message> = snapshot.history.iter().collect();
+    for (index, message) in messages.iter().enumerate() {
+        for (id, _, _) in message.tool_uses() {
+            let next = messages.get(index + 1).expect("a tool call was left without results");
+            let answers = next
+                .content
+                .iter()
+                .filter(|block| matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id))
+                .count();
+            assert_eq!(answers, 1, "tool call {id} has {answers} results");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_log_two_writers_garbled_never_yields_an_invalid_history() {
+    use keel::agent::journal::Record;
+    use keel::message::Role;
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let sessions = store(state.path(), dir.path());
+    let mut log = sessions.create().unwrap();
+    let result = |id: &str, content: &str| Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        }],
+    };
+    let call = Message::assistant(vec![ContentBlock::ToolUse {
+        id: "t1".into(),
+        name: "bash".into(),
+        input: json!({"command": "ls"}),
+    }]);
+    for message in [Message::user_text("go"), call, result("t1", "mine")] {
+        log.append(&Record::Message { message }).unwrap();
+    }
+    // What a second process writing the same log left: the same call answered again.
+    log.append(&Record::Message { message: result("t1", "theirs") }).unwrap();
+    log.append(&Record::Message { message: Message::assistant(vec![]) }).unwrap();
+    let id = log.id().to_owned();
+    drop(log);
+
+    let (log, restored) = sessions.open(&id).unwrap();
+    assert_eq!(restored.history.len(), 3, "loaded up to the second answer");
+    assert!(restored.warnings[0].contains("which was never made"), "{:?}", restored.warnings);
+    let mut handle = start(dir.path(), Sessions::Resume(sessions.clone(), log, restored));
+    let snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
+    assert_every_call_answered(&snapshot);
+    assert!(
+        snapshot.transcript.iter().any(
+            |entry| matches!(entry, agent::Entry::Notice { text } if text.contains("damaged"))
+        )
+    );
+    quit(handle).await;
+}
