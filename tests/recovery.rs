@@ -31,9 +31,8 @@ const ITEMS: usize = 3;
 const HOLD_FILE: &str = "hold";
 /// How many times the kill during a write is tried: where it lands inside the write varies.
 const WRITE_ATTEMPTS: usize = 3;
-/// Each answer's wait: long enough that keel cannot get past the call it is killed in before
-/// the kill lands, short enough to keep the matrix quick.
-const PACE: Duration = Duration::from_millis(40);
+/// Each answer's wait, so the answers do not all arrive at once.
+const PACE: Duration = Duration::from_millis(10);
 
 /// Where in a round keel is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,12 +80,14 @@ fn task(sleep: &str) -> Vec<Step> {
     ]
 }
 
-/// The step (index into [`task`]) whose answer is held back at `point`.
+/// The step (index into [`task`]) whose answer is held back at `point`. During the write, the
+/// answer after it is held, so however late the kill lands keel cannot have got further.
 fn held_step(point: Point) -> Option<(usize, Hold)> {
     match point {
         Point::Streaming => Some((5, Hold::MidStream)),
         Point::BetweenRounds => Some((4, Hold::BeforeAnswer)),
-        Point::Writing | Point::ResultLogged => None,
+        Point::Writing => Some((2, Hold::BeforeAnswer)),
+        Point::ResultLogged => None,
     }
 }
 
@@ -233,6 +234,7 @@ async fn kill_at_then_continue(provider: &str, point: Point, marker: &str) -> bo
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up.
     child.wait().unwrap();
+    server.cancel_hold();
 
     // Killed: no file half written, and nothing the command started still running.
     let notes = std::fs::read_to_string(work.path().join("notes.txt")).unwrap();

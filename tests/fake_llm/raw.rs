@@ -62,6 +62,11 @@ impl RawLlm {
         self.shared.lock().unwrap().hold = Some((step, how));
     }
 
+    /// Forgets a hold that was never reached.
+    pub fn cancel_hold(&self) {
+        self.shared.lock().unwrap().hold = None;
+    }
+
     /// Waits until an answer is being held; fails the test after `limit`.
     pub async fn wait_until_holding(&mut self, limit: Duration) {
         tokio::time::timeout(limit, self.held.wait_for(|held| *held))
