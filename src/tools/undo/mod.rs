@@ -11,6 +11,7 @@
 
 mod by_records;
 mod by_snapshot;
+mod git_output;
 mod place;
 mod report;
 pub mod shadow;

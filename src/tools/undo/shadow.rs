@@ -12,9 +12,10 @@
 //! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
 //! so a blob holds a file's bytes exactly as they were.
 
+use super::git_output::{parse_batch, parse_raw_diff};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use thiserror::Error;
@@ -42,11 +43,6 @@ const CONFIG: &str = "[core]
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n";
 /// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
 const REF_PREFIX: &str = "refs/keel/snapshots/";
-/// git's mode for each kind of tree entry.
-const MODE_FILE: &str = "100644";
-const MODE_EXECUTABLE: &str = "100755";
-const MODE_SYMLINK: &str = "120000";
-const MODE_ABSENT: &str = "000000";
 
 /// Why a snapshot or a look into one failed.
 #[derive(Debug, Error)]
@@ -147,8 +143,10 @@ impl Shadow {
         }
         let output = self.run("write-tree", &["write-tree"], None)?;
         let tree = parse_id(&output.stdout, "write-tree")?;
+        // The reference only keeps the tree from ever being pruned (gc is off anyway): two
+        // sessions taking the same snapshot at once may race for it, and either one will do.
         let reference = format!("{REF_PREFIX}{}", tree.as_str());
-        self.run("update-ref", &["update-ref", &reference, tree.as_str()], None)?;
+        let _ = self.run("update-ref", &["update-ref", &reference, tree.as_str()], None);
         Ok(tree)
     }
 
@@ -198,17 +196,10 @@ impl Shadow {
             init.args(["init", "--quiet", "--bare"]).arg(&self.git_dir);
             finish("init", init, None)?;
         }
-        let config = self.git_dir.join("config");
-        if std::fs::read_to_string(&config).ok().as_deref() != Some(CONFIG) {
-            std::fs::write(&config, CONFIG).map_err(io)?;
-        }
+        replace_if_changed(&self.git_dir.join("config"), CONFIG.as_bytes()).map_err(io)?;
         let info = self.git_dir.join("info");
         std::fs::create_dir_all(&info).map_err(io)?;
-        let attributes = info.join("attributes");
-        if std::fs::read_to_string(&attributes).ok().as_deref() != Some(ATTRIBUTES) {
-            std::fs::write(&attributes, ATTRIBUTES).map_err(io)?;
-        }
-        Ok(())
+        replace_if_changed(&info.join("attributes"), ATTRIBUTES.as_bytes()).map_err(io)
     }
 
     /// What the workspace's own repository excludes locally (`.git/info/exclude`) is excluded
@@ -219,10 +210,7 @@ impl Shadow {
             Ok(meta) if meta.is_file() => std::fs::read(&theirs).unwrap_or_default(),
             _ => Vec::new(),
         };
-        let ours = self.git_dir.join("info/exclude");
-        if std::fs::read(&ours).ok() != Some(content.clone()) {
-            let _ = std::fs::write(ours, content);
-        }
+        let _ = replace_if_changed(&self.git_dir.join("info/exclude"), &content);
     }
 
     /// Stages the whole work tree in the private index. Files git cannot read are skipped (git
@@ -307,6 +295,21 @@ fn finish(
     }
 }
 
+/// Gives `path` the content `content` unless it has it already, by renaming a new file over it,
+/// so that a git run by another keel at the same moment never reads it half written.
+fn replace_if_changed(path: &Path, content: &[u8]) -> io::Result<()> {
+    if std::fs::read(path).ok().as_deref() == Some(content) {
+        return Ok(());
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temp = PathBuf::from(name);
+    std::fs::write(&temp, content)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
 /// Creates `dir` and its parents, readable by the owner only.
 pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -322,68 +325,6 @@ fn parse_id(stdout: &[u8], step: &'static str) -> Result<ObjectId, ShadowError> 
     })
 }
 
-fn malformed(what: &str) -> ShadowError {
-    ShadowError::Failed { step: "diff-tree", message: format!("unexpected output: {what}") }
-}
-
-/// Parses `git diff-tree -r -z` output: `:MODE MODE ID ID STATUS\0PATH\0` per path.
-fn parse_raw_diff(stdout: &[u8]) -> Result<Vec<TreeChange>, ShadowError> {
-    let mut fields = stdout.split(|&byte| byte == 0).filter(|field| !field.is_empty());
-    let mut changes = Vec::new();
-    while let Some(header) = fields.next() {
-        let header = std::str::from_utf8(header).map_err(|_| malformed("a header not in ASCII"))?;
-        let parts: Vec<&str> = header.trim_start_matches(':').split(' ').collect();
-        let [old_mode, new_mode, old_id, new_id, _status] = parts[..] else {
-            return Err(malformed(header));
-        };
-        let path = fields.next().ok_or_else(|| malformed("a change without a path"))?;
-        let side = |mode: &str, id: &str| -> Result<Option<Entry>, ShadowError> {
-            if mode == MODE_ABSENT {
-                return Ok(None);
-            }
-            let id = ObjectId::parse(id).ok_or_else(|| malformed(id))?;
-            let kind = match mode {
-                MODE_FILE => Kind::File,
-                MODE_EXECUTABLE => Kind::Executable,
-                MODE_SYMLINK => Kind::Symlink,
-                _ => Kind::Other,
-            };
-            Ok(Some(Entry { kind, id }))
-        };
-        changes.push(TreeChange {
-            path: path.to_vec(),
-            before: side(old_mode, old_id)?,
-            after: side(new_mode, new_id)?,
-        });
-    }
-    Ok(changes)
-}
-
-/// Parses `git cat-file --batch` output: `ID TYPE SIZE\n` then the bytes and `\n`, per object.
-fn parse_batch(stdout: &[u8]) -> Result<HashMap<ObjectId, Vec<u8>>, ShadowError> {
-    let bad = |what: String| ShadowError::Failed { step: "cat-file", message: what };
-    let mut reader = BufReader::new(stdout);
-    let mut blobs = HashMap::new();
-    let mut header = String::new();
-    loop {
-        header.clear();
-        if reader.read_line(&mut header).map_err(|err| bad(err.to_string()))? == 0 {
-            return Ok(blobs);
-        }
-        let parts: Vec<&str> = header.trim_end().split(' ').collect();
-        let [id, _kind, size] = parts[..] else {
-            return Err(bad(format!("object {}", header.trim_end())));
-        };
-        let id = ObjectId::parse(id).ok_or_else(|| bad(format!("bad id {id}")))?;
-        let size: usize = size.parse().map_err(|_| bad(format!("bad size {size}")))?;
-        let mut content = vec![0; size];
-        reader.read_exact(&mut content).map_err(|err| bad(err.to_string()))?;
-        let mut newline = [0; 1];
-        reader.read_exact(&mut newline).map_err(|err| bad(err.to_string()))?;
-        blobs.insert(id, content);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,32 +336,5 @@ mod tests {
         for bad in ["--output=/tmp/x", "HEAD", &"A".repeat(40), &"a".repeat(41), ""] {
             assert!(ObjectId::parse(bad).is_none(), "{bad}");
         }
-    }
-
-    #[test]
-    fn raw_diff_output_is_parsed_with_both_sides() {
-        let (a, b) = ("1".repeat(40), "2".repeat(40));
-        let zero = "0".repeat(40);
-        let raw = format!(
-            ":100644 100644 {a} {b} M\0dir/a b.txt\0:000000 100755 {zero} {b} A\0new.sh\0\
-             :120000 000000 {a} {zero} D\0link\0"
-        );
-        let changes = parse_raw_diff(raw.as_bytes()).unwrap();
-        assert_eq!(changes.len(), 3);
-        assert_eq!(changes[0].path, b"dir/a b.txt");
-        assert_eq!(changes[0].before.as_ref().unwrap().kind, Kind::File);
-        assert_eq!(changes[1].before, None);
-        assert_eq!(changes[1].after.as_ref().unwrap().kind, Kind::Executable);
-        assert_eq!(changes[2].before.as_ref().unwrap().kind, Kind::Symlink);
-        assert_eq!(changes[2].after, None);
-    }
-
-    #[test]
-    fn batch_output_keeps_bytes_exactly() {
-        let id = "3".repeat(40);
-        let mut raw = format!("{id} blob 5\n").into_bytes();
-        raw.extend_from_slice(b"a\r\n\0b\n");
-        let blobs = parse_batch(&raw).unwrap();
-        assert_eq!(blobs[&ObjectId::parse(&id).unwrap()], b"a\r\n\0b");
     }
 }
