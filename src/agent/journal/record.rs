@@ -56,21 +56,6 @@ impl Record {
             after: BASE64.encode(&change.after),
         }
     }
-
-    /// What a record stands for, in a word or two, for saying what a repair dropped.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Start { .. } => "start",
-            Self::Message { .. } => "message",
-            Self::Board { .. } => "board update",
-            Self::Rounds { .. } => "reminder count",
-            Self::Turn { .. } => "turn start",
-            Self::TurnEnd { .. } => "turn end",
-            Self::ToolResult { .. } => "tool result",
-            Self::Change { .. } => "file change",
-            Self::Undo => "undo",
-        }
-    }
 }
 
 /// Decodes a `Change` record's contents; `None` when either is not base64.
