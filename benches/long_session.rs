@@ -102,7 +102,10 @@ fn report_long_session(rounds: usize) {
         peak_rss::describe(run.peak_mib)
     );
     // The session's own history, from its log, to time the encoding of the very requests sent.
-    let (_log, restored) = keel::agent::journal::SessionLog::open_newest(dir.path()).unwrap();
+    let state = run.home.path().join(".local/state/keel");
+    let store =
+        keel::agent::journal::SessionStore::new(&state, &dir.path().canonicalize().unwrap());
+    let (_log, restored) = store.open_newest().unwrap();
     let history: History = restored.history.into_iter().collect();
     let client = client();
     let (early_encoding, late_encoding) = (

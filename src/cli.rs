@@ -14,6 +14,7 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPE
 KEEL_PROVIDER, KEEL_MODEL.
 Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url or api_key, nor
 loosen approval), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
+Sessions and undo snapshots: ~/.local/state/keel (or $XDG_STATE_HOME/keel), never the workspace.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
 /// keel — a terminal coding agent that plans on a task board and does not drift.
@@ -78,11 +79,12 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", global = true)]
     pub workdir: Option<PathBuf>,
 
-    /// Reopen the newest session of this workspace (with -p and no prompt: finish its last turn).
+    /// Reopen the session of this workspace written last (with -p and no prompt: finish its last
+    /// turn).
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Reopen the session with this id (see `keel sessions`).
+    /// Reopen the session with this id, as `keel sessions` lists it (an id, never a path).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
 }
@@ -90,9 +92,11 @@ pub struct Cli {
 /// Commands besides running the agent.
 #[derive(Debug, Subcommand)]
 pub enum SubCommand {
-    /// List the saved sessions of this workspace: id, start time, first prompt, board.
+    /// List the saved sessions of this workspace, the one written last at the end: id, start
+    /// time, board, first prompt.
     Sessions,
-    /// Restore the files changed by the last user turn of the newest session; repeat to step back.
+    /// Take back what the last prompt that changed files changed, bash included; repeat to step
+    /// back.
     Undo,
 }
 

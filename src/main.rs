@@ -4,7 +4,7 @@ use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use keel::agent::Command;
 use keel::agent::Sessions;
-use keel::agent::journal::{self, SessionLog};
+use keel::agent::journal::{self, SessionError, SessionStore};
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, ProviderKind};
@@ -79,6 +79,10 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let resuming = cli.continue_session || cli.resume.is_some();
     let headless = cli.print.is_some();
+    if let Some(id) = &cli.resume {
+        // An id never names a path: refused before anything is opened.
+        journal::check_id(id).map_err(|err| UsageError(err.to_string()))?;
+    }
     let (workspace, demo_dir) = workspace(&cli)?;
     match cli.command {
         Some(SubCommand::Sessions) => return list_sessions(&workspace),
@@ -96,8 +100,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
-    let notice = config.ignored_notice();
-    if let Some(notice) = &notice {
+    let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    for notice in &notices {
         eprintln!("keel: {notice}");
     }
     if headless && config.approval == ApprovalMode::Ask {
@@ -147,7 +151,12 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         _ => None,
     };
     let first_run_help = provider.is_none().then(|| agent::CONFIGURE_HELP.to_owned());
-    let sessions = open_session(&cli, &workspace)?;
+    let told = notices.len();
+    let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
+    for notice in &notices[told..] {
+        eprintln!("keel: {notice}");
+    }
+    let notice = (!notices.is_empty()).then(|| notices.join("\n"));
     let handle = agent::spawn_with_session(agent_config, provider, Tools::new(workspace), sessions);
     let code = match headless_prompt {
         Some(prompt) => {
@@ -176,27 +185,85 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     Ok(code)
 }
 
-/// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed.
-fn open_session(cli: &Cli, workspace: &Workspace) -> color_eyre::Result<Sessions> {
-    let opened = if let Some(id) = &cli.resume {
-        SessionLog::open(workspace.root(), id)
-    } else if cli.continue_session {
-        SessionLog::open_newest(workspace.root())
-    } else {
-        return Ok(Sessions::New);
-    };
-    let (log, restored) = opened.map_err(|err| UsageError(err.to_string()))?;
-    for warning in &restored.warnings {
-        eprintln!("keel: {warning}");
+/// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
+/// in a throwaway folder saves nothing. What the person should know goes to `notices`.
+fn open_session(
+    cli: &Cli,
+    workspace: &Workspace,
+    throwaway: bool,
+    notices: &mut Vec<String>,
+) -> color_eyre::Result<Sessions> {
+    let resuming = cli.continue_session || cli.resume.is_some();
+    if throwaway {
+        return Ok(Sessions::Off);
     }
-    Ok(Sessions::Resume(log, restored))
+    let store = match SessionStore::from_env(workspace.root()) {
+        Ok(store) => store,
+        Err(err) if !resuming => {
+            notices.push(format!("is not saving this session: {err}"));
+            return Ok(Sessions::Off);
+        }
+        Err(err) => return Err(UsageError(err.to_string()).into()),
+    };
+    adopt_legacy_logs(&store, notices);
+    let opened = if let Some(id) = &cli.resume {
+        store.open(id)
+    } else if cli.continue_session {
+        store.open_newest()
+    } else {
+        return Ok(Sessions::New(store));
+    };
+    match opened {
+        Ok((log, restored)) => {
+            for warning in &restored.warnings {
+                eprintln!("keel: {warning}");
+            }
+            Ok(Sessions::Resume(store, log, restored))
+        }
+        // The TUI offers what `-p` can only suggest: a session of its own.
+        Err(err @ SessionError::Locked { .. }) if cli.print.is_none() => {
+            notices.push(format!(
+                "started a new session: {err}, and a session is written by one process at a time"
+            ));
+            Ok(Sessions::New(store))
+        }
+        Err(err @ SessionError::Locked { .. }) => Err(UsageError(format!(
+            "{err}; a session is written by one process at a time. Leave out --continue or \
+             --resume to start a new session, or wait for that process to end."
+        ))
+        .into()),
+        Err(err) => Err(UsageError(err.to_string()).into()),
+    }
 }
 
-/// `keel sessions`.
+/// The workspace's sessions, for `keel sessions` and `keel undo`.
+fn store_of(workspace: &Workspace) -> color_eyre::Result<SessionStore> {
+    let store =
+        SessionStore::from_env(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
+    let mut notices = Vec::new();
+    adopt_legacy_logs(&store, &mut notices);
+    for notice in notices {
+        eprintln!("keel: {notice}");
+    }
+    Ok(store)
+}
+
+/// Moves logs an older keel kept in the workspace out of it.
+fn adopt_legacy_logs(store: &SessionStore, notices: &mut Vec<String>) {
+    match store.adopt_legacy_logs() {
+        Ok(moved) => notices.extend(moved),
+        Err(err) => notices.push(format!(
+            "could not move the old session logs out of {}: {err}",
+            journal::LEGACY_DIR
+        )),
+    }
+}
+
+/// `keel sessions`, the one written last at the end.
 fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
-    let sessions = journal::list(workspace.root())?;
+    let sessions = store_of(workspace)?.list()?;
     if sessions.is_empty() {
-        println!("No saved sessions in {}.", workspace.root().display());
+        println!("No saved sessions for {}.", workspace.root().display());
     }
     for info in sessions {
         let started = std::time::UNIX_EPOCH + Duration::from_secs(info.started_at);
@@ -214,10 +281,15 @@ fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `keel undo`: takes back the newest session's last turn of file changes.
+/// `keel undo`: takes back what the last prompt that changed files changed.
 fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
-    let report =
-        journal::undo_newest(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
+    let store = store_of(workspace)?;
+    let report = journal::undo_newest(&store, workspace).map_err(|err| match err {
+        SessionError::Locked { .. } => {
+            UsageError(format!("{err}: undo there (/undo), or once it has ended"))
+        }
+        err => UsageError(err.to_string()),
+    })?;
     println!("{}", report.summary());
     Ok(ExitCode::SUCCESS)
 }

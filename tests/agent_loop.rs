@@ -556,21 +556,25 @@ async fn undo_takes_back_the_last_turns_writes() {
     run.send(Command::Undo);
     let snapshot = run
         .wait_for(|snapshot| {
-            matches!(snapshot.transcript.last(), Some(agent::Entry::Notice { text }) if text.starts_with("Restored"))
+            matches!(snapshot.transcript.last(), Some(agent::Entry::Notice { text }) if text.starts_with("Undid"))
         })
         .await;
-    assert!(
-        matches!(snapshot.transcript.last(), Some(agent::Entry::Notice { text }) if text.contains("a.txt"))
-    );
+    // Unsaved, so no snapshots: the file records are undone, and the person is told bash's
+    // changes are not covered.
+    let Some(agent::Entry::Notice { text }) = snapshot.transcript.last() else { unreachable!() };
+    assert!(text.contains("restored a.txt"), "{text}");
+    assert!(text.contains("not what bash did"), "{text}");
     assert_eq!(std::fs::read_to_string(run._dir.path().join("a.txt")).unwrap(), "old");
 }
 
 #[tokio::test]
 async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_counter() {
-    use keel::agent::journal::{Record, SessionLog};
+    use keel::agent::journal::{self, Record, SessionStore};
     use keel::message::Message;
     let dir = tempfile::tempdir().unwrap();
-    let mut log = SessionLog::create(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(state.path(), &dir.path().canonicalize().unwrap());
+    let mut log = store.create().unwrap();
     let mut board = keel::todo::TodoBoard::default();
     board.update(&json!({"items": [{"id": "1", "text": "a", "status": "in_progress"}]})).unwrap();
     log.append(&Record::Message { message: Message::user_text("go") }).unwrap();
@@ -587,25 +591,30 @@ async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_coun
     let id = log.id().to_owned();
     drop(log);
 
-    let (log, restored) = SessionLog::open(dir.path(), &id).unwrap();
+    let (log, restored) = store.open(&id).unwrap();
     let provider = ScriptedProvider::from_json(&script(vec![]), Duration::ZERO).unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let handle = agent::spawn_with_session(
         config(3),
         Some(Provider::Scripted(provider)),
         tools,
-        agent::Sessions::Resume(log, restored),
+        agent::Sessions::Resume(store.clone(), log, restored),
     );
     let mut run = Run { _dir: dir, handle };
     let snapshot = run.wait_for(|_| true).await;
     assert_eq!(snapshot.board.as_ref(), &board);
     assert_eq!(snapshot.rounds_since_todo, 2);
     assert_every_call_answered(&snapshot);
+    // Cut off by a crash, not by the person: the model is told to check before repeating it.
     assert!(matches!(
         &snapshot.history[2].content[0],
-        ContentBlock::ToolResult { content, is_error: true, .. } if content == agent::INTERRUPTED
+        ContentBlock::ToolResult { content, is_error: true, .. } if content == journal::CUT_OFF
     ));
-    // The answer was saved too: reopening finds nothing dangling.
-    let (_, again) = SessionLog::open(run._dir.path(), &id).unwrap();
+    assert!(!format!("{:?}", snapshot.history).contains(agent::INTERRUPTED));
+    // The answer was saved too: reopening (once the agent has let go of it) finds nothing
+    // dangling.
+    run.send(Command::Quit);
+    tokio::time::timeout(WAIT, run.handle.task).await.expect("the agent did not stop").unwrap();
+    let (_, again) = store.open(&id).unwrap();
     assert_eq!(again.history.len(), 3);
 }

@@ -265,9 +265,11 @@ fn undo_restores_what_the_last_turn_wrote() {
     let output = keel(home.path()).args(["undo", "--workdir"]).arg(work.path()).output().unwrap();
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(stdout.contains("Restored"), "{stdout}");
+    assert!(stdout.contains("deleted greet.sh"), "{stdout}");
     assert!(!work.path().join("greet.sh").exists(), "files the turn created are removed");
     assert!(!work.path().join("README.md").exists());
+    assert!(stdout.contains("deleted test_greet.sh"), "{stdout}");
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "the workspace is as it was");
     let again = keel(home.path()).args(["undo", "--workdir"]).arg(work.path()).output().unwrap();
     assert!(text(&again.stdout).contains("Nothing to undo"));
 }
@@ -310,9 +312,8 @@ async fn sigterm_interrupts_cleanly_and_the_session_keeps_every_result() {
     assert_eq!(last_result(&rest)["outcome"], "interrupted");
 
     // The saved session answers the interrupted call.
-    let sessions = keel::agent::journal::list(work.path()).unwrap();
-    let (_, restored) =
-        keel::agent::journal::SessionLog::open(work.path(), &sessions[0].id).unwrap();
+    let store = keel_bin::sessions(home.path(), work.path());
+    let (_, restored) = store.open(&store.list().unwrap()[0].id).unwrap();
     let last = restored.history.last().unwrap();
     assert!(serde_json::to_string(last).unwrap().contains("interrupted by user"));
 }

@@ -30,9 +30,14 @@ fn run(server: &FakeLlm, provider: &str) {
     std::fs::write(work.path().join("notes.txt"), "hello\n").unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
     command.args(["-p", "go", "--workdir"]).arg(work.path()).env("HOME", home.path());
-    for name in
-        ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "KEEL_PROVIDER", "KEEL_MODEL", "XDG_CONFIG_HOME"]
-    {
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "KEEL_PROVIDER",
+        "KEEL_MODEL",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+    ] {
         command.env_remove(name);
     }
     match provider {

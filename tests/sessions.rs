@@ -3,11 +3,12 @@
 //! history, the board, the reminder counter, the undo records — is in the log the moment it
 //! changes, and a resumed session goes on exactly as the uninterrupted one would have.
 
-use keel::agent::journal::{self, Restored, SessionLog};
+use keel::agent::journal::{Restored, SessionStore};
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Sessions, Snapshot};
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::{ContentBlock, Message};
+use keel::tools::undo::UndoContext;
 use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -82,11 +83,21 @@ fn reminders(events: &[AgentEvent]) -> usize {
     events.iter().filter(|event| matches!(event, AgentEvent::Reminder { .. })).count()
 }
 
-/// The only session saved in `dir`, reopened.
-fn reopen(dir: &Path) -> (SessionLog, Restored) {
-    let sessions = journal::list(dir).unwrap();
+/// The sessions of workspace `dir`, kept in `state`.
+fn store(state: &Path, dir: &Path) -> SessionStore {
+    SessionStore::new(state, &dir.canonicalize().unwrap())
+}
+
+/// The id of the only session saved.
+fn only_session(store: &SessionStore) -> String {
+    let sessions = store.list().unwrap();
     assert_eq!(sessions.len(), 1, "one session was saved");
-    SessionLog::open(dir, &sessions[0].id).unwrap()
+    sessions[0].id.clone()
+}
+
+/// What the only session saved holds, read while its agent may still have it open.
+fn peek(store: &SessionStore) -> Restored {
+    store.peek(&only_session(store)).unwrap()
 }
 
 #[tokio::test]
@@ -99,12 +110,14 @@ async fn a_resumed_session_reminds_exactly_as_the_uninterrupted_one_would() {
     assert_eq!((reminders(&first), reminders(&second)), (1, 1));
 
     let resumed_dir = tempfile::tempdir().unwrap();
-    let mut handle = start(resumed_dir.path(), Sessions::New);
+    let state = tempfile::tempdir().unwrap();
+    let sessions = store(state.path(), resumed_dir.path());
+    let mut handle = start(resumed_dir.path(), Sessions::New(sessions.clone()));
     let (before, _) = turn(&mut handle, "go").await;
     quit(handle).await;
-    let (log, restored) = reopen(resumed_dir.path());
+    let (log, restored) = sessions.open(&only_session(&sessions)).unwrap();
     assert_eq!(restored.rounds_since_todo, 0, "the reminder's reset of the count was saved");
-    let mut handle = start(resumed_dir.path(), Sessions::Resume(log, restored));
+    let mut handle = start(resumed_dir.path(), Sessions::Resume(sessions.clone(), log, restored));
     let (after, resumed) = turn(&mut handle, "more").await;
     quit(handle).await;
 
@@ -118,6 +131,8 @@ async fn a_resumed_session_reminds_exactly_as_the_uninterrupted_one_would() {
 #[tokio::test]
 async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let sessions = store(state.path(), dir.path());
     let script = json!({"prompt": "go", "finished": "finished", "steps": [
         step("Planning.", vec![board("in_progress")]),
         step("", vec![call("write_file", json!({"path": "a.txt", "content": "one"}))]),
@@ -133,11 +148,15 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     let provider = ScriptedProvider::from_json(&script, Duration::ZERO).unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let config = AgentConfig { nag_threshold: NAG_THRESHOLD, ..AgentConfig::default() };
-    let mut handle =
-        agent::spawn_with_session(config, Some(Provider::Scripted(provider)), tools, Sessions::New);
+    let mut handle = agent::spawn_with_session(
+        config,
+        Some(Provider::Scripted(provider)),
+        tools,
+        Sessions::New(sessions.clone()),
+    );
 
     let (_, first) = turn(&mut handle, "go").await;
-    let (_, restored) = reopen(dir.path());
+    let restored = peek(&sessions);
     assert_eq!(restored.history, first.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(&restored.board, first.board.as_ref());
     assert_eq!(restored.board.done(), 1);
@@ -145,7 +164,7 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
 
     let (_, second) = turn(&mut handle, "again").await;
     assert_eq!(second.rounds_since_todo, 2);
-    let (_, restored) = reopen(dir.path());
+    let restored = peek(&sessions);
     assert_eq!(restored.history, second.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(restored.rounds_since_todo, 2);
 
@@ -155,7 +174,7 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
         loop {
             let snapshot = handle.snapshots.recv().await.expect("the agent stopped");
             if let Some(agent::Entry::Notice { text }) = snapshot.transcript.last()
-                && text.starts_with("Restored")
+                && text.starts_with("Undid")
             {
                 return text.clone();
             }
@@ -167,11 +186,15 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one");
     quit(handle).await;
 
-    let (_, mut restored) = reopen(dir.path());
-    let report = restored.undo.undo();
-    assert_eq!(report.restored, vec![dir.path().canonicalize().unwrap().join("a.txt")]);
+    let id = only_session(&sessions);
+    let (_, mut restored) = sessions.open(&id).unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let shadow = sessions.shadow(&id);
+    let context = UndoContext { workspace: &workspace, shadow: Some(&shadow) };
+    let report = restored.undo.undo(context);
+    assert_eq!(report.deleted, vec!["a.txt".to_owned()], "{report:?}");
     assert!(!dir.path().join("a.txt").exists(), "the first turn's write is undone next");
-    assert_eq!(restored.undo.undo().summary(), "Nothing to undo.");
+    assert_eq!(restored.undo.undo(context).summary(), "Nothing to undo.");
     let results = restored
         .history
         .iter()
@@ -179,4 +202,63 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
         .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
         .count();
     assert_eq!(results, 7, "every tool call's result was saved");
+}
+
+/// Every tool_use in the history is answered by exactly one tool_result in the next message.
+fn assert_every_call_answered(snapshot: &Snapshot) {
+    let messages: Vec<&Message> = snapshot.history.iter().collect();
+    for (index, message) in messages.iter().enumerate() {
+        for (id, _, _) in message.tool_uses() {
+            let next = messages.get(index + 1).expect("a tool call was left without results");
+            let answers = next
+                .content
+                .iter()
+                .filter(|block| matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id))
+                .count();
+            assert_eq!(answers, 1, "tool call {id} has {answers} results");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_log_two_writers_garbled_never_yields_an_invalid_history() {
+    use keel::agent::journal::Record;
+    use keel::message::Role;
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let sessions = store(state.path(), dir.path());
+    let mut log = sessions.create().unwrap();
+    let result = |id: &str, content: &str| Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        }],
+    };
+    let call = Message::assistant(vec![ContentBlock::ToolUse {
+        id: "t1".into(),
+        name: "bash".into(),
+        input: json!({"command": "ls"}),
+    }]);
+    for message in [Message::user_text("go"), call, result("t1", "mine")] {
+        log.append(&Record::Message { message }).unwrap();
+    }
+    // What a second process writing the same log left: the same call answered again.
+    log.append(&Record::Message { message: result("t1", "theirs") }).unwrap();
+    log.append(&Record::Message { message: Message::assistant(vec![]) }).unwrap();
+    let id = log.id().to_owned();
+    drop(log);
+
+    let (log, restored) = sessions.open(&id).unwrap();
+    assert_eq!(restored.history.len(), 3, "loaded up to the second answer");
+    assert!(restored.warnings[0].contains("which was never made"), "{:?}", restored.warnings);
+    let mut handle = start(dir.path(), Sessions::Resume(sessions.clone(), log, restored));
+    let snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
+    assert_every_call_answered(&snapshot);
+    assert!(
+        snapshot.transcript.iter().any(
+            |entry| matches!(entry, agent::Entry::Notice { text } if text.contains("damaged"))
+        )
+    );
+    quit(handle).await;
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Generous bound for "happened promptly" on a loaded two-core machine.
 const PROMPT: Duration = Duration::from_secs(20);
 /// Variables that would let the machine's own settings leak into a test.
-const SCRUBBED: [&str; 7] = [
+const SCRUBBED: [&str; 8] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -22,6 +22,7 @@ const SCRUBBED: [&str; 7] = [
     "KEEL_PROVIDER",
     "KEEL_MODEL",
     "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
 ];
 /// The key keel talks to the fake server with.
 const KEY: &str = "sk-test-key-4711";

@@ -8,6 +8,7 @@
 //! (`CI` set), where `.ci/run` installs tmux and a missing one must fail rather than pass.
 
 mod fake_llm;
+mod keel_bin;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -252,4 +253,58 @@ fn approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking() {
     let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
     assert!(notice, "the TUI said what it ignored");
     assert!(screen.contains("keel: ignored `approval"), "and said it on stderr too:\n{screen}");
+}
+
+#[test]
+fn the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so() {
+    use std::io::{BufRead, BufReader};
+    if !can_run("the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let steps = vec![
+        fake_llm::tool("bash", serde_json::json!({"command": "sleep 630.5"})),
+        fake_llm::text("done"),
+    ];
+    let server = runtime.block_on(fake_llm::FakeLlm::start(steps, Duration::ZERO));
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let mut holder = keel_bin::keel(home.path());
+    holder
+        .args(["-p", "go", "--output-format", "json", "--workdir"])
+        .arg(workdir.path())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut holder = holder.spawn().unwrap();
+    let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
+    while !lines.next().expect("keel -p ended early").unwrap().contains("\"tool_start\"") {}
+    let store = keel_bin::sessions(home.path(), workdir.path());
+    let held = store.list().unwrap()[0].id.clone();
+    let log = store.sessions_dir().join(format!("{held}.jsonl"));
+    let log_before = std::fs::read(&log).unwrap();
+
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    tmux.type_line(&format!(
+        "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --continue --workdir '{}'; echo \"{EXITED} $?\"",
+        server.anthropic_base(),
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    let screen = tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| {
+        screen.contains("Welcome to keel") || exit_line(screen).is_some()
+    });
+    assert!(screen.contains("keel started a new session"), "{screen}");
+    // The line wraps in the pane; the pid is what must be there.
+    assert!(screen.contains("is open in keel"), "{screen}");
+    assert!(screen.contains(&format!("process {},", holder.id())), "{screen}");
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(std::fs::read(&log).unwrap(), log_before, "the TUI never wrote the held session");
+    assert!(!workdir.path().join(".keel").exists(), "nothing of keel in the workspace");
 }

@@ -55,6 +55,8 @@ pub fn describe(mib: Option<f64>) -> String {
 pub struct Run {
     pub status: ExitStatus,
     pub peak_mib: Option<f64>,
+    /// The run's home, which holds its saved session (under `.local/state/keel`).
+    pub home: tempfile::TempDir,
 }
 
 /// Runs the built `keel -p PROMPT` with `args` against the Anthropic-compatible server at
@@ -74,6 +76,7 @@ pub fn keel_headless(
         .arg(workdir)
         .args(args)
         .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
         .env("ANTHROPIC_API_KEY", "bench")
         .env("ANTHROPIC_BASE_URL", base_url)
         .stdout(Stdio::null())
@@ -83,5 +86,5 @@ pub fn keel_headless(
         .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
         .expect("the waiting task ends")
         .expect("keel can be waited for");
-    Run { status, peak_mib: keel.peak_mib() }
+    Run { status, peak_mib: keel.peak_mib(), home }
 }

@@ -27,7 +27,7 @@ pub use turn::INTERRUPTED;
 
 use crate::llm::Provider;
 use crate::tools::Tools;
-use journal::{Journal, Restored, SessionLog};
+use journal::{Journal, Restored, SessionLog, SessionStore};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -103,10 +103,10 @@ pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> A
 pub enum Sessions {
     /// Nothing is saved.
     Off,
-    /// A new session log in the workspace, created at the first record.
-    New,
-    /// Take over a reopened session and go on saving to it.
-    Resume(SessionLog, Restored),
+    /// A new session log in the store, created at the first record.
+    New(SessionStore),
+    /// Take over a session reopened from the store and go on saving to it.
+    Resume(SessionStore, SessionLog, Restored),
 }
 
 /// Starts the agent task, saving the conversation as `sessions` says.
@@ -120,14 +120,14 @@ pub fn spawn_with_session(
     let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
-    let root = tools.workspace().root().to_path_buf();
+    let workspace = tools.workspace().clone();
     let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
     match sessions {
         Sessions::Off => {}
-        Sessions::New => agent.state.save_to(Journal::new_in(&root)),
-        Sessions::Resume(log, restored) => {
-            agent.state.save_to(Journal::resume(log, &root));
-            agent.state.restore(restored, turn::INTERRUPTED);
+        Sessions::New(store) => agent.state.save_to(Journal::new_in(store)),
+        Sessions::Resume(store, log, restored) => {
+            agent.state.save_to(Journal::resume(log, store));
+            agent.state.restore(restored, &workspace);
         }
     }
     let task = tokio::spawn(agent.run());

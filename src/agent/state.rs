@@ -4,18 +4,18 @@
 //! one is a handful of pointer copies — together with the undo stack and the [`Journal`] the
 //! session is saved to. Its fields are private and every change goes through a method here. The
 //! methods that change what a resumed session needs (the history, the board, the reminder
-//! counter, the undo records) write the session log in the same step, so nothing that matters on
-//! resume can change unsaved.
+//! counter, the undo records and workspace snapshots) write the session log in the same step, so
+//! nothing that matters on resume can change unsaved.
 
 use super::event::AgentEvent;
-use super::journal::{Journal, Record, Restored};
+use super::journal::{Journal, Record, Restored, complete_cut_off_round};
 use super::reminder;
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
 use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
-use crate::tools::undo::{UndoReport, UndoStack};
-use crate::tools::{FileChange, ToolCall};
+use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
+use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -47,6 +47,10 @@ pub(super) struct State {
     view: Snapshot,
     undo: UndoStack,
     journal: Journal,
+    /// The workspace snapshot taken before the next turn, if one was.
+    next_before: Option<ObjectId>,
+    /// Set once the person has been told snapshots failed, so they are told once.
+    snapshot_failed: bool,
 }
 
 impl State {
@@ -59,7 +63,13 @@ impl State {
             system_prompt: system_prompt.into(),
             ..Snapshot::default()
         };
-        Self { view, undo: UndoStack::default(), journal: Journal::default() }
+        Self {
+            view,
+            undo: UndoStack::default(),
+            journal: Journal::default(),
+            next_before: None,
+            snapshot_failed: false,
+        }
     }
 
     /// What front ends would see now.
@@ -141,10 +151,41 @@ impl State {
 
     // What a resumed session needs: each change is saved as it is made.
 
-    /// A user turn begins: undo groups the file changes that follow under it.
+    /// Where the workspace is snapshotted before and after each prompt; `None` when the session
+    /// is not saved.
+    pub fn snapshot_source(&mut self) -> Option<Shadow> {
+        if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+    }
+
+    /// The snapshot the next turn starts from.
+    pub fn prepare_turn(&mut self, before: Option<ObjectId>) {
+        self.next_before = before;
+    }
+
+    /// A user turn begins: undo groups what follows under it, from the snapshot taken before.
     pub fn begin_turn(&mut self) {
-        self.undo.begin_turn();
-        self.record(&Record::Turn);
+        let before = self.next_before.take();
+        self.record(&Record::Turn { snapshot: before.as_ref().map(|id| id.as_str().to_owned()) });
+        self.undo.begin_turn(before);
+    }
+
+    /// The turn is over; `after` is the workspace as it left it.
+    pub fn end_turn(&mut self, after: ObjectId) {
+        self.record(&Record::TurnEnd { snapshot: after.as_str().to_owned() });
+        self.undo.end_turn(after);
+    }
+
+    /// A snapshot could not be taken: said once, and no more are tried this session.
+    pub fn snapshot_failed(&mut self, err: &ShadowError) {
+        if !self.snapshot_failed {
+            self.snapshot_failed = true;
+            self.note(Entry::Notice {
+                text: format!(
+                    "Undo will cover only what write_file and edit_file change, not what bash \
+                     does: {err}."
+                ),
+            });
+        }
     }
 
     /// Appends to the history.
@@ -176,18 +217,27 @@ impl State {
         }
     }
 
-    /// Files a tool call changed, for undo.
-    pub fn record_changes(&mut self, changes: &[FileChange]) {
+    /// One tool call of the running round finished: the files it changed (for undo) and its
+    /// result are saved at once, so a crash later in the round loses neither.
+    pub fn record_call(&mut self, result: &ContentBlock, changes: &[FileChange]) {
         for change in changes {
             self.record(&Record::change(change));
         }
         self.undo.record(changes.iter().cloned());
+        if let ContentBlock::ToolResult { tool_use_id, content, is_error } = result {
+            self.record(&Record::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+            });
+        }
     }
 
-    /// Restores the files of the newest turn that changed any.
-    pub fn undo(&mut self) -> UndoReport {
-        let report = self.undo.undo();
-        if !report.restored.is_empty() || !report.skipped.is_empty() {
+    /// Puts back what the newest prompt that changed anything changed, in `workspace`.
+    pub fn undo(&mut self, workspace: &Workspace) -> UndoReport {
+        let shadow = self.journal.shadow();
+        let report = self.undo.undo(UndoContext { workspace, shadow: shadow.as_ref() });
+        if report.undid {
             self.record(&Record::Undo);
         }
         report
@@ -207,43 +257,44 @@ impl State {
         };
         self.undo = UndoStack::default();
         self.journal = journal;
+        self.next_before = None;
+        self.snapshot_failed = false;
     }
 
-    /// The journal a new conversation in `workspace` is saved to: a new one if this one is saved.
-    pub fn fresh_journal(&self, workspace: &std::path::Path) -> Journal {
-        self.journal.restart_in(workspace)
+    /// The journal a new conversation is saved to: a new log if this one is saved.
+    pub fn fresh_journal(&self) -> Journal {
+        self.journal.restart()
     }
 
     /// Takes over a saved session: its history, board, counter and undo records, and a
-    /// transcript rebuilt from the history. A tool call left without its result gets one saying
-    /// it was interrupted (`interrupted`), so every call sent has exactly one result.
-    pub fn restore(&mut self, restored: Restored, interrupted: &str) {
-        self.view.history = restored.history.iter().cloned().collect::<History>();
-        self.view.board = Arc::new(restored.board);
-        self.view.rounds_since_todo = restored.rounds_since_todo;
-        self.undo = restored.undo;
-        self.view.transcript = restored.history.iter().flat_map(entries_of).collect();
-        for warning in restored.warnings {
+    /// transcript rebuilt from the history. A round a crash cut off is completed: calls whose
+    /// results were logged keep them, the others are answered as cut off (`journal::CUT_OFF`),
+    /// so every call sent has exactly one result; what a cut-off write left behind is cleared
+    /// away, and the cut-off turn's end is snapshotted for undo.
+    pub fn restore(&mut self, restored: Restored, workspace: &Workspace) {
+        let Restored { history, board, rounds_since_todo, undo, answered, warnings } = restored;
+        self.view.history = history.iter().cloned().collect::<History>();
+        self.view.board = Arc::new(board);
+        self.view.rounds_since_todo = rounds_since_todo;
+        self.undo = undo;
+        self.view.transcript = history.iter().flat_map(entries_of).collect();
+        for warning in warnings {
             self.note(Entry::Notice { text: warning });
         }
-        let dangling: Vec<ContentBlock> = self
-            .view
-            .history
-            .last()
-            .filter(|message| message.role == Role::Assistant)
-            .into_iter()
-            .flat_map(|message| message.content.iter().filter_map(ToolCall::from_block))
-            .map(|call| ContentBlock::ToolResult {
-                tool_use_id: call.id,
-                content: interrupted.to_owned(),
-                is_error: true,
-            })
-            .collect();
-        if !dangling.is_empty() {
-            self.push_message(Message { role: Role::User, content: dangling });
-            self.note(Entry::Notice {
-                text: "The last tool calls were interrupted when keel stopped.".into(),
-            });
+        if let Some((answers, cut_off)) = complete_cut_off_round(&history, &answered) {
+            for call in &cut_off {
+                clear_leftovers(workspace, call);
+            }
+            let kept = answers.content.len() - cut_off.len();
+            self.push_message(answers);
+            self.note(Entry::Notice { text: cut_off_notice(kept, &cut_off) });
+        }
+        if self.undo.awaits_end() {
+            match self.journal.shadow().map(|shadow| shadow.snapshot()) {
+                Some(Ok(after)) => self.end_turn(after),
+                Some(Err(err)) => self.snapshot_failed(&err),
+                None => {}
+            }
         }
     }
 
@@ -254,6 +305,33 @@ impl State {
                 text: format!("The session is no longer being saved: {err}"),
             });
         }
+    }
+}
+
+/// What the person is told about a round a crash cut off.
+fn cut_off_notice(kept: usize, cut_off: &[ToolCall]) -> String {
+    let finished = match kept {
+        0 => "No call of it had finished".to_owned(),
+        1 => "1 call had finished and keeps its result".to_owned(),
+        n => format!("{n} calls had finished and keep their results"),
+    };
+    if cut_off.is_empty() {
+        return format!("keel stopped at the end of a round of tool calls. {finished}.");
+    }
+    let names: Vec<String> = cut_off.iter().map(ToolCall::summary).collect();
+    format!(
+        "keel stopped in the middle of a round of tool calls. {finished}; the model is told the \
+         rest may be partly done, to check before repeating: {}",
+        names.join(", ")
+    )
+}
+
+/// Removes the temporary file a write cut off by a crash may have left beside its target.
+fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
+    if matches!(call.name, ToolName::WriteFile | ToolName::EditFile)
+        && let Some(path) = call.input.get("path").and_then(serde_json::Value::as_str)
+    {
+        files::remove_leftover_temps(workspace, path);
     }
 }
 

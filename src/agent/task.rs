@@ -5,11 +5,13 @@
 
 use super::approval::Approvals;
 use super::event::AgentEvent;
+use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command};
 use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
 use crate::todo;
+use crate::tools::undo::ObjectId;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -86,7 +88,7 @@ impl Agent {
                     }
                 }
                 Command::Continue => {
-                    if self.run_turn(None).await == Some(Stop::Quit) {
+                    if self.prompt_turn(None).await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -95,7 +97,7 @@ impl Agent {
                     self.state.note(Entry::Notice { text: "New conversation.".into() });
                 }
                 Command::Undo => {
-                    let report = self.state.undo();
+                    let report = self.state.undo(self.tools.workspace());
                     self.state.note(Entry::Notice { text: report.summary() });
                 }
                 Command::StartDemo => {
@@ -116,11 +118,38 @@ impl Agent {
     /// Runs queued prompts until none are left.
     async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.next_queued() {
-            if self.run_turn(Some(prompt)).await == Some(Stop::Quit) {
+            if self.prompt_turn(Some(prompt)).await == Some(Stop::Quit) {
                 return Some(Stop::Quit);
             }
         }
         None
+    }
+
+    /// Runs a turn between two snapshots of the workspace, so that undo can put back
+    /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
+    /// own: what the person changed in between is not its to undo.
+    async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
+        let before = self.snapshot().await;
+        self.state.prepare_turn(before);
+        let stop = self.run_turn(prompt).await;
+        if let Some(after) = self.snapshot().await {
+            self.state.end_turn(after);
+        }
+        stop
+    }
+
+    /// Snapshots the workspace off the async threads; `None` when the session has no shadow
+    /// repository or the snapshot failed (the person is told once).
+    async fn snapshot(&mut self) -> Option<ObjectId> {
+        let shadow = self.state.snapshot_source()?;
+        match tokio::task::spawn_blocking(move || shadow.snapshot()).await {
+            Ok(Ok(tree)) => Some(tree),
+            Ok(Err(err)) => {
+                self.state.snapshot_failed(&err);
+                None
+            }
+            Err(_) => None,
+        }
     }
 
     /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
@@ -141,7 +170,8 @@ impl Agent {
         self.specs = tool_specs(&self.tools);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
-        self.start_new_conversation();
+        // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
+        self.state.clear(Journal::default());
         self.state.set_label(ModelLabel {
             provider: "demo",
             model: "scripted",
@@ -160,7 +190,7 @@ impl Agent {
     /// Empties the conversation; it is saved from here on to a new session log, if sessions are
     /// being saved.
     fn start_new_conversation(&mut self) {
-        let journal = self.state.fresh_journal(self.tools.workspace().root());
+        let journal = self.state.fresh_journal();
         self.state.clear(journal);
     }
 

@@ -72,9 +72,10 @@ impl Agent {
                     }
                 }
             };
+            let result = result_block(&call.id, &outcome);
+            self.state.record_call(&result, &outcome.changes);
             self.record_result(&call, status, &outcome, started);
-            self.state.record_changes(&outcome.changes);
-            results.push(result_block(&call.id, &outcome));
+            results.push(result);
         }
         self.state.count_round(called_todo);
         let view = self.state.view();

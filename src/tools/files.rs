@@ -18,6 +18,7 @@ mod open;
 mod plan;
 mod read;
 
+pub(crate) use atomic::{remove_leftover_temps, write_atomically};
 pub use plan::{PlannedChange, plan_edit, plan_write};
 pub use read::read;
 

@@ -235,8 +235,8 @@ impl App {
 /// ignored), then first-run help, the demo banner, or a short welcome.
 fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Welcome to keel.", theme::TITLE)];
-    if let Some(notice) = &options.notice {
-        lines.push(Line::styled(format!("keel {}", notice.trim_end()), theme::ERROR));
+    for notice in options.notice.iter().flat_map(|notice| notice.trim_end().lines()) {
+        lines.push(Line::styled(format!("keel {notice}"), theme::ERROR));
     }
     if let Some(note) = &options.instructions_note {
         lines.push(Line::styled(super::text::clean_line(note).into_owned(), theme::NOTICE));

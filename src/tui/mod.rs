@@ -58,7 +58,8 @@ pub struct TuiOptions {
     pub first_run_help: Option<String>,
     /// The agent was started on the demo.
     pub demo: bool,
-    /// Something about how keel was set up that the person must know (settings it ignored).
+    /// What the person must know about how keel was set up (settings it ignored, a session it
+    /// could not open), one thing per line.
     pub notice: Option<String>,
     /// What keel did with the project's AGENTS.md or CLAUDE.md, if there is one.
     pub instructions_note: Option<String>,

@@ -79,7 +79,7 @@ async fn serve(mut stream: TcpStream, steps: Arc<Vec<Step>>, served: Arc<AtomicU
         let body: Value =
             serde_json::from_slice(&buffer[head_end..head_end + length]).unwrap_or(Value::Null);
         buffer.drain(..head_end + length);
-        let sse = answer(&steps, protocol, &body);
+        let (_, sse) = answer(&steps, protocol, &body);
         let mut out = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
             transfer-encoding: chunked\r\n\r\n"
             .to_vec();

@@ -3,10 +3,15 @@
 //! It answers `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` (OpenAI-compatible)
 //! with SSE streams shaped as the vendors send them. Which step of the script it plays is worked
 //! out from the request itself — one step per assistant message already in it — so the server is
-//! stateless: a client that is killed and resumes picks up where the history says it is.
+//! stateless: a client that is killed and resumes picks up where the history says it is. When the
+//! newest results say calls were interrupted or cut off by a crash, it asks for exactly those
+//! calls again (having "checked their effects"), as a model would, and that answer does not count
+//! as a step. [`raw::RawLlm`] serves the same script over a bare socket and can hold an answer
+//! back, whole or half sent, for tests that kill keel while it waits.
 #![allow(dead_code)]
 
 pub mod chunked;
+pub mod raw;
 pub mod reasoning;
 
 use serde_json::{Value, json};
@@ -184,19 +189,6 @@ struct Script {
     checking: bool,
 }
 
-/// The SSE body that answers a request `body` of `protocol`: the step its history asks for.
-pub fn answer(steps: &[Step], protocol: Protocol, body: &Value) -> String {
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let answered = messages.iter().filter(|m| m["role"] == "assistant").count();
-    // A call cut short when the client was stopped is made again, as a model would.
-    let step_index = if was_interrupted(&messages) { answered - 1 } else { answered };
-    let step = steps.get(step_index).cloned().unwrap_or_else(|| text("The script is over."));
-    match protocol {
-        Protocol::Anthropic => anthropic_sse(&step, answered),
-        Protocol::OpenAi => openai_sse(&step, answered),
-    }
-}
-
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -208,27 +200,84 @@ impl Respond for Script {
                 .insert_header("content-type", "application/json")
                 .set_body_string(refusal.to_string());
         }
-        let sse = answer(&self.steps, self.protocol, &body);
         ResponseTemplate::new(200)
             .insert_header("content-type", "text/event-stream")
-            .set_body_string(sse)
+            .set_body_string(answer(&self.steps, self.protocol, &body).1)
             .set_delay(self.delay)
     }
 }
 
-/// Whether the newest tool result says the call was interrupted.
-fn was_interrupted(messages: &[Value]) -> bool {
-    let interrupted = |text: &Value| text.as_str().is_some_and(|t| t.contains("interrupted"));
-    let Some(last) = messages.last() else { return false };
-    match last["role"].as_str() {
-        // OpenAI-compatible: the tool messages come last.
-        Some("tool") => interrupted(&last["content"]),
-        // Anthropic: tool_result blocks in the last user message.
-        Some("user") => last["content"].as_array().is_some_and(|blocks| {
-            blocks.iter().any(|b| b["type"] == "tool_result" && interrupted(&b["content"]))
-        }),
-        _ => false,
+/// The text of an answer that asks again for calls that were cut short.
+pub const RETRY_TEXT: &str = "Checked what those calls left; trying them again.";
+/// What a result says when its call was cut short, by the person or by a crash (not a call the
+/// output limit cut, which the model is told to send again differently).
+const CUT_SHORT: [&str; 2] = ["interrupted", "the keel process stopped while this ran"];
+
+/// Which step a request asks for (`None`: a retry of cut-short calls) and the SSE answer.
+pub fn answer(steps: &[Step], protocol: Protocol, body: &Value) -> (Option<usize>, String) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let answered = messages.iter().filter(|m| m["role"] == "assistant").count();
+    let (index, step) = match cut_short_calls(&messages) {
+        calls if !calls.is_empty() => (None, Step { tools: calls, ..text(RETRY_TEXT) }),
+        _ => {
+            let retries = messages
+                .iter()
+                .filter(|m| m["role"] == "assistant" && assistant_text(m).contains(RETRY_TEXT))
+                .count();
+            let index = answered - retries;
+            (Some(index), steps.get(index).cloned().unwrap_or_else(|| text("The script is over.")))
+        }
+    };
+    let sse = match protocol {
+        Protocol::Anthropic => anthropic_sse(&step, answered),
+        Protocol::OpenAi => openai_sse(&step, answered),
+    };
+    (index, sse)
+}
+
+fn assistant_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("")
+        }
+        _ => String::new(),
     }
+}
+
+/// The calls of the newest answer whose results say they were cut short, in order.
+fn cut_short_calls(messages: &[Value]) -> Vec<(String, Value)> {
+    let cut = |text: &Value| text.as_str().is_some_and(|t| CUT_SHORT.iter().any(|w| t.contains(w)));
+    let Some(last) = messages.iter().rposition(|m| m["role"] == "assistant") else {
+        return Vec::new();
+    };
+    let after = &messages[last + 1..];
+    // Anthropic: tool_use blocks, answered by tool_result blocks in the next user message.
+    if let Some(blocks) = messages[last]["content"].as_array() {
+        let results: Vec<&Value> = after
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .filter(|b| b["type"] == "tool_result")
+            .collect();
+        return blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .filter(|b| results.iter().any(|r| r["tool_use_id"] == b["id"] && cut(&r["content"])))
+            .map(|b| (b["name"].as_str().unwrap_or_default().to_owned(), b["input"].clone()))
+            .collect();
+    }
+    // OpenAI-compatible: tool_calls, answered by the `tool` messages that follow.
+    messages[last]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| after.iter().any(|m| m["tool_call_id"] == c["id"] && cut(&m["content"])))
+        .map(|c| {
+            let arguments = c["function"]["arguments"].as_str().unwrap_or("{}");
+            let input = serde_json::from_str(arguments).unwrap_or(Value::Null);
+            (c["function"]["name"].as_str().unwrap_or_default().to_owned(), input)
+        })
+        .collect()
 }
 
 /// An SSE body from `(event name, data)` pairs; `None` names give data-only events.

@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Variables that would let the machine's own settings leak into a test.
-const SCRUBBED: [&str; 7] = [
+const SCRUBBED: [&str; 8] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -17,9 +17,18 @@ const SCRUBBED: [&str; 7] = [
     "KEEL_PROVIDER",
     "KEEL_MODEL",
     "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
 ];
 
-/// `keel` with a clean environment and a private home.
+/// The sessions keel run with [`keel`]`(home)` keeps for workspace `work`.
+pub fn sessions(home: &Path, work: &Path) -> keel::agent::journal::SessionStore {
+    keel::agent::journal::SessionStore::new(
+        &home.join(".local/state/keel"),
+        &work.canonicalize().unwrap(),
+    )
+}
+
+/// `keel` with a clean environment and a private home (so its state goes there too).
 pub fn keel(home: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
     for name in SCRUBBED {

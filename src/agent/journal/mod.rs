@@ -1,45 +1,105 @@
 //! Sessions that survive restarts: the agent saves every change that matters on resume as it
 //! happens, and a front end reopens a saved session to carry on.
 //!
-//! [`log`] is the file format (one JSON record per line, replayed on open). [`Journal`] is the
-//! agent's side: whether the conversation is saved at all, the log created lazily at the first
-//! record (so opening and quitting keel leaves no empty session behind), and a failure to save
-//! reported once rather than at every record. Only `State` writes to it, so a change cannot reach
-//! the history, the board or the reminder counter without reaching the log too.
+//! [`store`] says where a workspace's sessions live (outside it, in keel's state folder) and
+//! names them; [`log`] is one open, locked log; [`record`] the format of a line; `replay` turns
+//! a log back into state and finds where a damaged one stops being valid; `recovery` answers the
+//! calls a crash cut off; `migrate` moves logs an older keel left in the workspace. [`Journal`]
+//! is the agent's side: whether the conversation is saved at all, the log created lazily at the
+//! first record (so opening and quitting keel leaves no empty session behind), and a failure to
+//! save reported once rather than at every record. Only `State` writes to it, so a change
+//! cannot reach the history, the board or the reminder counter without reaching the log too.
 
 pub mod log;
+mod migrate;
+pub mod record;
+mod recovery;
+mod replay;
+pub mod store;
 
-pub use log::{Record, Restored, SessionError, SessionInfo, SessionLog, list};
+pub use log::SessionLog;
+pub use migrate::LEGACY_DIR;
+pub use record::Record;
+pub use recovery::CUT_OFF;
+pub(crate) use recovery::complete_cut_off_round;
+pub use replay::Restored;
+pub use store::{SessionStore, check_id, state_dir};
 
-use crate::tools::undo::UndoReport;
-use std::path::{Path, PathBuf};
+use crate::tools::Workspace;
+use crate::tools::undo::{Shadow, UndoContext, UndoReport};
+use std::path::PathBuf;
+use std::time::SystemTime;
+use thiserror::Error;
+
+/// Why a session could not be opened or saved.
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("no session {id} in {dir}")]
+    NotFound { id: String, dir: PathBuf },
+    #[error("no saved session for {0}: start one by running keel there")]
+    NoneSaved(PathBuf),
+    #[error(
+        "`{0}` is not a session id (ids are letters, digits and dashes, such as \
+         1718000000-abcd; `keel sessions` lists them)"
+    )]
+    InvalidId(String),
+    #[error("session {id} is open in {}", holder(*.pid))]
+    Locked { id: String, pid: Option<u32> },
+    #[error("cannot tell where to keep sessions: neither XDG_STATE_HOME nor HOME is set")]
+    NoStateDir,
+    #[error("{} already holds the sessions of {other}; move it aside to save sessions here", .dir.display())]
+    Collision { dir: PathBuf, other: String },
+    #[error("session log {}: {source}", .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+fn holder(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("keel process {pid}"),
+        None => "another keel process".to_owned(),
+    }
+}
+
+/// One line of `keel sessions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub started_at: u64,
+    /// When its log was last written.
+    pub modified: SystemTime,
+    pub first_prompt: String,
+    pub done: usize,
+    pub total: usize,
+}
 
 /// Where the agent saves the conversation.
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
     /// The open log, once it has something in it.
     log: Option<SessionLog>,
-    /// The workspace whose sessions folder gets a new log at the first record; `None`: the
-    /// session is not saved.
-    root: Option<PathBuf>,
+    /// Where a new log is created at the first record; `None`: the session is not saved.
+    store: Option<SessionStore>,
     /// Set once saving failed, so the person is told once, not at every record.
     failed: bool,
 }
 
 impl Journal {
-    /// Saves from the first record on to a new log in `workspace`.
-    pub(crate) fn new_in(workspace: &Path) -> Self {
-        Self { log: None, root: Some(workspace.to_owned()), failed: false }
+    /// Saves from the first record on to a new log in `store`.
+    pub(crate) fn new_in(store: SessionStore) -> Self {
+        Self { log: None, store: Some(store), failed: false }
     }
 
     /// Goes on saving to a reopened log.
-    pub(crate) fn resume(log: SessionLog, workspace: &Path) -> Self {
-        Self { log: Some(log), root: Some(workspace.to_owned()), failed: false }
+    pub(crate) fn resume(log: SessionLog, store: SessionStore) -> Self {
+        Self { log: Some(log), store: Some(store), failed: false }
     }
 
-    /// The same policy for a new conversation in `workspace`: saved if this one was.
-    pub(crate) fn restart_in(&self, workspace: &Path) -> Self {
-        if self.root.is_some() { Self::new_in(workspace) } else { Self::default() }
+    /// The same policy for a new conversation: saved, to a new log, if this one was.
+    pub(crate) fn restart(&self) -> Self {
+        match &self.store {
+            Some(store) => Self::new_in(store.clone()),
+            None => Self::default(),
+        }
     }
 
     /// Appends a record. Returns the error the first time saving fails; later records are
@@ -48,29 +108,78 @@ impl Journal {
         if self.failed {
             return Ok(());
         }
-        let result = match (&mut self.log, &self.root) {
-            (Some(log), _) => log.append(record),
-            (None, Some(root)) => SessionLog::create(root).and_then(|mut log| {
-                let appended = log.append(record);
-                self.log = Some(log);
-                appended
-            }),
-            (None, None) => return Ok(()),
+        let result = match self.open_log() {
+            Ok(Some(log)) => log.append(record),
+            Ok(None) => return Ok(()),
+            Err(err) => Err(err),
         };
         if result.is_err() {
             self.failed = true;
         }
         result
     }
+
+    /// The shadow repository this session snapshots the workspace into, its log created if it
+    /// was not yet (its id names the snapshot index). `None` when the session is not saved.
+    pub(crate) fn shadow_for_snapshot(&mut self) -> Option<Shadow> {
+        if self.failed {
+            return None;
+        }
+        match self.open_log() {
+            Ok(log) => {
+                let id = log?.id().to_owned();
+                self.store.as_ref().map(|store| store.shadow(&id))
+            }
+            Err(_) => {
+                self.failed = true;
+                None
+            }
+        }
+    }
+
+    /// The shadow repository of the log already open, for undo.
+    pub(crate) fn shadow(&self) -> Option<Shadow> {
+        Some(self.store.as_ref()?.shadow(self.log.as_ref()?.id()))
+    }
+
+    fn open_log(&mut self) -> Result<Option<&mut SessionLog>, SessionError> {
+        if self.log.is_none() {
+            let Some(store) = &self.store else { return Ok(None) };
+            self.log = Some(store.create()?);
+        }
+        Ok(self.log.as_mut())
+    }
 }
 
-/// `keel undo`: restores the files of the newest session's last turn that changed any, and saves
-/// that it did so the next undo steps further back.
-pub fn undo_newest(workspace: &Path) -> Result<UndoReport, SessionError> {
-    let (mut log, mut restored) = SessionLog::open_newest(workspace)?;
-    let report = restored.undo.undo();
-    if !report.restored.is_empty() || !report.skipped.is_empty() {
-        log.append(&Record::Undo)?;
+/// `keel undo`: puts back what the last prompt that changed files changed — in the session
+/// written last, or the newest one before it that has something to undo — and saves that it
+/// did, so the next undo steps further back.
+pub fn undo_newest(
+    store: &SessionStore,
+    workspace: &Workspace,
+) -> Result<UndoReport, SessionError> {
+    let mut warnings = Vec::new();
+    for id in store.newest_first()? {
+        let (mut log, mut restored) = store.open(&id)?;
+        warnings.append(&mut restored.warnings);
+        let shadow = store.shadow(&id);
+        if restored.undo.awaits_end() {
+            // Cut off by a crash: its end is what the workspace holds now.
+            if let Ok(after) = shadow.snapshot() {
+                log.append(&Record::TurnEnd { snapshot: after.as_str().to_owned() })?;
+                restored.undo.end_turn(after);
+            }
+        }
+        if restored.undo.is_empty() {
+            continue;
+        }
+        let mut report = restored.undo.undo(UndoContext { workspace, shadow: Some(&shadow) });
+        if report.undid {
+            log.append(&Record::Undo)?;
+        }
+        warnings.append(&mut report.notes);
+        report.notes = warnings;
+        return Ok(report);
     }
-    Ok(report)
+    Ok(UndoReport { notes: warnings, ..UndoReport::default() })
 }

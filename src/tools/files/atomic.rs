@@ -17,7 +17,7 @@
 //! - A file with several hard links gets a new inode: its other names keep the old content.
 
 use super::open::{check_regular, existing};
-use crate::tools::ToolError;
+use crate::tools::{ToolError, Workspace};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Write};
@@ -35,12 +35,14 @@ const PERMISSION_BITS: u32 = 0o7777;
 /// How much of the target's name the temporary file's name repeats, in bytes: enough to tell
 /// what it was for, short enough to stay under the 255-byte limit on a name.
 const TEMP_NAME_STEM_BYTES: usize = 64;
+/// The hex digits of the random part of a temporary file's name.
+const TEMP_RANDOM_HEX: usize = 16;
 /// How many random names to try before giving up on creating a temporary file.
 const TEMP_NAME_ATTEMPTS: usize = 16;
 
 /// Replaces (or creates) the regular file at `path` with `content`, atomically; see the module
 /// doc. `Ok(Some(note))` when the content is in place but the folder could not be synced.
-pub(super) fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     display: &str,
     content: &[u8],
@@ -95,6 +97,38 @@ pub(super) fn write_atomically(
     Ok(sync_folder(folder).err().map(|err| {
         format!(" (Its folder could not be synced, so the change may not survive a crash: {err}.)")
     }))
+}
+
+/// Removes the temporary files a write to `path` (as the model names it) left behind when the
+/// process was killed mid-write; returns how many. Only regular files named as [`create_temp`]
+/// names them, in the target's own folder, are removed.
+pub(crate) fn remove_leftover_temps(workspace: &Workspace, path: &str) -> usize {
+    let Ok(target) = workspace.resolve_writable(path) else { return 0 };
+    let (Some(folder), Some(name)) = (target.parent(), target.file_name()) else { return 0 };
+    let stem = &name.as_bytes()[..name.len().min(TEMP_NAME_STEM_BYTES)];
+    let mut prefix = b".".to_vec();
+    prefix.extend_from_slice(stem);
+    prefix.extend_from_slice(b".keel-");
+    let Ok(entries) = fs::read_dir(folder) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(random) = file_name
+            .as_bytes()
+            .strip_prefix(prefix.as_slice())
+            .and_then(|rest| rest.strip_suffix(b".tmp"))
+        else {
+            continue;
+        };
+        let ours = random.len() == TEMP_RANDOM_HEX && random.iter().all(u8::is_ascii_hexdigit);
+        if ours
+            && fs::symlink_metadata(entry.path()).is_ok_and(|meta| meta.is_file())
+            && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Creates `folder` and its missing parents; returns the ones it created, deepest first. On

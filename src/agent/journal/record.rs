@@ -1,0 +1,73 @@
+//! One line of a session log: what was recorded, as JSON.
+//!
+//! Records are only ever appended. A resumed session replays them in order (`replay`), so each
+//! one says what changed, never how to undo it: a message appended, the board replaced, a turn
+//! begun with the workspace snapshot taken before it, a tool call answered, a file changed.
+
+use crate::message::Message;
+use crate::todo::TodoItem;
+use crate::tools::FileChange;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One line of a session log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line: when the session began.
+    Start { id: String, started_at: u64 },
+    /// A message appended to the history.
+    Message { message: Message },
+    /// The board after a valid update.
+    Board { items: Vec<TodoItem> },
+    /// The reminder counter after a round.
+    Rounds { rounds_since_todo: u32 },
+    /// A prompt's turn began (undo groups changes by prompt), with the id of the workspace
+    /// snapshot taken just before it, when one could be taken.
+    Turn {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        snapshot: Option<String>,
+    },
+    /// The turn ended (or was cut off and picked up again); the workspace snapshot after it.
+    TurnEnd { snapshot: String },
+    /// One tool call of the running round was answered. The round's results go into the history
+    /// together once the round is over; until then these keep each finished call's answer, so a
+    /// crash mid-round loses none.
+    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    /// A file a tool changed, with its contents before (absent: it did not exist) and after.
+    Change {
+        path: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<String>,
+        after: String,
+    },
+    /// The newest turn that changed files was undone.
+    Undo,
+}
+
+impl Record {
+    /// The record of a file change, contents in base64 (files need not be text).
+    pub fn change(change: &FileChange) -> Self {
+        Self::Change {
+            path: change.path.clone(),
+            before: change.before.as_ref().map(|bytes| BASE64.encode(bytes)),
+            after: BASE64.encode(&change.after),
+        }
+    }
+}
+
+/// Decodes a `Change` record's contents; `None` when either is not base64.
+pub(super) fn decode_change(
+    path: PathBuf,
+    before: Option<&str>,
+    after: &str,
+) -> Option<FileChange> {
+    let after = BASE64.decode(after).ok()?;
+    let before = match before {
+        Some(text) => Some(BASE64.decode(text).ok()?),
+        None => None,
+    };
+    Some(FileChange { path, before, after })
+}

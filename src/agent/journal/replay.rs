@@ -1,0 +1,307 @@
+//! Replaying a session log into the state it records, and finding where it stops being valid.
+//!
+//! Records are applied in order while each one keeps the history one a model will accept: every
+//! tool call answered by exactly one result in the message after it, no result without its call,
+//! no answer from the model while results are owed. The first record that does not parse, or
+//! that would break that, ends the valid prefix: what came before is loaded, and what follows is
+//! reported (and set aside by the log, see `log`) rather than skipped over — skipping a record
+//! in the middle is how a history ends up with calls that have no result, which an API refuses
+//! for good. A last line cut off mid-write (the process was killed) just ends the log.
+
+use super::record::{Record, decode_change};
+use crate::message::{ContentBlock, Message, Role};
+use crate::todo::TodoBoard;
+use crate::tools::undo::{ObjectId, UndoStack};
+
+/// What a session log held.
+#[derive(Debug, Clone, Default)]
+pub struct Restored {
+    pub history: Vec<Message>,
+    pub board: TodoBoard,
+    pub rounds_since_todo: u32,
+    pub undo: UndoStack,
+    /// Results already logged for the calls of the last round, when that round was cut off
+    /// before its results went into the history.
+    pub answered: Vec<ContentBlock>,
+    /// Things the person should know (a cut-off or repaired log).
+    pub warnings: Vec<String>,
+}
+
+/// Where a log stops being valid, and what lies beyond.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Damage {
+    /// The first line not loaded, from 1.
+    pub line: usize,
+    pub reason: String,
+    /// Whole lines from there on.
+    pub lines: usize,
+    /// Of those, how many were messages.
+    pub messages: usize,
+}
+
+/// The outcome of a replay.
+#[derive(Debug, Default)]
+pub(super) struct Replayed {
+    pub restored: Restored,
+    /// The start time the first record gives (0 if none).
+    pub started_at: u64,
+    /// Bytes of the valid prefix.
+    pub valid_len: usize,
+    /// The valid prefix's last record had its newline cut off.
+    pub missing_newline: bool,
+    /// The log ended mid-record.
+    pub cut_off: bool,
+    pub damage: Option<Damage>,
+}
+
+/// Replays a log's bytes, up to the end of its longest valid prefix.
+pub(super) fn replay(bytes: &[u8]) -> Replayed {
+    let mut state = Replay::default();
+    let mut replayed = Replayed::default();
+    let mut offset = 0;
+    let mut line_number = 0;
+    while offset < bytes.len() {
+        line_number += 1;
+        let rest = &bytes[offset..];
+        let (line, next, whole) = match rest.iter().position(|&byte| byte == b'\n') {
+            Some(end) => (&rest[..end], offset + end + 1, true),
+            None => (rest, bytes.len(), false),
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            offset = next;
+            replayed.valid_len = offset;
+            continue;
+        }
+        let applied = serde_json::from_slice::<Record>(line)
+            .map_err(|err| format!("not a record: {err}"))
+            .and_then(|record| {
+                if let Record::Start { started_at, .. } = &record {
+                    replayed.started_at = *started_at;
+                }
+                state.apply(record)
+            });
+        match (applied, whole) {
+            (Ok(()), _) => {
+                offset = next;
+                replayed.valid_len = offset;
+                replayed.missing_newline = !whole;
+            }
+            (Err(_), false) => {
+                replayed.cut_off = true;
+                break;
+            }
+            (Err(reason), true) => {
+                replayed.damage = Some(describe_rest(&bytes[offset..], line_number, reason));
+                break;
+            }
+        }
+    }
+    replayed.restored = state.restored;
+    replayed
+}
+
+/// Counts what the lines from the damaged one on hold.
+fn describe_rest(rest: &[u8], line: usize, reason: String) -> Damage {
+    let lines: Vec<&[u8]> =
+        rest.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()).collect();
+    let messages = lines
+        .iter()
+        .filter(|line| {
+            serde_json::from_slice::<Record>(line)
+                .is_ok_and(|record| matches!(record, Record::Message { .. }))
+        })
+        .count();
+    Damage { line, reason, lines: lines.len(), messages }
+}
+
+/// The state being rebuilt, and the calls that still owe a result.
+#[derive(Default)]
+struct Replay {
+    restored: Restored,
+    /// The ids of the newest answer's tool calls while their results are not in the history.
+    open_calls: Vec<String>,
+}
+
+impl Replay {
+    fn apply(&mut self, record: Record) -> Result<(), String> {
+        let restored = &mut self.restored;
+        match record {
+            Record::Start { .. } => {}
+            Record::Message { message } => {
+                self.open_calls = check_message(&message, &self.open_calls)?;
+                self.restored.answered.clear();
+                self.restored.history.push(message);
+            }
+            Record::Board { items } => restored.board = TodoBoard::from_items(items),
+            Record::Rounds { rounds_since_todo } => restored.rounds_since_todo = rounds_since_todo,
+            Record::Turn { snapshot } => {
+                let before = snapshot.as_deref().map(object_id).transpose()?;
+                restored.undo.begin_turn(before);
+            }
+            Record::TurnEnd { snapshot } => restored.undo.end_turn(object_id(&snapshot)?),
+            Record::ToolResult { tool_use_id, content, is_error } => {
+                let owed = self.open_calls.contains(&tool_use_id);
+                let again = restored.answered.iter().any(|block| {
+                    matches!(block, ContentBlock::ToolResult { tool_use_id: id, .. } if *id == tool_use_id)
+                });
+                if !owed || again {
+                    return Err(format!("a result for tool call {tool_use_id}, which owes none"));
+                }
+                restored.answered.push(ContentBlock::ToolResult { tool_use_id, content, is_error });
+            }
+            Record::Change { path, before, after } => {
+                let change = decode_change(path, before.as_deref(), &after)
+                    .ok_or_else(|| "a file change whose contents are not base64".to_owned())?;
+                restored.undo.record([change]);
+            }
+            Record::Undo => {
+                restored.undo.forget_last();
+            }
+        }
+        Ok(())
+    }
+}
+
+fn object_id(text: &str) -> Result<ObjectId, String> {
+    ObjectId::parse(text).ok_or_else(|| format!("a snapshot id that is not one: {text:?}"))
+}
+
+/// Checks that `message` may follow a history whose newest answer owes results for `open`;
+/// returns the calls that owe results after it.
+fn check_message(message: &Message, open: &[String]) -> Result<Vec<String>, String> {
+    let results: Vec<&str> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    match message.role {
+        Role::Assistant => {
+            if !open.is_empty() {
+                return Err("an answer from the model where tool results were owed".to_owned());
+            }
+            if !results.is_empty() {
+                return Err("tool results inside an answer from the model".to_owned());
+            }
+            let calls: Vec<String> = message.tool_uses().map(|(id, _, _)| id.to_owned()).collect();
+            for (index, id) in calls.iter().enumerate() {
+                if id.is_empty() || calls[..index].contains(id) {
+                    return Err(format!("a tool call with a missing or repeated id {id:?}"));
+                }
+            }
+            Ok(calls)
+        }
+        Role::User => {
+            for id in open {
+                let answers = results.iter().filter(|result| *result == id).count();
+                if answers != 1 {
+                    return Err(format!("tool call {id} answered {answers} times"));
+                }
+            }
+            if let Some(stray) = results.iter().find(|result| !open.iter().any(|id| id == *result))
+            {
+                return Err(format!("a result for tool call {stray}, which was never made"));
+            }
+            Ok(Vec::new())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(record: &Record) -> String {
+        serde_json::to_string(record).unwrap() + "\n"
+    }
+
+    fn call(id: &str) -> Record {
+        Record::Message {
+            message: Message::assistant(vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "bash".into(),
+                input: json!({"command": "ls"}),
+            }]),
+        }
+    }
+
+    fn results(ids: &[&str]) -> Record {
+        Record::Message {
+            message: Message {
+                role: Role::User,
+                content: ids
+                    .iter()
+                    .map(|id| ContentBlock::ToolResult {
+                        tool_use_id: (*id).into(),
+                        content: "ok".into(),
+                        is_error: false,
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    fn user(text: &str) -> Record {
+        Record::Message { message: Message::user_text(text) }
+    }
+
+    #[test]
+    fn a_garbled_record_mid_log_ends_the_valid_prefix() {
+        let head = line(&user("go")) + &line(&call("t1"));
+        let log = head.clone() + "{\"type\":\"message\",\"mess\n" + &line(&results(&["t1"]));
+        let replayed = replay(log.as_bytes());
+        assert_eq!(replayed.valid_len, head.len());
+        assert_eq!(replayed.restored.history.len(), 2);
+        let damage = replayed.damage.unwrap();
+        assert_eq!((damage.line, damage.lines, damage.messages), (3, 2, 1));
+    }
+
+    #[test]
+    fn records_that_would_break_the_call_result_pairing_end_it_too() {
+        let cases = [
+            (vec![user("go"), call("t1"), user("no results")], "answered 0 times"),
+            (vec![user("go"), call("t1"), results(&["t1", "t1"])], "answered 2 times"),
+            (vec![user("go"), results(&["t9"])], "never made"),
+            (vec![user("go"), call("t1"), call("t2")], "were owed"),
+        ];
+        for (records, reason) in cases {
+            let log: String = records.iter().map(line).collect();
+            let replayed = replay(log.as_bytes());
+            let damage = replayed.damage.expect(reason);
+            assert!(damage.reason.contains(reason), "{}", damage.reason);
+            assert_eq!(damage.line, records.len());
+        }
+    }
+
+    #[test]
+    fn results_of_a_cut_off_round_are_kept_apart_and_checked() {
+        let result = Record::ToolResult {
+            tool_use_id: "t1".into(),
+            content: "done".into(),
+            is_error: false,
+        };
+        let log = line(&user("go")) + &line(&call("t1")) + &line(&result);
+        let replayed = replay(log.as_bytes());
+        assert!(replayed.damage.is_none());
+        assert_eq!(replayed.restored.answered.len(), 1);
+        let twice = log.clone() + &line(&result);
+        assert!(replay(twice.as_bytes()).damage.unwrap().reason.contains("owes none"));
+        let closed = log + &line(&results(&["t1"]));
+        assert!(replay(closed.as_bytes()).restored.answered.is_empty());
+    }
+
+    #[test]
+    fn a_whole_last_record_without_its_newline_is_kept() {
+        let log = line(&user("go")) + line(&user("more")).trim_end();
+        let replayed = replay(log.as_bytes());
+        assert_eq!(replayed.restored.history.len(), 2);
+        assert!(replayed.missing_newline && !replayed.cut_off);
+        let cut = line(&user("go")) + "{\"type\":\"mess";
+        let replayed = replay(cut.as_bytes());
+        assert!(replayed.cut_off && replayed.damage.is_none());
+        assert_eq!(replayed.restored.history.len(), 1);
+    }
+}

@@ -1,0 +1,195 @@
+//! Taking back what a prompt changed, one prompt at a time.
+//!
+//! Each prompt's turn is one entry on the [`UndoStack`]. Where git is at hand, an entry holds two
+//! snapshots of the workspace in keel's shadow repository ([`shadow`]): one taken before the
+//! prompt, one after its turn. Undo puts back every path that differs between them — whatever
+//! changed it, bash included — and leaves alone any that no longer holds what the turn left
+//! there (someone changed it since), as well as what git ignores. Without snapshots, the
+//! entry's file records (what `write_file` and `edit_file` reported, before and after) are
+//! undone instead. Either way every path is checked against the workspace again right before it
+//! is touched (`place`), so a forged log cannot reach outside it.
+
+mod by_records;
+mod by_snapshot;
+mod git_output;
+mod place;
+mod report;
+pub mod shadow;
+
+pub use report::UndoReport;
+pub use shadow::{ObjectId, Shadow, ShadowError};
+
+use crate::tools::{FileChange, Workspace};
+
+/// What an undo works on.
+#[derive(Debug, Clone, Copy)]
+pub struct UndoContext<'a> {
+    pub workspace: &'a Workspace,
+    /// The shadow repository the snapshots are in, if the session has one.
+    pub shadow: Option<&'a Shadow>,
+}
+
+/// The prompts' changes, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UndoStack {
+    turns: Vec<Turn>,
+}
+
+/// One prompt's changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Turn {
+    /// The workspace snapshot taken before the prompt.
+    before: Option<ObjectId>,
+    /// The workspace snapshot taken after its turn.
+    after: Option<ObjectId>,
+    /// What the file tools reported, for when there are no snapshots.
+    files: Vec<FileChange>,
+}
+
+impl Turn {
+    /// Whether undoing this turn would change nothing.
+    fn is_empty(&self) -> bool {
+        match (&self.before, &self.after) {
+            (Some(before), Some(after)) => before == after,
+            _ => self.files.is_empty(),
+        }
+    }
+}
+
+impl UndoStack {
+    /// Starts a prompt's turn, with the snapshot taken before it; a turn before it that changed
+    /// nothing leaves no entry.
+    pub fn begin_turn(&mut self, before: Option<ObjectId>) {
+        if self.turns.last().is_some_and(Turn::is_empty) {
+            self.turns.pop();
+        }
+        self.turns.push(Turn { before, ..Turn::default() });
+    }
+
+    /// The snapshot after the newest turn (taken again when a turn cut off is carried on).
+    pub fn end_turn(&mut self, after: ObjectId) {
+        if let Some(turn) = self.turns.last_mut() {
+            turn.after = Some(after);
+        }
+    }
+
+    /// Whether the newest turn has a snapshot before it but none after: it was cut off.
+    pub fn awaits_end(&self) -> bool {
+        self.turns.last().is_some_and(|turn| turn.before.is_some() && turn.after.is_none())
+    }
+
+    /// Adds file records to the newest turn.
+    pub fn record(&mut self, changes: impl IntoIterator<Item = FileChange>) {
+        if self.turns.is_empty() {
+            self.turns.push(Turn::default());
+        }
+        if let Some(turn) = self.turns.last_mut() {
+            turn.files.extend(changes);
+        }
+    }
+
+    /// Forgets the newest turn that changed anything, without restoring it (replaying an
+    /// undo). Returns whether there was one.
+    pub fn forget_last(&mut self) -> bool {
+        self.take_last().is_some()
+    }
+
+    /// Whether no turn left changes to undo.
+    pub fn is_empty(&self) -> bool {
+        self.turns.iter().all(Turn::is_empty)
+    }
+
+    /// Puts back what the newest turn that changed anything changed, and forgets that turn.
+    pub fn undo(&mut self, context: UndoContext<'_>) -> UndoReport {
+        let Some(turn) = self.take_last() else {
+            return UndoReport::default();
+        };
+        let workspace = context.workspace;
+        let mut notes = Vec::new();
+        if let (Some(before), Some(after)) = (&turn.before, &turn.after) {
+            match context.shadow.map(|shadow| by_snapshot::undo(workspace, shadow, before, after)) {
+                Some(Ok(outcomes)) => return UndoReport::from_outcomes(outcomes),
+                Some(Err(err)) => notes.push(format!(
+                    "The workspace snapshots could not be read ({err}), so only what write_file \
+                     and edit_file changed was undone, not what bash did."
+                )),
+                None => notes.push(
+                    "This session's workspace snapshots are not available, so only what \
+                     write_file and edit_file changed was undone, not what bash did."
+                        .to_owned(),
+                ),
+            }
+        } else {
+            notes.push(
+                "No workspace snapshot was taken before that prompt (is git installed?), so only \
+                 what write_file and edit_file changed was undone, not what bash did."
+                    .to_owned(),
+            );
+        }
+        let mut report = UndoReport::from_outcomes(by_records::undo(workspace, &turn.files));
+        report.notes = notes;
+        report
+    }
+
+    fn take_last(&mut self) -> Option<Turn> {
+        while self.turns.last().is_some_and(Turn::is_empty) {
+            self.turns.pop();
+        }
+        self.turns.pop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &std::path::Path, before: Option<&str>, after: &str) -> FileChange {
+        std::fs::write(path, after).unwrap();
+        FileChange {
+            path: path.to_owned(),
+            before: before.map(|text| text.as_bytes().to_vec()),
+            after: after.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn undo_restores_the_last_turn_then_the_one_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let context = UndoContext { workspace: &workspace, shadow: None };
+        let a = workspace.root().join("a.txt");
+        let b = workspace.root().join("b.txt");
+        let mut stack = UndoStack::default();
+        stack.begin_turn(None);
+        stack.record([write(&a, None, "one")]);
+        stack.begin_turn(None);
+        stack.record([write(&a, Some("one"), "two"), write(&b, None, "new")]);
+        stack.record([write(&a, Some("two"), "three")]);
+        stack.begin_turn(None); // a prompt that changed nothing
+
+        let report = stack.undo(context);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "one");
+        assert!(!b.exists());
+        assert_eq!((report.restored, report.deleted), (vec!["a.txt".into()], vec!["b.txt".into()]));
+
+        stack.undo(context);
+        assert!(!a.exists());
+        assert_eq!(stack.undo(context).summary(), "Nothing to undo.");
+    }
+
+    #[test]
+    fn a_file_changed_since_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let a = workspace.root().join("a.txt");
+        let mut stack = UndoStack::default();
+        stack.begin_turn(None);
+        stack.record([write(&a, Some("mine"), "keel's")]);
+        std::fs::write(&a, "someone else's").unwrap();
+        let report = stack.undo(UndoContext { workspace: &workspace, shadow: None });
+        assert!(report.restored.is_empty());
+        assert_eq!(report.left_alone, vec![("a.txt".to_owned(), place::CHANGED_SINCE.to_owned())]);
+        assert!(report.summary().contains("left a.txt alone"));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "someone else's");
+    }
+}

@@ -1,0 +1,158 @@
+//! Where an undo may write: each path checked against the workspace just before it is touched.
+//!
+//! A path to restore comes from a snapshot or a session log, and a log can be forged (a cloned
+//! repository, a model with a shell). So every path goes through `Workspace::resolve_writable`
+//! again — inside the workspace, no symlink leading out, nothing in `.git/` or `.keel/` — and its
+//! folder is resolved separately so that a final symlink is dealt with as the link it is, never
+//! followed. Files are compared and replaced without following a symlink or opening a FIFO, and
+//! written with the atomic writer; the folder is checked once more right before a removal.
+
+use crate::tools::Workspace;
+use crate::tools::files::write_atomically;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Why a file is left alone when it does not hold what keel left there.
+pub(super) const CHANGED_SINCE: &str = "it was changed after that prompt";
+/// The permission bits that make a file executable.
+const EXECUTE_BITS: u32 = 0o111;
+
+/// What a path should hold (or held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Content<'a> {
+    Absent,
+    File(&'a [u8]),
+    /// A symlink with this target.
+    Link(&'a [u8]),
+}
+
+/// A checked path inside the workspace.
+#[derive(Debug)]
+pub(super) struct Place {
+    path: PathBuf,
+    display: String,
+}
+
+impl Place {
+    /// `relative` re-checked against the workspace.
+    pub fn check(workspace: &Workspace, relative: &str) -> Result<Self, String> {
+        workspace.resolve_writable(relative).map_err(|err| err.to_string())?;
+        let relative_path = Path::new(relative);
+        let name = relative_path.file_name().ok_or_else(|| "it names no file".to_owned())?;
+        let folder = match relative_path.parent().and_then(Path::to_str) {
+            Some(parent) if !parent.is_empty() => parent,
+            _ => ".",
+        };
+        let folder = workspace.resolve_writable(folder).map_err(|err| err.to_string())?;
+        let path = folder.join(name);
+        let display = workspace.display(&path);
+        Ok(Self { path, display })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
+    /// Whether the path holds exactly `expected` now (a symlink is never followed).
+    pub fn holds(&self, expected: Content<'_>) -> Result<bool, String> {
+        let meta = match fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Ok(expected == Content::Absent);
+            }
+            Err(err) => return Err(format!("cannot look at it: {err}")),
+        };
+        match expected {
+            Content::Absent => Ok(false),
+            Content::Link(target) => Ok(meta.is_symlink()
+                && fs::read_link(&self.path).is_ok_and(|now| {
+                    std::os::unix::ffi::OsStrExt::as_bytes(now.as_os_str()) == target
+                })),
+            Content::File(bytes) => {
+                if !meta.is_file() || meta.len() != bytes.len() as u64 {
+                    return Ok(false);
+                }
+                Ok(read_regular(&self.path)?.as_deref() == Some(bytes))
+            }
+        }
+    }
+
+    /// Puts `content` back, atomically; `executable` sets or clears the execute bits.
+    pub fn write(&self, content: &[u8], executable: Option<bool>) -> Result<(), String> {
+        write_atomically(&self.path, &self.display, content).map_err(|err| err.to_string())?;
+        if let Some(executable) = executable {
+            let meta = fs::metadata(&self.path).map_err(|err| err.to_string())?;
+            let mode = meta.permissions().mode();
+            let wanted = if executable { mode | EXECUTE_BITS } else { mode & !EXECUTE_BITS };
+            if wanted != mode {
+                fs::set_permissions(&self.path, fs::Permissions::from_mode(wanted))
+                    .map_err(|err| format!("restored, but its mode could not be set: {err}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the file or symlink (never what a symlink points to).
+    pub fn remove(&self) -> Result<(), String> {
+        self.folder_unchanged()?;
+        fs::remove_file(&self.path).map_err(|err| format!("could not remove it: {err}"))
+    }
+
+    /// Removes the path if it is an empty folder (a folder the undone prompt created).
+    pub fn remove_empty_folder(&self) {
+        if self.folder_unchanged().is_ok()
+            && fs::symlink_metadata(&self.path).is_ok_and(|meta| meta.is_dir())
+        {
+            let _ = fs::remove_dir(&self.path);
+        }
+    }
+
+    /// Makes the path a symlink to `target` again.
+    pub fn link(&self, target: &[u8]) -> Result<(), String> {
+        if let Some(folder) = self.path.parent() {
+            fs::create_dir_all(folder).map_err(|err| format!("cannot create its folder: {err}"))?;
+        }
+        self.folder_unchanged()?;
+        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(target);
+        std::os::unix::fs::symlink(target, &self.path)
+            .map_err(|err| format!("could not restore the symlink: {err}"))
+    }
+
+    /// The folder still is what it was when the path was checked (no symlink swapped in).
+    fn folder_unchanged(&self) -> Result<(), String> {
+        let folder = self.path.parent().unwrap_or(&self.path);
+        if folder.canonicalize().ok().as_deref() == Some(folder) {
+            Ok(())
+        } else {
+            Err("its folder was replaced (by a symlink?) while undo ran, so it was not touched"
+                .to_owned())
+        }
+    }
+}
+
+/// The contents of the regular file at `path`; `None` if something else is there. Never follows
+/// a symlink and never waits on a FIFO swapped in after the check.
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_NOCTTY)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(err) if err.raw_os_error() == Some(nix::libc::ELOOP) => return Ok(None),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read it: {err}")),
+    };
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|err| format!("cannot read it: {err}"))?;
+    Ok(Some(bytes))
+}

@@ -1,0 +1,340 @@
+//! The shadow repository: snapshots of the workspace in a git object store of keel's own.
+//!
+//! Before each prompt and after its turn, keel records the whole workspace as a git tree, the way
+//! Codex's ghost commits and Cline's checkpoints do. The repository lives with the session state,
+//! outside the workspace; the workspace is only its work tree. keel runs the `git` binary with
+//! the repository, the work tree and a private index given explicitly, so the workspace's own
+//! `.git` is never read for objects nor written. What git would ignore in the workspace (its
+//! `.gitignore` files, and `.git/info/exclude`, copied in) is left out of the snapshots.
+//!
+//! Nothing of the person's git setup applies: their global and system config are not read (a
+//! clean filter such as git-lfs would store pointers instead of files), and the repository's
+//! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
+//! so a blob holds a file's bytes exactly as they were.
+
+use super::git_output::{parse_batch, parse_raw_diff};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use thiserror::Error;
+
+/// The program run for every snapshot.
+const GIT: &str = "git";
+/// The shadow repository's settings: no automatic gc (snapshots must stay), no conversions, no
+/// hints on stderr.
+const CONFIG: &str = "[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tfilemode = true
+\tsymlinks = true
+\tautocrlf = false
+\tsafecrlf = false
+\tfsmonitor = false
+\tuntrackedCache = false
+[gc]
+\tauto = 0
+[advice]
+\taddEmbeddedRepo = false
+\taddIgnoredFile = false
+";
+/// Attributes that override any `.gitattributes` in the workspace: store bytes as they are.
+const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n";
+/// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
+const REF_PREFIX: &str = "refs/keel/snapshots/";
+
+/// Why a snapshot or a look into one failed.
+#[derive(Debug, Error)]
+pub enum ShadowError {
+    #[error("git was not found, so keel cannot snapshot the workspace")]
+    NoGit,
+    #[error("`git {step}` failed: {message}")]
+    Failed { step: &'static str, message: String },
+    #[error("the shadow repository {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// A git object id (SHA-1 or SHA-256, lowercase hex): checked before it reaches a command line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectId(String);
+
+impl ObjectId {
+    /// `text` as an object id, if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        const SHA1_HEX: usize = 40;
+        const SHA256_HEX: usize = 64;
+        let hex = text.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'));
+        (hex && (text.len() == SHA1_HEX || text.len() == SHA256_HEX)).then(|| Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What a tree holds at one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Executable,
+    Symlink,
+    /// A nested repository (a gitlink) or anything else keel does not restore.
+    Other,
+}
+
+/// One side of a changed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    pub id: ObjectId,
+}
+
+/// A path that differs between two snapshots: what it was before and after (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    /// Relative to the workspace, as git stores it (bytes; usually UTF-8).
+    pub path: Vec<u8>,
+    pub before: Option<Entry>,
+    pub after: Option<Entry>,
+}
+
+/// The shadow repository of one workspace, with the index one session snapshots through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    git: OsString,
+    git_dir: PathBuf,
+    work_tree: PathBuf,
+    index: PathBuf,
+    /// Paths relative to the work tree that are never snapshotted (keel's state, when it lies
+    /// inside the workspace).
+    excluded: Vec<String>,
+}
+
+impl Shadow {
+    /// The repository at `git_dir` for the workspace `work_tree`, snapshotting through `index`.
+    pub fn new(git_dir: PathBuf, work_tree: PathBuf, index: PathBuf) -> Self {
+        Self { git: GIT.into(), git_dir, work_tree, index, excluded: Vec::new() }
+    }
+
+    /// Runs `program` instead of `git` (to test a machine without git).
+    pub fn with_git(mut self, program: impl Into<OsString>) -> Self {
+        self.git = program.into();
+        self
+    }
+
+    /// Leaves `relative` (a path inside the work tree) out of every snapshot.
+    pub fn excluding(mut self, relative: String) -> Self {
+        self.excluded.push(relative);
+        self
+    }
+
+    /// Records the workspace as it is now; returns the tree's id.
+    pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
+        self.ensure_repository()?;
+        self.copy_workspace_excludes();
+        if let Err(first) = self.add_all() {
+            // A damaged private index is only a cache: start it again once.
+            if matches!(first, ShadowError::NoGit) {
+                return Err(first);
+            }
+            let _ = std::fs::remove_file(&self.index);
+            self.add_all()?;
+        }
+        let output = self.run("write-tree", &["write-tree"], None)?;
+        let tree = parse_id(&output.stdout, "write-tree")?;
+        // The reference only keeps the tree from ever being pruned (gc is off anyway): two
+        // sessions taking the same snapshot at once may race for it, and either one will do.
+        let reference = format!("{REF_PREFIX}{}", tree.as_str());
+        let _ = self.run("update-ref", &["update-ref", &reference, tree.as_str()], None);
+        Ok(tree)
+    }
+
+    /// The paths that differ between two snapshots.
+    pub fn changes(
+        &self,
+        before: &ObjectId,
+        after: &ObjectId,
+    ) -> Result<Vec<TreeChange>, ShadowError> {
+        let args = ["diff-tree", "-r", "-z", "--no-renames", before.as_str(), after.as_str()];
+        let output = self.run("diff-tree", &args, None)?;
+        parse_raw_diff(&output.stdout)
+    }
+
+    /// Every folder a snapshot holds, relative to the work tree.
+    pub fn folders(&self, tree: &ObjectId) -> Result<HashSet<Vec<u8>>, ShadowError> {
+        let args = ["ls-tree", "-r", "-d", "-z", "--name-only", tree.as_str()];
+        let output = self.run("ls-tree", &args, None)?;
+        Ok(output
+            .stdout
+            .split(|&byte| byte == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect())
+    }
+
+    /// The contents of the given blobs.
+    pub fn blobs(&self, ids: &[ObjectId]) -> Result<HashMap<ObjectId, Vec<u8>>, ShadowError> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut input = Vec::new();
+        for id in ids {
+            input.extend_from_slice(id.as_str().as_bytes());
+            input.push(b'\n');
+        }
+        let output = self.run("cat-file", &["cat-file", "--batch"], Some(input))?;
+        parse_batch(&output.stdout)
+    }
+
+    /// Creates the repository the first time; a half-made one is completed.
+    fn ensure_repository(&self) -> Result<(), ShadowError> {
+        let io = |source| ShadowError::Io { path: self.git_dir.clone(), source };
+        if !self.git_dir.join("HEAD").is_file() {
+            create_private_dir(&self.git_dir).map_err(io)?;
+            let mut init = self.command();
+            init.args(["init", "--quiet", "--bare"]).arg(&self.git_dir);
+            finish("init", init, None)?;
+        }
+        replace_if_changed(&self.git_dir.join("config"), CONFIG.as_bytes()).map_err(io)?;
+        let info = self.git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(io)?;
+        replace_if_changed(&info.join("attributes"), ATTRIBUTES.as_bytes()).map_err(io)
+    }
+
+    /// What the workspace's own repository excludes locally (`.git/info/exclude`) is excluded
+    /// here too. Only read, and only from a regular file.
+    fn copy_workspace_excludes(&self) {
+        let theirs = self.work_tree.join(".git/info/exclude");
+        let content = match std::fs::symlink_metadata(&theirs) {
+            Ok(meta) if meta.is_file() => std::fs::read(&theirs).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let _ = replace_if_changed(&self.git_dir.join("info/exclude"), &content);
+    }
+
+    /// Stages the whole work tree in the private index. Files git cannot read are skipped (git
+    /// says so and goes on); anything fatal is an error.
+    fn add_all(&self) -> Result<(), ShadowError> {
+        let mut args: Vec<String> =
+            ["add", "--all", "--ignore-errors", "--", "."].map(str::to_owned).to_vec();
+        args.extend(self.excluded.iter().map(|path| format!(":(exclude,literal){path}")));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match self.run("add", &args, None) {
+            Ok(_) => Ok(()),
+            Err(ShadowError::Failed { message, .. }) if !message.contains("fatal:") => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// `git` with none of the caller's git settings: no `GIT_*` variables, no global or system
+    /// config, never a prompt.
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.git);
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("GIT_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .current_dir(&self.work_tree);
+        command
+    }
+
+    /// Runs one git command against the shadow repository, the work tree and the private index.
+    fn run(
+        &self,
+        step: &'static str,
+        args: &[&str],
+        input: Option<Vec<u8>>,
+    ) -> Result<Output, ShadowError> {
+        let mut command = self.command();
+        command
+            .args(args)
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_INDEX_FILE", &self.index);
+        finish(step, command, input)
+    }
+}
+
+/// Runs `command` to its end, feeding it `input`; a failure carries what git said.
+fn finish(
+    step: &'static str,
+    mut command: Command,
+    input: Option<Vec<u8>>,
+) -> Result<Output, ShadowError> {
+    let program = PathBuf::from(command.get_program());
+    command
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => ShadowError::NoGit,
+        _ => ShadowError::Io { path: program.clone(), source },
+    })?;
+    // Written from a thread of its own: git may answer before it has read everything.
+    let writer = match (input, child.stdin.take()) {
+        (Some(input), Some(mut stdin)) => Some(std::thread::spawn(move || stdin.write_all(&input))),
+        _ => None,
+    };
+    let output =
+        child.wait_with_output().map_err(|source| ShadowError::Io { path: program, source })?;
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    if output.status.success() {
+        Ok(output)
+    } else {
+        let message = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        Err(ShadowError::Failed { step, message })
+    }
+}
+
+/// Gives `path` the content `content` unless it has it already, by renaming a new file over it,
+/// so that a git run by another keel at the same moment never reads it half written.
+fn replace_if_changed(path: &Path, content: &[u8]) -> io::Result<()> {
+    if std::fs::read(path).ok().as_deref() == Some(content) {
+        return Ok(());
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temp = PathBuf::from(name);
+    std::fs::write(&temp, content)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
+/// Creates `dir` and its parents, readable by the owner only.
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    const PRIVATE_DIR_MODE: u32 = 0o700;
+    std::fs::DirBuilder::new().recursive(true).mode(PRIVATE_DIR_MODE).create(dir)
+}
+
+fn parse_id(stdout: &[u8], step: &'static str) -> Result<ObjectId, ShadowError> {
+    let text = String::from_utf8_lossy(stdout);
+    ObjectId::parse(text.trim()).ok_or_else(|| ShadowError::Failed {
+        step,
+        message: format!("printed {:?} instead of an object id", text.trim()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_hex_object_ids_are_accepted() {
+        assert!(ObjectId::parse(&"a".repeat(40)).is_some());
+        assert!(ObjectId::parse(&"0".repeat(64)).is_some());
+        for bad in ["--output=/tmp/x", "HEAD", &"A".repeat(40), &"a".repeat(41), ""] {
+            assert!(ObjectId::parse(bad).is_none(), "{bad}");
+        }
+    }
+}
