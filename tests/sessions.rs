@@ -262,3 +262,37 @@ async fn a_log_two_writers_garbled_never_yields_an_invalid_history() {
     );
     quit(handle).await;
 }
+
+#[tokio::test]
+async fn a_resumed_transcript_shows_the_models_thinking_folded_before_its_answer() {
+    use keel::agent::journal::Record;
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let sessions = store(state.path(), dir.path());
+    let mut log = sessions.create().unwrap();
+    let answer = Message::assistant(vec![
+        ContentBlock::Thinking { thinking: "Weighing it.".into(), signature: Some("c2ln".into()) },
+        ContentBlock::Text { text: "Here it is.".into() },
+    ]);
+    for message in [Message::user_text("go"), answer] {
+        log.append(&Record::Message { message }).unwrap();
+    }
+    let id = log.id().to_owned();
+    drop(log);
+
+    let (log, restored) = sessions.open(&id).unwrap();
+    let mut handle = start(dir.path(), Sessions::Resume(sessions.clone(), log, restored));
+    let snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
+    let shown: Vec<&agent::Entry> = snapshot.transcript.iter().collect();
+    assert!(
+        matches!(
+            shown.as_slice(),
+            [
+                agent::Entry::User { .. },
+                agent::Entry::Thinking { text, redacted: false },
+                agent::Entry::Assistant { text: answer },
+            ] if text == "Weighing it." && answer == "Here it is."
+        ),
+        "{shown:?}"
+    );
+    quit(handle).await;
+}

@@ -337,23 +337,25 @@ fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
 
 /// The transcript lines one history message stands for.
 fn entries_of(message: &Message) -> Vec<Entry> {
-    message
-        .content
-        .iter()
-        .filter_map(|block| match (message.role, block) {
-            (Role::User, ContentBlock::Text { text }) => Some(Entry::User { text: text.clone() }),
-            (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
-                Some(Entry::Assistant { text: text.clone() })
-            }
-            (_, ContentBlock::ToolUse { .. }) => {
-                ToolCall::from_block(block).map(|call| Entry::ToolCall {
-                    summary: call.summary(),
-                    id: call.id,
-                    name: call.name.to_string(),
-                })
-            }
-            (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
-            _ => None,
-        })
-        .collect()
+    let mut entries = Vec::new();
+    if message.role == Role::Assistant {
+        // As the turn showed it: the model's reasoning (folded) before its answer.
+        let (text, redacted) = message.thinking();
+        if !text.is_empty() || redacted {
+            entries.push(Entry::Thinking { text, redacted });
+        }
+    }
+    let blocks = message.content.iter().filter_map(|block| match (message.role, block) {
+        (Role::User, ContentBlock::Text { text }) => Some(Entry::User { text: text.clone() }),
+        (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
+            Some(Entry::Assistant { text: text.clone() })
+        }
+        (_, ContentBlock::ToolUse { .. }) => ToolCall::from_block(block).map(|call| {
+            Entry::ToolCall { summary: call.summary(), id: call.id, name: call.name.to_string() }
+        }),
+        (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
+        _ => None,
+    });
+    entries.extend(blocks);
+    entries
 }

@@ -13,12 +13,14 @@
 use super::SessionError;
 use super::record::Record;
 use super::replay::{Damage, Restored, replay};
-use super::store::LOG_EXTENSION;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+/// The file extension of a session log.
+pub(super) const LOG_EXTENSION: &str = "jsonl";
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Logs hold the conversation: readable by their owner only.

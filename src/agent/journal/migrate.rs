@@ -8,7 +8,8 @@
 //! against the workspace like any other.
 
 use super::SessionError;
-use super::store::{LOG_EXTENSION, SessionStore, check_id};
+use super::log::LOG_EXTENSION;
+use super::store::{SessionStore, check_id};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;

@@ -11,7 +11,7 @@
 //! Session ids are what `keel sessions` prints (`1718000000-abcd`): letters, digits, `-` and `_`,
 //! so an id never names a path; anything else is refused before a file is opened.
 
-use super::log::SessionLog;
+use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
 use crate::message::Role;
@@ -27,7 +27,6 @@ const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
 const WORKSPACE_FILE: &str = "workspace";
-pub(super) const LOG_EXTENSION: &str = "jsonl";
 /// The private index a session snapshots through, inside the shadow repository.
 const INDEX_PREFIX: &str = "keel-index-";
 /// How much of the workspace's path the folder name keeps, in characters (its end).

@@ -1,8 +1,65 @@
-//! Reading what git prints: `diff-tree -r -z` (raw, NUL-separated) and `cat-file --batch`.
+//! What git says, as types: object ids, tree entries and changes, the errors of the shadow
+//! repository, and the reading of what git prints (`diff-tree -r -z`, `cat-file --batch`).
 
-use super::shadow::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Why a snapshot or a look into one failed.
+#[derive(Debug, Error)]
+pub enum ShadowError {
+    #[error("git was not found, so keel cannot snapshot the workspace")]
+    NoGit,
+    #[error("`git {step}` failed: {message}")]
+    Failed { step: &'static str, message: String },
+    #[error("the shadow repository {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// A git object id (SHA-1 or SHA-256, lowercase hex): checked before it reaches a command line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectId(String);
+
+impl ObjectId {
+    /// `text` as an object id, if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        const SHA1_HEX: usize = 40;
+        const SHA256_HEX: usize = 64;
+        let hex = text.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'));
+        (hex && (text.len() == SHA1_HEX || text.len() == SHA256_HEX)).then(|| Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What a tree holds at one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Executable,
+    Symlink,
+    /// A nested repository (a gitlink) or anything else keel does not restore.
+    Other,
+}
+
+/// One side of a changed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    pub id: ObjectId,
+}
+
+/// A path that differs between two snapshots: what it was before and after (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    /// Relative to the workspace, as git stores it (bytes; usually UTF-8).
+    pub path: Vec<u8>,
+    pub before: Option<Entry>,
+    pub after: Option<Entry>,
+}
 
 /// git's mode for each kind of tree entry.
 const MODE_FILE: &str = "100644";

@@ -12,13 +12,13 @@
 //! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
 //! so a blob holds a file's bytes exactly as they were.
 
+pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use thiserror::Error;
 
 /// The program run for every snapshot.
 const GIT: &str = "git";
@@ -43,61 +43,6 @@ const CONFIG: &str = "[core]
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n";
 /// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
 const REF_PREFIX: &str = "refs/keel/snapshots/";
-
-/// Why a snapshot or a look into one failed.
-#[derive(Debug, Error)]
-pub enum ShadowError {
-    #[error("git was not found, so keel cannot snapshot the workspace")]
-    NoGit,
-    #[error("`git {step}` failed: {message}")]
-    Failed { step: &'static str, message: String },
-    #[error("the shadow repository {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-}
-
-/// A git object id (SHA-1 or SHA-256, lowercase hex): checked before it reaches a command line.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ObjectId(String);
-
-impl ObjectId {
-    /// `text` as an object id, if it is one.
-    pub fn parse(text: &str) -> Option<Self> {
-        const SHA1_HEX: usize = 40;
-        const SHA256_HEX: usize = 64;
-        let hex = text.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'));
-        (hex && (text.len() == SHA1_HEX || text.len() == SHA256_HEX)).then(|| Self(text.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// What a tree holds at one path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Executable,
-    Symlink,
-    /// A nested repository (a gitlink) or anything else keel does not restore.
-    Other,
-}
-
-/// One side of a changed path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub kind: Kind,
-    pub id: ObjectId,
-}
-
-/// A path that differs between two snapshots: what it was before and after (`None`: absent).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeChange {
-    /// Relative to the workspace, as git stores it (bytes; usually UTF-8).
-    pub path: Vec<u8>,
-    pub before: Option<Entry>,
-    pub after: Option<Entry>,
-}
 
 /// The shadow repository of one workspace, with the index one session snapshots through.
 #[derive(Debug, Clone, PartialEq, Eq)]
