@@ -3,9 +3,12 @@
 //! Progress (board changes, tool calls, reminders, retries) goes to stderr as text, and the final
 //! answer to stdout — or, with `--output-format json`, every [`AgentEvent`] as one JSON object per
 //! line on stdout. Tools run without asking: there is no one to ask.
+//!
+//! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
+//! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
-use crate::todo::TodoBoard;
+use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::{ToolName, call};
 use std::io::Write;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -28,12 +31,13 @@ pub struct RunResult {
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
-/// agent. Ctrl+C, SIGTERM and SIGHUP interrupt the turn (the history stays valid and saved) and
-/// end the run.
+/// agent. `plan`: the agent is in plan mode, and the plan is the answer. Ctrl+C, SIGTERM and
+/// SIGHUP interrupt the turn (the history stays valid and saved) and end the run.
 pub async fn run(
     mut agent: AgentHandle,
     start: Command,
     format: OutputFormat,
+    plan: bool,
 ) -> std::io::Result<RunResult> {
     // Nothing is drawn here: closing the snapshot channel at once keeps the agent from queueing
     // a snapshot per change for the whole run (each holding its own version of the history).
@@ -44,6 +48,7 @@ pub async fn run(
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut interrupted = false;
+    let mut board: Vec<TodoItem> = Vec::new();
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -59,11 +64,28 @@ pub async fn run(
                 error: Some("the agent stopped unexpectedly".into()),
             };
         };
+        if let AgentEvent::Todo { items, .. } = &event {
+            board.clone_from(items);
+        }
         match format {
             OutputFormat::Json => {
                 serde_json::to_writer(&mut stdout, &event)?;
                 writeln!(stdout)?;
                 stdout.flush()?;
+            }
+            OutputFormat::Text if plan => {
+                // The model's last words are progress here; the board is the answer.
+                let mut words = Vec::new();
+                print_progress(&mut stderr, &mut words, &event)?;
+                stderr.write_all(&words)?;
+                if matches!(event, AgentEvent::Result { .. }) {
+                    writeln!(
+                        stdout,
+                        "{}",
+                        TodoBoard::from_items(std::mem::take(&mut board)).render()
+                    )?;
+                    stdout.flush()?;
+                }
             }
             OutputFormat::Text => print_progress(&mut stderr, &mut stdout, &event)?,
         }
@@ -119,7 +141,7 @@ fn print_progress(
                 }
             }
         }
-        AgentEvent::Reminder { text, rounds_since_todo } => {
+        AgentEvent::Reminder { text, rounds_since_todo, .. } => {
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {text}")?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{text}")?,

@@ -18,7 +18,7 @@ mod open;
 mod plan;
 mod read;
 
-pub use plan::{PlannedChange, plan_edit, plan_write};
+pub use plan::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
 use serde::Deserialize;

@@ -6,6 +6,8 @@
 //! mid-line (the process was killed while writing) loads up to its last whole record, says so, and
 //! is trimmed there so new records follow a whole line.
 
+use crate::agent::reminder::Pace;
+use crate::agent::steps::Step;
 use crate::message::{Message, Role};
 use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::FileChange;
@@ -46,6 +48,16 @@ pub enum Record {
     },
     /// The last turn's changes were undone.
     Undo,
+    // The board's own bookkeeping (see `agent::reminder`, `agent::steps`, `todo::edit`).
+    /// The reminder's rhythm and the drift count after a round.
+    Pace { pace: Pace },
+    /// The person changed the board (the `Board` record holds the result); the model is told
+    /// in its next request.
+    BoardEdit { change: String },
+    /// The person's changes so far were told to the model.
+    BoardEditsTold,
+    /// A write or an edit the model made, for the repeated-step answer.
+    Step { step: Step },
 }
 
 impl Record {
@@ -76,6 +88,10 @@ pub struct Restored {
     pub history: Vec<Message>,
     pub board: TodoBoard,
     pub rounds_since_todo: u32,
+    pub pace: Pace,
+    /// The person's board changes not yet told to the model.
+    pub board_edits: Vec<String>,
+    pub steps: Vec<Step>,
     pub undo: UndoStack,
     /// Things the person should know (a cut-off log, records that did not parse).
     pub warnings: Vec<String>,
@@ -209,6 +225,10 @@ fn apply(restored: &mut Restored, record: Record) {
         Record::Undo => {
             restored.undo.forget_last();
         }
+        Record::Pace { pace } => restored.pace = pace,
+        Record::BoardEdit { change } => restored.board_edits.push(change),
+        Record::BoardEditsTold => restored.board_edits.clear(),
+        Record::Step { step } => restored.steps.push(step),
     }
 }
 
