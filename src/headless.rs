@@ -78,7 +78,7 @@ pub async fn run(
                 let mut words = Vec::new();
                 print_progress(&mut stderr, &mut words, &event)?;
                 stderr.write_all(&words)?;
-                if matches!(event, AgentEvent::Result { .. }) {
+                if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
                     writeln!(
                         stdout,
                         "{}",

@@ -227,3 +227,14 @@ fn a_plan_is_approved_with_one_key() {
     assert_eq!(sent(&mut rx), [Command::ApprovePlan]);
     assert!(!app.todo_focused());
 }
+
+#[test]
+fn a_plan_does_not_take_the_keyboard_from_someone_typing() {
+    let (mut app, mut rx) = app_with(Snapshot { plan_mode: true, ..stale_snapshot() });
+    type_text(&mut app, "also d");
+    app.apply_snapshot(Snapshot { plan_mode: true, plan_ready: true, ..stale_snapshot() });
+    assert!(!app.todo_focused());
+    type_text(&mut app, "ocs");
+    assert_eq!(app.composer_text(), "also docs", "the letters stay in the prompt");
+    assert!(sent(&mut rx).is_empty(), "no board key was pressed");
+}

@@ -6,7 +6,7 @@
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
-use super::event::AgentEvent;
+use super::board_edits;
 use super::task::Agent;
 use crate::tools::{ToolName, guard};
 use serde_json::Value;
@@ -47,14 +47,8 @@ impl Agent {
         if !self.state.view().plan_mode {
             return;
         }
-        let board = &self.state.view().board;
-        let ready = !board.is_empty();
-        self.event(AgentEvent::Todo {
-            items: board.items().to_vec(),
-            done: board.done(),
-            total: board.total(),
-            rounds_in_progress: self.state.view().rounds_in_progress,
-        });
+        let ready = !self.state.view().board.is_empty();
+        self.event(board_edits::todo_event(&self.state));
         self.state.set_plan_ready(ready);
     }
 

@@ -61,6 +61,8 @@ pub(super) struct State {
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
+    /// Where the newest full board answer is in the history: (message, block).
+    board_answer: Option<(usize, usize)>,
 }
 
 impl State {
@@ -91,6 +93,7 @@ impl State {
             in_progress_changed: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
+            board_answer: None,
         }
     }
 
@@ -264,6 +267,7 @@ impl State {
         self.in_progress_changed = false;
         self.board_edits.clear();
         self.steps = StepLog::default();
+        self.board_answer = None;
     }
 
     /// The journal a new conversation in `workspace` is saved to: a new one if this one is saved.
@@ -281,6 +285,7 @@ impl State {
         self.restore_board_keeping(restored.pace, restored.board_edits, restored.steps);
         self.undo = restored.undo;
         self.view.transcript = restored.history.iter().flat_map(entries_of).collect();
+        self.board_answer = board::newest_board_answer(&self.view.history);
         for warning in restored.warnings {
             self.note(Entry::Notice { text: warning });
         }

@@ -12,7 +12,7 @@ use super::task::{Agent, Stop};
 use super::turn::{INTERRUPTED, during_turn};
 use super::{Command, Decision, board_edits, plan, reminder};
 use crate::llm::tool_input;
-use crate::message::{ContentBlock, Message, Role};
+use crate::message::ContentBlock;
 use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
 use serde_json::Value;
 use std::sync::Arc;
@@ -31,6 +31,8 @@ impl Agent {
     /// due) to the history. Returns why it stopped early, if it did.
     pub(super) async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Stop> {
         let mut results = Vec::with_capacity(calls.len());
+        // Where this round's valid board answers are among the results.
+        let mut board_answers = Vec::new();
         let mut called_todo = false;
         let mut stop = None;
         for call in calls {
@@ -55,12 +57,7 @@ impl Agent {
                 called_todo = true;
                 self.update_board(&call.input)
             } else if call.name == ToolName::Todo {
-                // The board is off (`--no-todo`): the tool was never offered.
-                let unknown = Tools::parse(&call.name, &call.input).err();
-                (
-                    ToolStatus::Failed,
-                    ToolOutcome::error(unknown.map(|err| err.to_string()).unwrap_or_default()),
-                )
+                (ToolStatus::Failed, board_off(&call))
             } else {
                 match self.run_tool(&call).await {
                     Ok(done) => done,
@@ -74,6 +71,9 @@ impl Agent {
             self.state.record_changes(&outcome.changes);
             if !outcome.is_error {
                 self.note_steps(&call, &outcome);
+            }
+            if call.name == ToolName::Todo && status == ToolStatus::Succeeded {
+                board_answers.push(results.len());
             }
             results.push(result_block(&call.id, &outcome));
         }
@@ -94,7 +94,7 @@ impl Agent {
             results.push(ContentBlock::Reminder { text });
             self.state.reset_rounds();
         }
-        self.state.push_message(Message { role: Role::User, content: results });
+        self.state.push_results(results, &board_answers);
         self.state.publish(&self.outbox);
         stop
     }
@@ -265,6 +265,13 @@ fn argument_problem(input: &Value) -> Option<String> {
         other => other.to_string(),
     };
     tool_input::invalid_input_message(&tool_input::parse(&raw))
+}
+
+/// The answer to a `todo` call with the board off (`--no-todo`): the tool was never offered, so
+/// it is an unknown tool like any other.
+fn board_off(call: &ToolCall) -> ToolOutcome {
+    let unknown = Tools::parse(&call.name, &call.input).err();
+    ToolOutcome::error(unknown.map_or_else(String::new, |err| err.to_string()))
 }
 
 fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {

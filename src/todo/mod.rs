@@ -25,6 +25,9 @@ pub const TOOL_DESCRIPTION: &str = "Update the task list. Send the whole list ev
 progress on multi-step tasks. Optional blocked_by: ids that must be completed first.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
+/// What a board answer becomes once a later valid update replaced it: every request carries the
+/// whole history, and the newest answer already says everything the old ones did.
+pub const SUPERSEDED: &str = "[board superseded by a later update]";
 
 /// Where an item stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,11 +146,6 @@ impl TodoBoard {
         }
         let _ = write!(out, "\n({}/{} completed)", self.done(), self.total());
         out
-    }
-
-    /// One line standing for a board answer a later update replaced.
-    pub fn superseded_line(done: usize, total: usize) -> String {
-        format!("(board {done}/{total}; superseded by a later update)")
     }
 
     pub fn items(&self) -> &[TodoItem] {

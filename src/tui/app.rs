@@ -96,8 +96,10 @@ impl App {
         if self.answered.as_ref() != pending {
             self.answered = None;
         }
-        // A plan that just became ready gets the keyboard, for the person to edit and approve.
-        let plan_arrived = snapshot.plan_ready && !self.snapshot.plan_ready;
+        // A plan that just became ready gets the keyboard, for the person to edit and approve —
+        // unless they are typing: their next letters must not become board keys.
+        let plan_arrived =
+            snapshot.plan_ready && !self.snapshot.plan_ready && self.main.composer.is_empty();
         self.snapshot = snapshot;
         if plan_arrived {
             self.board.focus(&self.snapshot);

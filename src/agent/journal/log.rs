@@ -8,8 +8,8 @@
 
 use crate::agent::reminder::Pace;
 use crate::agent::steps::Step;
-use crate::message::{Message, Role};
-use crate::todo::{TodoBoard, TodoItem};
+use crate::message::{ContentBlock, Message, Role};
+use crate::todo::{SUPERSEDED, TodoBoard, TodoItem};
 use crate::tools::FileChange;
 use crate::tools::undo::UndoStack;
 use base64::Engine as _;
@@ -58,6 +58,8 @@ pub enum Record {
     BoardEditsTold,
     /// A write or an edit the model made, for the repeated-step answer.
     Step { step: Step },
+    /// A board answer in the history that a later update replaced became `todo::SUPERSEDED`.
+    Superseded { message: usize, block: usize },
 }
 
 impl Record {
@@ -229,6 +231,12 @@ fn apply(restored: &mut Restored, record: Record) {
         Record::BoardEdit { change } => restored.board_edits.push(change),
         Record::BoardEditsTold => restored.board_edits.clear(),
         Record::Step { step } => restored.steps.push(step),
+        Record::Superseded { message, block } => {
+            let answer = restored.history.get_mut(message).and_then(|m| m.content.get_mut(block));
+            if let Some(ContentBlock::ToolResult { content, .. }) = answer {
+                SUPERSEDED.clone_into(content);
+            }
+        }
     }
 }
 

@@ -7,8 +7,9 @@ use crate::agent::journal::Record;
 use crate::agent::plan;
 use crate::agent::reminder::Pace;
 use crate::agent::steps::{Repeated, Step, StepItem, StepLog};
+use crate::message::History;
 use crate::message::{ContentBlock, Message, Role};
-use crate::todo::{BoardEdit, EditError};
+use crate::todo::{BoardEdit, EditError, SUPERSEDED, TOOL_NAME};
 
 /// The tags around the note that tells the model what the person changed.
 const EDIT_NOTE_OPEN: &str = "<board-edit>";
@@ -109,6 +110,35 @@ impl State {
         self.steps.find(path, repeated)
     }
 
+    /// Appends a round's results to the history. `board_answers` are the positions of its valid
+    /// board answers: the newest stays whole, every earlier one — in this round or before —
+    /// becomes one line (`todo::SUPERSEDED`), saved as it changes.
+    pub fn push_results(&mut self, results: Vec<ContentBlock>, board_answers: &[usize]) {
+        let message = self.view.history.len();
+        self.push_message(Message { role: Role::User, content: results });
+        let Some((&newest, earlier)) = board_answers.split_last() else {
+            return;
+        };
+        let older = self.board_answer.replace((message, newest));
+        for (message, block) in
+            older.into_iter().chain(earlier.iter().map(|&block| (message, block)))
+        {
+            self.supersede(message, block);
+        }
+    }
+
+    fn supersede(&mut self, message: usize, block: usize) {
+        let Some(mut changed) = self.view.history.get(message).cloned() else {
+            return;
+        };
+        let Some(ContentBlock::ToolResult { content, .. }) = changed.content.get_mut(block) else {
+            return;
+        };
+        SUPERSEDED.clone_into(content);
+        self.record(&Record::Superseded { message, block });
+        self.view.history.set(message, changed);
+    }
+
     /// Takes over the board's bookkeeping from a saved session.
     pub(super) fn restore_board_keeping(
         &mut self,
@@ -122,4 +152,22 @@ impl State {
         self.board_edits = board_edits;
         self.steps = StepLog::from_steps(steps);
     }
+}
+
+/// Where the newest valid board answer still whole is in `history`: the newest `todo` result that
+/// is not an error and not yet superseded. Looks back from the end and stops at the first.
+pub(super) fn newest_board_answer(history: &History) -> Option<(usize, usize)> {
+    (1..history.len()).rev().find_map(|index| {
+        let calls = &history[index - 1];
+        let is_board =
+            |id: &str| calls.tool_uses().any(|(call, name, _)| call == id && name == TOOL_NAME);
+        history[index].content.iter().enumerate().rev().find_map(|(block, content)| match content {
+            ContentBlock::ToolResult { tool_use_id, content, is_error: false }
+                if content != SUPERSEDED && is_board(tool_use_id) =>
+            {
+                Some((index, block))
+            }
+            _ => None,
+        })
+    })
 }
