@@ -22,7 +22,7 @@ fn plan_then_answer() -> Vec<Step> {
     vec![tool("todo", board(0, 3)), text("Planned."), text("Carrying on."), text("Done.")]
 }
 
-/// The text the model read last in this request, and the roles of the last messages.
+/// The text of the request's newest message, which is the person's: its text blocks joined.
 fn last_user_text(body: &Value, wire: Wire) -> String {
     let last = body["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(last["role"], "user");

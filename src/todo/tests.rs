@@ -303,3 +303,19 @@ fn blockers_round_trip_through_the_session_format() {
     let back: Vec<TodoItem> = serde_json::from_value(json).unwrap();
     assert_eq!(TodoBoard::from_items(back), board);
 }
+
+#[test]
+fn a_huge_blocked_by_list_is_kept_once_and_named_by_its_first_unknown_id() {
+    // Entries are deduplicated through a set: a hundred thousand distinct ids cost one pass.
+    let many: Vec<Value> = (0..100_000).map(|i| json!(format!("x{i}"))).collect();
+    let err = rejects(vec![item("1", "a", "pending"), blocked("2", "pending", Value::Array(many))]);
+    assert_eq!(err, "Item 2: blocked by unknown item 'x0'");
+    let repeated: Vec<Value> =
+        (0..100_000).map(|i| json!(if i % 2 == 0 { "1" } else { "2" })).collect();
+    let board = board_with(vec![
+        item("1", "a", "pending"),
+        item("2", "b", "pending"),
+        blocked("3", "pending", Value::Array(repeated)),
+    ]);
+    assert_eq!(board.items()[2].blocked_by, ["1", "2"]);
+}

@@ -94,14 +94,16 @@ fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, TodoError> {
         Some(Value::Array(entries)) => entries,
         Some(_) => return Err(not_a_list()),
     };
-    let mut out: Vec<String> = Vec::with_capacity(entries.len());
+    // A set, not a scan of the list so far: the model may send any number of entries.
+    let mut seen = HashSet::new();
+    let mut out: Vec<String> = Vec::new();
     for entry in entries {
         let blocker = entry
             .as_str()
             .map(str::trim)
             .filter(|blocker| !blocker.is_empty())
             .ok_or_else(not_a_list)?;
-        if !out.iter().any(|kept| kept == blocker) {
+        if seen.insert(blocker) {
             out.push(blocker.to_owned());
         }
     }
