@@ -130,6 +130,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,
         approval: config.approval,
+        board: !cli.no_todo,
+        plan: cli.plan,
     };
     let provider =
         if cli.demo {
@@ -165,7 +167,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
                 _ => Command::Submit(prompt),
             };
-            let result = headless::run(handle, start, cli.output_format).await?;
+            let result = headless::run(handle, start, cli.output_format, cli.plan).await?;
             if result.outcome == TurnOutcome::Success {
                 ExitCode::SUCCESS
             } else {

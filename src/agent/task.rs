@@ -1,14 +1,15 @@
 //! The agent task itself: waits for commands and runs user turns one after another.
 //!
-//! Between turns it answers the person's commands (clear, undo, the demo); during a turn the
-//! turn loop (`turn`) and the tool round (`tool_round`) listen for them instead.
+//! Between turns it answers the person's commands (clear, undo, the demo, board edits, plan
+//! mode and its approval); during a turn the turn loop (`turn`) and the tool round
+//! (`tool_round`) listen for them instead.
 
 use super::approval::Approvals;
 use super::event::AgentEvent;
 use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
-use super::{AgentConfig, ApprovalMode, Command};
+use super::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
 use crate::todo;
 use crate::tools::undo::ObjectId;
@@ -70,9 +71,11 @@ impl Agent {
             },
             None => ModelLabel { provider: "none", model: "-", wire_format: WireFormat::default() },
         };
-        let state = State::new(&config.system_prompt, config.nag_threshold, label);
+        let mut state =
+            State::new(&config.system_prompt, config.nag_threshold, config.board, label);
+        state.set_plan_mode(config.plan && config.board);
         let approvals = Approvals::new(config.approval);
-        let specs = tool_specs(&tools);
+        let specs = tool_specs(&tools, config.board);
         Self { config, provider, tools, specs, state, outbox, inbox, approvals, demo_dir: None }
     }
 
@@ -107,12 +110,37 @@ impl Agent {
                         break;
                     }
                 }
+                Command::EditBoard(edit) => board_edits::edit(&mut self.state, &self.outbox, &edit),
+                Command::PlanMode(on) => board_edits::plan_mode(&mut self.state, &self.outbox, on),
+                Command::ApprovePlan => {
+                    if self.approve_plan().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
                 Command::Quit => break,
                 Command::Cancel | Command::Approve { .. } => {}
             }
             self.state.set_activity(Activity::Idle);
             self.state.publish(&self.outbox);
         }
+    }
+
+    /// The person approved the plan: plan mode ends and a turn starts on the approved board.
+    async fn approve_plan(&mut self) -> Option<Stop> {
+        if !self.state.view().plan_ready {
+            self.state.note(Entry::Error {
+                text:
+                    "There is no plan to approve yet: in plan mode, the model's board is the plan."
+                        .into(),
+            });
+            return None;
+        }
+        self.state.set_plan_mode(false);
+        self.state.note(Entry::Notice {
+            text: "Plan approved: the model works through the board.".into(),
+        });
+        let prompt = self.approval_prompt();
+        self.run_turn(Some(prompt)).await
     }
 
     /// Runs queued prompts until none are left.
@@ -167,7 +195,7 @@ impl Agent {
         self.tools = Tools::new(workspace);
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);
-        self.specs = tool_specs(&self.tools);
+        self.specs = tool_specs(&self.tools, self.config.board);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
         // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
@@ -199,13 +227,17 @@ impl Agent {
     }
 }
 
-/// The tools the model is told about: the board first, then the workspace tools.
-fn tool_specs(tools: &Tools) -> Vec<ToolSpec> {
-    let mut specs = vec![ToolSpec {
-        name: todo::TOOL_NAME.to_owned(),
-        description: todo::TOOL_DESCRIPTION.to_owned(),
-        input_schema: todo::input_schema(),
-    }];
+/// The tools the model is told about: the board first (unless it is off), then the workspace
+/// tools.
+fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
+    let mut specs = Vec::new();
+    if board {
+        specs.push(ToolSpec {
+            name: todo::TOOL_NAME.to_owned(),
+            description: todo::TOOL_DESCRIPTION.to_owned(),
+            input_schema: todo::input_schema(),
+        });
+    }
     specs.extend(tools.specs());
     specs
 }
