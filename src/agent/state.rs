@@ -51,8 +51,6 @@ pub(super) struct State {
     view: Snapshot,
     undo: UndoStack,
     journal: Journal,
-    /// The workspace snapshot taken before the next turn, if one was.
-    next_before: Option<ObjectId>,
     /// Set once the person has been told snapshots failed, so they are told once.
     snapshot_failed: bool,
     /// The reminder's setting (the threshold in force is the view's).
@@ -89,7 +87,6 @@ impl State {
             view,
             undo: UndoStack::default(),
             journal: Journal::default(),
-            next_before: None,
             snapshot_failed: false,
             nag,
             board_on,
@@ -185,15 +182,13 @@ impl State {
         if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
     }
 
-    /// The snapshot the next turn starts from.
-    pub fn prepare_turn(&mut self, before: Option<ObjectId>) {
-        self.next_before = before;
+    /// A user turn starts: a plan shown for approval is no longer waiting.
+    pub fn start_turn(&mut self) {
+        self.view.plan_ready = false;
     }
 
-    /// A user turn begins: undo groups what follows under it, from the snapshot taken before.
-    pub fn begin_turn(&mut self) {
-        self.view.plan_ready = false;
-        let before = self.next_before.take();
+    /// The turn's undo group begins, from the snapshot taken before it (before any tool runs).
+    pub fn begin_turn(&mut self, before: Option<ObjectId>) {
         self.record(&Record::Turn { snapshot: before.as_ref().map(|id| id.as_str().to_owned()) });
         self.undo.begin_turn(before);
     }
@@ -306,7 +301,6 @@ impl State {
         };
         self.undo = UndoStack::default();
         self.journal = journal;
-        self.next_before = None;
         self.snapshot_failed = false;
         self.pace = Pace::default();
         self.in_progress_changed = false;

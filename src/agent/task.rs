@@ -12,7 +12,7 @@ use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
 use crate::todo;
-use crate::tools::undo::ObjectId;
+use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -53,6 +53,17 @@ pub(super) struct Agent {
     pub approvals: Approvals,
     /// The demo's temporary workspace, removed when the task ends.
     demo_dir: Option<tempfile::TempDir>,
+    /// Where the running turn's undo group stands.
+    pub(super) turn_start: TurnStart,
+}
+
+/// Whether the running turn's undo group has begun, or is waiting for its snapshot.
+pub(super) enum TurnStart {
+    /// Begun (or no turn is running).
+    Begun,
+    /// Not yet: the snapshot of the workspace before the turn, still being taken (`None`: the
+    /// session takes none).
+    Pending(Option<tokio::task::JoinHandle<Result<ObjectId, ShadowError>>>),
 }
 
 impl Agent {
@@ -76,7 +87,18 @@ impl Agent {
         state.set_plan_mode(config.plan && config.board);
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools, config.board);
-        Self { config, provider, tools, specs, state, outbox, inbox, approvals, demo_dir: None }
+        Self {
+            config,
+            provider,
+            tools,
+            specs,
+            state,
+            outbox,
+            inbox,
+            approvals,
+            demo_dir: None,
+            turn_start: TurnStart::Pending(None),
+        }
     }
 
     /// Runs until `Quit` or until every front end is gone.
@@ -140,7 +162,7 @@ impl Agent {
             text: "Plan approved: the model works through the board.".into(),
         });
         let prompt = self.approval_prompt();
-        self.run_turn(Some(prompt)).await
+        self.prompt_turn(Some(prompt)).await
     }
 
     /// Runs queued prompts until none are left.
@@ -155,15 +177,41 @@ impl Agent {
 
     /// Runs a turn between two snapshots of the workspace, so that undo can put back
     /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
-    /// own: what the person changed in between is not its to undo.
+    /// own: what the person changed in between is not its to undo. The snapshot before is taken
+    /// while the model thinks of its first answer, and settled before any tool runs.
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        let before = self.snapshot().await;
-        self.state.prepare_turn(before);
+        self.turn_start = TurnStart::Pending(
+            self.state
+                .snapshot_source()
+                .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
+        );
         let stop = self.run_turn(prompt).await;
+        self.settle_turn_start().await;
         if let Some(after) = self.snapshot().await {
             self.state.end_turn(after);
         }
         stop
+    }
+
+    /// Begins the turn's undo group from the snapshot taken before it, waiting for the snapshot
+    /// if it is still being taken. Once per turn; before a turn's first tool runs.
+    pub(super) async fn settle_turn_start(&mut self) {
+        let pending = match std::mem::replace(&mut self.turn_start, TurnStart::Begun) {
+            TurnStart::Begun => return,
+            TurnStart::Pending(pending) => pending,
+        };
+        let before = match pending {
+            Some(task) => match task.await {
+                Ok(Ok(tree)) => Some(tree),
+                Ok(Err(err)) => {
+                    self.state.snapshot_failed(&err);
+                    None
+                }
+                Err(_) => None,
+            },
+            None => None,
+        };
+        self.state.begin_turn(before);
     }
 
     /// Snapshots the workspace off the async threads; `None` when the session has no shadow

@@ -36,6 +36,8 @@ impl Agent {
         calls: Vec<ToolCall>,
         cut: Option<&str>,
     ) -> Option<Stop> {
+        // Undo must know the workspace as it was before any tool of the turn touches it.
+        self.settle_turn_start().await;
         let mut results = Vec::with_capacity(calls.len());
         // Where this round's valid board answers are among the results.
         let mut board_answers = Vec::new();

@@ -50,7 +50,7 @@ impl Agent {
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        self.state.begin_turn();
+        self.state.start_turn();
         match prompt {
             Some(prompt) => {
                 self.state.push_prompt(prompt.clone());
