@@ -57,6 +57,11 @@ fn cases() -> Vec<(&'static str, Value, &'static str)> {
             "Item 1: text required",
         ),
         (
+            "text too long before status in one entry",
+            json!([item("1", &"x".repeat(501), "nope")]),
+            "Item 1: text is 501 characters; at most 500: name the step briefly",
+        ),
+        (
             "text before the duplicate id",
             json!([item("1", "a", "pending"), item("1", "", "pending")]),
             "Item 1: text required",

@@ -25,6 +25,9 @@ pub const TOOL_DESCRIPTION: &str = "Update the task list. Send the whole list ev
 progress on multi-step tasks. Optional blocked_by: ids that must be completed first.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
+/// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
+/// document — and a board a model fills with megabytes would ride along in every request.
+pub const MAX_TEXT_CHARS: usize = 500;
 /// What a board answer becomes once a later valid update replaced it: every request carries the
 /// whole history, and the newest answer already says everything the old ones did.
 pub const SUPERSEDED: &str = "[board superseded by a later update]";
@@ -90,6 +93,10 @@ pub enum TodoError {
     TooMany,
     #[error("Item {0}: text required")]
     TextRequired(String),
+    #[error(
+        "Item {id}: text is {chars} characters; at most {MAX_TEXT_CHARS}: name the step briefly"
+    )]
+    TextTooLong { id: String, chars: usize },
     #[error("Item {id}: invalid status '{status}'")]
     InvalidStatus { id: String, status: String },
     #[error("Item {0}: duplicate id")]

@@ -319,3 +319,20 @@ fn a_huge_blocked_by_list_is_kept_once_and_named_by_its_first_unknown_id() {
     ]);
     assert_eq!(board.items()[2].blocked_by, ["1", "2"]);
 }
+
+#[test]
+fn text_longer_than_the_cap_is_refused_and_the_board_stays() {
+    let mut board = board_with(vec![item("1", "keep me", "pending")]);
+    let before = board.clone();
+    let long = "x".repeat(MAX_TEXT_CHARS + 1);
+    let err = board.update(&json!({"items": [item("1", &long, "pending")]})).unwrap_err();
+    assert_eq!(err, TodoError::TextTooLong { id: "1".into(), chars: MAX_TEXT_CHARS + 1 });
+    assert!(err.to_string().starts_with("Item 1: text is 501 characters; at most 500"), "{err}");
+    let active =
+        json!({"items": [{"id": "1", "text": "a", "status": "in_progress", "activeForm": long}]});
+    assert!(matches!(board.update(&active), Err(TodoError::TextTooLong { .. })));
+    assert_eq!(board, before);
+    // Exactly at the cap is fine, and characters are counted, not bytes.
+    let at_cap = "é".repeat(MAX_TEXT_CHARS);
+    assert!(board.update(&json!({"items": [item("1", &at_cap, "pending")]})).is_ok());
+}

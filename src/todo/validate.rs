@@ -5,7 +5,7 @@
 //! The person's edits (`edit`) build their new list and run it through [`check_board`], the same
 //! whole-list rules a model's update ends with.
 
-use super::{MAX_ITEMS, Status, TodoError, TodoItem};
+use super::{MAX_ITEMS, MAX_TEXT_CHARS, Status, TodoError, TodoItem};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -30,6 +30,7 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
             .filter(|text| !text.is_empty())
             .ok_or_else(|| TodoError::TextRequired(id.clone()))?
             .to_owned();
+        check_length(&id, &text)?;
         let status = match entry.get("status") {
             None | Some(Value::Null) => Status::Pending,
             Some(Value::String(raw)) => Status::parse(raw.trim()).ok_or_else(|| {
@@ -48,6 +49,9 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
             .map(str::trim)
             .filter(|active| !active.is_empty())
             .map(str::to_owned);
+        if let Some(active) = &active_form {
+            check_length(&id, active)?;
+        }
         items.push(TodoItem { id, text, status, active_form, blocked_by: Vec::new() });
     }
     check_in_progress(&items)?;
@@ -69,12 +73,22 @@ pub(super) fn check_board(items: &[TodoItem]) -> Result<(), TodoError> {
         if item.text.trim().is_empty() {
             return Err(TodoError::TextRequired(item.id.clone()));
         }
+        check_length(&item.id, &item.text)?;
         if !seen.insert(item.id.as_str()) {
             return Err(TodoError::DuplicateId(item.id.clone()));
         }
     }
     check_in_progress(items)?;
     check_dependencies(items)
+}
+
+/// An item's text within [`MAX_TEXT_CHARS`].
+fn check_length(id: &str, text: &str) -> Result<(), TodoError> {
+    let chars = text.chars().count();
+    if chars > MAX_TEXT_CHARS {
+        return Err(TodoError::TextTooLong { id: id.to_owned(), chars });
+    }
+    Ok(())
 }
 
 fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
