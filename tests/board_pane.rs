@@ -238,3 +238,39 @@ fn a_plan_does_not_take_the_keyboard_from_someone_typing() {
     assert_eq!(app.composer_text(), "also docs", "the letters stay in the prompt");
     assert!(sent(&mut rx).is_empty(), "no board key was pressed");
 }
+
+/// A board of ten items whose item in progress (#6) wraps over three rows in a narrow pane.
+fn long_snapshot() -> Snapshot {
+    let items: Vec<serde_json::Value> = (1..=10)
+        .map(|i| {
+            let status = match i {
+                1..=5 => "completed",
+                6 => "in_progress",
+                _ => "pending",
+            };
+            json!({"id": i.to_string(), "text": format!("Step {i}"), "status": status,
+                   "activeForm": "Rewriting the module loader and every test that uses it"})
+        })
+        .collect();
+    let mut board = TodoBoard::default();
+    board.update(&json!({ "items": items })).unwrap();
+    Snapshot { board: Arc::new(board), ..Snapshot::default() }
+}
+
+#[test]
+fn the_pane_marks_items_hidden_above_and_below_and_an_item_it_cuts() {
+    let snapshot = long_snapshot();
+    let text = pane_text(&TodoPane::default(), &snapshot, (60, 3));
+    insta::assert_snapshot!("board_pane_hidden_both_ways_60x3", text);
+    let rows: Vec<&str> = text.lines().collect();
+    // Items, not lines, are counted; the first five are above, four below.
+    assert!(rows[0].contains("↑ 5 more items"), "{text}");
+    assert!(rows[2].contains("↓ 4 more items"), "{text}");
+    // The item in progress is cut at the bottom edge, and says so.
+    assert!(rows[1].trim_end_matches('│').trim_end().ends_with('…'), "{text}");
+    // Narrower, the notes shrink rather than run into the title: nothing is cut mid-word.
+    let narrow = pane_text(&TodoPane::default(), &snapshot, (40, 4));
+    insta::assert_snapshot!("board_pane_hidden_both_ways_40x4", narrow);
+    let top = narrow.lines().next().unwrap();
+    assert!(top.contains("↑5") && top.contains("Todos 5/10 "), "{narrow}");
+}

@@ -11,6 +11,7 @@
 use super::super::keymap::{Binding, KeySpec, hints, lookup};
 use super::super::main_view;
 use super::super::stack::{Ctx, Effect, Hints, View};
+use super::super::text::width as text_width;
 use super::super::theme;
 use super::board_lines::{ItemLine, Look, lines};
 use super::{pane, pane_inner};
@@ -26,8 +27,10 @@ use ratatui::widgets::Widget;
 const GAUGE_CELLS: usize = 10;
 const GAUGE_FILLED: &str = "█";
 const GAUGE_EMPTY: &str = "░";
-/// Rows the pane adds around its lines (the border).
+/// Rows the pane adds around its lines (the border), and columns.
 const BORDER_ROWS: usize = 2;
+/// The widest note a waiting plan puts on the bottom border.
+const PLAN_NOTE_WIDTH: usize = 25;
 
 /// What a key does to the focused board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,25 +279,47 @@ impl TodoPane {
         } else {
             follow_offset(snapshot, &content, height).min(max)
         };
-        let hidden_below = content.len().saturating_sub(offset + height);
+        let hidden = Hidden::of(&content, offset, height);
         let mut block = block;
         if snapshot.plan_ready {
             let note =
                 if self.focused { " Enter approves the plan " } else { " plan ready · /todos " };
             block = block.title_bottom(Line::styled(note, theme::STATUS_ATTENTION).left_aligned());
         }
-        if hidden_below > 0 {
-            let note = if self.focused {
-                format!(" ↓ {hidden_below} more ")
-            } else {
-                format!(" ↓ {hidden_below} more · /todos ")
-            };
-            block = block.title_bottom(Line::styled(note, theme::DIM).right_aligned());
+        // Notes on the border take the longest form that fits beside what is there already.
+        let room = usize::from(area.width).saturating_sub(BORDER_ROWS);
+        let fitting = |taken: usize, forms: Vec<String>| {
+            forms.into_iter().find(|form| taken + text_width(form) <= room)
+        };
+        if hidden.above > 0 {
+            let forms = vec![format!(" ↑ {} ", more(hidden.above)), format!(" ↑{} ", hidden.above)];
+            if let Some(note) = fitting(title(snapshot).width() + 1, forms) {
+                block = block.title(Line::styled(note, theme::DIM).right_aligned());
+            }
+        }
+        if hidden.below > 0 {
+            let mut forms =
+                vec![format!(" ↓ {} ", more(hidden.below)), format!(" ↓{} ", hidden.below)];
+            if !self.focused {
+                forms.insert(0, format!(" ↓ {} · /todos ", more(hidden.below)));
+            }
+            let taken = if snapshot.plan_ready { PLAN_NOTE_WIDTH } else { 0 };
+            if let Some(note) = fitting(taken, forms) {
+                block = block.title_bottom(Line::styled(note, theme::DIM).right_aligned());
+            }
         }
         block.render(area, buf);
-        for (row, line) in content.iter().skip(offset).take(height).enumerate() {
+        let shown: Vec<&ItemLine> = content.iter().skip(offset).take(height).collect();
+        for (row, line) in shown.iter().enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
+        }
+        // An item cut at the bottom edge says so, rather than end mid-sentence.
+        if hidden.cut_at_bottom && !shown.is_empty() && inner.width > 0 {
+            let y = inner.y + u16::try_from(shown.len() - 1).unwrap_or(u16::MAX);
+            let width = shown.last().map_or(0, |line| line.width()).min(usize::from(inner.width));
+            let x = inner.x + u16::try_from(width).unwrap_or(u16::MAX).min(inner.width - 1);
+            buf.set_string(x, y, "…", theme::DIM);
         }
     }
 }
@@ -392,6 +417,40 @@ fn showing(offset: usize, content: &[ItemLine], selected: usize, height: usize) 
     } else {
         offset
     }
+}
+
+/// How much of the board a view from `offset` of `height` rows leaves out: whole items above and
+/// below (counted as items, not lines), and whether the last row shown cuts an item short.
+struct Hidden {
+    above: usize,
+    below: usize,
+    cut_at_bottom: bool,
+}
+
+impl Hidden {
+    fn of(content: &[ItemLine], offset: usize, height: usize) -> Self {
+        let end = (offset + height).min(content.len());
+        let shown_items = |range: std::ops::Range<usize>| {
+            let mut items: Vec<usize> = content[range].iter().map(|line| line.item).collect();
+            items.dedup();
+            items
+        };
+        let visible = shown_items(offset.min(end)..end);
+        let count_unseen =
+            |range| shown_items(range).iter().filter(|item| !visible.contains(item)).count();
+        Self {
+            above: count_unseen(0..offset.min(end)),
+            below: count_unseen(end..content.len()),
+            cut_at_bottom: end > 0
+                && end < content.len()
+                && content[end - 1].item == content[end].item,
+        }
+    }
+}
+
+/// `1 more item`, `3 more items`.
+fn more(items: usize) -> String {
+    if items == 1 { "1 more item".to_owned() } else { format!("{items} more items") }
 }
 
 /// The first row to show when the pane is not focused: the item in progress stays in view (or
