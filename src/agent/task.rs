@@ -178,7 +178,10 @@ impl Agent {
     /// Runs a turn between two snapshots of the workspace, so that undo can put back
     /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
     /// own: what the person changed in between is not its to undo. The snapshot before is taken
-    /// while the model thinks of its first answer, and settled before any tool runs.
+    /// while the model thinks of its first answer, and settled before the first tool that can
+    /// change the workspace runs. A turn that ran none left the workspace as that snapshot found
+    /// it: it ends on the same snapshot, without taking another (what the person edits meanwhile
+    /// is not the turn's to undo).
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
         self.turn_start = TurnStart::Pending(
             self.state
@@ -186,18 +189,23 @@ impl Agent {
                 .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
         );
         let stop = self.run_turn(prompt).await;
-        self.settle_turn_start().await;
-        if let Some(after) = self.snapshot().await {
+        let touched = matches!(self.turn_start, TurnStart::Begun);
+        let after = match self.settle_turn_start().await {
+            Some(before) if !touched => Some(before),
+            _ => self.snapshot().await,
+        };
+        if let Some(after) = after {
             self.state.end_turn(after);
         }
         stop
     }
 
     /// Begins the turn's undo group from the snapshot taken before it, waiting for the snapshot
-    /// if it is still being taken. Once per turn; before a turn's first tool runs.
-    pub(super) async fn settle_turn_start(&mut self) {
+    /// if it is still being taken. Once per turn, before its first tool that can change the
+    /// workspace; returns that snapshot when this call began the group.
+    pub(super) async fn settle_turn_start(&mut self) -> Option<ObjectId> {
         let pending = match std::mem::replace(&mut self.turn_start, TurnStart::Begun) {
-            TurnStart::Begun => return,
+            TurnStart::Begun => return None,
             TurnStart::Pending(pending) => pending,
         };
         let before = match pending {
@@ -211,7 +219,8 @@ impl Agent {
             },
             None => None,
         };
-        self.state.begin_turn(before);
+        self.state.begin_turn(before.clone());
+        before
     }
 
     /// Snapshots the workspace off the async threads; `None` when the session has no shadow

@@ -36,8 +36,6 @@ impl Agent {
         calls: Vec<ToolCall>,
         cut: Option<&str>,
     ) -> Option<Stop> {
-        // Undo must know the workspace as it was before any tool of the turn touches it.
-        self.settle_turn_start().await;
         let mut results = Vec::with_capacity(calls.len());
         // Where this round's valid board answers are among the results.
         let mut board_answers = Vec::new();
@@ -73,6 +71,10 @@ impl Agent {
             } else if call.name == ToolName::Todo {
                 (ToolStatus::Failed, board_off(&call))
             } else {
+                if call.name.changes_things() {
+                    // Undo must know the workspace as it was before the turn touched it.
+                    self.settle_turn_start().await;
+                }
                 match self.run_tool(&call).await {
                     Ok(done) => done,
                     Err((finished, why)) => {
