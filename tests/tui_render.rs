@@ -888,7 +888,9 @@ fn the_status_bar_counts_down_a_retry() {
 
 #[test]
 fn the_demo_banner_says_the_demo_runs() {
-    let (mut app, _rx) = new_app(TuiOptions { demo: true, ..TuiOptions::default() });
+    let place =
+        keel::llm::scripted::DemoPlace { folder: "/tmp/keel-demo-x".into(), temporary: true };
+    let (mut app, _rx) = new_app(TuiOptions { demo: Some(place), ..TuiOptions::default() });
     assert!(screen_text(&draw(&mut app, WIDE)).contains("The demo is running"));
 }
 

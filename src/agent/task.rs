@@ -9,7 +9,8 @@ use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command};
-use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
+use crate::llm::scripted::{DemoPlace, ScriptedProvider};
+use crate::llm::{Provider, ToolSpec, WireFormat};
 use crate::todo;
 use crate::tools::undo::ObjectId;
 use crate::tools::{Tools, Workspace};
@@ -19,8 +20,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 macro_rules! configure_help {
     () => {
         "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL \
-         for an OpenAI-compatible server), or put `provider`, `model` and `api_key` in \
-         ~/.config/keel/config.toml, then restart keel."
+         for an OpenAI-compatible server; a local one takes any placeholder key), or put \
+         provider, model and api_key in ~/.config/keel/config.toml, then restart keel."
     };
 }
 
@@ -161,8 +162,10 @@ impl Agent {
             .map_err(|err| format!("could not create the demo workspace: {err}"))?;
         let workspace = Workspace::new(dir.path())
             .map_err(|err| format!("could not open the demo workspace: {err}"))?;
+        let place = DemoPlace { folder: dir.path().to_path_buf(), temporary: true };
         let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
-            .map_err(|err| format!("the demo script is broken: {err}"))?;
+            .map_err(|err| format!("the demo script is broken: {err}"))?
+            .ran_in(&place);
         let prompt = script.prompt().to_owned();
         self.tools = Tools::new(workspace);
         // The demo works in a throwaway folder and is meant to be watched, not steered.
@@ -178,10 +181,7 @@ impl Agent {
             wire_format: WireFormat::Anthropic,
         });
         self.state.note(Entry::Notice {
-            text: format!(
-                "Demo: a scripted model works in a temporary workspace ({}).",
-                self.tools.workspace().root().display()
-            ),
+            text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
         });
         self.state.queue(prompt);
         Ok(())

@@ -5,6 +5,7 @@
 //! The workspace's file is the project's, not the person's: it may not set the provider, its URL
 //! or key, nor loosen approvals (see `trust`). Reading files is `file`'s job; this module merges.
 
+pub mod advice;
 mod file;
 pub mod trust;
 
@@ -167,7 +168,13 @@ pub enum ConfigError {
          toward the output limit, so raise --max-tokens (or max_tokens) as well"
     )]
     ThinkingOverOutput { budget: u32, max_tokens: u32 },
+    #[error("max_rounds {ZERO_ROUNDS}")]
+    ZeroRounds,
 }
+
+/// Why a round limit of 0 is refused, wherever it was set.
+pub const ZERO_ROUNDS: &str = "must be at least 1: it is how many model responses one prompt \
+     may take, and 0 would stop every prompt before the model answers";
 
 /// The smallest thinking budget the Messages API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
@@ -269,6 +276,10 @@ pub fn merge(
     };
     let max_tokens = number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS);
     let budget = flags.thinking_budget.or_else(|| files.iter().find_map(|f| f.thinking_budget));
+    let max_rounds = number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS);
+    if max_rounds == 0 {
+        return Err(ConfigError::ZeroRounds);
+    }
     Ok(Config {
         provider,
         model,
@@ -279,7 +290,7 @@ pub fn merge(
         nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
-        max_rounds: number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS),
+        max_rounds,
         approval,
         approval_source,
         ignored,

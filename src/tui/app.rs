@@ -50,6 +50,8 @@ pub struct App {
     pub(super) quit: bool,
     pub(super) agent_gone: bool,
     pub(super) screen: Rect,
+    /// Colours are left out of every frame (`NO_COLOR`).
+    pub(super) no_color: bool,
     recall_seeded: bool,
 }
 
@@ -65,7 +67,10 @@ impl App {
             board: TodoPane::default(),
             main: MainView {
                 composer: Composer::new(),
-                conversation: Conversation::new(intro(&options)),
+                conversation: Conversation::new(
+                    intro(&options),
+                    intro(&TuiOptions { demo: None, ..options.clone() }),
+                ),
             },
             answered: None,
             quit_armed_at: None,
@@ -74,6 +79,7 @@ impl App {
             quit: false,
             agent_gone: false,
             screen: Rect::default(),
+            no_color: options.no_color,
             recall_seeded: false,
         }
     }
@@ -232,8 +238,9 @@ impl App {
 }
 
 /// The lines at the top of the conversation: what keel's setup must tell the person (settings it
-/// ignored), then first-run help, the demo banner, or a short welcome.
-fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
+/// ignored), then first-run help, the demo banner, or a short welcome. A new conversation
+/// (`/clear`) starts under the same lines, less the demo banner.
+pub(super) fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Welcome to keel.", theme::TITLE)];
     for notice in options.notice.iter().flat_map(|notice| notice.trim_end().lines()) {
         lines.push(Line::styled(format!("keel {notice}"), theme::ERROR));
@@ -245,7 +252,7 @@ fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
         lines.push(Line::default());
         lines.extend(
             super::text::clean_lines(help.trim_end())
-                .map(|line| Line::styled(line.into_owned(), theme::INTRO)),
+                .map(|line| Line::from(with_code(&line, theme::INTRO))),
         );
         lines.push(Line::default());
         lines.push(Line::from(vec![
@@ -254,19 +261,32 @@ fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
             Span::raw(" to watch keel work through a sample task with a scripted model."),
         ]));
     }
-    if options.demo {
+    if let Some(place) = &options.demo {
         lines.push(Line::default());
-        lines.push(Line::styled(
-            "The demo is running: a scripted model works through a sample task in a temporary \
-             workspace. Watch the board fill in; Ctrl+T shows the raw history.",
-            theme::INTRO,
-        ));
+        let banner = format!(
+            "The demo is running: a scripted model works through a sample task; {}. Watch the \
+             board fill in; Ctrl+T shows the raw request.",
+            place.describe()
+        );
+        lines.push(Line::from(with_code(&banner, theme::INTRO)));
     }
-    if options.first_run_help.is_none() && !options.demo {
+    if options.first_run_help.is_none() && options.demo.is_none() {
         lines.push(Line::styled(
             "Tell keel what to do and press Enter. ? lists every key.",
             theme::DIM,
         ));
     }
     lines
+}
+
+/// `text` in `style`, its `code` spans (between backticks) shown as keys, without the backticks.
+fn with_code(text: &str, style: ratatui::style::Style) -> Vec<Span<'static>> {
+    text.split('`')
+        .enumerate()
+        .filter(|(_, piece)| !piece.is_empty())
+        .map(|(index, piece)| {
+            let style = if index % 2 == 1 { theme::KEY } else { style };
+            Span::styled(piece.to_owned(), style)
+        })
+        .collect()
 }

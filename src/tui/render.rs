@@ -44,4 +44,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     if let Some(request) = app.visible_approval() {
         app.approval.render(request, covered, buf);
     }
+    if app.no_color {
+        super::theme::strip_colours(buf);
+    }
 }
