@@ -83,6 +83,14 @@ pub struct ApprovalRequest {
     pub always: Option<String>,
 }
 
+/// Queued prompts handed back to the front end when the person interrupts the turn, to edit
+/// or drop: `count` grows with every hand-back, so a front end takes each one once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HandedBack {
+    pub count: u64,
+    pub prompts: imbl::Vector<String>,
+}
+
 /// The agent's state at one moment. `Default` is an agent with nothing to show yet.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -105,5 +113,7 @@ pub struct Snapshot {
     pub system_prompt: Arc<str>,
     /// Prompts submitted while a turn ran, sent one by one when it ends.
     pub queued: imbl::Vector<String>,
+    /// The prompts that were queued when the person last interrupted a turn.
+    pub handed_back: HandedBack,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
 }

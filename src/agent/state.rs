@@ -138,6 +138,18 @@ impl State {
         self.view.queued.pop_front()
     }
 
+    /// Empties the queue into the front end's hands (the person interrupted the turn: what they
+    /// queued is theirs to edit or drop, not to be sent at once).
+    pub fn hand_back_queue(&mut self) {
+        if self.view.queued.is_empty() {
+            return;
+        }
+        let prompts = std::mem::take(&mut self.view.queued);
+        let handed = &mut self.view.handed_back;
+        handed.count += 1;
+        handed.prompts = prompts;
+    }
+
     /// Replaces the tool run with the same id (searching from the newest), or adds it.
     pub fn update_tool(&mut self, run: ToolRun) {
         let found = self.view.tools.iter().rposition(|existing| existing.id == run.id);

@@ -89,7 +89,8 @@ impl Agent {
                     }
                 }
                 Command::Continue => {
-                    if self.prompt_turn(None).await == Some(Stop::Quit) {
+                    let stop = self.prompt_turn(None).await;
+                    if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -116,14 +117,30 @@ impl Agent {
         }
     }
 
-    /// Runs queued prompts until none are left.
+    /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
+    /// back to them.
     async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.next_queued() {
-            if self.prompt_turn(Some(prompt)).await == Some(Stop::Quit) {
-                return Some(Stop::Quit);
+            match self.prompt_turn(Some(prompt)).await {
+                Some(Stop::Quit) => return Some(Stop::Quit),
+                Some(Stop::Interrupted) => {
+                    self.state.hand_back_queue();
+                    return None;
+                }
+                None => {}
             }
         }
         None
+    }
+
+    /// After a turn that was not a queued prompt's: hands the queue back if the person
+    /// interrupted it, else runs what was queued meanwhile.
+    async fn after_turn(&mut self, stop: Option<Stop>) -> Option<Stop> {
+        if stop == Some(Stop::Interrupted) {
+            self.state.hand_back_queue();
+            return None;
+        }
+        self.drain_queue().await
     }
 
     /// Runs a turn between two snapshots of the workspace, so that undo can put back

@@ -53,6 +53,8 @@ pub struct App {
     /// Colours are left out of every frame (`NO_COLOR`).
     pub(super) no_color: bool,
     recall_seeded: bool,
+    /// The last hand-back of queued prompts taken into the composer.
+    handed_back_seen: u64,
 }
 
 impl App {
@@ -81,6 +83,7 @@ impl App {
             screen: Rect::default(),
             no_color: options.no_color,
             recall_seeded: false,
+            handed_back_seen: 0,
         }
     }
 
@@ -94,6 +97,10 @@ impl App {
                     self.main.composer.remember(text);
                 }
             }
+        }
+        if snapshot.handed_back.count > self.handed_back_seen {
+            self.handed_back_seen = snapshot.handed_back.count;
+            self.main.composer.take_back(&snapshot.handed_back.prompts);
         }
         if let Some(inspector) = &mut self.inspector {
             inspector.update(&snapshot);
@@ -223,6 +230,11 @@ impl App {
     /// The agent is working on a turn (a spinner is shown).
     pub fn is_busy(&self) -> bool {
         !matches!(self.snapshot.activity, Activity::Idle | Activity::AwaitingApproval)
+    }
+
+    /// A turn is under way, working or waiting for an approval: there is something to interrupt.
+    pub fn turn_running(&self) -> bool {
+        self.snapshot.activity != Activity::Idle && !self.agent_gone
     }
 
     fn has_running_tool(&self) -> bool {

@@ -1,7 +1,8 @@
 //! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
 //! from the top — the approval modal, the inspector, the help, the board, the main screen — and
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
-//! any view, so the way out always works.
+//! any view, so the way out always works: it interrupts a running turn, and twice on an idle
+//! prompt quits.
 
 use super::app::{App, QUIT_WINDOW};
 use super::commands;
@@ -167,7 +168,14 @@ impl App {
         }
     }
 
+    /// Ctrl+C: interrupts a running turn; on an idle prompt clears it, and a second press within
+    /// [`QUIT_WINDOW`] quits.
     fn clear_or_quit(&mut self, now: Instant) {
+        if self.turn_running() {
+            self.quit_armed_at = None;
+            self.send(Command::Cancel);
+            return;
+        }
         let armed = self
             .quit_armed_at
             .is_some_and(|armed| now.saturating_duration_since(armed) <= QUIT_WINDOW);

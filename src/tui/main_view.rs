@@ -26,7 +26,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc)],
         action: Action::Interrupt,
-        help: "interrupt the running turn",
+        help: "interrupt the running turn; prompts queued meanwhile come back to the composer",
         hint: Some("interrupt"),
     },
     Binding {
@@ -44,7 +44,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('c')],
         action: Action::ClearOrQuit,
-        help: "clear the composer; press twice within a second to quit",
+        help: "interrupt the running turn; on an idle prompt clear it, twice within a second quit",
         hint: None,
     },
     Binding {
