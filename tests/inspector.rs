@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The inspector (Ctrl+T) on both protocols, end to end: a real agent talks to a loopback server
-//! over Anthropic or OpenAI-compatible HTTP, and what its snapshot and the inspector show must be
-//! exactly the `messages` array the server received, in that protocol's own shape.
+//! over Anthropic or OpenAI-compatible HTTP, and what the inspector shows must be exactly the body
+//! the server received — parameters, system prompt, tools and messages — in that protocol's own
+//! shape.
 
 mod fake_llm;
 mod support;
@@ -12,6 +13,7 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::{Provider, WireFormat};
 use keel::tools::{Tools, Workspace};
+use keel::tui::view::history_overlay::HistoryOverlay;
 use keel::tui::{App, OverlayKind, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -63,14 +65,18 @@ async fn finish(handle: &mut AgentHandle) -> Snapshot {
 
 /// The screen with the inspector open on `snapshot`.
 fn inspector_screen(snapshot: Snapshot) -> String {
+    inspector_screen_at(snapshot, SCREEN)
+}
+
+fn inspector_screen_at(snapshot: Snapshot, screen: (u16, u16)) -> String {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(tx, TuiOptions::default());
     app.apply_snapshot(snapshot);
     app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
     assert_eq!(app.overlay(), Some(OverlayKind::History));
-    let mut terminal = Terminal::new(TestBackend::new(SCREEN.0, SCREEN.1)).unwrap();
+    let mut terminal = Terminal::new(TestBackend::new(screen.0, screen.1)).unwrap();
     app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
-    app.prepare(Rect::new(0, 0, SCREEN.0, SCREEN.1));
+    app.prepare(Rect::new(0, 0, screen.0, screen.1));
     terminal.draw(|frame| render(&app, frame)).unwrap();
     let buffer = terminal.backend().buffer();
     (0..buffer.area.height)
@@ -103,7 +109,18 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
             &bodies[1].body,
         );
 
+        // The inspector shows the whole body that request sent: parameters, system, tools and
+        // messages, made by the provider's own encoding.
+        let received: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();
+        let then = Snapshot { history: sent, ..snapshot.clone() };
+        assert_eq!(HistoryOverlay::open(&then).body(), received, "{format:?}");
+        assert!(received["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+
+        let small = inspector_screen_at(snapshot.clone(), (40, 12));
+        assert!(small.contains("Esc"), "a small screen says how to close it:\n{small}");
         let screen = inspector_screen(snapshot);
+        assert!(screen.contains("── tools ("), "{screen}");
+        assert!(screen.contains("\"max_tokens\""), "{screen}");
         match format {
             WireFormat::Anthropic => {
                 assert_eq!(count, 3, "user, assistant, user with the result");

@@ -149,6 +149,8 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
     tmux.wait_for("the inspector to close", KEY_TIMEOUT, |screen| {
         !screen.contains("\"role\"") && board_count(screen).is_some()
     });
+    // Ctrl+C interrupts a turn that still runs; twice on an idle prompt it quits.
+    tmux.wait_for("the demo's last answer", DEMO_TIMEOUT, |screen| screen.contains("│ idle │"));
 
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);

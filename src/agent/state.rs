@@ -11,7 +11,7 @@ use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, complete_cut_off_round};
 use super::reminder;
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
-use crate::llm::WireFormat;
+use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
@@ -119,6 +119,11 @@ impl State {
 
     pub fn add_usage(&mut self, usage: Usage) {
         self.view.usage.add(usage);
+    }
+
+    /// What every request carries besides the history, for the inspector to encode the body.
+    pub fn set_request(&mut self, request: RequestShape) {
+        self.view.request = request;
     }
 
     /// Names the model in the status bar (the demo replaces the configured one).
@@ -265,6 +270,8 @@ impl State {
             model: Arc::clone(&self.view.model),
             wire_format: self.view.wire_format,
             system_prompt: Arc::clone(&self.view.system_prompt),
+            request: self.view.request.clone(),
+            handed_back: self.view.handed_back.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

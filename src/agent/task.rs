@@ -10,7 +10,7 @@ use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command};
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
-use crate::llm::{Provider, ToolSpec, WireFormat};
+use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::todo;
 use crate::tools::undo::ObjectId;
 use crate::tools::{Tools, Workspace};
@@ -74,7 +74,19 @@ impl Agent {
         let state = State::new(&config.system_prompt, config.nag_threshold, label);
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools);
-        Self { config, provider, tools, specs, state, outbox, inbox, approvals, demo_dir: None }
+        let mut agent = Self {
+            config,
+            provider,
+            tools,
+            specs,
+            state,
+            outbox,
+            inbox,
+            approvals,
+            demo_dir: None,
+        };
+        agent.tell_request_shape();
+        agent
     }
 
     /// Runs until `Quit` or until every front end is gone.
@@ -190,6 +202,7 @@ impl Agent {
         self.specs = tool_specs(&self.tools);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
+        self.tell_request_shape();
         // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
         self.state.clear(Journal::default());
         self.state.set_label(ModelLabel {
@@ -202,6 +215,18 @@ impl Agent {
         });
         self.state.queue(prompt);
         Ok(())
+    }
+
+    /// Tells front ends what each request carries besides the history, so the inspector shows
+    /// the body as sent.
+    fn tell_request_shape(&mut self) {
+        let model = self.provider.as_ref().map_or("", Provider::model);
+        self.state.set_request(RequestShape {
+            model: model.into(),
+            tools: self.specs.clone().into(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+        });
     }
 
     /// Empties the conversation; it is saved from here on to a new session log, if sessions are

@@ -33,7 +33,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Conversation", conversation::KEYS).with(conversation::MOUSE_HELP),
         slash,
         HelpSection::of("Board (after /todos)", todo_pane::KEYS),
-        HelpSection::of("History inspector (Ctrl+T)", history_overlay::KEYS),
+        HelpSection::of("Request inspector (Ctrl+T)", history_overlay::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]

@@ -32,8 +32,8 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
         action: Action::History,
-        help: "inspect the raw history, as the provider receives it",
-        hint: Some("history"),
+        help: "inspect the whole request as the provider receives it",
+        hint: Some("request"),
     },
     Binding {
         keys: &[KeySpec::char('?')],
