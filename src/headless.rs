@@ -7,9 +7,12 @@
 //! a tool has its control characters made visible (`crate::visible`), so no escape sequence
 //! reaches the person's terminal; JSON output escapes them already. A reader that goes away
 //! (`keel -p … | head`) ends the run quietly, as if interrupted, with exit code 0.
+//!
+//! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
+//! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
-use crate::todo::TodoBoard;
+use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::{ToolName, call};
 use crate::visible::visible;
 use std::io::Write;
@@ -35,12 +38,13 @@ pub struct RunResult {
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
-/// agent. Ctrl+C, SIGTERM and SIGHUP interrupt the turn (the history stays valid and saved) and
-/// end the run.
+/// agent. `plan`: the agent is in plan mode, and the plan is the answer. Ctrl+C, SIGTERM and
+/// SIGHUP interrupt the turn (the history stays valid and saved) and end the run.
 pub async fn run(
     mut agent: AgentHandle,
     start: Command,
     format: OutputFormat,
+    plan: bool,
 ) -> std::io::Result<RunResult> {
     // Nothing is drawn here: closing the snapshot channel at once keeps the agent from queueing
     // a snapshot per change for the whole run (each holding its own version of the history).
@@ -53,6 +57,7 @@ pub async fn run(
     let mut printer = Printer::default();
     let mut interrupted = false;
     let mut reader_gone = false;
+    let mut board: Vec<TodoItem> = Vec::new();
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -69,9 +74,15 @@ pub async fn run(
                 reader_gone,
             };
         };
+        if let AgentEvent::Todo { items, .. } = &event {
+            board.clone_from(items);
+        }
         if !reader_gone {
             let printed = match format {
                 OutputFormat::Json => print_json(&mut stdout, &event),
+                OutputFormat::Text if plan => {
+                    print_plan(&mut printer, &mut stderr, &mut stdout, &event, &mut board)
+                }
                 OutputFormat::Text => printer.print(&mut stderr, &mut stdout, &event),
             };
             match printed {
@@ -103,6 +114,25 @@ async fn interruption(terminate: &mut Signal, hangup: &mut Signal) {
         _ = terminate.recv() => {}
         _ = hangup.recv() => {}
     }
+}
+
+/// One event of a `--plan` run: the model's last words are progress here; the board is the
+/// answer, printed when the turn succeeds.
+fn print_plan(
+    printer: &mut Printer,
+    err: &mut impl Write,
+    out: &mut impl Write,
+    event: &AgentEvent,
+    board: &mut Vec<TodoItem>,
+) -> std::io::Result<()> {
+    let mut words = Vec::new();
+    printer.print(err, &mut words, event)?;
+    err.write_all(&words)?;
+    if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
+        writeln!(out, "{}", TodoBoard::from_items(std::mem::take(board)).render())?;
+        out.flush()?;
+    }
+    Ok(())
 }
 
 fn print_json(out: &mut impl Write, event: &AgentEvent) -> std::io::Result<()> {
@@ -188,7 +218,7 @@ fn print_progress(
                 }
             }
         }
-        AgentEvent::Reminder { text, rounds_since_todo } => {
+        AgentEvent::Reminder { text, rounds_since_todo, .. } => {
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{}", visible(text))?,

@@ -132,6 +132,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,
         approval: config.approval,
+        board: !cli.no_todo,
+        plan: cli.plan,
     };
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
@@ -177,7 +179,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
                 _ => Command::Submit(prompt),
             };
-            let result = headless::run(handle, start, cli.output_format).await?;
+            let result = headless::run(handle, start, cli.output_format, cli.plan).await?;
             // A reader that left (`| head`) took what it wanted: not a failure.
             if result.outcome == TurnOutcome::Success || result.reader_gone {
                 ExitCode::SUCCESS

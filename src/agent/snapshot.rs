@@ -106,7 +106,16 @@ pub struct Snapshot {
     pub activity: Activity,
     pub usage: Usage,
     pub rounds_since_todo: u32,
+    /// The reminder's threshold in force now (0: off); with `auto`, the one the rhythm gives.
     pub nag_threshold: u32,
+    /// The threshold follows the model's rhythm (`--nag-threshold auto`).
+    pub nag_auto: bool,
+    /// Rounds since the item in progress last changed (see [`Snapshot::is_stale`]).
+    pub rounds_in_progress: u32,
+    /// The model may read, not change (`--plan`, Shift+Tab).
+    pub plan_mode: bool,
+    /// A plan-mode turn ended with a plan on the board, waiting for the person's approval.
+    pub plan_ready: bool,
     pub provider: Arc<str>,
     pub model: Arc<str>,
     pub wire_format: WireFormat,
@@ -118,4 +127,12 @@ pub struct Snapshot {
     /// The prompts that were queued when the person last interrupted a turn.
     pub handed_back: HandedBack,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
+}
+
+impl Snapshot {
+    /// Whether the item in progress has stood still past twice the reminder's threshold.
+    pub fn is_stale(&self) -> bool {
+        self.board.in_progress().is_some()
+            && super::reminder::is_stale(self.rounds_in_progress, self.nag_threshold)
+    }
 }

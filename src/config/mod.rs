@@ -13,8 +13,7 @@ pub use file::{parse_file, read_file, user_config_path};
 pub use trust::Ignored;
 
 use crate::agent::{
-    ApprovalMode, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
-    DEFAULT_NAG_THRESHOLD,
+    ApprovalMode, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
 };
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -76,7 +75,8 @@ pub struct FileSettings {
     pub api_key: Option<String>,
     pub max_tokens: Option<u32>,
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: Option<u32>,
+    /// A number of rounds, or `"auto"`.
+    pub nag_threshold: Option<NagThreshold>,
     pub nag_message: Option<String>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
@@ -90,7 +90,7 @@ pub struct FlagSettings {
     pub base_url: Option<String>,
     pub max_tokens: Option<u32>,
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: Option<u32>,
+    pub nag_threshold: Option<NagThreshold>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
 }
@@ -106,7 +106,7 @@ pub struct Config {
     pub max_tokens: u32,
     /// Anthropic extended thinking's budget of tokens; `None` (or 0 where set) leaves it off.
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: u32,
+    pub nag_threshold: NagThreshold,
     pub nag_message: String,
     pub max_rounds: u32,
     pub approval: ApprovalMode,
@@ -287,7 +287,10 @@ pub fn merge(
         api_key,
         max_tokens,
         thinking_budget: thinking_budget(budget, max_tokens)?,
-        nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
+        nag_threshold: flags
+            .nag_threshold
+            .or_else(|| files.iter().find_map(|f| f.nag_threshold))
+            .unwrap_or_default(),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
         max_rounds,

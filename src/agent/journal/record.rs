@@ -4,6 +4,8 @@
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
 //! begun with the workspace snapshot taken before it, a tool call answered, a file changed.
 
+use crate::agent::reminder::Pace;
+use crate::agent::steps::Step;
 use crate::message::Message;
 use crate::todo::TodoItem;
 use crate::tools::FileChange;
@@ -45,6 +47,16 @@ pub enum Record {
     },
     /// The newest turn that changed files was undone.
     Undo,
+    // The board's own bookkeeping (see `agent::reminder`, `agent::steps`, `todo::edit`).
+    /// The reminder's rhythm and the drift count after a round.
+    Pace { pace: Pace },
+    /// The person changed the board (the `Board` record holds the result); the model is told
+    /// in its next request.
+    BoardEdit { change: String },
+    /// The person's changes so far were told to the model.
+    BoardEditsTold,
+    /// A write or an edit the model made, for the repeated-step answer.
+    Step { step: Step },
 }
 
 impl Record {

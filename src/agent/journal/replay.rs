@@ -9,6 +9,8 @@
 //! for good. A last line cut off mid-write (the process was killed) just ends the log.
 
 use super::record::{Record, decode_change};
+use crate::agent::reminder::Pace;
+use crate::agent::steps::Step;
 use crate::message::{ContentBlock, Message, Role};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, UndoStack};
@@ -19,6 +21,10 @@ pub struct Restored {
     pub history: Vec<Message>,
     pub board: TodoBoard,
     pub rounds_since_todo: u32,
+    pub pace: Pace,
+    /// The person's board changes not yet told to the model.
+    pub board_edits: Vec<String>,
+    pub steps: Vec<Step>,
     pub undo: UndoStack,
     /// Results already logged for the calls of the last round, when that round was cut off
     /// before its results went into the history.
@@ -157,6 +163,10 @@ impl Replay {
             Record::Undo => {
                 restored.undo.forget_last();
             }
+            Record::Pace { pace } => restored.pace = pace,
+            Record::BoardEdit { change } => restored.board_edits.push(change),
+            Record::BoardEditsTold => restored.board_edits.clear(),
+            Record::Step { step } => restored.steps.push(step),
         }
         Ok(())
     }
