@@ -200,6 +200,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 notice,
                 instructions_note,
                 no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
+                prices: config.prices.clone(),
             };
             tui::run(handle, options).await?;
             ExitCode::SUCCESS

@@ -10,6 +10,29 @@ use crate::todo::TodoBoard;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long the person has waited on the turn running now, or waited on the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TurnClock {
+    /// No turn has run in this conversation.
+    #[default]
+    None,
+    Running {
+        since: Instant,
+    },
+    Took(Duration),
+}
+
+impl TurnClock {
+    /// The turn's time so far (running) or in all (over), as of `now`.
+    pub fn elapsed(self, now: Instant) -> Option<Duration> {
+        match self {
+            Self::None => None,
+            Self::Running { since } => Some(now.saturating_duration_since(since)),
+            Self::Took(took) => Some(took),
+        }
+    }
+}
+
 /// What the agent is doing right now.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Activity {
@@ -104,6 +127,8 @@ pub struct Snapshot {
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<Arc<str>>,
     pub activity: Activity,
+    /// The turn's time, for the status bar.
+    pub turn_clock: TurnClock,
     pub usage: Usage,
     pub rounds_since_todo: u32,
     /// The reminder's threshold in force now (0: off); with `auto`, the one the rhythm gives.

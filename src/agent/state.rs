@@ -13,7 +13,7 @@ mod board;
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
-use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
+use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, TurnClock};
 use super::steps::StepLog;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
@@ -21,6 +21,7 @@ use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Where snapshots and events go. A closed receiver is not an error: a front end may listen to
@@ -197,6 +198,15 @@ impl State {
     /// is not saved.
     pub fn snapshot_source(&mut self) -> Option<Shadow> {
         if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+    }
+
+    /// The person starts waiting on a turn (`running`), or stops: the status bar's turn time.
+    pub fn clock_turn(&mut self, running: bool) {
+        self.view.turn_clock = match (running, self.view.turn_clock) {
+            (true, _) => TurnClock::Running { since: Instant::now() },
+            (false, TurnClock::Running { since }) => TurnClock::Took(since.elapsed()),
+            (false, clock) => clock,
+        };
     }
 
     /// A user turn starts: a plan shown for approval is no longer waiting.

@@ -206,7 +206,9 @@ impl Agent {
                 .snapshot_source()
                 .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
         );
+        self.state.clock_turn(true);
         let stop = self.run_turn(prompt).await;
+        self.state.clock_turn(false);
         self.settle_turn_start().await;
         if let Some(after) = self.snapshot().await {
             self.state.end_turn(after);

@@ -4,6 +4,8 @@
 //!
 //! The workspace's file is the project's, not the person's: it may not set the provider, its URL
 //! or key, nor loosen approvals (see `trust`). Reading files is `file`'s job; this module merges.
+//! Model prices (`[prices."MODEL"]`, see `pricing`) only change what the status bar shows: both
+//! files may set them, model by model, in the same order.
 
 pub mod advice;
 mod file;
@@ -15,7 +17,9 @@ pub use trust::Ignored;
 use crate::agent::{
     ApprovalMode, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
 };
+use crate::pricing::{BadPrice, Price, Prices};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -80,6 +84,8 @@ pub struct FileSettings {
     pub nag_message: Option<String>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
+    /// Prices by model name, over keel's own table.
+    pub prices: Option<BTreeMap<String, Price>>,
 }
 
 /// The settings given as flags.
@@ -114,6 +120,8 @@ pub struct Config {
     pub approval_source: ApprovalSource,
     /// What the workspace's file set and keel did not take (see `trust`).
     pub ignored: Vec<Ignored>,
+    /// Model prices: the files' over keel's own table.
+    pub prices: Prices,
 }
 
 impl Config {
@@ -170,6 +178,8 @@ pub enum ConfigError {
     ThinkingOverOutput { budget: u32, max_tokens: u32 },
     #[error("max_rounds {ZERO_ROUNDS}")]
     ZeroRounds,
+    #[error("prices: {0}")]
+    BadPrice(#[from] BadPrice),
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -280,6 +290,11 @@ pub fn merge(
     if max_rounds == 0 {
         return Err(ConfigError::ZeroRounds);
     }
+    // Model by model, the project's price over the person's (files in order of precedence).
+    let mut prices = BTreeMap::new();
+    for file in files.iter().rev() {
+        prices.extend(file.prices.clone().unwrap_or_default());
+    }
     Ok(Config {
         provider,
         model,
@@ -297,5 +312,6 @@ pub fn merge(
         approval,
         approval_source,
         ignored,
+        prices: Prices::new(prices)?,
     })
 }

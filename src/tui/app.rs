@@ -16,6 +16,7 @@ use super::view::help_overlay::HelpOverlay;
 use super::view::history_overlay::HistoryOverlay;
 use super::view::todo_pane::TodoPane;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
+use crate::pricing::Prices;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use std::time::{Duration, Instant};
@@ -52,6 +53,8 @@ pub struct App {
     pub(super) screen: Rect,
     /// Colours are left out of every frame (`NO_COLOR`).
     pub(super) no_color: bool,
+    /// Model prices, for the status bar's cost.
+    pub(super) prices: Prices,
     recall_seeded: bool,
     /// The last hand-back of queued prompts taken into the composer.
     handed_back_seen: u64,
@@ -82,6 +85,7 @@ impl App {
             agent_gone: false,
             screen: Rect::default(),
             no_color: options.no_color,
+            prices: options.prices,
             recall_seeded: false,
             handed_back_seen: 0,
         }

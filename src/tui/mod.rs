@@ -52,7 +52,7 @@ const SNAPSHOT_BATCH: usize = 256;
 const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// What the front end is told at start.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuiOptions {
     /// Set when no API key is configured: the text that says how to configure one.
     pub first_run_help: Option<String>,
@@ -65,6 +65,8 @@ pub struct TuiOptions {
     pub instructions_note: Option<String>,
     /// Draw without colours (`NO_COLOR`); bold, dim and the like stay.
     pub no_color: bool,
+    /// Model prices for the status bar's cost (keel's own table unless configured).
+    pub prices: crate::pricing::Prices,
 }
 
 /// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does

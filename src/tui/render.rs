@@ -30,6 +30,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
         flash: app.flash(),
         agent_gone: app.agent_gone,
         hints: &hints,
+        price: app.prices.of(&snapshot.model),
     };
     status_bar::render(snapshot, &info, regions.status, buf);
 
