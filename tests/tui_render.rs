@@ -841,7 +841,7 @@ fn a_huge_paste_goes_in_whole_without_freezing() {
     // out, the welcome and the prompt's first lines.
     app.apply_snapshot(Snapshot { transcript: transcript(vec![user(&paste)]), ..base_snapshot() });
     let screen = screen_text(&draw(&mut app, WIDE));
-    assert!(screen.contains("more lines (all of it was sent)"), "{screen}");
+    assert!(screen.contains("more lines, 5.0 MB in all (all of it was sent)"), "{screen}");
     assert_eq!(app.conversation_laid_out(), 2);
 }
 

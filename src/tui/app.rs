@@ -181,7 +181,6 @@ impl App {
             board_rows: 0,
             board_focused: self.board.focused,
             has_board: !self.snapshot.board.is_empty(),
-            has_tools: !self.snapshot.tools.is_empty(),
         };
         // The board's width does not depend on its height: measure it, then ask for the height.
         let width = regions(screen, Wants { has_board: true, ..wants }).todos.width;

@@ -10,7 +10,7 @@
 //! the line; undo is Ctrl+Z.
 
 use super::super::keymap::{Binding, KeySpec};
-use super::super::text::{clean_paste, human_bytes};
+use super::super::text::{clean_paste, group_thousands, human_bytes};
 use super::super::theme;
 use super::{pane, paste_tokens};
 use ratatui::buffer::Buffer;
@@ -378,19 +378,6 @@ const MAX_UNDO: usize = 200;
 
 fn is_big(text: &str) -> bool {
     text.len() > INLINE_PASTE_MAX_BYTES || text.matches('\n').count() >= INLINE_PASTE_MAX_LINES
-}
-
-/// `98304` as `98,304`.
-fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]
