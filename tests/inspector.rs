@@ -140,3 +140,58 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
         }
     }
 }
+
+/// The inspector's screen as drawn now.
+fn drawn(app: &mut App, screen: (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(screen.0, screen.1)).unwrap();
+    app.prepare(Rect::new(0, 0, screen.0, screen.1));
+    terminal.draw(|frame| render(app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+#[tokio::test]
+async fn long_parts_are_folded_and_search_finds_and_unfolds_what_they_hide() {
+    let steps = vec![
+        fake_llm::tool("read_file", json!({"path": "notes.txt"})),
+        fake_llm::text("There is no notes.txt."),
+    ];
+    let server = FakeLlm::start(steps, Duration::ZERO).await;
+    let snapshot = one_turn(&server, WireFormat::Anthropic).await;
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    press(&mut app, KeyCode::Char('g'));
+    let top = drawn(&mut app, SCREEN);
+    assert!(top.contains("── tools ("), "{top}");
+    assert!(top.contains("more lines (o unfolds)"), "the tools are folded: {top}");
+    assert!(!top.contains("\"old_text\""), "edit_file's schema is folded away: {top}");
+    // Without the status bar, which shows how long the turn took.
+    let small = drawn(&mut app, (100, 40));
+    let inspector = small.rsplit_once('\n').unwrap().0;
+    insta::assert_snapshot!("inspector_request_top_100x40", inspector);
+
+    // `/old_text` finds it in the folded part and unfolds it to show the hit.
+    press(&mut app, KeyCode::Char('/'));
+    for c in "old_text".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    let found = drawn(&mut app, SCREEN);
+    assert!(found.contains("\"old_text\""), "{found}");
+    assert!(!found.contains("more lines (o unfolds)"), "{found}");
+
+    // `o` folds the long parts again.
+    press(&mut app, KeyCode::Char('o'));
+    press(&mut app, KeyCode::Char('g'));
+    let folded = drawn(&mut app, SCREEN);
+    assert!(folded.contains("more lines (o unfolds)"), "{folded}");
+}
