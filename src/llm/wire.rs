@@ -1,5 +1,6 @@
-//! The history as each protocol carries it, for front ends: the inspector shows exactly the
-//! `messages` array a request sends, message by message, and tests decode recorded streams.
+//! The request as each protocol carries it, for front ends: the whole body (`encode`, the one
+//! encoding, which the inspector shows), the `messages` array message by message (tests hold
+//! what a server received to it), and recorded streams decoded.
 
 use super::error::{LlmError, StreamError};
 use super::protocol::Protocol;

@@ -199,3 +199,37 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's table of keys, from its header to the first line that is not a row.
+    fn readme_keys() -> String {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("| key | does |").unwrap_or(readme.len());
+        readme[start..]
+            .lines()
+            .take_while(|line| line.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_readme_names_every_key_of_the_screen_and_the_composer() {
+        let table = readme_keys().to_lowercase();
+        assert!(!table.is_empty(), "the README has its table of keys");
+        let sections = ["Anywhere", "Composer", "Conversation"];
+        for section in help_sections().iter().filter(|section| sections.contains(&section.title)) {
+            for (keys, _) in &section.rows {
+                for key in keys.split(" / ").filter(|key| !key.contains(char::is_whitespace)) {
+                    assert!(
+                        table.contains(&key.to_lowercase()),
+                        "{key} ({}) is missing from README's table of keys",
+                        section.title
+                    );
+                }
+            }
+        }
+    }
+}

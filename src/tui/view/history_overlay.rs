@@ -74,7 +74,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
         action: Action::Top,
-        help: "first message",
+        help: "the top: the request's parameters",
         hint: None,
     },
     Binding {
