@@ -263,3 +263,23 @@ fn at_40x12_the_inspector_says_how_to_close_it_and_cuts_no_word() {
     }
     insta::assert_snapshot!("inspector_40x12", screen);
 }
+
+#[test]
+fn at_40x12_no_title_or_placeholder_is_cut_mid_word() {
+    let (mut app, _rx) = new_app(TuiOptions::default());
+    app.apply_snapshot(Snapshot {
+        activity: keel::agent::Activity::Thinking,
+        queued: ["later".to_owned()].into_iter().collect(),
+        ..busy_snapshot()
+    });
+    let screen = text(&draw(&mut app, (40, 12)));
+    assert!(screen.contains("Ask keel to do something…  "), "{screen}");
+    assert!(!screen.contains("(? for"), "the placeholder's hint left out whole: {screen}");
+    assert!(screen.contains("╭ Prompt · queued until keel finishes ─╮"), "{screen}");
+    insta::assert_snapshot!("busy_40x12", screen);
+    let narrower = text(&draw(&mut app, (36, 12)));
+    assert!(narrower.contains("╭ Prompt ───"), "{narrower}");
+    assert!(!narrower.contains("· queued until"), "the note left out whole: {narrower}");
+    let wide = text(&draw(&mut app, (60, 20)));
+    assert!(wide.contains("Ask keel to do something…  (? for help)"), "{wide}");
+}

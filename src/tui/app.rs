@@ -162,6 +162,7 @@ impl App {
             usize::from(inner.height),
         );
         self.board.set_viewport(regions.todos);
+        self.main.composer.fit(regions.composer.width);
         let covered = overlay_area(screen);
         if let Some(inspector) = &mut self.inspector {
             inspector.prepare(covered);

@@ -10,7 +10,7 @@
 //! the line; undo is Ctrl+Z.
 
 use super::super::keymap::{Binding, KeySpec};
-use super::super::text::{clean_paste, group_thousands, human_bytes};
+use super::super::text::{clean_paste, group_thousands, human_bytes, width as text_width};
 use super::super::theme;
 use super::{pane, paste_tokens};
 use ratatui::buffer::Buffer;
@@ -28,6 +28,12 @@ pub const INLINE_PASTE_MAX_LINES: usize = 1_000;
 /// Text rows the composer grows to before it scrolls.
 const MAX_TEXT_ROWS: usize = 8;
 const PLACEHOLDER: &str = "Ask keel to do something…  (? for help)";
+/// The placeholder where the whole one would be cut: a word is never cut in half.
+const SHORT_PLACEHOLDER: &str = "Ask keel to do something…";
+/// Columns of the composer's box besides the placeholder: the borders, the cursor and a space.
+const PLACEHOLDER_FRAME: usize = 4;
+/// Said in the title while keel works; left out where it would be cut.
+const QUEUED_NOTE: &str = "· queued until keel finishes ";
 
 /// What a key does in the composer (typing and editing keys go to the editor itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -346,11 +352,21 @@ impl Composer {
     }
 
     /// Draws the composer. `busy`: a turn is running, so what is sent now will be queued.
+    /// Fits the placeholder to a box `width` columns wide: whole, or its first words only.
+    pub fn fit(&mut self, width: u16) {
+        let room = usize::from(width).saturating_sub(PLACEHOLDER_FRAME);
+        let text = if text_width(PLACEHOLDER) <= room { PLACEHOLDER } else { SHORT_PLACEHOLDER };
+        if self.editor.placeholder_text() != text {
+            self.editor.set_placeholder_text(text);
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool, busy: bool) {
-        let title = if busy {
+        let title_room = usize::from(area.width).saturating_sub(2);
+        let title = if busy && text_width(" Prompt ") + text_width(QUEUED_NOTE) <= title_room {
             Line::from(vec![
                 Span::styled(" Prompt ", theme::TITLE),
-                Span::styled("· queued until keel finishes ", theme::DIM),
+                Span::styled(QUEUED_NOTE, theme::DIM),
             ])
         } else {
             Line::styled(" Prompt ", theme::TITLE)
