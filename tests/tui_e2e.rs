@@ -400,16 +400,20 @@ fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
     literal("beta");
     tmux.send(&["C-j"]);
     literal("gamma");
+    // Shift+Enter as tmux sends it with `extended-keys-format csi-u` (CSI 13;2u).
+    let csi_u = ["send-keys", "-t", "e2e", "-H", "1b", "5b", "31", "33", "3b", "32", "75"];
+    assert!(tmux.run(&csi_u).status.success());
+    literal("gamma");
     let lines = |screen: &str, words: &[&str]| {
         words.iter().all(|word| screen.lines().any(|line| line.trim_matches(['│', ' ']) == *word))
     };
-    tmux.wait_for("three lines in the composer", KEY_TIMEOUT, |s| {
-        lines(s, &["alpha", "beta", "gamma"])
+    tmux.wait_for("four lines in the composer", KEY_TIMEOUT, |s| {
+        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 2
     });
     // Ctrl+U kills to the line's start, as in readline.
     tmux.send(&["C-u"]);
     tmux.wait_for("the last line killed", KEY_TIMEOUT, |s| {
-        lines(s, &["alpha", "beta"]) && !s.contains("gamma")
+        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 1
     });
     tmux.send(&["C-c"]);
     tmux.wait_for("the composer cleared", KEY_TIMEOUT, |s| !s.contains("alpha"));
@@ -434,8 +438,7 @@ fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
     tmux.send(&["Enter"]);
     let screen = tmux.wait_for("the answer", KEY_TIMEOUT, |s| s.contains("Got the paste."));
     assert!(screen.contains("… 1,994 more lines"), "folded in the conversation:\n{screen}");
-    let bodies = runtime.block_on(server.bodies());
-    let sent = bodies[0]["messages"][0].to_string();
+    let sent = runtime.block_on(server.bodies())[0]["messages"][0].to_string();
     assert!(sent.contains("line 1 of a big paste") && sent.contains("line 2000 of a big paste"));
 
     tmux.send(&["C-c"]);
