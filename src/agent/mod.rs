@@ -26,7 +26,9 @@ mod turn;
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
-pub use snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, ToolStatus};
+pub use snapshot::{
+    Activity, ApprovalRequest, Entry, HandedBack, Snapshot, ToolRun, ToolStatus, TurnClock,
+};
 pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
 

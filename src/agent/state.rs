@@ -13,14 +13,15 @@ mod board;
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
-use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
+use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, TurnClock};
 use super::steps::StepLog;
-use crate::llm::WireFormat;
+use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Where snapshots and events go. A closed receiver is not an error: a front end may listen to
@@ -146,6 +147,11 @@ impl State {
         self.view.usage.add(usage);
     }
 
+    /// What every request carries besides the history, for the inspector to encode the body.
+    pub fn set_request(&mut self, request: RequestShape) {
+        self.view.request = request;
+    }
+
     /// Names the model in the status bar (the demo replaces the configured one).
     pub fn set_label(&mut self, label: ModelLabel<'_>) {
         self.view.provider = label.provider.into();
@@ -161,6 +167,18 @@ impl State {
     /// The oldest queued prompt, taken off the queue.
     pub fn next_queued(&mut self) -> Option<String> {
         self.view.queued.pop_front()
+    }
+
+    /// Empties the queue into the front end's hands (the person interrupted the turn: what they
+    /// queued is theirs to edit or drop, not to be sent at once).
+    pub fn hand_back_queue(&mut self) {
+        if self.view.queued.is_empty() {
+            return;
+        }
+        let prompts = std::mem::take(&mut self.view.queued);
+        let handed = &mut self.view.handed_back;
+        handed.count += 1;
+        handed.prompts = prompts;
     }
 
     /// Replaces the tool run with the same id (searching from the newest), or adds it.
@@ -180,6 +198,15 @@ impl State {
     /// is not saved.
     pub fn snapshot_source(&mut self) -> Option<Shadow> {
         if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+    }
+
+    /// The person starts waiting on a turn (`running`), or stops: the status bar's turn time.
+    pub fn clock_turn(&mut self, running: bool) {
+        self.view.turn_clock = match (running, self.view.turn_clock) {
+            (true, _) => TurnClock::Running { since: Instant::now() },
+            (false, TurnClock::Running { since }) => TurnClock::Took(since.elapsed()),
+            (false, clock) => clock,
+        };
     }
 
     /// A user turn starts: a plan shown for approval is no longer waiting.
@@ -297,6 +324,8 @@ impl State {
             model: Arc::clone(&self.view.model),
             wire_format: self.view.wire_format,
             system_prompt: Arc::clone(&self.view.system_prompt),
+            request: self.view.request.clone(),
+            handed_back: self.view.handed_back.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();
