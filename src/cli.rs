@@ -67,6 +67,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub nag_threshold: Option<u32>,
 
+    /// The model's context window in tokens; keel compacts the conversation to stay within it
+    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
+    #[arg(long, value_name = "N")]
+    pub context_window: Option<u32>,
+
     /// Model responses one prompt may take before keel stops it.
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
@@ -133,6 +138,7 @@ impl Cli {
             nag_threshold: self.nag_threshold,
             max_rounds: self.max_rounds,
             approval: self.approval.map(Into::into),
+            context_window: self.context_window,
         }
     }
 }

@@ -160,6 +160,26 @@ fn keys() -> Vec<Key> {
             read: |c| c.max_rounds.to_string(),
         },
         Key {
+            name: "context_window",
+            layers: vec![
+                (Flag, |s| s.flags.context_window = Some(100_000), "100000"),
+                (Project, |s| s.project.push_str("context_window = 90000\n"), "90000"),
+                (User, |s| s.user.push_str("context_window = 80000\n"), "80000"),
+            ],
+            // The default model's family's.
+            default: "200000",
+            read: |c| c.context_window.to_string(),
+        },
+        Key {
+            name: "compact_at",
+            layers: vec![
+                (Project, |s| s.project.push_str("compact_at = 0.5\n"), "0.5"),
+                (User, |s| s.user.push_str("compact_at = 0.6\n"), "0.6"),
+            ],
+            default: "0.8",
+            read: |c| c.compact_at.to_string(),
+        },
+        Key {
             // The project's value is stricter than the user's, so precedence alone decides.
             name: "approval",
             layers: vec![
@@ -347,6 +367,35 @@ fn a_thinking_budget_the_api_would_refuse_is_a_clear_error() {
 }
 
 #[test]
+fn the_window_follows_the_model_unless_set_and_must_leave_room() {
+    let merged = |flags: FlagSettings, user: &str| {
+        config::merge(
+            &flags,
+            &env_of(&[]),
+            &FileSettings::default(),
+            &parse("user.toml", user),
+            ApprovalMode::Ask,
+        )
+    };
+    let model = |name: &str| FlagSettings { model: Some(name.into()), ..FlagSettings::default() };
+    let gpt4o = merged(model("gpt-4o-mini"), "").unwrap();
+    assert_eq!((gpt4o.context_window, gpt4o.context_window_set), (128_000, false));
+    let unknown = merged(model("my-local-model"), "").unwrap();
+    assert_eq!(unknown.context_window, config::DEFAULT_CONTEXT_WINDOW);
+    let set = merged(model("gpt-4o"), "context_window = 32000\n").unwrap();
+    assert_eq!((set.context_window, set.context_window_set), (32_000, true));
+    let small = FlagSettings { context_window: Some(8192), ..FlagSettings::default() };
+    let err = merged(small, "").unwrap_err().to_string();
+    assert!(err.contains("context_window 8192") && err.contains("max_tokens 8192"), "{err}");
+    assert!(err.contains("--context-window") && err.contains("--max-tokens"), "{err}");
+    for bad in ["compact_at = 0.0\n", "compact_at = 1.5\n", "compact_at = -0.2\n", "compact_at = nan\n"] {
+        let err = merged(FlagSettings::default(), bad).unwrap_err().to_string();
+        assert!(err.contains("must be above 0 and at most 1"), "{bad}: {err}");
+    }
+    assert_eq!(merged(FlagSettings::default(), "compact_at = 1.0\n").unwrap().compact_at, 1.0);
+}
+
+#[test]
 fn the_rest_of_the_workspace_file_is_taken() {
     let project =
         "model = \"m\"\nmax_tokens = 5\nnag_threshold = 0\nnag_message = \"n\"\nmax_rounds = 9\n";
@@ -377,11 +426,11 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
     let everything_else = Setup {
         env: vec![("KEEL_PROVIDER", "anthropic"), ("KEEL_MODEL", "env"), ("OPENAI_BASE_URL", "http://env/v1")],
         // (The workspace's approval would win wherever stricter: it is left out here.)
-        project: "model = \"p\"\nmax_tokens = 20000\nthinking_budget = 2000\nnag_threshold = 2\nmax_rounds = 2\n".into(),
-        user: "model = \"u\"\nmax_tokens = 30000\nthinking_budget = 3000\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\n".into(),
+        project: "model = \"p\"\nmax_tokens = 20000\nthinking_budget = 2000\nnag_threshold = 2\nmax_rounds = 2\ncontext_window = 40000\n".into(),
+        user: "model = \"u\"\nmax_tokens = 30000\nthinking_budget = 3000\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\ncontext_window = 60000\n".into(),
         ..Setup::default()
     };
-    let cases: [(&[&str], Read, &str); 11] = [
+    let cases: [(&[&str], Read, &str); 12] = [
         (&["--provider", "openai"], |c| format!("{:?}", c.provider), "Some(OpenAi)"),
         (&["--provider", "anthropic"], |c| format!("{:?}", c.provider), "Some(Anthropic)"),
         (&["--model", "flag-model"], |c| c.model.clone(), "flag-model"),
@@ -391,6 +440,7 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
         (&["--thinking", "0"], |c| format!("{:?}", c.thinking_budget), "None"),
         (&["--nag-threshold", "0"], |c| c.nag_threshold.to_string(), "0"),
         (&["--max-rounds", "55"], |c| c.max_rounds.to_string(), "55"),
+        (&["--context-window", "50000"], |c| c.context_window.to_string(), "50000"),
         (&["--approval", "auto"], |c| format!("{:?}", c.approval), "Auto"),
         (&["--approval", "ask"], |c| format!("{:?}", c.approval), "Ask"),
     ];

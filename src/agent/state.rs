@@ -8,9 +8,10 @@
 //! nothing that matters on resume can change unsaved.
 
 use super::event::AgentEvent;
-use super::journal::{Journal, Record, Restored, complete_cut_off_round};
+use super::journal::compaction::{Compaction, apply_masks};
+use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder;
-use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
+use super::snapshot::{Activity, ApprovalRequest, ContextUse, Entry, Snapshot, ToolRun};
 use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
@@ -121,6 +122,11 @@ impl State {
         self.view.usage.add(usage);
     }
 
+    /// How much of the context window the next request takes, for the status bar.
+    pub fn set_context(&mut self, context: ContextUse) {
+        self.view.context = context;
+    }
+
     /// Names the model in the status bar (the demo replaces the configured one).
     pub fn set_label(&mut self, label: ModelLabel<'_>) {
         self.view.provider = label.provider.into();
@@ -192,6 +198,21 @@ impl State {
     pub fn push_message(&mut self, message: Message) {
         self.record(&Record::Message { message: message.clone() });
         self.view.history.push_back(message);
+    }
+
+    /// Compacts the history as `compaction` says, saving it, and notes in the conversation
+    /// where the model's view was compacted (the conversation itself keeps everything). Fails,
+    /// changing nothing, if its masks name calls the history does not hold.
+    pub fn compact(&mut self, compaction: Compaction) -> Result<(), String> {
+        let mut history = match &compaction.history {
+            Some(history) => history.iter().cloned().collect(),
+            None => self.view.history.clone(),
+        };
+        apply_masks(history.iter_mut(), &compaction.masks)?;
+        self.record(&Record::Compaction(compaction.clone()));
+        self.view.history = history;
+        self.note(Entry::Notice { text: compaction.note() });
+        Ok(())
     }
 
     /// Replaces the board after a valid update.
@@ -272,12 +293,19 @@ impl State {
     /// so every call sent has exactly one result; what a cut-off write left behind is cleared
     /// away, and the cut-off turn's end is snapshotted for undo.
     pub fn restore(&mut self, restored: Restored, workspace: &Workspace) {
-        let Restored { history, board, rounds_since_todo, undo, answered, warnings } = restored;
+        let Restored { history, transcript, board, rounds_since_todo, undo, answered, warnings, .. } =
+            restored;
         self.view.history = history.iter().cloned().collect::<History>();
         self.view.board = Arc::new(board);
         self.view.rounds_since_todo = rounds_since_todo;
         self.undo = undo;
-        self.view.transcript = history.iter().flat_map(entries_of).collect();
+        self.view.transcript = transcript
+            .iter()
+            .flat_map(|shown| match shown {
+                Shown::Message(message) => entries_of(message),
+                Shown::Compacted(note) => vec![Entry::Notice { text: note.clone() }],
+            })
+            .collect();
         for warning in warnings {
             self.note(Entry::Notice { text: warning });
         }

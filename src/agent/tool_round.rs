@@ -88,7 +88,9 @@ impl Agent {
                 rounds_since_todo: view.rounds_since_todo,
             });
             self.state.note(Entry::Reminder { text: text.clone() });
-            results.push(ContentBlock::Reminder { text });
+            // The board after the reminder's words: the plan at the very end of the context.
+            let board = self.state.view().board.render();
+            results.push(ContentBlock::Reminder { text: format!("{text}\n\n{board}") });
             self.state.reset_rounds();
         }
         self.state.push_message(Message { role: Role::User, content: results });

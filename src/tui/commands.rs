@@ -9,6 +9,7 @@ pub enum Slash {
     Help,
     Quit,
     Undo,
+    Compact,
     Demo,
 }
 
@@ -17,6 +18,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     ("/clear", Slash::Clear, "start a new conversation with an empty board"),
     ("/todos", Slash::Todos, "give the board the keyboard to scroll it (Esc returns)"),
     ("/undo", Slash::Undo, "restore the files the last turn changed"),
+    (
+        "/compact",
+        Slash::Compact,
+        "summarise the work so far for the model (the board and your requests stay)",
+    ),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
@@ -51,7 +57,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /undo /demo /help /quit`.
+/// `/clear /todos /undo /compact /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
@@ -65,6 +71,7 @@ mod tests {
         assert_eq!(parse("/clear"), Parsed::Command(Slash::Clear));
         assert_eq!(parse("  /TODOS  "), Parsed::Command(Slash::Todos));
         assert_eq!(parse("/exit"), Parsed::Command(Slash::Quit));
+        assert_eq!(parse("/compact"), Parsed::Command(Slash::Compact));
         assert_eq!(parse("/nope"), Parsed::Unknown("/nope".into()));
     }
 

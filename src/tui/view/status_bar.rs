@@ -1,5 +1,6 @@
 //! The one-line status bar: provider and model, what the agent is doing, tokens in and out (and
-//! the share of the prompt read from the provider's cache, where it says), rounds since the last
+//! the share of the prompt read from the provider's cache, where it says, and of the context
+//! window the next request takes), rounds since the last
 //! board update against the reminder threshold, and the keys that matter now.
 //!
 //! Facts go on the left and hints on the right; when the line is too short, hints go first.
@@ -106,6 +107,9 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'stat
     if let Some(percent) = usage.cache_percent() {
         tokens.push_str(&format!(" cache {percent}%"));
     }
+    if let Some(percent) = snapshot.context.percent() {
+        tokens.push_str(&format!(" ctx {percent}%"));
+    }
     let mut groups = vec![
         vec![Span::raw(provider)],
         vec![Span::styled(state, state_style)],
@@ -137,6 +141,7 @@ fn activity(activity: &Activity, now: Instant, frame: u64) -> (String, Style) {
             )
         }
         Activity::AwaitingApproval => ("awaiting approval".to_owned(), theme::STATUS_ATTENTION),
+        Activity::Compacting => (format!("{} compacting", spinner(frame)), theme::STATUS_BUSY),
     }
 }
 
