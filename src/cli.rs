@@ -1,6 +1,6 @@
 //! The command line: flags, and how they turn into settings.
 
-use crate::agent::ApprovalMode;
+use crate::agent::{ApprovalMode, NagThreshold};
 use crate::config::{FlagSettings, ProviderKind};
 use crate::headless::OutputFormat;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -63,9 +63,19 @@ pub struct Cli {
     #[arg(long = "thinking", value_name = "BUDGET")]
     pub thinking_budget: Option<u32>,
 
-    /// Tool rounds without a todo update before keel reminds the model (0 = never).
-    #[arg(long, value_name = "N")]
-    pub nag_threshold: Option<u32>,
+    /// Tool rounds without a todo update before keel reminds the model (0 = never; `auto`:
+    /// one more than the model's own steady rhythm, and at least 3).
+    #[arg(long, value_name = "N|auto")]
+    pub nag_threshold: Option<NagThreshold>,
+
+    /// Plan mode: the model may read but not change anything, and ends with a plan on the board
+    /// for you to edit and approve (with -p: print the planned board and exit).
+    #[arg(long, conflicts_with = "no_todo")]
+    pub plan: bool,
+
+    /// No board: the model gets no todo tool and no reminder.
+    #[arg(long)]
+    pub no_todo: bool,
 
     /// The model's context window in tokens; keel compacts the conversation to stay within it
     /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].

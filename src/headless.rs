@@ -5,9 +5,12 @@
 //! line on stdout. Tools run without asking: there is no one to ask. Everything printed as text
 //! that came from the model or a tool has its control characters made visible (`crate::visible`),
 //! so no escape sequence reaches the person's terminal; JSON output escapes them already.
+//!
+//! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
+//! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
-use crate::todo::TodoBoard;
+use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::{ToolName, call};
 use crate::visible::visible;
 use std::io::Write;
@@ -31,12 +34,13 @@ pub struct RunResult {
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
-/// agent. Ctrl+C, SIGTERM and SIGHUP interrupt the turn (the history stays valid and saved) and
-/// end the run.
+/// agent. `plan`: the agent is in plan mode, and the plan is the answer. Ctrl+C, SIGTERM and
+/// SIGHUP interrupt the turn (the history stays valid and saved) and end the run.
 pub async fn run(
     mut agent: AgentHandle,
     start: Command,
     format: OutputFormat,
+    plan: bool,
 ) -> std::io::Result<RunResult> {
     // Nothing is drawn here: closing the snapshot channel at once keeps the agent from queueing
     // a snapshot per change for the whole run (each holding its own version of the history).
@@ -47,6 +51,7 @@ pub async fn run(
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut interrupted = false;
+    let mut board: Vec<TodoItem> = Vec::new();
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -62,11 +67,28 @@ pub async fn run(
                 error: Some("the agent stopped unexpectedly".into()),
             };
         };
+        if let AgentEvent::Todo { items, .. } = &event {
+            board.clone_from(items);
+        }
         match format {
             OutputFormat::Json => {
                 serde_json::to_writer(&mut stdout, &event)?;
                 writeln!(stdout)?;
                 stdout.flush()?;
+            }
+            OutputFormat::Text if plan => {
+                // The model's last words are progress here; the board is the answer.
+                let mut words = Vec::new();
+                print_progress(&mut stderr, &mut words, &event)?;
+                stderr.write_all(&words)?;
+                if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
+                    writeln!(
+                        stdout,
+                        "{}",
+                        TodoBoard::from_items(std::mem::take(&mut board)).render()
+                    )?;
+                    stdout.flush()?;
+                }
             }
             OutputFormat::Text => print_progress(&mut stderr, &mut stdout, &event)?,
         }
@@ -122,20 +144,32 @@ fn print_progress(
                 }
             }
         }
-        AgentEvent::Reminder { text, rounds_since_todo } => {
+        AgentEvent::Reminder { text, rounds_since_todo, .. } => {
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{}", visible(text))?,
         AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
-        AgentEvent::Compaction { tokens_before, tokens_after, masked, summarised, summary_error, .. } => {
+        AgentEvent::Compaction {
+            tokens_before,
+            tokens_after,
+            masked,
+            summarised,
+            summary_error,
+            ..
+        } => {
             let how = match (summarised, summary_error) {
                 (0, _) => format!("{masked} old tool results elided"),
                 (_, None) => format!("{summarised} messages summarised"),
-                (_, Some(why)) => format!("{summarised} messages listed (no summary: {})", visible(why)),
+                (_, Some(why)) => {
+                    format!("{summarised} messages listed (no summary: {})", visible(why))
+                }
             };
-            writeln!(err, "· compacted the history: about {tokens_before} → {tokens_after} tokens; {how}")?;
+            writeln!(
+                err,
+                "· compacted the history: about {tokens_before} → {tokens_after} tokens; {how}"
+            )?;
         }
         AgentEvent::Usage { .. } => {}
         AgentEvent::Result { outcome, text, error, done, total, rounds, .. } => {

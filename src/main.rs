@@ -133,6 +133,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         context_window: config.context_window,
         context_window_assumed: !config.context_window_set,
         compact_at: config.compact_at,
+        board: !cli.no_todo,
+        plan: cli.plan,
     };
     let provider =
         if cli.demo {
@@ -168,7 +170,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
                 _ => Command::Submit(prompt),
             };
-            let result = headless::run(handle, start, cli.output_format).await?;
+            let result = headless::run(handle, start, cli.output_format, cli.plan).await?;
             if result.outcome == TurnOutcome::Success {
                 ExitCode::SUCCESS
             } else {

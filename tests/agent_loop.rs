@@ -107,7 +107,10 @@ impl Run {
 }
 
 fn config(nag_threshold: u32) -> AgentConfig {
-    AgentConfig { nag_threshold, ..AgentConfig::default() }
+    AgentConfig {
+        nag_threshold: keel::agent::NagThreshold::Fixed(nag_threshold),
+        ..AgentConfig::default()
+    }
 }
 
 fn result_of(events: &[AgentEvent]) -> (TurnOutcome, String, usize, usize) {

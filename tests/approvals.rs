@@ -124,7 +124,11 @@ async fn play_calls(
     let provider = ScriptedProvider::from_json(&script(steps), Duration::ZERO).unwrap();
     keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let config = AgentConfig { approval: mode, nag_threshold: 0, ..AgentConfig::default() };
+    let config = AgentConfig {
+        approval: mode,
+        nag_threshold: keel::agent::NagThreshold::Fixed(0),
+        ..AgentConfig::default()
+    };
     let mut handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
     handle.commands.send(Command::Submit("go".into())).unwrap();
 

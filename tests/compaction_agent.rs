@@ -33,9 +33,9 @@ fn provider(server: &FakeLlm, format: WireFormat) -> Provider {
         WireFormat::Anthropic => Provider::Anthropic(
             AnthropicClient::new(support::settings(&server.anthropic_base(), 2)).unwrap(),
         ),
-        WireFormat::OpenAi => {
-            Provider::OpenAi(OpenAiClient::new(support::settings(&server.openai_base(), 2)).unwrap())
-        }
+        WireFormat::OpenAi => Provider::OpenAi(
+            OpenAiClient::new(support::settings(&server.openai_base(), 2)).unwrap(),
+        ),
     }
 }
 
@@ -120,8 +120,10 @@ fn parse(body: &[u8]) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_summary_falls_back_to_masking_and_the_board() {
     for format in [WireFormat::Anthropic, WireFormat::OpenAi] {
-        let words = if format == WireFormat::Anthropic { TooLong::Anthropic } else { TooLong::OpenAi };
-        let switches = Switches { failing_summaries: true, ..Switches::window(WINDOW as usize, words) };
+        let words =
+            if format == WireFormat::Anthropic { TooLong::Anthropic } else { TooLong::OpenAi };
+        let switches =
+            Switches { failing_summaries: true, ..Switches::window(WINDOW as usize, words) };
         let server = FakeLlm::start_with(window::long_task(20, 1500), switches).await;
         let mut run = start(&server, format, 12_000);
         let events = run.turn(PROMPT).await;
@@ -133,9 +135,12 @@ async fn a_failing_summary_falls_back_to_masking_and_the_board() {
             .filter(|event| matches!(event, AgentEvent::Compaction { summary_error: Some(_), .. }))
             .collect();
         assert!(!fallbacks.is_empty(), "{format:?}: the summary was asked for, and failed");
-        let AgentEvent::Compaction { summary_error: Some(why), .. } = fallbacks[0] else { unreachable!() };
+        let AgentEvent::Compaction { summary_error: Some(why), .. } = fallbacks[0] else {
+            unreachable!()
+        };
         assert!(why.contains("500") && why.contains("summaries are down"), "{why}");
-        let retries = events.iter().filter(|event| matches!(event, AgentEvent::Retry { .. })).count();
+        let retries =
+            events.iter().filter(|event| matches!(event, AgentEvent::Retry { .. })).count();
         assert!(retries >= 2, "{format:?}: the summary request was retried first");
         // What the model got in place of the summary: what ran, and the board.
         let bodies = server.raw_bodies().await;
@@ -157,16 +162,27 @@ async fn a_failing_summary_falls_back_to_masking_and_the_board() {
 #[tokio::test(flavor = "multi_thread")]
 async fn compact_on_demand_summarises_and_the_inspector_shows_what_is_sent() {
     for format in [WireFormat::Anthropic, WireFormat::OpenAi] {
-        let words = if format == WireFormat::Anthropic { TooLong::Anthropic } else { TooLong::OpenAi };
-        let server = FakeLlm::start_with(window::long_task(3, 200), Switches::window(WINDOW as usize, words)).await;
+        let words =
+            if format == WireFormat::Anthropic { TooLong::Anthropic } else { TooLong::OpenAi };
+        let server = FakeLlm::start_with(
+            window::long_task(3, 200),
+            Switches::window(WINDOW as usize, words),
+        )
+        .await;
         // Four responses a turn: the first turn stops half way, on a round of tool calls.
         let mut run = start_with(&server, format, 2_000, 4);
-        assert_eq!(outcome(&run.turn(PROMPT).await), "MaxRounds 1/3 Stopped after 4 model responses in this turn (the limit set by --max-rounds or max_rounds). Send a message to let it go on.", "{format:?}");
+        assert_eq!(
+            outcome(&run.turn(PROMPT).await),
+            "MaxRounds 1/3 Stopped after 4 model responses in this turn (the limit set by --max-rounds or max_rounds). Send a message to let it go on.",
+            "{format:?}"
+        );
         let before = run.idle_after(|entry| matches!(entry, Entry::Error { .. })).await;
         assert!(before.context.percent().is_some_and(|percent| percent > 0), "ctx is shown");
         run.handle.commands.send(Command::Compact).unwrap();
         let events = run.until(|event| matches!(event, AgentEvent::Compaction { .. })).await;
-        let Some(AgentEvent::Compaction { trigger, summarised, tokens_before, tokens_after, .. }) = events.last()
+        let Some(AgentEvent::Compaction {
+            trigger, summarised, tokens_before, tokens_after, ..
+        }) = events.last()
         else {
             unreachable!()
         };
@@ -187,7 +203,9 @@ async fn compact_on_demand_summarises_and_the_inspector_shows_what_is_sent() {
         assert_eq!(&after.history[2], &before.history[before.history.len() - 2]);
         // The person's view keeps everything, with a line where the model's was compacted.
         assert_eq!(after.transcript.len(), before.transcript.len() + 1);
-        assert!(matches!(after.transcript.last(), Some(Entry::Notice { text }) if text.contains("Compacted")));
+        assert!(
+            matches!(after.transcript.last(), Some(Entry::Notice { text }) if text.contains("Compacted"))
+        );
         // The work goes on from the newest round, and what is sent is what the inspector shows.
         run.handle.commands.send(Command::Continue).unwrap();
         let events = run.until(|event| matches!(event, AgentEvent::Result { .. })).await;

@@ -5,7 +5,7 @@
 //! the real binary, is `config_trust.rs`.
 
 use clap::Parser;
-use keel::agent::ApprovalMode;
+use keel::agent::{ApprovalMode, NagThreshold};
 use keel::cli::Cli;
 use keel::config::{
     self, ApprovalSource, Config, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL,
@@ -133,8 +133,8 @@ fn keys() -> Vec<Key> {
             // 0 turns the reminder off: a flag of 0 must win, not read as "unset".
             name: "nag_threshold",
             layers: vec![
-                (Flag, |s| s.flags.nag_threshold = Some(0), "0"),
-                (Project, |s| s.project.push_str("nag_threshold = 5\n"), "5"),
+                (Flag, |s| s.flags.nag_threshold = Some(NagThreshold::Fixed(0)), "0"),
+                (Project, |s| s.project.push_str("nag_threshold = \"auto\"\n"), "auto"),
                 (User, |s| s.user.push_str("nag_threshold = 7\n"), "7"),
             ],
             default: "3",
@@ -388,7 +388,9 @@ fn the_window_follows_the_model_unless_set_and_must_leave_room() {
     let err = merged(small, "").unwrap_err().to_string();
     assert!(err.contains("context_window 8192") && err.contains("max_tokens 8192"), "{err}");
     assert!(err.contains("--context-window") && err.contains("--max-tokens"), "{err}");
-    for bad in ["compact_at = 0.0\n", "compact_at = 1.5\n", "compact_at = -0.2\n", "compact_at = nan\n"] {
+    for bad in
+        ["compact_at = 0.0\n", "compact_at = 1.5\n", "compact_at = -0.2\n", "compact_at = nan\n"]
+    {
         let err = merged(FlagSettings::default(), bad).unwrap_err().to_string();
         assert!(err.contains("must be above 0 and at most 1"), "{bad}: {err}");
     }
@@ -408,7 +410,7 @@ fn the_rest_of_the_workspace_file_is_taken() {
             config.nag_message.as_str(),
             config.max_rounds
         ),
-        ("m", 5, 0, "n", 9)
+        ("m", 5, NagThreshold::Fixed(0), "n", 9)
     );
     assert!(config.ignored.is_empty());
     assert_eq!(config.ignored_notice(), None);

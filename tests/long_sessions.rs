@@ -11,8 +11,8 @@ mod keel_bin;
 use fake_llm::window::{self, Switches, TooLong};
 use fake_llm::{FakeLlm, board};
 use keel_bin::{json_lines, keel, last_result, output_within, sessions, text};
-use std::collections::HashSet;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::Path;
 
 /// The window of the issue's measure: 24,000 tokens.
@@ -29,7 +29,13 @@ struct Run {
     bodies: Vec<Vec<u8>>,
 }
 
-fn command(home: &Path, work: &Path, protocol: &str, server: &FakeLlm, args: &[&str]) -> std::process::Command {
+fn command(
+    home: &Path,
+    work: &Path,
+    protocol: &str,
+    server: &FakeLlm,
+    args: &[&str],
+) -> std::process::Command {
     let mut command = keel(home);
     command.args(["--output-format", "json", "--workdir"]).arg(work).args(args);
     match protocol {
@@ -48,12 +54,7 @@ fn workspace(output_bytes: usize) -> tempfile::TempDir {
     work
 }
 
-async fn run(
-    server: &FakeLlm,
-    protocol: &str,
-    (home, work): (&Path, &Path),
-    args: &[&str],
-) -> Run {
+async fn run(server: &FakeLlm, protocol: &str, (home, work): (&Path, &Path), args: &[&str]) -> Run {
     let seen = server.raw_bodies().await.len();
     let mut command = command(home, work, protocol, server, args);
     let output = output_within(&mut command, "the long task");
@@ -135,17 +136,26 @@ async fn a_task_many_times_a_configured_window_finishes_within_it() {
     let window_arg = WINDOW.to_string();
     for protocol in ["anthropic", "openai"] {
         let words = if protocol == "anthropic" { TooLong::Anthropic } else { TooLong::OpenAi };
-        let server = FakeLlm::start_with(window::long_task(STEPS, 1500), Switches::window(WINDOW, words)).await;
+        let server =
+            FakeLlm::start_with(window::long_task(STEPS, 1500), Switches::window(WINDOW, words))
+                .await;
         let (home, work) = (tempfile::tempdir().unwrap(), workspace(OUTPUT_BYTES));
         let args = ["-p", PROMPT, "--context-window", window_arg.as_str()];
         let run = run(&server, protocol, (home.path(), work.path()), &args).await;
         assert_finished_anchored(&run, work.path(), protocol);
         let limit = WINDOW * window::BYTES_PER_TOKEN;
         let sizes: Vec<usize> = run.bodies.iter().map(Vec::len).collect();
-        assert!(sizes.iter().all(|size| *size <= limit), "{protocol}: every request within the window: {sizes:?}");
+        assert!(
+            sizes.iter().all(|size| *size <= limit),
+            "{protocol}: every request within the window: {sizes:?}"
+        );
         let events = compactions(&run);
-        assert!(events.iter().any(|event| event["summarised"].as_u64() > Some(0)), "{protocol}: {events:?}");
-        let summaries = run.bodies.iter().filter(|body| window::is_summary_request(&parse(body))).count();
+        assert!(
+            events.iter().any(|event| event["summarised"].as_u64() > Some(0)),
+            "{protocol}: {events:?}"
+        );
+        let summaries =
+            run.bodies.iter().filter(|body| window::is_summary_request(&parse(body))).count();
         assert_eq!(summaries, events.iter().filter(|e| e["summarised"].as_u64() > Some(0)).count());
         eprintln!(
             "{protocol}: {} requests ({summaries} summaries), {} bytes in all, the largest {}",
@@ -162,7 +172,9 @@ async fn with_no_window_configured_keel_learns_it_from_each_servers_refusal() {
         .chain(TooLong::OPENAI_COMPATIBLE.into_iter().map(|words| ("openai", words)));
     for (protocol, words) in cases {
         let what = format!("{protocol} refusing as {words:?}");
-        let server = FakeLlm::start_with(window::long_task(STEPS, 600), Switches::window(WINDOW, words)).await;
+        let server =
+            FakeLlm::start_with(window::long_task(STEPS, 600), Switches::window(WINDOW, words))
+                .await;
         let (home, work) = (tempfile::tempdir().unwrap(), workspace(OUTPUT_BYTES));
         let run = run(&server, protocol, (home.path(), work.path()), &["-p", PROMPT]).await;
         assert_finished_anchored(&run, work.path(), &what);
@@ -170,7 +182,12 @@ async fn with_no_window_configured_keel_learns_it_from_each_servers_refusal() {
         let refused: Vec<&Vec<u8>> = run.bodies.iter().filter(|body| body.len() > limit).collect();
         assert!(!refused.is_empty(), "{what}: the server had to say so");
         assert!(refused.len() <= 3, "{what}: {} refusals", refused.len());
-        eprintln!("{what}: {} refusals, {} requests, {} compactions", refused.len(), run.bodies.len(), compactions(&run).len());
+        eprintln!(
+            "{what}: {} refusals, {} requests, {} compactions",
+            refused.len(),
+            run.bodies.len(),
+            compactions(&run).len()
+        );
         let last_refused = run.bodies.iter().rposition(|body| body.len() > limit).unwrap();
         assert!(run.bodies[last_refused + 1..].iter().all(|body| body.len() <= limit), "{what}");
         let distinct: HashSet<&Vec<u8>> = run.bodies.iter().collect();
@@ -189,15 +206,23 @@ async fn masking_alone_suffices_for_a_moderately_long_task() {
     let window_arg = WINDOW.to_string();
     for protocol in ["anthropic", "openai"] {
         let words = if protocol == "anthropic" { TooLong::Anthropic } else { TooLong::OpenAi };
-        let server = FakeLlm::start_with(window::long_task(STEPS, 0), Switches::window(WINDOW, words)).await;
+        let server =
+            FakeLlm::start_with(window::long_task(STEPS, 0), Switches::window(WINDOW, words)).await;
         let (home, work) = (tempfile::tempdir().unwrap(), workspace(8_000));
         let args = ["-p", PROMPT, "--context-window", window_arg.as_str()];
         let run = run(&server, protocol, (home.path(), work.path()), &args).await;
         assert_finished_anchored(&run, work.path(), protocol);
-        assert!(run.bodies.iter().all(|body| !window::is_summary_request(&parse(body))), "{protocol}: no summary");
+        assert!(
+            run.bodies.iter().all(|body| !window::is_summary_request(&parse(body))),
+            "{protocol}: no summary"
+        );
         let events = compactions(&run);
         assert!(!events.is_empty(), "{protocol}: it had to compact");
-        assert!(events.iter().all(|event| event["summarised"] == 0 && event["masked"].as_u64() > Some(0)));
+        assert!(
+            events
+                .iter()
+                .all(|event| event["summarised"] == 0 && event["masked"].as_u64() > Some(0))
+        );
         assert!(run.bodies.iter().all(|body| body.len() <= WINDOW * window::BYTES_PER_TOKEN));
     }
 }
@@ -207,22 +232,43 @@ async fn a_compacted_session_resumes_compacted() {
     let window_arg = WINDOW.to_string();
     for protocol in ["anthropic", "openai"] {
         let words = if protocol == "anthropic" { TooLong::Anthropic } else { TooLong::OpenAi };
-        let server = FakeLlm::start_with(window::long_task(STEPS, 1500), Switches::window(WINDOW, words)).await;
+        let server =
+            FakeLlm::start_with(window::long_task(STEPS, 1500), Switches::window(WINDOW, words))
+                .await;
         let (home, work) = (tempfile::tempdir().unwrap(), workspace(OUTPUT_BYTES));
         let dirs = (home.path(), work.path());
         let first = ["-p", PROMPT, "--context-window", window_arg.as_str(), "--max-rounds", "34"];
         let stopped = run(&server, protocol, dirs, &first).await;
         assert_eq!(last_result(&stopped.events)["outcome"], "max_rounds", "{protocol}");
-        assert!(compactions(&stopped).iter().any(|e| e["summarised"].as_u64() > Some(0)), "{protocol}");
+        assert!(
+            compactions(&stopped).iter().any(|e| e["summarised"].as_u64() > Some(0)),
+            "{protocol}"
+        );
         let store = sessions(home.path(), work.path());
         let (_, restored) = store.open_newest().unwrap();
-        let log = std::fs::read_to_string(store.sessions_dir().join(format!("{}.jsonl", store.newest_first().unwrap()[0]))).unwrap();
+        let log = std::fs::read_to_string(
+            store.sessions_dir().join(format!("{}.jsonl", store.newest_first().unwrap()[0])),
+        )
+        .unwrap();
         assert!(log.contains(r#""type":"compaction""#), "{protocol}: the log records it");
         drop(restored);
-        let resumed = run(&server, protocol, dirs, &["-p", "--continue", "--context-window", window_arg.as_str()]).await;
-        assert_finished_anchored(&Run { bodies: [stopped.bodies.clone(), resumed.bodies.clone()].concat(), ..resumed }, work.path(), protocol);
+        let resumed = run(
+            &server,
+            protocol,
+            dirs,
+            &["-p", "--continue", "--context-window", window_arg.as_str()],
+        )
+        .await;
+        assert_finished_anchored(
+            &Run { bodies: [stopped.bodies.clone(), resumed.bodies.clone()].concat(), ..resumed },
+            work.path(),
+            protocol,
+        );
         let first_again = &resumed_bodies(&server, stopped.bodies.len()).await[0];
-        assert!(compacted(first_again), "{protocol}: the resumed session sends the compacted history");
+        assert!(
+            compacted(first_again),
+            "{protocol}: the resumed session sends the compacted history"
+        );
         assert!(first_again.len() <= WINDOW * window::BYTES_PER_TOKEN);
     }
 }

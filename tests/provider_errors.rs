@@ -90,7 +90,9 @@ const CASES: &[Case] = &[
         headers: &[],
         body: Body::Json("request_too_large", "request exceeds the maximum size"),
         retried: false,
-        says: &["the prompt is too long for the model (413 from {url}): request exceeds the maximum size"],
+        says: &[
+            "the prompt is too long for the model (413 from {url}): request exceeds the maximum size",
+        ],
         hides: &[],
     },
     Case {

@@ -72,7 +72,10 @@ async fn anthropic_gets_the_reminder_as_a_text_block_after_the_tool_results() {
     let blocks = last_user["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "tool_result");
     let last = blocks.last().unwrap();
-    assert_eq!((&last["type"], &last["text"]), (&json!("text"), &json!(format!("{REMINDER}\n\n{BOARD}"))));
+    assert_eq!(
+        (&last["type"], &last["text"]),
+        (&json!("text"), &json!(format!("{REMINDER}\n\n{BOARD}")))
+    );
     let count = |body: &Value| body.to_string().matches(REMINDER).count();
     assert_eq!(count(&bodies[5]), 1);
     let last_user = bodies[5]["messages"].as_array().unwrap().last().unwrap();

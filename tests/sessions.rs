@@ -46,7 +46,10 @@ fn script() -> String {
 
 fn start(dir: &Path, sessions: Sessions) -> AgentHandle {
     let provider = ScriptedProvider::from_json(&script(), Duration::ZERO).unwrap();
-    let config = AgentConfig { nag_threshold: NAG_THRESHOLD, ..AgentConfig::default() };
+    let config = AgentConfig {
+        nag_threshold: keel::agent::NagThreshold::Fixed(NAG_THRESHOLD),
+        ..AgentConfig::default()
+    };
     let tools = Tools::new(Workspace::new(dir).unwrap());
     agent::spawn_with_session(config, Some(Provider::Scripted(provider)), tools, sessions)
 }
@@ -147,7 +150,10 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     .to_string();
     let provider = ScriptedProvider::from_json(&script, Duration::ZERO).unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let config = AgentConfig { nag_threshold: NAG_THRESHOLD, ..AgentConfig::default() };
+    let config = AgentConfig {
+        nag_threshold: keel::agent::NagThreshold::Fixed(NAG_THRESHOLD),
+        ..AgentConfig::default()
+    };
     let mut handle = agent::spawn_with_session(
         config,
         Some(Provider::Scripted(provider)),

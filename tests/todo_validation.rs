@@ -57,6 +57,11 @@ fn cases() -> Vec<(&'static str, Value, &'static str)> {
             "Item 1: text required",
         ),
         (
+            "text too long before status in one entry",
+            json!([item("1", &"x".repeat(501), "nope")]),
+            "Item 1: text is 501 characters; at most 500: name the step briefly",
+        ),
+        (
             "text before the duplicate id",
             json!([item("1", "a", "pending"), item("1", "", "pending")]),
             "Item 1: text required",
@@ -109,7 +114,47 @@ fn cases() -> Vec<(&'static str, Value, &'static str)> {
             json!([item("1", "a", "in_progress"), item("2", "b", "in_progress")]),
             "Only one task can be in_progress at a time",
         ),
+        // 4. Dependencies come last, each rule over the whole list before the next.
+        (
+            "two in progress before a blocked_by that is no list",
+            json!([item("1", "a", "in_progress"), after("2", "in_progress", json!("1"))]),
+            "Only one task can be in_progress at a time",
+        ),
+        (
+            "a later blocked_by of numbers before an earlier unknown blocker",
+            json!([after("1", "pending", json!(["9"])), after("2", "pending", json!([1]))]),
+            "Item 2: blocked_by must be a list of ids",
+        ),
+        (
+            "a later unknown blocker before an earlier cycle",
+            json!([
+                after("1", "pending", json!(["2"])),
+                after("2", "pending", json!(["1"])),
+                after("3", "pending", json!(["nine"]))
+            ]),
+            "Item 3: blocked by unknown item 'nine'",
+        ),
+        (
+            "a later cycle before an earlier blocked start",
+            json!([
+                item("1", "a", "pending"),
+                after("2", "in_progress", json!(["1"])),
+                after("3", "pending", json!(["4"])),
+                after("4", "pending", json!(["3"]))
+            ]),
+            "Items 3 -> 4 -> 3: blocked_by forms a cycle",
+        ),
+        (
+            "a blocked item finished before its blocker",
+            json!([item("1", "a", "pending"), after("2", "completed", json!(["1"]))]),
+            "Item 2: cannot be completed while blocked by #1",
+        ),
     ]
+}
+
+/// An item that waits for `blocked_by`.
+fn after(id: &str, status: &str, blocked_by: Value) -> Value {
+    json!({"id": id, "text": "step", "status": status, "blocked_by": blocked_by})
 }
 
 #[test]

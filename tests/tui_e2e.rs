@@ -308,3 +308,64 @@ fn the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so() {
     assert_eq!(std::fs::read(&log).unwrap(), log_before, "the TUI never wrote the held session");
     assert!(!workdir.path().join(".keel").exists(), "nothing of keel in the workspace");
 }
+
+#[test]
+fn plan_mode_is_switched_edited_and_approved_with_keys() {
+    if !can_run("plan_mode_is_switched_edited_and_approved_with_keys") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let plan = serde_json::json!({"items": [
+        {"id": "1", "text": "Write ok.txt", "status": "pending"},
+        {"id": "2", "text": "Check it", "status": "pending", "blocked_by": ["1"]},
+    ]});
+    let steps = vec![
+        fake_llm::tool("todo", plan),
+        fake_llm::text("Here is the plan."),
+        fake_llm::tool("write_file", serde_json::json!({"path": "ok.txt", "content": "ok\n"})),
+        fake_llm::text("Carried out."),
+    ];
+    let server = runtime.block_on(fake_llm::FakeLlm::start(steps, Duration::ZERO));
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    tmux.type_line(&format!(
+        "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --approval auto --workdir '{}'; echo \"{EXITED} $?\"",
+        server.anthropic_base(),
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| screen.contains("Welcome to keel"));
+
+    tmux.send(&["BTab"]);
+    tmux.wait_for("plan mode", KEY_TIMEOUT, |screen| screen.contains("PLAN"));
+    tmux.type_line("Plan the work.");
+    tmux.wait_for("the plan, focused for approval", KEY_TIMEOUT, |screen| {
+        screen.contains("Enter approves the plan")
+    });
+    // Add an item in the composer; the board takes the keyboard back.
+    tmux.send(&["a"]);
+    tmux.wait_for("the add command in the composer", KEY_TIMEOUT, |screen| {
+        screen.contains("/todo add")
+    });
+    tmux.type_line("Tell the person");
+    tmux.wait_for("the item added", KEY_TIMEOUT, |screen| screen.contains("#3 Tell the person"));
+    assert!(!workdir.path().join("ok.txt").exists(), "nothing runs before the approval");
+    tmux.wait_for("the board focused again", KEY_TIMEOUT, |screen| {
+        screen.contains("Enter approves the plan")
+    });
+    tmux.send(&["Enter"]);
+    let screen =
+        tmux.wait_for("the work to be done", KEY_TIMEOUT, |screen| screen.contains("Carried out."));
+    assert!(!screen.contains("PLAN"), "approval ends plan mode:\n{screen}");
+    assert_eq!(std::fs::read_to_string(workdir.path().join("ok.txt")).unwrap(), "ok\n");
+    let bodies = runtime.block_on(server.bodies());
+    let approval = bodies[2]["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(approval.contains("The plan is approved"), "{approval}");
+    assert!(approval.contains("added #3: Tell the person"), "the model hears the edit: {approval}");
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+}

@@ -1,5 +1,7 @@
 //! What a front end can ask of the agent task.
 
+use crate::todo::BoardEdit;
+
 /// A request from the person, sent over the agent's command channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -19,6 +21,13 @@ pub enum Command {
     Compact,
     /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.
     StartDemo,
+    /// The person changes the board (`/todo …` or a key on the board pane). It goes through the
+    /// model's validation, and the model is told in its next request.
+    EditBoard(BoardEdit),
+    /// Turn plan mode on or off (`--plan`, Shift+Tab): the model may read, not change.
+    PlanMode(bool),
+    /// The person approves the plan on the board: plan mode ends and the board drives the work.
+    ApprovePlan,
     /// End the agent task.
     Quit,
 }

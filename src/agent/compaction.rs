@@ -77,8 +77,13 @@ impl Agent {
         self.check_room(refused)?;
         let learned = (self.meter.source() == WindowSource::Server).then(|| self.meter.window());
         let target = self.meter.threshold().min((refused as f64 * REFUSED_SHRINK) as u64);
-        let goal =
-            Goal { trigger: Trigger::Refused, before: refused, target, summarise: false, learned_window: learned };
+        let goal = Goal {
+            trigger: Trigger::Refused,
+            before: refused,
+            target,
+            summarise: false,
+            learned_window: learned,
+        };
         self.compact(goal).await?;
         let now = self.meter.bytes_of(&self.state.view().history);
         if now >= refused_bytes {
@@ -169,8 +174,7 @@ impl Agent {
             }
         };
         let view = self.state.view();
-        let note =
-            summary::note(&text, &view.board, view.rounds_since_todo, self.config.nag_threshold);
+        let note = summary::note(&text, &view.board, view.rounds_since_todo, view.nag_threshold);
         let rebuilt: History = summary::rebuild(&masked, tail, note).into_iter().collect();
         let mut tail_masks = Vec::new();
         after = self.meter.estimate_of(&rebuilt);

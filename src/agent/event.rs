@@ -11,8 +11,15 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
-    /// The board changed (a valid `todo` update).
-    Todo { items: Vec<TodoItem>, done: usize, total: usize },
+    /// The board changed (a valid `todo` update or the person's edit), or a plan-mode turn
+    /// ended with this plan.
+    Todo {
+        items: Vec<TodoItem>,
+        done: usize,
+        total: usize,
+        /// Rounds since the item in progress last changed (0 with none in progress).
+        rounds_in_progress: u32,
+    },
     /// A tool call is about to run.
     ToolStart { id: String, name: String, input: serde_json::Value },
     /// A tool call ended.
@@ -26,7 +33,12 @@ pub enum AgentEvent {
         output: String,
     },
     /// keel added the reminder to the next request.
-    Reminder { text: String, rounds_since_todo: u32 },
+    Reminder {
+        text: String,
+        rounds_since_todo: u32,
+        /// The threshold it was due at (with `--nag-threshold auto`, the one the rhythm gave).
+        threshold: u32,
+    },
     /// A complete text answer from the model (one per model response that had text).
     AssistantText { text: String },
     /// Token counts of one model response, and the running totals.

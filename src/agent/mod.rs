@@ -8,21 +8,26 @@
 //! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
+mod board_edits;
 mod command;
 mod compaction;
 mod context;
 mod cut;
 mod event;
 pub mod journal;
+mod plan;
 mod reminder;
+mod repeat;
 mod snapshot;
 mod state;
+mod steps;
 mod task;
 mod tool_round;
 mod turn;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
+pub use reminder::NagThreshold;
 pub use snapshot::{Activity, ApprovalRequest, ContextUse, Entry, Snapshot, ToolRun, ToolStatus};
 pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
@@ -37,7 +42,7 @@ use tokio::task::JoinHandle;
 /// The reminder keel adds when the model has not touched its board for a while.
 pub const DEFAULT_NAG_MESSAGE: &str = "<reminder>Update your todos.</reminder>";
 /// Tool rounds without a `todo` call before the reminder is added.
-pub const DEFAULT_NAG_THRESHOLD: u32 = 3;
+pub const DEFAULT_NAG_THRESHOLD: u32 = reminder::DEFAULT_THRESHOLD;
 /// Model responses one user turn may take before keel stops it.
 pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 /// Output tokens asked for per response.
@@ -67,8 +72,8 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Anthropic extended thinking's budget of tokens; `None` leaves it off.
     pub thinking_budget: Option<u32>,
-    /// 0 turns the reminder off.
-    pub nag_threshold: u32,
+    /// `Fixed(0)` turns the reminder off.
+    pub nag_threshold: NagThreshold,
     pub nag_message: String,
     pub max_rounds: u32,
     pub approval: ApprovalMode,
@@ -78,6 +83,10 @@ pub struct AgentConfig {
     pub context_window_assumed: bool,
     /// The share of the window less `max_tokens` at which the history is compacted.
     pub compact_at: f64,
+    /// Whether the model has the board at all (`--no-todo` takes the tool and the reminder away).
+    pub board: bool,
+    /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
+    pub plan: bool,
 }
 
 impl Default for AgentConfig {
@@ -86,13 +95,15 @@ impl Default for AgentConfig {
             system_prompt: String::new(),
             max_tokens: DEFAULT_MAX_TOKENS,
             thinking_budget: None,
-            nag_threshold: DEFAULT_NAG_THRESHOLD,
+            nag_threshold: NagThreshold::default(),
             nag_message: DEFAULT_NAG_MESSAGE.to_owned(),
             max_rounds: DEFAULT_MAX_ROUNDS,
             approval: ApprovalMode::Auto,
             context_window: DEFAULT_CONTEXT_WINDOW,
             context_window_assumed: true,
             compact_at: DEFAULT_COMPACT_AT,
+            board: true,
+            plan: false,
         }
     }
 }
@@ -114,6 +125,8 @@ pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> A
 }
 
 /// Whether and how the agent saves the conversation (see [`journal`]).
+// Made once per run and moved once: the size of the reopened session does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Sessions {
     /// Nothing is saved.

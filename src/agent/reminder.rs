@@ -1,12 +1,131 @@
-//! When to remind the model of its board (docs/board.md).
+//! When to remind the model of its board, and how long its step in progress has stood still
+//! (docs/board.md).
 //!
 //! A round is one model response that asked for at least one tool. A round that called `todo`,
-//! valid or not, resets the count; any other round adds one. Before the next request, once the
-//! count reaches the threshold and the board still has open items (or none at all), the reminder
-//! goes after the tool results and the count starts again, so it fires at most once per
+//! valid or not, resets `rounds_since_todo`; any other round adds one. Before the next request,
+//! once the count reaches the threshold and the board still has open items (or none at all), the
+//! reminder goes after the tool results and the count starts again, so it fires at most once per
 //! `threshold` rounds.
+//!
+//! With `--nag-threshold auto` the threshold follows the model's own rhythm ([`Pace`]): once it
+//! has left the same number k of silent rounds between two board updates twice in a row
+//! (reminded or not), it is not reminded before k + 1 silent rounds; otherwise — and at least —
+//! the default applies, so a silent model is still reminded within max(3, 2k) rounds.
 
 use crate::todo::TodoBoard;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The threshold when none is set, and the least `auto` uses.
+pub const DEFAULT_THRESHOLD: u32 = 3;
+/// Past this many thresholds without a change, the item in progress is marked stale.
+pub const STALE_THRESHOLDS: u32 = 2;
+
+/// How many silent rounds go by before the reminder (`--nag-threshold`, `nag_threshold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NagThreshold {
+    /// After this many rounds; 0 turns the reminder off.
+    Fixed(u32),
+    /// After the model's own rhythm, plus one.
+    Auto,
+}
+
+impl Default for NagThreshold {
+    fn default() -> Self {
+        Self::Fixed(DEFAULT_THRESHOLD)
+    }
+}
+
+impl fmt::Display for NagThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(rounds) => write!(f, "{rounds}"),
+            Self::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+impl FromStr for NagThreshold {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(Self::Auto);
+        }
+        text.parse()
+            .map(Self::Fixed)
+            .map_err(|_| format!("expected a number of rounds (0 = off) or \"auto\", not '{text}'"))
+    }
+}
+
+impl<'de> Deserialize<'de> for NagThreshold {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Rounds(u32),
+            Word(String),
+        }
+        match Raw::deserialize(deserializer).map_err(|_| {
+            serde::de::Error::custom("expected a number of rounds (0 = off) or \"auto\"")
+        })? {
+            Raw::Rounds(rounds) => Ok(Self::Fixed(rounds)),
+            Raw::Word(word) => word.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// What the reminder and the drift mark know of the conversation besides `rounds_since_todo`.
+/// Saved with the session, so a resumed one goes on counting where it stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pace {
+    /// Tool rounds in this conversation so far; the repeated-step answer names rounds by it.
+    pub round: u32,
+    /// Rounds since the item in progress last changed (0 with none in progress).
+    pub rounds_in_progress: u32,
+    /// Rounds without `todo` since the model's last call of it, reminders or not; `None`
+    /// before its first.
+    pub silent: Option<u32>,
+    /// The silent rounds between the model's last board updates, newest first.
+    pub gaps: [Option<u32>; 2],
+}
+
+impl Pace {
+    /// After a round that asked for tools. `changed` says whether the item in progress changed
+    /// during it, `in_progress` whether one is in progress now.
+    pub fn after_round(self, called_todo: bool, changed: bool, in_progress: bool) -> Self {
+        let (silent, gaps) = match (called_todo, self.silent) {
+            (true, Some(gap)) => (Some(0), [Some(gap), self.gaps[0]]),
+            (true, None) => (Some(0), self.gaps),
+            (false, silent) => (silent.map(|rounds| rounds.saturating_add(1)), self.gaps),
+        };
+        let rounds_in_progress = match (changed, in_progress) {
+            (false, true) => self.rounds_in_progress.saturating_add(1),
+            _ => 0,
+        };
+        Self { round: self.round.saturating_add(1), rounds_in_progress, silent, gaps }
+    }
+
+    /// The rhythm the model keeps: the same gap twice in a row.
+    pub fn rhythm(&self) -> Option<u32> {
+        match self.gaps {
+            [Some(newest), Some(before)] if newest == before => Some(newest),
+            _ => None,
+        }
+    }
+
+    /// The threshold in force now; 0 is off.
+    pub fn threshold(&self, nag: NagThreshold) -> u32 {
+        match nag {
+            NagThreshold::Fixed(rounds) => rounds,
+            NagThreshold::Auto => self
+                .rhythm()
+                .map_or(DEFAULT_THRESHOLD, |k| k.saturating_add(1).max(DEFAULT_THRESHOLD)),
+        }
+    }
+}
 
 /// The count after a round that asked for tools.
 pub fn after_round(rounds_since_todo: u32, called_todo: bool) -> u32 {
@@ -18,6 +137,12 @@ pub fn is_due(rounds_since_todo: u32, threshold: u32, board: &TodoBoard) -> bool
     threshold > 0 && rounds_since_todo >= threshold && (board.is_empty() || board.has_open_items())
 }
 
+/// Whether the item in progress has stood still for more than twice the threshold (never with
+/// the reminder off).
+pub fn is_stale(rounds_in_progress: u32, threshold: u32) -> bool {
+    threshold > 0 && rounds_in_progress > threshold.saturating_mul(STALE_THRESHOLDS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -27,6 +152,14 @@ mod tests {
         let mut board = TodoBoard::default();
         board.update(&json!({"items": [{"id": "1", "text": "a", "status": status}]})).unwrap();
         board
+    }
+
+    /// The pace after rounds given as a pattern: `T` a round that called todo, `.` one that
+    /// did not.
+    fn pace(rounds: &str) -> Pace {
+        rounds
+            .chars()
+            .fold(Pace::default(), |pace, round| pace.after_round(round == 'T', false, true))
     }
 
     #[test]
@@ -48,5 +181,68 @@ mod tests {
     fn never_due_when_off_or_when_everything_is_done() {
         assert!(!is_due(10, 0, &TodoBoard::default()));
         assert!(!is_due(10, 3, &board("completed")));
+    }
+
+    #[test]
+    fn thresholds_parse_from_flags_and_files() {
+        assert_eq!("4".parse(), Ok(NagThreshold::Fixed(4)));
+        assert_eq!(" AUTO ".parse(), Ok(NagThreshold::Auto));
+        assert!("three".parse::<NagThreshold>().unwrap_err().contains("\"auto\""));
+        let from_toml = |text: &str| serde_json::from_str::<NagThreshold>(text);
+        assert_eq!(from_toml("0").unwrap(), NagThreshold::Fixed(0));
+        assert_eq!(from_toml("\"auto\"").unwrap(), NagThreshold::Auto);
+        assert!(from_toml("-1").is_err());
+        assert_eq!(NagThreshold::Auto.to_string(), "auto");
+    }
+
+    #[test]
+    fn a_fixed_threshold_ignores_the_rhythm() {
+        assert_eq!(pace("T....T....T").threshold(NagThreshold::Fixed(3)), 3);
+    }
+
+    #[test]
+    fn auto_waits_one_round_longer_than_a_rhythm_shown_twice_in_a_row() {
+        // Gaps of 4 and 4: not reminded before 5 silent rounds.
+        assert_eq!(pace("T....T....T").rhythm(), Some(4));
+        assert_eq!(pace("T....T....T").threshold(NagThreshold::Auto), 5);
+        // One gap is no rhythm yet, two different ones neither: the default.
+        assert_eq!(pace("T....T").threshold(NagThreshold::Auto), DEFAULT_THRESHOLD);
+        assert_eq!(pace("T....T.....T").threshold(NagThreshold::Auto), DEFAULT_THRESHOLD);
+        // The newest two gaps count: 6, then 4 and 4.
+        assert_eq!(pace("T......T....T....T").threshold(NagThreshold::Auto), 5);
+    }
+
+    #[test]
+    fn auto_never_reminds_sooner_than_the_default_and_a_silent_model_within_twice_its_rhythm() {
+        for k in 0..12u32 {
+            let gap = ".".repeat(k as usize);
+            let threshold = pace(&format!("T{gap}T{gap}T")).threshold(NagThreshold::Auto);
+            assert!(threshold >= DEFAULT_THRESHOLD, "k = {k}");
+            assert!(threshold > k, "not reminded before k + 1 silent rounds (k = {k})");
+            assert!(
+                threshold <= DEFAULT_THRESHOLD.max(2 * k),
+                "reminded within max(3, 2k) (k = {k})"
+            );
+        }
+        assert_eq!(pace("").threshold(NagThreshold::Auto), DEFAULT_THRESHOLD);
+        assert_eq!(pace("......").threshold(NagThreshold::Auto), DEFAULT_THRESHOLD);
+    }
+
+    #[test]
+    fn rounds_in_progress_count_until_the_item_changes() {
+        let still = Pace::default().after_round(true, true, true);
+        assert_eq!(still.rounds_in_progress, 0);
+        let later = still.after_round(false, false, true).after_round(true, false, true);
+        assert_eq!(later.rounds_in_progress, 2, "a board update that keeps the item counts on");
+        assert_eq!(later.after_round(true, true, true).rounds_in_progress, 0);
+        assert_eq!(later.after_round(false, false, false).rounds_in_progress, 0);
+        assert_eq!(later.round, 3);
+    }
+
+    #[test]
+    fn stale_past_twice_the_threshold() {
+        assert!(!is_stale(6, 3));
+        assert!(is_stale(7, 3));
+        assert!(!is_stale(100, 0));
     }
 }

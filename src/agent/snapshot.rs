@@ -117,7 +117,16 @@ pub struct Snapshot {
     /// The next request's share of the context window.
     pub context: ContextUse,
     pub rounds_since_todo: u32,
+    /// The reminder's threshold in force now (0: off); with `auto`, the one the rhythm gives.
     pub nag_threshold: u32,
+    /// The threshold follows the model's rhythm (`--nag-threshold auto`).
+    pub nag_auto: bool,
+    /// Rounds since the item in progress last changed (see [`Snapshot::is_stale`]).
+    pub rounds_in_progress: u32,
+    /// The model may read, not change (`--plan`, Shift+Tab).
+    pub plan_mode: bool,
+    /// A plan-mode turn ended with a plan on the board, waiting for the person's approval.
+    pub plan_ready: bool,
     pub provider: Arc<str>,
     pub model: Arc<str>,
     pub wire_format: WireFormat,
@@ -125,4 +134,12 @@ pub struct Snapshot {
     /// Prompts submitted while a turn ran, sent one by one when it ends.
     pub queued: imbl::Vector<String>,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
+}
+
+impl Snapshot {
+    /// Whether the item in progress has stood still past twice the reminder's threshold.
+    pub fn is_stale(&self) -> bool {
+        self.board.in_progress().is_some()
+            && super::reminder::is_stale(self.rounds_in_progress, self.nag_threshold)
+    }
 }

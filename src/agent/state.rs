@@ -5,13 +5,17 @@
 //! session is saved to. Its fields are private and every change goes through a method here. The
 //! methods that change what a resumed session needs (the history, the board, the reminder
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
-//! nothing that matters on resume can change unsaved.
+//! nothing that matters on resume can change unsaved. The board's own methods — the person's
+//! edits, plan mode, the steps done — are in `board`.
+
+mod board;
 
 use super::event::AgentEvent;
 use super::journal::compaction::{Compaction, apply_masks};
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
-use super::reminder;
+use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, ContextUse, Entry, Snapshot, ToolRun};
+use super::steps::StepLog;
 use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
@@ -48,16 +52,32 @@ pub(super) struct State {
     view: Snapshot,
     undo: UndoStack,
     journal: Journal,
-    /// The workspace snapshot taken before the next turn, if one was.
-    next_before: Option<ObjectId>,
     /// Set once the person has been told snapshots failed, so they are told once.
     snapshot_failed: bool,
+    /// The reminder's setting (the threshold in force is the view's).
+    nag: NagThreshold,
+    /// Whether the model has the board at all (`--no-todo`).
+    board_on: bool,
+    pace: Pace,
+    /// The item in progress changed during the round running now.
+    in_progress_changed: bool,
+    /// The person's board changes the model has not been told of yet.
+    board_edits: Vec<String>,
+    steps: StepLog,
 }
 
 impl State {
-    pub fn new(system_prompt: &str, nag_threshold: u32, label: ModelLabel<'_>) -> Self {
+    /// `board_on: false` (`--no-todo`) turns the reminder and the person's edits off too.
+    pub fn new(
+        system_prompt: &str,
+        nag: NagThreshold,
+        board_on: bool,
+        label: ModelLabel<'_>,
+    ) -> Self {
+        let nag = if board_on { nag } else { NagThreshold::Fixed(0) };
         let view = Snapshot {
-            nag_threshold,
+            nag_threshold: Pace::default().threshold(nag),
+            nag_auto: nag == NagThreshold::Auto,
             provider: label.provider.into(),
             model: label.model.into(),
             wire_format: label.wire_format,
@@ -68,8 +88,13 @@ impl State {
             view,
             undo: UndoStack::default(),
             journal: Journal::default(),
-            next_before: None,
             snapshot_failed: false,
+            nag,
+            board_on,
+            pace: Pace::default(),
+            in_progress_changed: false,
+            board_edits: Vec::new(),
+            steps: StepLog::default(),
         }
     }
 
@@ -163,14 +188,13 @@ impl State {
         if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
     }
 
-    /// The snapshot the next turn starts from.
-    pub fn prepare_turn(&mut self, before: Option<ObjectId>) {
-        self.next_before = before;
+    /// A user turn starts: a plan shown for approval is no longer waiting.
+    pub fn start_turn(&mut self) {
+        self.view.plan_ready = false;
     }
 
-    /// A user turn begins: undo groups what follows under it, from the snapshot taken before.
-    pub fn begin_turn(&mut self) {
-        let before = self.next_before.take();
+    /// The turn's undo group begins, from the snapshot taken before it (before any tool runs).
+    pub fn begin_turn(&mut self, before: Option<ObjectId>) {
         self.record(&Record::Turn { snapshot: before.as_ref().map(|id| id.as_str().to_owned()) });
         self.undo.begin_turn(before);
     }
@@ -215,15 +239,33 @@ impl State {
         Ok(())
     }
 
-    /// Replaces the board after a valid update.
+    /// Replaces the board after a valid update (the model's or the person's). A change of the
+    /// item in progress starts its drift count again.
     pub fn set_board(&mut self, board: TodoBoard) {
         self.record(&Record::Board { items: board.items().to_vec() });
+        if board.in_progress() != self.view.board.in_progress() {
+            self.in_progress_changed = true;
+            self.view.rounds_in_progress = 0;
+        }
         self.view.board = Arc::new(board);
     }
 
-    /// Counts a round that asked for tools (see `reminder`): a `todo` call resets the count.
+    /// Counts a round that asked for tools (see `reminder`): a `todo` call resets the count; the
+    /// round count, the model's rhythm and the drift count move on.
     pub fn count_round(&mut self, called_todo: bool) {
         self.set_rounds(reminder::after_round(self.view.rounds_since_todo, called_todo));
+        let changed = std::mem::take(&mut self.in_progress_changed);
+        let in_progress = self.view.board.in_progress().is_some();
+        self.set_pace(self.pace.after_round(called_todo, changed, in_progress));
+    }
+
+    fn set_pace(&mut self, pace: Pace) {
+        if pace != self.pace {
+            self.pace = pace;
+            self.record(&Record::Pace { pace });
+        }
+        self.view.rounds_in_progress = pace.rounds_in_progress;
+        self.view.nag_threshold = pace.threshold(self.nag);
     }
 
     /// Starts the count again after the reminder went out.
@@ -269,7 +311,9 @@ impl State {
     pub fn clear(&mut self, journal: Journal) {
         self.view = Snapshot {
             seq: self.view.seq,
-            nag_threshold: self.view.nag_threshold,
+            nag_threshold: Pace::default().threshold(self.nag),
+            nag_auto: self.view.nag_auto,
+            plan_mode: self.view.plan_mode,
             provider: Arc::clone(&self.view.provider),
             model: Arc::clone(&self.view.model),
             wire_format: self.view.wire_format,
@@ -278,8 +322,11 @@ impl State {
         };
         self.undo = UndoStack::default();
         self.journal = journal;
-        self.next_before = None;
         self.snapshot_failed = false;
+        self.pace = Pace::default();
+        self.in_progress_changed = false;
+        self.board_edits.clear();
+        self.steps = StepLog::default();
     }
 
     /// The journal a new conversation is saved to: a new log if this one is saved.
@@ -293,11 +340,23 @@ impl State {
     /// so every call sent has exactly one result; what a cut-off write left behind is cleared
     /// away, and the cut-off turn's end is snapshotted for undo.
     pub fn restore(&mut self, restored: Restored, workspace: &Workspace) {
-        let Restored { history, transcript, board, rounds_since_todo, undo, answered, warnings, .. } =
-            restored;
+        let Restored {
+            history,
+            transcript,
+            board,
+            rounds_since_todo,
+            pace,
+            board_edits,
+            steps,
+            undo,
+            answered,
+            warnings,
+            ..
+        } = restored;
         self.view.history = history.iter().cloned().collect::<History>();
         self.view.board = Arc::new(board);
         self.view.rounds_since_todo = rounds_since_todo;
+        self.restore_board_keeping(pace, board_edits, steps);
         self.undo = undo;
         self.view.transcript = transcript
             .iter()

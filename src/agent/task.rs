@@ -1,7 +1,8 @@
 //! The agent task itself: waits for commands and runs user turns one after another.
 //!
-//! Between turns it answers the person's commands (clear, undo, the demo); during a turn the
-//! turn loop (`turn`) and the tool round (`tool_round`) listen for them instead.
+//! Between turns it answers the person's commands (clear, undo, the demo, board edits, plan
+//! mode and its approval); during a turn the turn loop (`turn`) and the tool round
+//! (`tool_round`) listen for them instead.
 
 use super::approval::Approvals;
 use super::context::{ContextMeter, WindowSource};
@@ -9,10 +10,10 @@ use super::event::AgentEvent;
 use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
-use super::{AgentConfig, ApprovalMode, Command};
+use super::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
 use crate::todo;
-use crate::tools::undo::ObjectId;
+use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -55,6 +56,17 @@ pub(super) struct Agent {
     pub meter: ContextMeter,
     /// The demo's temporary workspace, removed when the task ends.
     demo_dir: Option<tempfile::TempDir>,
+    /// Where the running turn's undo group stands.
+    pub(super) turn_start: TurnStart,
+}
+
+/// Whether the running turn's undo group has begun, or is waiting for its snapshot.
+pub(super) enum TurnStart {
+    /// Begun (or no turn is running).
+    Begun,
+    /// Not yet: the snapshot of the workspace before the turn, still being taken (`None`: the
+    /// session takes none).
+    Pending(Option<tokio::task::JoinHandle<Result<ObjectId, ShadowError>>>),
 }
 
 impl Agent {
@@ -73,9 +85,11 @@ impl Agent {
             },
             None => ModelLabel { provider: "none", model: "-", wire_format: WireFormat::default() },
         };
-        let state = State::new(&config.system_prompt, config.nag_threshold, label);
+        let mut state =
+            State::new(&config.system_prompt, config.nag_threshold, config.board, label);
+        state.set_plan_mode(config.plan && config.board);
         let approvals = Approvals::new(config.approval);
-        let specs = tool_specs(&tools);
+        let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         Self {
             config,
@@ -88,6 +102,7 @@ impl Agent {
             approvals,
             meter,
             demo_dir: None,
+            turn_start: TurnStart::Pending(None),
         }
     }
 
@@ -127,12 +142,37 @@ impl Agent {
                         break;
                     }
                 }
+                Command::EditBoard(edit) => board_edits::edit(&mut self.state, &self.outbox, &edit),
+                Command::PlanMode(on) => board_edits::plan_mode(&mut self.state, &self.outbox, on),
+                Command::ApprovePlan => {
+                    if self.approve_plan().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
                 Command::Quit => break,
                 Command::Cancel | Command::Approve { .. } => {}
             }
             self.state.set_activity(Activity::Idle);
             self.state.publish(&self.outbox);
         }
+    }
+
+    /// The person approved the plan: plan mode ends and a turn starts on the approved board.
+    async fn approve_plan(&mut self) -> Option<Stop> {
+        if !self.state.view().plan_ready {
+            self.state.note(Entry::Error {
+                text:
+                    "There is no plan to approve yet: in plan mode, the model's board is the plan."
+                        .into(),
+            });
+            return None;
+        }
+        self.state.set_plan_mode(false);
+        self.state.note(Entry::Notice {
+            text: "Plan approved: the model works through the board.".into(),
+        });
+        let prompt = self.approval_prompt();
+        self.prompt_turn(Some(prompt)).await
     }
 
     /// Runs queued prompts until none are left.
@@ -147,15 +187,41 @@ impl Agent {
 
     /// Runs a turn between two snapshots of the workspace, so that undo can put back
     /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
-    /// own: what the person changed in between is not its to undo.
+    /// own: what the person changed in between is not its to undo. The snapshot before is taken
+    /// while the model thinks of its first answer, and settled before any tool runs.
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        let before = self.snapshot().await;
-        self.state.prepare_turn(before);
+        self.turn_start = TurnStart::Pending(
+            self.state
+                .snapshot_source()
+                .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
+        );
         let stop = self.run_turn(prompt).await;
+        self.settle_turn_start().await;
         if let Some(after) = self.snapshot().await {
             self.state.end_turn(after);
         }
         stop
+    }
+
+    /// Begins the turn's undo group from the snapshot taken before it, waiting for the snapshot
+    /// if it is still being taken. Once per turn; before a turn's first tool runs.
+    pub(super) async fn settle_turn_start(&mut self) {
+        let pending = match std::mem::replace(&mut self.turn_start, TurnStart::Begun) {
+            TurnStart::Begun => return,
+            TurnStart::Pending(pending) => pending,
+        };
+        let before = match pending {
+            Some(task) => match task.await {
+                Ok(Ok(tree)) => Some(tree),
+                Ok(Err(err)) => {
+                    self.state.snapshot_failed(&err);
+                    None
+                }
+                Err(_) => None,
+            },
+            None => None,
+        };
+        self.state.begin_turn(before);
     }
 
     /// Snapshots the workspace off the async threads; `None` when the session has no shadow
@@ -187,7 +253,7 @@ impl Agent {
         self.tools = Tools::new(workspace);
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);
-        self.specs = tool_specs(&self.tools);
+        self.specs = tool_specs(&self.tools, self.config.board);
         self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
@@ -225,19 +291,26 @@ impl Agent {
 /// request.
 fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
     let schemas = serde_json::to_vec(specs).map_or(0, |bytes| bytes.len());
-    let source =
-        if config.context_window_assumed { WindowSource::Assumed } else { WindowSource::Configured };
+    let source = if config.context_window_assumed {
+        WindowSource::Assumed
+    } else {
+        WindowSource::Configured
+    };
     ContextMeter::new(config.context_window, source, config.compact_at, config.max_tokens)
-    .with_overhead(config.system_prompt.len() + schemas)
+        .with_overhead(config.system_prompt.len() + schemas)
 }
 
-/// The tools the model is told about: the board first, then the workspace tools.
-fn tool_specs(tools: &Tools) -> Vec<ToolSpec> {
-    let mut specs = vec![ToolSpec {
-        name: todo::TOOL_NAME.to_owned(),
-        description: todo::TOOL_DESCRIPTION.to_owned(),
-        input_schema: todo::input_schema(),
-    }];
+/// The tools the model is told about: the board first (unless it is off), then the workspace
+/// tools.
+fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
+    let mut specs = Vec::new();
+    if board {
+        specs.push(ToolSpec {
+            name: todo::TOOL_NAME.to_owned(),
+            description: todo::TOOL_DESCRIPTION.to_owned(),
+            input_schema: todo::input_schema(),
+        });
+    }
     specs.extend(tools.specs());
     specs
 }

@@ -1,6 +1,9 @@
 //! One round of tool calls: each call approved (or not), run while the person can interrupt,
-//! and answered; then the results — and the reminder, when it is due — go into the history as
-//! one user message.
+//! and answered; then the results — the person's board changes and the reminder after them, when
+//! there are any — go into the history as one user message.
+//!
+//! Before a workspace tool runs, plan mode may refuse it (`plan`) and a write or an edit that
+//! would repeat a step already done is answered as such (`repeat`); only then is approval asked.
 
 use super::approval::{Approvals, DECLINED, Verdict};
 use super::cut::cut_call_message;
@@ -8,10 +11,10 @@ use super::event::AgentEvent;
 use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
 use super::task::{Agent, Stop};
 use super::turn::{INTERRUPTED, during_turn};
-use super::{Command, Decision, reminder};
+use super::{Command, Decision, board_edits, plan, reminder};
 use crate::llm::tool_input;
-use crate::message::{ContentBlock, Message, Role};
-use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, preview};
+use crate::message::ContentBlock;
+use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,7 +36,11 @@ impl Agent {
         calls: Vec<ToolCall>,
         cut: Option<&str>,
     ) -> Option<Stop> {
+        // Undo must know the workspace as it was before any tool of the turn touches it.
+        self.settle_turn_start().await;
         let mut results = Vec::with_capacity(calls.len());
+        // Where this round's valid board answers are among the results.
+        let mut board_answers = Vec::new();
         let mut called_todo = false;
         let mut stop = None;
         for call in calls {
@@ -60,9 +67,11 @@ impl Agent {
                 input: call.input.clone(),
             });
             let started = Instant::now();
-            let (status, outcome) = if call.name == ToolName::Todo {
+            let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
                 called_todo = true;
                 self.update_board(&call.input)
+            } else if call.name == ToolName::Todo {
+                (ToolStatus::Failed, board_off(&call))
             } else {
                 match self.run_tool(&call).await {
                     Ok(done) => done,
@@ -75,17 +84,26 @@ impl Agent {
             let result = result_block(&call.id, &outcome);
             self.state.record_call(&result, &outcome.changes);
             self.record_result(&call, status, &outcome, started);
+            if !outcome.is_error {
+                self.note_steps(&call, &outcome);
+            }
+            if call.name == ToolName::Todo && status == ToolStatus::Succeeded {
+                board_answers.push(results.len());
+            }
             results.push(result);
         }
         self.state.count_round(called_todo);
+        results.extend(self.state.take_board_note());
         let view = self.state.view();
-        let remind = stop.is_none()
-            && reminder::is_due(view.rounds_since_todo, self.config.nag_threshold, &view.board);
+        let threshold = view.nag_threshold;
+        let remind =
+            stop.is_none() && reminder::is_due(view.rounds_since_todo, threshold, &view.board);
         if remind {
             let text = self.config.nag_message.clone();
             self.event(AgentEvent::Reminder {
                 text: text.clone(),
                 rounds_since_todo: view.rounds_since_todo,
+                threshold,
             });
             self.state.note(Entry::Reminder { text: text.clone() });
             // The board after the reminder's words: the plan at the very end of the context.
@@ -93,7 +111,7 @@ impl Agent {
             results.push(ContentBlock::Reminder { text: format!("{text}\n\n{board}") });
             self.state.reset_rounds();
         }
-        self.state.push_message(Message { role: Role::User, content: results });
+        self.state.push_results(results, &board_answers);
         self.state.publish(&self.outbox);
         stop
     }
@@ -103,12 +121,8 @@ impl Agent {
         let mut board = (*self.state.view().board).clone();
         match board.update(input) {
             Ok(rendered) => {
-                self.event(AgentEvent::Todo {
-                    items: board.items().to_vec(),
-                    done: board.done(),
-                    total: board.total(),
-                });
                 self.state.set_board(board);
+                self.event(board_edits::todo_event(&self.state));
                 (ToolStatus::Succeeded, ToolOutcome::ok(rendered))
             }
             Err(err) => (ToolStatus::Failed, ToolOutcome::error(err.to_string())),
@@ -120,6 +134,14 @@ impl Agent {
     async fn run_tool(&mut self, call: &ToolCall) -> Result<Finished, (Finished, Stop)> {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
+        }
+        if self.state.view().plan_mode
+            && let Some(why) = plan::refusal(&call.name, &call.input)
+        {
+            return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+        }
+        if let Some(done) = self.repeated_step(call).await {
+            return Ok((ToolStatus::Succeeded, done));
         }
         match self.approvals.check(&call.name, &call.input) {
             Verdict::Run => {}
@@ -204,6 +226,12 @@ impl Agent {
                     self.state.queue(prompt);
                     self.state.publish(&self.outbox);
                 }
+                Some(Command::EditBoard(edit)) => {
+                    board_edits::edit(&mut self.state, &self.outbox, &edit);
+                }
+                Some(Command::PlanMode(on)) => {
+                    board_edits::plan_mode(&mut self.state, &self.outbox, on);
+                }
                 Some(_) => {}
             }
         };
@@ -255,6 +283,13 @@ fn argument_problem(input: &Value) -> Option<String> {
         other => other.to_string(),
     };
     tool_input::invalid_input_message(&tool_input::parse(&raw))
+}
+
+/// The answer to a `todo` call with the board off (`--no-todo`): the tool was never offered, so
+/// it is an unknown tool like any other.
+fn board_off(call: &ToolCall) -> ToolOutcome {
+    let unknown = Tools::parse(&call.name, &call.input).err();
+    ToolOutcome::error(unknown.map_or_else(String::new, |err| err.to_string()))
 }
 
 fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {

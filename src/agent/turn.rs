@@ -5,12 +5,11 @@
 //! tool call in the history gets exactly one result (an interrupted or declined call gets one
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
-use super::Command;
-use super::cut;
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::{Activity, Entry};
 use super::state::{Outbox, State};
 use super::task::{Agent, NO_PROVIDER_HELP, Stop};
+use super::{Command, board_edits, cut};
 use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::ToolCall;
@@ -56,10 +55,10 @@ impl Agent {
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        self.state.begin_turn();
+        self.state.start_turn();
         match prompt {
             Some(prompt) => {
-                self.state.push_message(Message::user_text(prompt.clone()));
+                self.state.push_prompt(prompt.clone());
                 self.state.note(Entry::User { text: prompt });
             }
             None => {
@@ -191,6 +190,7 @@ impl Agent {
             }
             _ => {}
         }
+        self.end_plan_turn();
         let board = &self.state.view().board;
         self.event(AgentEvent::Result {
             outcome,
@@ -221,7 +221,10 @@ impl Agent {
                     }
                     Some(_) => {
                         let tokens = self.meter.estimate(&self.state.view().history);
-                        return Err(Failure::Context(format!("{err}. {}", self.does_not_fit(tokens))));
+                        return Err(Failure::Context(format!(
+                            "{err}. {}",
+                            self.does_not_fit(tokens)
+                        )));
                     }
                     None => return Err(Failure::Provider(err)),
                 },
@@ -286,12 +289,21 @@ pub(super) fn during_turn(
             state.publish(outbox);
             None
         }
+        Some(Command::EditBoard(edit)) => {
+            board_edits::edit(state, outbox, &edit);
+            None
+        }
+        Some(Command::PlanMode(on)) => {
+            board_edits::plan_mode(state, outbox, on);
+            None
+        }
         Some(
             Command::Clear
             | Command::Undo
             | Command::StartDemo
             | Command::Continue
-            | Command::Compact,
+            | Command::Compact
+            | Command::ApprovePlan,
         ) => {
             state.note(Entry::Notice {
                 text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),

@@ -14,8 +14,8 @@ pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
 use crate::agent::{
-    ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
-    DEFAULT_NAG_MESSAGE, DEFAULT_NAG_THRESHOLD,
+    ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
+    NagThreshold,
 };
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -77,7 +77,8 @@ pub struct FileSettings {
     pub api_key: Option<String>,
     pub max_tokens: Option<u32>,
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: Option<u32>,
+    /// A number of rounds, or `"auto"`.
+    pub nag_threshold: Option<NagThreshold>,
     pub nag_message: Option<String>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
@@ -93,7 +94,7 @@ pub struct FlagSettings {
     pub base_url: Option<String>,
     pub max_tokens: Option<u32>,
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: Option<u32>,
+    pub nag_threshold: Option<NagThreshold>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
     pub context_window: Option<u32>,
@@ -110,7 +111,7 @@ pub struct Config {
     pub max_tokens: u32,
     /// Anthropic extended thinking's budget of tokens; `None` (or 0 where set) leaves it off.
     pub thinking_budget: Option<u32>,
-    pub nag_threshold: u32,
+    pub nag_threshold: NagThreshold,
     pub nag_message: String,
     pub max_rounds: u32,
     pub approval: ApprovalMode,
@@ -307,7 +308,10 @@ pub fn merge(
         api_key,
         max_tokens,
         thinking_budget: thinking_budget(budget, max_tokens)?,
-        nag_threshold: number(flags.nag_threshold, |f| f.nag_threshold, DEFAULT_NAG_THRESHOLD),
+        nag_threshold: flags
+            .nag_threshold
+            .or_else(|| files.iter().find_map(|f| f.nag_threshold))
+            .unwrap_or_default(),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
         max_rounds: number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS),

@@ -128,7 +128,10 @@ pub fn detect(status: u16, body: &[u8]) -> Option<Overflow> {
         return None;
     }
     let find = |pick: fn(&Phrasing) -> &'static [&'static str]| {
-        phrasings.iter().flat_map(|phrasing| pick(phrasing)).find_map(|after| number_after(&text, after))
+        phrasings
+            .iter()
+            .flat_map(|phrasing| pick(phrasing))
+            .find_map(|after| number_after(&text, after))
     };
     Some(Overflow {
         limit: field("n_ctx").or_else(|| find(|phrasing| phrasing.limit_after)),
@@ -275,7 +278,10 @@ mod tests {
     #[test]
     fn other_refusals_are_not_taken_for_a_long_prompt() {
         for (status, body) in [
-            (400, r#"{"error":{"message":"max_tokens: 100000 > 64000, which is the maximum allowed","type":"invalid_request_error"}}"#),
+            (
+                400,
+                r#"{"error":{"message":"max_tokens: 100000 > 64000, which is the maximum allowed","type":"invalid_request_error"}}"#,
+            ),
             (400, r#"{"error":{"message":"messages: roles must alternate"}}"#),
             (500, "upstream failed"),
             (429, r#"{"error":{"message":"rate limited"}}"#),
@@ -290,7 +296,8 @@ mod tests {
         assert_eq!(detect(400, huge.as_bytes()), Some(Overflow::default()));
         let negative = r#"{"error":{"message":"prompt is too long: -5 tokens > -1 maximum"}}"#;
         assert_eq!(detect(400, negative.as_bytes()), Some(Overflow::default()));
-        let text = r#"{"error":{"type":"exceed_context_size_error","n_ctx":"many","n_prompt_tokens":-3}}"#;
+        let text =
+            r#"{"error":{"type":"exceed_context_size_error","n_ctx":"many","n_prompt_tokens":-3}}"#;
         assert_eq!(detect(400, text.as_bytes()), Some(Overflow::default()));
         assert_eq!(number_after("limit is 1,024 tokens", "limit is "), Some(1024));
         assert_eq!(number_after("limit is ,5", "limit is "), None);

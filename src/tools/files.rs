@@ -19,7 +19,7 @@ mod plan;
 mod read;
 
 pub(crate) use atomic::{remove_leftover_temps, write_atomically};
-pub use plan::{PlannedChange, plan_edit, plan_write};
+pub use plan::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
 use super::{ToolError, Workspace};

@@ -96,7 +96,14 @@ impl App {
         if self.answered.as_ref() != pending {
             self.answered = None;
         }
+        // A plan that just became ready gets the keyboard, for the person to edit and approve —
+        // unless they are typing: their next letters must not become board keys.
+        let plan_arrived =
+            snapshot.plan_ready && !self.snapshot.plan_ready && self.main.composer.is_empty();
         self.snapshot = snapshot;
+        if plan_arrived {
+            self.board.focus(&self.snapshot);
+        }
     }
 
     /// The agent task has ended; nothing it does will show any more.
@@ -161,7 +168,7 @@ impl App {
         };
         // The board's width does not depend on its height: measure it, then ask for the height.
         let width = regions(screen, Wants { has_board: true, ..wants }).todos.width;
-        wants.board_rows = TodoPane::desired_rows(&self.snapshot.board, width, self.is_busy());
+        wants.board_rows = self.board.desired_rows(&self.snapshot, width, self.is_busy());
         regions(screen, wants)
     }
 

@@ -6,6 +6,10 @@
 pub enum Slash {
     Clear,
     Todos,
+    /// `/todo add|done|undo|rm|edit|move …`: the person edits the board.
+    Todo,
+    Plan,
+    Approve,
     Help,
     Quit,
     Undo,
@@ -16,7 +20,22 @@ pub enum Slash {
 /// Every command with its help line, in the order the help lists them.
 pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     ("/clear", Slash::Clear, "start a new conversation with an empty board"),
-    ("/todos", Slash::Todos, "give the board the keyboard to scroll it (Esc returns)"),
+    (
+        "/todos",
+        Slash::Todos,
+        "give the board the keyboard: select, edit, approve a plan (Esc returns)",
+    ),
+    (
+        "/todo",
+        Slash::Todo,
+        "edit the board: add TEXT, done N, undo N, rm N, edit N TEXT, move N POS (N: the item's id)",
+    ),
+    (
+        "/plan",
+        Slash::Plan,
+        "plan mode on or off (Shift+Tab): the model reads and plans, changes nothing",
+    ),
+    ("/approve", Slash::Approve, "approve the plan on the board: the model carries it out"),
     ("/undo", Slash::Undo, "restore the files the last turn changed"),
     (
         "/compact",
@@ -57,7 +76,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /undo /compact /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /compact /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
@@ -72,6 +91,8 @@ mod tests {
         assert_eq!(parse("  /TODOS  "), Parsed::Command(Slash::Todos));
         assert_eq!(parse("/exit"), Parsed::Command(Slash::Quit));
         assert_eq!(parse("/compact"), Parsed::Command(Slash::Compact));
+        assert_eq!(parse("/todo done 2"), Parsed::Command(Slash::Todo));
+        assert_eq!(parse("/Plan"), Parsed::Command(Slash::Plan));
         assert_eq!(parse("/nope"), Parsed::Unknown("/nope".into()));
     }
 

@@ -31,7 +31,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Composer", composer::KEYS).with(composer::EDITING_HELP),
         HelpSection::of("Conversation", conversation::KEYS).with(conversation::MOUSE_HELP),
         slash,
-        HelpSection::of("Board (after /todos)", todo_pane::KEYS),
+        HelpSection::of("Board (after /todos, or when a plan is ready)", todo_pane::KEYS),
         HelpSection::of("History inspector (Ctrl+T)", history_overlay::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
@@ -162,7 +162,11 @@ impl App {
                 self.inspector = None;
                 self.help = Some(HelpOverlay::new(help_sections()));
             }
-            Effect::FocusBoard => self.board.focus(),
+            Effect::FocusBoard => self.board.focus(&self.snapshot),
+            Effect::Compose(text) => {
+                self.board.focused = false;
+                self.main.composer.prefill(&text);
+            }
             Effect::Quit => self.quit(),
         }
     }

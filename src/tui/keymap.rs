@@ -83,6 +83,9 @@ impl KeySpec {
             KeyCode::Home => out.push_str("Home"),
             KeyCode::End => out.push_str("End"),
             KeyCode::Tab => out.push_str("Tab"),
+            // Shift+Tab arrives as BackTab, often with Shift held as well.
+            KeyCode::BackTab if !out.ends_with("Shift+") => out.push_str("Shift+Tab"),
+            KeyCode::BackTab => out.push_str("Tab"),
             KeyCode::Backspace => out.push_str("Backspace"),
             KeyCode::F(n) => out.push_str(&format!("F{n}")),
             other => out.push_str(&format!("{other:?}")),
@@ -110,9 +113,12 @@ pub fn lookup<A: Copy>(bindings: &[Binding<A>], key: &KeyEvent) -> Option<A> {
         .map(|binding| binding.action)
 }
 
-/// All the chords of one binding: `Ctrl+T / F2`.
+/// All the chords of one binding: `Ctrl+T / F2` (chords written alike once: Shift+Tab comes
+/// with and without Shift held).
 pub fn keys_label(keys: &[KeySpec]) -> String {
-    keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" / ")
+    let mut labels: Vec<String> = keys.iter().map(KeySpec::label).collect();
+    labels.dedup();
+    labels.join(" / ")
 }
 
 /// One titled group of the help overlay.

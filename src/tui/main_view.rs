@@ -8,6 +8,7 @@ use super::stack::{Ctx, Effect, Hints, View};
 use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
 use crate::agent::{Command, Snapshot};
+use crate::todo::BoardEdit;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 
@@ -15,6 +16,7 @@ use ratatui::layout::{Position, Rect};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     ClearOrQuit,
+    PlanMode,
     QuitIfEmpty,
     History,
     Interrupt,
@@ -40,6 +42,12 @@ pub const KEYS: &[Binding<Action>] = &[
         action: Action::Help,
         help: "show this help (on an empty composer)",
         hint: Some("help"),
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::BackTab), KeySpec::shift(KeyCode::BackTab)],
+        action: Action::PlanMode,
+        help: "plan mode on or off: the model reads and plans, changes nothing until you approve",
+        hint: Some("plan"),
     },
     Binding {
         keys: &[KeySpec::ctrl('c')],
@@ -85,6 +93,22 @@ impl MainView {
                 ctx.effect(Effect::Send(Command::Submit(prompt.trim_end().to_owned())));
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
+            Parsed::Command(Slash::Todo) => {
+                let args = text.trim().split_once(char::is_whitespace).map_or("", |(_, rest)| rest);
+                match BoardEdit::parse(args) {
+                    Ok(edit) => {
+                        self.composer.take();
+                        ctx.effect(Effect::Send(Command::EditBoard(edit)));
+                        // Editing a plan: the board takes the keyboard back, to approve it.
+                        if ctx.snapshot.plan_ready {
+                            ctx.effect(Effect::FocusBoard);
+                        }
+                    }
+                    // The text stays in the composer to be put right.
+                    Err(err) => self.conversation.push_note(format!("/todo: {err}")),
+                }
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
             Parsed::Command(command) => {
                 self.composer.take();
                 ctx.effect(match command {
@@ -95,6 +119,9 @@ impl MainView {
                     Slash::Quit => Effect::Quit,
                     Slash::Help => Effect::OpenHelp,
                     Slash::Todos => Effect::FocusBoard,
+                    Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
+                    Slash::Approve => Effect::Send(Command::ApprovePlan),
+                    Slash::Todo => return,
                 });
             }
             Parsed::Unknown(name) => {
@@ -117,6 +144,9 @@ impl View for MainView {
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         match action {
             Action::Interrupt => ctx.effect(Effect::Send(Command::Cancel)),
+            Action::PlanMode => {
+                ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)))
+            }
             Action::History => ctx.effect(Effect::OpenHistory),
             Action::Help => ctx.effect(Effect::OpenHelp),
             Action::QuitIfEmpty => ctx.effect(Effect::Quit),

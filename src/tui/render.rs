@@ -20,7 +20,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     let main_focus = app.overlay().is_none() && !app.board.focused;
 
     app.main.conversation.render(&source, regions.conversation, buf);
-    app.board.render(&snapshot.board, regions.todos, buf, app.is_busy(), app.frame);
+    app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
     tool_log::render(&snapshot.tools, regions.tools, buf, app.frame);
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
     let hints = app.hints();

@@ -27,6 +27,8 @@ pub enum Effect {
     OpenHelp,
     /// Give the board the keyboard (`/todos`).
     FocusBoard,
+    /// Put this text in the composer and give it the keyboard (the board's edit and add keys).
+    Compose(String),
     Quit,
 }
 

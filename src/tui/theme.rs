@@ -54,6 +54,13 @@ pub const TODO_IN_PROGRESS: Style = Style::new().fg(Color::Yellow).add_modifier(
 pub const TODO_ACTIVE_FORM: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::ITALIC);
 /// A finished board item.
 pub const TODO_DONE: Style = Style::new().fg(Color::Green).add_modifier(Modifier::DIM);
+/// An item waiting for open blockers.
+pub const TODO_BLOCKED: Style = Style::new().fg(Color::DarkGray);
+/// The mark on an item in progress that has stood still too long.
+pub const TODO_STALE: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+/// The `PLAN` badge of plan mode, on the board and in the status bar.
+pub const PLAN_BADGE: Style =
+    Style::new().fg(Color::Black).bg(Color::Magenta).add_modifier(Modifier::BOLD);
 /// The filled part of the progress gauge.
 pub const GAUGE_FILLED: Style = Style::new().fg(Color::Green);
 /// The empty part of the progress gauge.

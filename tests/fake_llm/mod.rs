@@ -424,12 +424,17 @@ pub fn openai_sse_with(step: &Step, index: usize, prompt_tokens: Option<u64>) ->
     };
     events.push(chunk(json!({}), json!(finish)));
     let usage = match prompt_tokens {
-        Some(tokens) => json!({"prompt_tokens": tokens, "completion_tokens": 20, "total_tokens": tokens + 20}),
+        Some(tokens) => {
+            json!({"prompt_tokens": tokens, "completion_tokens": 20, "total_tokens": tokens + 20})
+        }
         None => json!({"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020,
             "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 900 }}}),
     };
-    events.push((None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
-        "model": "fake", "choices": [], "usage": usage})));
+    events.push((
+        None,
+        json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
+        "model": "fake", "choices": [], "usage": usage}),
+    ));
     let mut body = sse(&events);
     body.push_str("data: [DONE]\n\n");
     body

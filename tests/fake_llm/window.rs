@@ -76,7 +76,9 @@ pub fn respond(
         Protocol::OpenAi => openai_sse_with(step, index, counted),
     };
     let stream = |body: String| {
-        ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(body)
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(body)
     };
     if is_summary_request(body) && (switches.steps_by_id || switches.failing_summaries) {
         if switches.failing_summaries {

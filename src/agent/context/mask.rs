@@ -65,8 +65,8 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
     masks
 }
 
-/// What a superseded board answer becomes.
-pub const SUPERSEDED_BOARD: &str = "[todo → a board a later update replaced; elided]";
+/// What a superseded board answer becomes: the line a round's earlier board answers get too.
+pub const SUPERSEDED_BOARD: &str = crate::todo::SUPERSEDED;
 /// What marks a stub: every one ends so.
 const STUB_END: &str = "elided]";
 /// What an elided string in a call's input becomes, after its start.
@@ -76,7 +76,9 @@ const ELIDED_INPUT: &str = "[elided]";
 const STUB_AGAIN_END: &str = " if needed]";
 
 fn is_stub(content: &str) -> bool {
-    content.starts_with('[') && (content.ends_with(STUB_END) || content.ends_with(STUB_AGAIN_END))
+    content == SUPERSEDED_BOARD
+        || content.starts_with('[')
+            && (content.ends_with(STUB_END) || content.ends_with(STUB_AGAIN_END))
 }
 
 /// One call as masking sees it.
@@ -93,7 +95,8 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
             matches!(block, ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. })
         });
         for block in &message.content {
-            if let (ContentBlock::ToolUse { id, .. }, Some(call)) = (block, ToolCall::from_block(block))
+            if let (ContentBlock::ToolUse { id, .. }, Some(call)) =
+                (block, ToolCall::from_block(block))
             {
                 calls.insert(id.as_str(), Call { call, thinking });
             }
@@ -107,7 +110,9 @@ fn newest_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> Option
     history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
         match block {
             ContentBlock::ToolResult { tool_use_id, is_error: false, .. }
-                if calls.get(tool_use_id.as_str()).is_some_and(|c| c.call.name == ToolName::Todo) =>
+                if calls
+                    .get(tool_use_id.as_str())
+                    .is_some_and(|c| c.call.name == ToolName::Todo) =>
             {
                 Some(tool_use_id.as_str())
             }
@@ -122,11 +127,9 @@ fn recent_start(history: &History, keep: usize) -> usize {
     if keep == 0 {
         return history.len();
     }
-    let rounds = history
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, message)| message.role == Role::Assistant && message.tool_uses().next().is_some());
+    let rounds = history.iter().enumerate().rev().filter(|(_, message)| {
+        message.role == Role::Assistant && message.tool_uses().next().is_some()
+    });
     rounds.take(keep).last().map_or(0, |(index, _)| index)
 }
 
@@ -186,8 +189,9 @@ fn elided_input(call: &ToolCall) -> Option<Value> {
     if call.name == ToolName::Todo {
         let items = fields.get("items").and_then(Value::as_array).map_or(0, Vec::len);
         let size = call.input.to_string().len();
-        return (size > MIN_MASKED_BYTES)
-            .then(|| json!({ "elided": format!("a board of {items} items a later update replaced") }));
+        return (size > MIN_MASKED_BYTES).then(
+            || json!({ "elided": format!("a board of {items} items a later update replaced") }),
+        );
     }
     let mut changed = false;
     let mut out = Map::new();
@@ -236,8 +240,10 @@ mod tests {
 
     fn board(done: usize) -> Value {
         let items: Vec<Value> = (1..=8)
-            .map(|i| json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"),
-                "status": if i <= done { "completed" } else { "pending" }}))
+            .map(|i| {
+                json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"),
+                "status": if i <= done { "completed" } else { "pending" }})
+            })
             .collect();
         json!({ "items": items })
     }
@@ -245,7 +251,9 @@ mod tests {
     fn task() -> History {
         let big = format!("Exit code 1\n{}", "failing test output\n".repeat(700));
         let mut history = vec![Message::user_text("Fix the tests.")];
-        let rendered = |done| format!("{}\n({done}/8 completed)", "[ ] #n: Step number n of the plan\n".repeat(8));
+        let rendered = |done| {
+            format!("{}\n({done}/8 completed)", "[ ] #n: Step number n of the plan\n".repeat(8))
+        };
         history.extend(round("t1", "todo", board(0), &rendered(0)));
         history.extend(round("t2", "bash", json!({"command": "pytest"}), &big));
         history.extend(round("t3", "todo", board(1), &rendered(1)));
@@ -281,8 +289,10 @@ mod tests {
         assert_eq!(result_of(&history, "t4").len(), 5000);
         assert!(result_of(&history, "t6").len() > 10_000);
         // The superseded board's input went too; the current one's stays.
-        let inputs: Vec<&Value> =
-            history.iter().flat_map(|message| message.tool_uses().map(|(_, _, input)| input)).collect();
+        let inputs: Vec<&Value> = history
+            .iter()
+            .flat_map(|message| message.tool_uses().map(|(_, _, input)| input))
+            .collect();
         assert!(inputs[0]["elided"].as_str().unwrap().contains("8 items"));
         assert_eq!(inputs[2]["items"].as_array().unwrap().len(), 8);
         // A second plan finds nothing more to do at the same depth.
@@ -318,7 +328,12 @@ mod tests {
                 is_error: false,
             }],
         });
-        history.extend(round("w2", "write_file", json!({"path": "b.txt", "content": content}), "ok"));
+        history.extend(round(
+            "w2",
+            "write_file",
+            json!({"path": "b.txt", "content": content}),
+            "ok",
+        ));
         let history: History = history.into_iter().collect();
         let masks = plan(&history, 0);
         assert_eq!(masks.len(), 1, "{masks:?}");

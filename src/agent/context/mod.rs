@@ -241,7 +241,8 @@ mod tests {
 
     #[test]
     fn before_any_report_it_is_a_quarter_of_the_bytes() {
-        let mut meter = ContextMeter::new(1000, WindowSource::Configured, 0.8, 200).with_overhead(400);
+        let mut meter =
+            ContextMeter::new(1000, WindowSource::Configured, 0.8, 200).with_overhead(400);
         let history = history(&["x"]);
         let bytes = 400 + message_bytes(&history[0]);
         assert_eq!(meter.estimate(&history), bytes.div_ceil(4));

@@ -89,7 +89,8 @@ fn transcript(history: &History, tail: usize) -> Vec<(String, bool)> {
                     Some((format!("## keel noted\n{text}\n\n"), false))
                 }
                 (Role::User, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
-                    let name = calls.get(tool_use_id.as_str()).map_or("tool", |call| call.name.as_str());
+                    let name =
+                        calls.get(tool_use_id.as_str()).map_or("tool", |call| call.name.as_str());
                     let failed = if *is_error { " (failed)" } else { "" };
                     Some((format!("← {name}{failed}: {}\n\n", cut(content, RESULT_CHARS)), false))
                 }
@@ -175,7 +176,12 @@ pub fn digest(history: &History, tail: usize, why: &str, budget: usize) -> Strin
 
 /// keel's note that stands for the compacted part: the summary, the board as the `todo` tool
 /// renders it, and the reminder count.
-pub fn note(summary: &str, board: &TodoBoard, rounds_since_todo: u32, nag_threshold: u32) -> String {
+pub fn note(
+    summary: &str,
+    board: &TodoBoard,
+    rounds_since_todo: u32,
+    nag_threshold: u32,
+) -> String {
     let reminder = if nag_threshold > 0 {
         format!(
             "Rounds since the board was last updated: {rounds_since_todo} (keel reminds after \
@@ -224,7 +230,11 @@ mod tests {
     fn call(id: &str, command: &str) -> Message {
         Message::assistant(vec![
             ContentBlock::Text { text: format!("Running {command}.") },
-            ContentBlock::ToolUse { id: id.into(), name: "bash".into(), input: json!({"command": command}) },
+            ContentBlock::ToolUse {
+                id: id.into(),
+                name: "bash".into(),
+                input: json!({"command": command}),
+            },
         ])
     }
 
@@ -263,7 +273,9 @@ mod tests {
         assert_eq!(rebuilt[0], Message::user_text("Make the tests pass."));
         assert_eq!(rebuilt[1], Message::user_text("Now the rest."));
         let ContentBlock::Note { text } = &rebuilt[2].content[0] else { panic!() };
-        assert!(text.contains("All fine.") && text.contains("No todos.") && text.contains("2 (keel"));
+        assert!(
+            text.contains("All fine.") && text.contains("No todos.") && text.contains("2 (keel")
+        );
         assert_eq!(&rebuilt[3..], &history.iter().skip(5).cloned().collect::<Vec<_>>()[..]);
     }
 
@@ -297,6 +309,9 @@ mod tests {
         assert!(digest.contains("500 from the server"));
         assert!(digest.contains("[bash `pytest` → exit 1, 20 B; elided — run it again if needed]"));
         let short = super::digest(&history, 7, "x", 190);
-        assert!(short.contains("1 earlier calls left out") && short.contains("pytest -x"), "{short}");
+        assert!(
+            short.contains("1 earlier calls left out") && short.contains("pytest -x"),
+            "{short}"
+        );
     }
 }

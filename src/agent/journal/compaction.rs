@@ -206,9 +206,15 @@ mod tests {
             Mask::Input { id: "b".into(), input: json!({"command": "…"}) },
         ];
         apply_masks(&mut history, &masks).unwrap();
-        assert!(matches!(&history[1].content[0], ContentBlock::ToolResult { content, .. } if content == "[stub]"));
-        assert!(matches!(&history[2].content[0], ContentBlock::ToolUse { input, .. } if input["command"] == "…"));
-        assert!(matches!(&history[3].content[0], ContentBlock::ToolResult { content, .. } if content.len() == 500));
+        assert!(
+            matches!(&history[1].content[0], ContentBlock::ToolResult { content, .. } if content == "[stub]")
+        );
+        assert!(
+            matches!(&history[2].content[0], ContentBlock::ToolUse { input, .. } if input["command"] == "…")
+        );
+        assert!(
+            matches!(&history[3].content[0], ContentBlock::ToolResult { content, .. } if content.len() == 500)
+        );
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! history compacted.
 
 use super::compaction::Compaction;
+use crate::agent::reminder::Pace;
+use crate::agent::steps::Step;
 use crate::message::Message;
 use crate::todo::TodoItem;
 use crate::tools::FileChange;
@@ -49,6 +51,16 @@ pub enum Record {
     Undo,
     /// The history was compacted to fit the model's context window.
     Compaction(Compaction),
+    // The board's own bookkeeping (see `agent::reminder`, `agent::steps`, `todo::edit`).
+    /// The reminder's rhythm and the drift count after a round.
+    Pace { pace: Pace },
+    /// The person changed the board (the `Board` record holds the result); the model is told
+    /// in its next request.
+    BoardEdit { change: String },
+    /// The person's changes so far were told to the model.
+    BoardEditsTold,
+    /// A write or an edit the model made, for the repeated-step answer.
+    Step { step: Step },
 }
 
 impl Record {

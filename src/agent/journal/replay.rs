@@ -10,6 +10,8 @@
 
 use super::compaction::{Compaction, apply_masks};
 use super::record::{Record, decode_change};
+use crate::agent::reminder::Pace;
+use crate::agent::steps::Step;
 use crate::message::{ContentBlock, Message, Role};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, UndoStack};
@@ -33,6 +35,10 @@ pub struct Restored {
     pub learned_window: Option<u64>,
     pub board: TodoBoard,
     pub rounds_since_todo: u32,
+    pub pace: Pace,
+    /// The person's board changes not yet told to the model.
+    pub board_edits: Vec<String>,
+    pub steps: Vec<Step>,
     pub undo: UndoStack,
     /// Results already logged for the calls of the last round, when that round was cut off
     /// before its results went into the history.
@@ -173,6 +179,10 @@ impl Replay {
             Record::Undo => {
                 restored.undo.forget_last();
             }
+            Record::Pace { pace } => restored.pace = pace,
+            Record::BoardEdit { change } => restored.board_edits.push(change),
+            Record::BoardEditsTold => restored.board_edits.clear(),
+            Record::Step { step } => restored.steps.push(step),
         }
         Ok(())
     }
@@ -370,9 +380,15 @@ mod tests {
         let replayed = replay(log.as_bytes());
         assert!(replayed.damage.is_none());
         let restored = replayed.restored;
-        assert!(matches!(&restored.history[2].content[0], ContentBlock::ToolResult { content, .. } if content == "[elided]"));
-        assert!(matches!(&restored.transcript[2], Shown::Message(m) if m.content[0] == message(results(&["t1"])).content[0]));
-        assert!(matches!(&restored.transcript[3], Shown::Compacted(note) if note.contains("100 → 10")));
+        assert!(
+            matches!(&restored.history[2].content[0], ContentBlock::ToolResult { content, .. } if content == "[elided]")
+        );
+        assert!(
+            matches!(&restored.transcript[2], Shown::Message(m) if m.content[0] == message(results(&["t1"])).content[0])
+        );
+        assert!(
+            matches!(&restored.transcript[3], Shown::Compacted(note) if note.contains("100 → 10"))
+        );
         assert_eq!(restored.learned_window, Some(24_000));
         let summary = vec![message(user("go")), message(user("summary"))];
         let log = log + &line(&compaction(Vec::new(), Some(summary.clone())));
@@ -395,7 +411,8 @@ mod tests {
             assert!(damage.reason.contains(reason), "{}", damage.reason);
             assert_eq!(damage.line, 4);
         }
-        let owed: String = [user("go"), call("t1"), compaction(Vec::new(), None)].iter().map(line).collect();
+        let owed: String =
+            [user("go"), call("t1"), compaction(Vec::new(), None)].iter().map(line).collect();
         assert!(replay(owed.as_bytes()).damage.unwrap().reason.contains("owed"));
     }
 

@@ -22,11 +22,27 @@ pub struct PlannedChange {
     pub display: String,
     pub before: Option<Vec<u8>>,
     pub after: Vec<u8>,
+    /// Set when the call would repeat a step already done: it changes nothing.
+    pub repeat: Option<Repeat>,
     /// The sentence reporting the change once made.
     report: String,
 }
 
+/// How a write or an edit repeats a step already done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// A `write_file` of the content the file already has.
+    SameContent,
+    /// An `edit_file` whose `new_text` is in the file and whose `old_text` is not.
+    AlreadyApplied,
+}
+
 impl PlannedChange {
+    /// The sentence reporting the change once made (for a repeat: that nothing changes).
+    pub fn report(&self) -> &str {
+        &self.report
+    }
+
     /// Writes the new content atomically (creating parent folders) and reports it with the undo
     /// record. On failure the file is left as it was and the error says why.
     pub fn apply(self) -> Result<ToolOutcome, ToolError> {
@@ -50,15 +66,23 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let before = read_existing(&path, &display)?;
-    let report = match &before {
-        None => format!("Wrote {} bytes to {display} (new file).", args.content.len()),
-        Some(old) => format!(
-            "Wrote {} bytes to {display} (replacing {} bytes).",
-            args.content.len(),
-            old.len()
+    let after = args.content.as_bytes().to_vec();
+    let (report, repeat) = match &before {
+        None => (format!("Wrote {} bytes to {display} (new file).", args.content.len()), None),
+        Some(old) if *old == after => (
+            format!("No change: {display} already has exactly this content."),
+            Some(Repeat::SameContent),
+        ),
+        Some(old) => (
+            format!(
+                "Wrote {} bytes to {display} (replacing {} bytes).",
+                args.content.len(),
+                old.len()
+            ),
+            None,
         ),
     };
-    Ok(PlannedChange { path, display, before, after: args.content.as_bytes().to_vec(), report })
+    Ok(PlannedChange { path, display, before, after, repeat, report })
 }
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
@@ -76,6 +100,21 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     let (count, first) = occurrences(text, &args.old_text);
     let at = match (count, first) {
         (1, Some(at)) => at,
+        (0, _) | (_, None) if is_applied(text, &args.new_text) => {
+            let report = format!(
+                "No change: this edit is already in {display} (new_text is there and old_text is \
+                 not)."
+            );
+            let repeat = Some(Repeat::AlreadyApplied);
+            return Ok(PlannedChange {
+                path,
+                display,
+                after: before.clone(),
+                before: Some(before),
+                repeat,
+                report,
+            });
+        }
         (0, _) | (_, None) => return Err(ToolError::TextNotFound { path: display }),
         (count, Some(_)) => {
             return Err(ToolError::TextNotUnique { path: display, count });
@@ -91,7 +130,15 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     } else {
         format!("Edited {display}: replaced the text at line {line}.")
     };
-    Ok(PlannedChange { path, display, before: Some(before), after: after.into_bytes(), report })
+    let after = after.into_bytes();
+    Ok(PlannedChange { path, display, before: Some(before), after, repeat: None, report })
+}
+
+/// Whether an edit whose `old_text` is gone is already applied: its `new_text` is there, exactly
+/// once. Blank text proves nothing, and text found several times may be some other code: both
+/// stay "not found", so a mistyped `old_text` is never taken for a step done.
+fn is_applied(text: &str, new_text: &str) -> bool {
+    !new_text.trim().is_empty() && occurrences(text, new_text).0 == 1
 }
 
 /// The file's content, `None` if it does not exist; refuses what is not a regular file and files

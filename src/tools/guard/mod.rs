@@ -27,9 +27,12 @@ mod inline;
 mod paths;
 mod printed;
 mod programs;
+mod read_only;
 mod walk;
 mod words;
 mod wrappers;
+
+pub use read_only::check_read_only;
 
 use crate::tools::bash::environment;
 use call::Scope;

@@ -88,10 +88,12 @@ impl Shadow {
         }
         let output = self.run("write-tree", &["write-tree"], None)?;
         let tree = parse_id(&output.stdout, "write-tree")?;
-        // The reference only keeps the tree from ever being pruned (gc is off anyway): two
-        // sessions taking the same snapshot at once may race for it, and either one will do.
-        let reference = format!("{REF_PREFIX}{}", tree.as_str());
-        let _ = self.run("update-ref", &["update-ref", &reference, tree.as_str()], None);
+        // The reference only keeps the tree from ever being pruned (gc is off anyway), so it is
+        // written as a loose ref file rather than by one more git process. Two sessions taking
+        // the same snapshot at once write the same file; either one will do.
+        let reference = self.git_dir.join(REF_PREFIX).join(tree.as_str());
+        let _ = std::fs::create_dir_all(self.git_dir.join(REF_PREFIX))
+            .and_then(|()| std::fs::write(&reference, format!("{}\n", tree.as_str())));
         Ok(tree)
     }
 

@@ -144,6 +144,12 @@ impl Composer {
         text
     }
 
+    /// Replaces what the composer holds with `text`, the cursor at its end.
+    pub fn prefill(&mut self, text: &str) {
+        self.clear();
+        self.editor.insert_str(text);
+    }
+
     /// Empties the composer (the prompt is not remembered).
     pub fn clear(&mut self) {
         self.editor = editor();

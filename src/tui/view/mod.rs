@@ -3,6 +3,7 @@
 //! pure function of the state it was given.
 
 pub mod approval_modal;
+mod board_lines;
 pub mod composer;
 pub mod conversation;
 mod entry_lines;

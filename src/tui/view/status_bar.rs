@@ -1,12 +1,14 @@
-//! The one-line status bar: provider and model, what the agent is doing, tokens in and out (and
-//! the share of the prompt read from the provider's cache, where it says, and of the context
-//! window the next request takes), rounds since the last
-//! board update against the reminder threshold, and the keys that matter now.
+//! The one-line status bar: provider and model, what the agent is doing (and `PLAN` in plan
+//! mode), tokens in and out (and the share of the prompt read from the provider's cache, where it
+//! says, and of the context window the next request takes), rounds since the last board update
+//! against the reminder threshold, rounds the item in progress has stood still (marked stale), and
+//! the keys that matter now.
 //!
 //! Facts go on the left and hints on the right; when the line is too short, hints go first.
 
-use super::super::text::{compact_count, truncate, width as text_width};
+use super::super::text::{clean_line, compact_count, truncate, width as text_width};
 use super::super::theme;
+use super::board_lines::rounds_text;
 use super::spinner;
 use crate::agent::{Activity, Snapshot};
 use ratatui::buffer::Buffer;
@@ -55,40 +57,49 @@ pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut 
 }
 
 /// The facts that fit in `width`, dropping the least useful first: provider and model, then
-/// the token counts. The agent's state always stays.
+/// the token counts, then the drift. The agent's state (and plan mode) always stays.
 fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>, width: usize) -> Vec<Span<'static>> {
-    let groups = fact_groups(snapshot, info);
-    let total = |groups: &[Option<Vec<Span<'static>>>]| -> usize {
+    let mut groups = fact_groups(snapshot, info);
+    let total = |groups: &[Group]| -> usize {
         groups
             .iter()
-            .flatten()
-            .map(|group| group.iter().map(Span::width).sum::<usize>() + SEPARATOR.len())
+            .map(|group| group.spans.iter().map(Span::width).sum::<usize>() + SEPARATOR.len())
             .sum()
     };
-    let mut groups: Vec<Option<Vec<Span<'static>>>> = groups.into_iter().map(Some).collect();
-    for drop in DROP_ORDER {
+    for rank in 0..=Group::LAST_DROPPED {
         if total(&groups) <= width {
             break;
         }
-        if let Some(group) = groups.get_mut(drop) {
-            *group = None;
-        }
+        groups.retain(|group| group.drop != Some(rank));
     }
     let mut spans = vec![Span::raw(" ")];
-    for group in groups.into_iter().flatten() {
+    for group in groups {
         if spans.len() > 1 {
             spans.push(Span::styled(SEPARATOR, theme::DIM));
         }
-        spans.extend(group);
+        spans.extend(group.spans);
     }
     spans
 }
 
-/// Which fact groups go first when the bar is short: provider, then tokens.
-const DROP_ORDER: [usize; 2] = [0, 2];
+/// One fact, and when it goes if the bar is short (lowest first; `None`: never).
+struct Group {
+    spans: Vec<Span<'static>>,
+    drop: Option<u8>,
+}
 
-/// Provider, state, tokens with the cache share and (when the reminder is on) the rounds counter.
-fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'static>>> {
+impl Group {
+    /// The highest `drop` rank in use.
+    const LAST_DROPPED: u8 = 2;
+
+    fn kept(spans: Vec<Span<'static>>) -> Self {
+        Self { spans, drop: None }
+    }
+}
+
+/// Provider, state (with plan mode), tokens, the reminder's counter when it is on, and how long
+/// the item in progress has stood still.
+fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
     let provider = if snapshot.provider.is_empty() {
         "keel".to_owned()
     } else if snapshot.model.is_empty() {
@@ -101,6 +112,17 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'stat
     } else {
         activity(&snapshot.activity, info.now, info.frame)
     };
+    let mut state_spans = Vec::new();
+    if snapshot.plan_mode {
+        state_spans.push(Span::styled(" PLAN ", theme::PLAN_BADGE));
+        state_spans.push(Span::raw(" "));
+    }
+    let waiting = snapshot.plan_ready && snapshot.activity == Activity::Idle && !info.agent_gone;
+    state_spans.push(if waiting {
+        Span::styled("plan ready for your approval", theme::STATUS_ATTENTION)
+    } else {
+        Span::styled(state, state_style)
+    });
     let usage = &snapshot.usage;
     let mut tokens =
         format!("↑{} ↓{}", compact_count(usage.input_tokens), compact_count(usage.output_tokens));
@@ -111,16 +133,26 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Vec<Span<'stat
         tokens.push_str(&format!(" ctx {percent}%"));
     }
     let mut groups = vec![
-        vec![Span::raw(provider)],
-        vec![Span::styled(state, state_style)],
-        vec![Span::raw(tokens)],
+        Group { spans: vec![Span::raw(provider)], drop: Some(0) },
+        Group::kept(state_spans),
+        Group { spans: vec![Span::raw(tokens)], drop: Some(1) },
     ];
     if snapshot.nag_threshold > 0 {
         let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
-        groups.push(vec![Span::styled(
-            format!("todo {}/{}", snapshot.rounds_since_todo, snapshot.nag_threshold),
+        let auto = if snapshot.nag_auto { " auto" } else { "" };
+        groups.push(Group::kept(vec![Span::styled(
+            format!("todo {}/{}{auto}", snapshot.rounds_since_todo, snapshot.nag_threshold),
             if due { theme::STATUS_BUSY } else { Style::new() },
-        )]);
+        )]));
+    }
+    if let Some(item) = snapshot.board.in_progress().filter(|_| snapshot.rounds_in_progress > 0) {
+        let rounds = rounds_text(snapshot.rounds_in_progress);
+        let (text, style) = if snapshot.is_stale() {
+            (format!("#{} stale, {rounds}", clean_line(&item.id)), theme::TODO_STALE)
+        } else {
+            (format!("#{} {rounds}", clean_line(&item.id)), Style::new())
+        };
+        groups.push(Group { spans: vec![Span::styled(text, style)], drop: Some(2) });
     }
     groups
 }

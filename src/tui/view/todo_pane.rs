@@ -1,17 +1,22 @@
-//! The pinned task board: every item with its status box, the item in progress with what it is
-//! doing, and the `done/total` count with a progress gauge in the title.
+//! The pinned task board: every item with its status box and id, the item in progress with what
+//! it is doing and how long it has stood still, blocked items dimmed with their blockers, and
+//! the `done/total` count with a progress gauge in the title (and `PLAN` in plan mode).
 //!
-//! When the board is taller than its pane, the unfocused pane keeps the item in progress in view;
-//! `/todos` gives it the keyboard so the person can scroll it, and Esc gives the keyboard back.
+//! When the board is taller than its pane, the unfocused pane keeps the item in progress in view.
+//! `/todos` (or a finished plan) gives it the keyboard: the person selects an item and edits the
+//! board with one key each — done or not, remove, move, edit, add — and approves a plan with
+//! Enter. Every edit is sent to the agent as a `Command::EditBoard`, which validates it like a
+//! model's update; Esc gives the keyboard back.
 
-use super::super::keymap::{Binding, KeySpec, lookup};
+use super::super::keymap::{Binding, KeySpec, hints, lookup};
 use super::super::main_view;
-use super::super::stack::{Ctx, Effect, View};
-use super::super::text::clean_line;
+use super::super::stack::{Ctx, Effect, Hints, View};
+use super::super::text::width as text_width;
 use super::super::theme;
-use super::super::wrap::{Prefix, wrap};
-use super::{pane, pane_inner, spinner};
-use crate::todo::{Status, TodoBoard};
+use super::board_lines::{ItemLine, Look, lines};
+use super::{pane, pane_inner};
+use crate::agent::{Command, Snapshot};
+use crate::todo::{BoardEdit, Status};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
@@ -22,10 +27,10 @@ use ratatui::widgets::Widget;
 const GAUGE_CELLS: usize = 10;
 const GAUGE_FILLED: &str = "█";
 const GAUGE_EMPTY: &str = "░";
-/// Indentation of an item's wrapped lines, under its text.
-const ITEM_INDENT: &str = "    ";
-/// Rows the pane adds around its lines (the border).
+/// Rows the pane adds around its lines (the border), and columns.
 const BORDER_ROWS: usize = 2;
+/// The widest note a waiting plan puts on the bottom border.
+const PLAN_NOTE_WIDTH: usize = 25;
 
 /// What a key does to the focused board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,22 +41,71 @@ pub enum Action {
     PageDown,
     Top,
     Bottom,
+    ToggleDone,
+    Remove,
+    MoveUp,
+    MoveDown,
+    Edit,
+    Add,
+    Approve,
     Leave,
 }
 
-/// The board's keys while it has the focus (`/todos`).
+/// The board's keys while it has the focus.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
         action: Action::Down,
-        help: "scroll the board down",
-        hint: Some("scroll"),
+        help: "select the next item",
+        hint: Some("select"),
     },
     Binding {
         keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
         action: Action::Up,
-        help: "scroll the board up",
-        hint: Some("scroll"),
+        help: "select the item before",
+        hint: Some("select"),
+    },
+    Binding {
+        keys: &[KeySpec::char(' '), KeySpec::char('x')],
+        action: Action::ToggleDone,
+        help: "mark the selected item completed, or pending again",
+        hint: Some("done"),
+    },
+    Binding {
+        keys: &[KeySpec::char('J'), KeySpec::alt(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "move the selected item down",
+        hint: Some("move"),
+    },
+    Binding {
+        keys: &[KeySpec::char('K'), KeySpec::alt(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "move the selected item up",
+        hint: Some("move"),
+    },
+    Binding {
+        keys: &[KeySpec::char('e')],
+        action: Action::Edit,
+        help: "edit the selected item's text in the prompt (/todo edit N TEXT)",
+        hint: Some("edit"),
+    },
+    Binding {
+        keys: &[KeySpec::char('a')],
+        action: Action::Add,
+        help: "add an item, typed in the prompt (/todo add TEXT)",
+        hint: Some("add"),
+    },
+    Binding {
+        keys: &[KeySpec::char('d'), KeySpec::plain(KeyCode::Delete)],
+        action: Action::Remove,
+        help: "remove the selected item",
+        hint: Some("remove"),
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Enter)],
+        action: Action::Approve,
+        help: "approve the plan (plan mode): the model carries it out",
+        hint: Some("approve plan"),
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageUp)],
@@ -85,20 +139,33 @@ pub const KEYS: &[Binding<Action>] = &[
     },
 ];
 
-/// The pane's own state: focus and, while focused, the scroll offset.
+/// The pane's own state: focus and, while focused, the selected item and the scroll offset.
 #[derive(Debug, Clone, Default)]
 pub struct TodoPane {
     pub focused: bool,
+    selected: usize,
     offset: usize,
     /// Inner size at the last layout, for paging.
     viewport: (usize, usize),
 }
 
 impl TodoPane {
-    /// Gives the pane the keyboard, starting at the top.
-    pub fn focus(&mut self) {
+    /// Gives the pane the keyboard, on the item in progress (else the first open one).
+    pub fn focus(&mut self, snapshot: &Snapshot) {
+        let items = snapshot.board.items();
         self.focused = true;
         self.offset = 0;
+        self.selected = items
+            .iter()
+            .position(|item| item.status == Status::InProgress)
+            .or_else(|| items.iter().position(|item| item.status != Status::Completed))
+            .unwrap_or(0);
+        self.keep_selected_in_view(snapshot);
+    }
+
+    /// The selected item, while focused.
+    pub fn selected(&self) -> Option<usize> {
+        self.focused.then_some(self.selected)
     }
 
     /// Remembers the inner size the next frame gives the pane.
@@ -107,70 +174,152 @@ impl TodoPane {
         self.viewport = (usize::from(inner.width), usize::from(inner.height));
     }
 
-    /// Applies a key (`Leave` gives the focus back).
-    pub fn apply(&mut self, board: &TodoBoard, action: Action) {
-        let (width, height) = self.viewport;
-        let total = lines(board, width, false, 0).len();
-        let max = total.saturating_sub(height);
-        let page = height.max(1);
-        self.offset = match action {
-            Action::Up => self.offset.saturating_sub(1),
-            Action::Down => self.offset + 1,
-            Action::PageUp => self.offset.saturating_sub(page),
-            Action::PageDown => self.offset + page,
-            Action::Top => 0,
-            Action::Bottom => max,
+    /// Applies a key; edits come back as the command to send.
+    pub fn apply(&mut self, snapshot: &Snapshot, action: Action) -> Option<Effect> {
+        let items = snapshot.board.items();
+        let last = items.len().saturating_sub(1);
+        let page = self.viewport.1.max(1);
+        let item = items.get(self.selected.min(last));
+        let send = |edit| Some(Effect::Send(Command::EditBoard(edit)));
+        let effect = match action {
+            Action::Up => self.select(self.selected.saturating_sub(1)),
+            Action::Down => self.select((self.selected + 1).min(last)),
+            Action::PageUp => self.select(self.selected.saturating_sub(page)),
+            Action::PageDown => self.select((self.selected + page).min(last)),
+            Action::Top => self.select(0),
+            Action::Bottom => self.select(last),
+            Action::ToggleDone => item.and_then(|item| {
+                let id = item.id.clone();
+                send(if item.status == Status::Completed {
+                    BoardEdit::Undo { id }
+                } else {
+                    BoardEdit::Done { id }
+                })
+            }),
+            Action::Remove => item.and_then(|item| send(BoardEdit::Remove { id: item.id.clone() })),
+            Action::MoveUp if self.selected > 0 => item.and_then(|item| {
+                self.selected -= 1;
+                send(BoardEdit::Move { id: item.id.clone(), to: self.selected + 1 })
+            }),
+            Action::MoveDown if self.selected < last => item.and_then(|item| {
+                self.selected += 1;
+                send(BoardEdit::Move { id: item.id.clone(), to: self.selected + 1 })
+            }),
+            Action::MoveUp | Action::MoveDown => None,
+            Action::Edit => item.map(|item| {
+                self.focused = false;
+                Effect::Compose(format!("/todo edit {} {}", item.id, item.text))
+            }),
+            Action::Add => {
+                self.focused = false;
+                Some(Effect::Compose("/todo add ".to_owned()))
+            }
+            Action::Approve if snapshot.plan_ready => {
+                self.focused = false;
+                Some(Effect::Send(Command::ApprovePlan))
+            }
+            Action::Approve => None,
             Action::Leave => {
                 self.focused = false;
-                self.offset
+                None
             }
-        }
-        .min(max);
+        };
+        self.keep_selected_in_view(snapshot);
+        effect
+    }
+
+    fn select(&mut self, index: usize) -> Option<Effect> {
+        self.selected = index;
+        None
+    }
+
+    /// Scrolls so that every line of the selected item is in view.
+    fn keep_selected_in_view(&mut self, snapshot: &Snapshot) {
+        let (width, height) = self.viewport;
+        let content = lines(snapshot, self.look(width, false, 0));
+        self.offset = showing(self.offset, &content, self.selected, height);
     }
 
     /// Scrolls by mouse-wheel lines; the wheel gives the board the focus, so its offset holds.
-    pub fn scroll(&mut self, board: &TodoBoard, up: bool, amount: usize) {
+    pub fn scroll(&mut self, snapshot: &Snapshot, up: bool, amount: usize) {
         let (width, height) = self.viewport;
-        let max = lines(board, width, false, 0).len().saturating_sub(height);
+        self.focused = true;
+        let max = lines(snapshot, self.look(width, false, 0)).len().saturating_sub(height);
         self.offset =
             if up { self.offset.saturating_sub(amount) } else { (self.offset + amount).min(max) };
-        self.focused = true;
     }
 
     /// Rows the pane would like at this outer width, border included.
-    pub fn desired_rows(board: &TodoBoard, outer_width: u16, busy: bool) -> u16 {
+    pub fn desired_rows(&self, snapshot: &Snapshot, outer_width: u16, busy: bool) -> u16 {
         let width = usize::from(pane_inner(Rect::new(0, 0, outer_width, 1)).width);
-        let rows = lines(board, width, busy, 0).len() + BORDER_ROWS;
+        let rows = lines(snapshot, self.look(width, busy, 0)).len() + BORDER_ROWS;
         u16::try_from(rows).unwrap_or(u16::MAX)
     }
 
+    fn look(&self, width: usize, busy: bool, frame: u64) -> Look {
+        Look { width, busy, frame, selected: self.selected() }
+    }
+
     /// Draws the board into `area`. `busy` animates the spinner at `frame`.
-    pub fn render(&self, board: &TodoBoard, area: Rect, buf: &mut Buffer, busy: bool, frame: u64) {
-        let block = pane(title(board), self.focused);
+    pub fn render(
+        &self,
+        snapshot: &Snapshot,
+        area: Rect,
+        buf: &mut Buffer,
+        busy: bool,
+        frame: u64,
+    ) {
+        let block = pane(title(snapshot), self.focused);
         let inner = block.inner(area);
-        let content = lines(board, usize::from(inner.width), busy, frame);
+        let content = lines(snapshot, self.look(usize::from(inner.width), busy, frame));
         let height = usize::from(inner.height);
         let max = content.len().saturating_sub(height);
         let offset = if self.focused {
-            self.offset.min(max)
+            showing(self.offset, &content, self.selected, height).min(max)
         } else {
-            follow_offset(board, &content, height).min(max)
+            follow_offset(snapshot, &content, height).min(max)
         };
-        let hidden_below = content.len().saturating_sub(offset + height);
-        let block = if hidden_below > 0 {
-            let note = if self.focused {
-                format!(" ↓ {hidden_below} more ")
-            } else {
-                format!(" ↓ {hidden_below} more · /todos ")
-            };
-            block.title_bottom(Line::styled(note, theme::DIM).right_aligned())
-        } else {
-            block
+        let hidden = Hidden::of(&content, offset, height);
+        let mut block = block;
+        if snapshot.plan_ready {
+            let note =
+                if self.focused { " Enter approves the plan " } else { " plan ready · /todos " };
+            block = block.title_bottom(Line::styled(note, theme::STATUS_ATTENTION).left_aligned());
+        }
+        // Notes on the border take the longest form that fits beside what is there already.
+        let room = usize::from(area.width).saturating_sub(BORDER_ROWS);
+        let fitting = |taken: usize, forms: Vec<String>| {
+            forms.into_iter().find(|form| taken + text_width(form) <= room)
         };
+        if hidden.above > 0 {
+            let forms = vec![format!(" ↑ {} ", more(hidden.above)), format!(" ↑{} ", hidden.above)];
+            if let Some(note) = fitting(title(snapshot).width() + 1, forms) {
+                block = block.title(Line::styled(note, theme::DIM).right_aligned());
+            }
+        }
+        if hidden.below > 0 {
+            let mut forms =
+                vec![format!(" ↓ {} ", more(hidden.below)), format!(" ↓{} ", hidden.below)];
+            if !self.focused {
+                forms.insert(0, format!(" ↓ {} · /todos ", more(hidden.below)));
+            }
+            let taken = if snapshot.plan_ready { PLAN_NOTE_WIDTH } else { 0 };
+            if let Some(note) = fitting(taken, forms) {
+                block = block.title_bottom(Line::styled(note, theme::DIM).right_aligned());
+            }
+        }
         block.render(area, buf);
-        for (row, line) in content.iter().skip(offset).take(height).enumerate() {
+        let shown: Vec<&ItemLine> = content.iter().skip(offset).take(height).collect();
+        for (row, line) in shown.iter().enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
+        }
+        // An item cut at the bottom edge says so, rather than end mid-sentence.
+        if hidden.cut_at_bottom && !shown.is_empty() && inner.width > 0 {
+            let y = inner.y + u16::try_from(shown.len() - 1).unwrap_or(u16::MAX);
+            let width = shown.last().map_or(0, |line| line.width()).min(usize::from(inner.width));
+            let x = inner.x + u16::try_from(width).unwrap_or(u16::MAX).min(inner.width - 1);
+            buf.set_string(x, y, "…", theme::DIM);
         }
     }
 }
@@ -183,21 +332,47 @@ impl View for TodoPane {
     }
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
-        self.apply(&ctx.snapshot.board, action);
+        if let Some(effect) = self.apply(ctx.snapshot, action) {
+            ctx.effect(effect);
+        }
     }
 
-    /// The board has the keyboard only while focused (`/todos`).
+    /// The board has the keyboard only while focused (`/todos`, or a plan to approve).
     fn has_keyboard(&self) -> bool {
         self.focused
     }
 
-    /// Besides its own keys, the focused board still opens the inspector.
+    /// Besides its own keys, the focused board still opens the inspector and toggles plan mode.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
         if let Some(action) = lookup(KEYS, key) {
             self.act(action, ctx);
-        } else if lookup(main_view::KEYS, key) == Some(main_view::Action::History) {
-            ctx.effect(Effect::OpenHistory);
+            return;
         }
+        match lookup(main_view::KEYS, key) {
+            Some(main_view::Action::History) => ctx.effect(Effect::OpenHistory),
+            Some(main_view::Action::PlanMode) => {
+                ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)));
+            }
+            _ => {}
+        }
+    }
+
+    /// The edits first, as far as the bar has room — "approve plan" first of all, and only
+    /// while there is a plan to approve — then the way back, then moving about.
+    fn hints(&self, ctx: &Ctx<'_>) -> Hints {
+        let rank = |action: Action| match action {
+            Action::Approve => 0,
+            Action::ToggleDone | Action::Edit | Action::Add | Action::Remove => 1,
+            Action::Leave => 2,
+            _ => 3,
+        };
+        let mut keys: Vec<Binding<Action>> = KEYS
+            .iter()
+            .filter(|binding| ctx.snapshot.plan_ready || binding.action != Action::Approve)
+            .copied()
+            .collect();
+        keys.sort_by_key(|binding| rank(binding.action));
+        hints(&keys)
     }
 
     /// The wheel over the board scrolls it, and gives it the keyboard so the offset holds.
@@ -205,27 +380,83 @@ impl View for TodoPane {
         if !ctx.regions.todos.contains(at) {
             return false;
         }
-        self.scroll(&ctx.snapshot.board, up, super::conversation::WHEEL_LINES);
+        if !self.focused {
+            self.focus(ctx.snapshot);
+        }
+        self.scroll(ctx.snapshot, up, super::conversation::WHEEL_LINES);
         true
     }
 }
 
-/// The title: `Todos 2/5` and a gauge.
-fn title(board: &TodoBoard) -> Line<'static> {
+/// The title: `Todos 2/5`, a gauge, and `PLAN` in plan mode.
+fn title(snapshot: &Snapshot) -> Line<'static> {
+    let board = &snapshot.board;
     let (done, total) = (board.done(), board.total());
     let filled = (done * GAUGE_CELLS).checked_div(total).unwrap_or(0);
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(format!(" Todos {done}/{total} "), theme::TITLE),
         Span::styled(GAUGE_FILLED.repeat(filled), theme::GAUGE_FILLED),
         Span::styled(GAUGE_EMPTY.repeat(GAUGE_CELLS - filled), theme::GAUGE_EMPTY),
         Span::raw(" "),
-    ])
+    ];
+    if snapshot.plan_mode {
+        spans.push(Span::styled("PLAN", theme::PLAN_BADGE));
+        spans.push(Span::raw(" "));
+    }
+    Line::from(spans)
+}
+
+/// The offset nearest `offset` that shows every line of item `selected` (as many as fit).
+fn showing(offset: usize, content: &[ItemLine], selected: usize, height: usize) -> usize {
+    let first = content.iter().position(|line| line.item == selected).unwrap_or(0);
+    let last = content.iter().rposition(|line| line.item == selected).unwrap_or(first);
+    if first < offset {
+        first
+    } else if height > 0 && last >= offset + height {
+        (last + 1).saturating_sub(height).min(first)
+    } else {
+        offset
+    }
+}
+
+/// How much of the board a view from `offset` of `height` rows leaves out: whole items above and
+/// below (counted as items, not lines), and whether the last row shown cuts an item short.
+struct Hidden {
+    above: usize,
+    below: usize,
+    cut_at_bottom: bool,
+}
+
+impl Hidden {
+    fn of(content: &[ItemLine], offset: usize, height: usize) -> Self {
+        let end = (offset + height).min(content.len());
+        let shown_items = |range: std::ops::Range<usize>| {
+            let mut items: Vec<usize> = content[range].iter().map(|line| line.item).collect();
+            items.dedup();
+            items
+        };
+        let visible = shown_items(offset.min(end)..end);
+        let count_unseen =
+            |range| shown_items(range).iter().filter(|item| !visible.contains(item)).count();
+        Self {
+            above: count_unseen(0..offset.min(end)),
+            below: count_unseen(end..content.len()),
+            cut_at_bottom: end > 0
+                && end < content.len()
+                && content[end - 1].item == content[end].item,
+        }
+    }
+}
+
+/// `1 more item`, `3 more items`.
+fn more(items: usize) -> String {
+    if items == 1 { "1 more item".to_owned() } else { format!("{items} more items") }
 }
 
 /// The first row to show when the pane is not focused: the item in progress stays in view (or
 /// the first one pending; on a finished board, the end).
-fn follow_offset(board: &TodoBoard, content: &[ItemLine], height: usize) -> usize {
-    let items = board.items();
+fn follow_offset(snapshot: &Snapshot, content: &[ItemLine], height: usize) -> usize {
+    let items = snapshot.board.items();
     let active = items
         .iter()
         .position(|item| item.status == Status::InProgress)
@@ -234,46 +465,4 @@ fn follow_offset(board: &TodoBoard, content: &[ItemLine], height: usize) -> usiz
     let first = content.iter().position(|line| line.item == active).unwrap_or(0);
     let last = content.iter().rposition(|line| line.item == active).unwrap_or(first);
     if last < height { 0 } else { (last + 1).saturating_sub(height).min(first) }
-}
-
-/// One drawn line and the item it belongs to.
-struct ItemLine {
-    item: usize,
-    line: Line<'static>,
-}
-
-impl std::ops::Deref for ItemLine {
-    type Target = Line<'static>;
-    fn deref(&self) -> &Self::Target {
-        &self.line
-    }
-}
-
-/// The board's lines at `width`.
-fn lines(board: &TodoBoard, width: usize, busy: bool, frame: u64) -> Vec<ItemLine> {
-    if board.is_empty() {
-        return vec![ItemLine { item: 0, line: Line::styled("No todos yet.", theme::DIM) }];
-    }
-    let mut out = Vec::new();
-    for (index, item) in board.items().iter().enumerate() {
-        let (marker_style, text_style) = match item.status {
-            Status::Pending => (theme::DIM, theme::TODO_PENDING),
-            Status::InProgress => (theme::TODO_IN_PROGRESS, theme::TODO_IN_PROGRESS),
-            Status::Completed => (theme::TODO_DONE, theme::TODO_DONE),
-        };
-        let prefix = Prefix {
-            first: vec![Span::styled(item.status.marker(), marker_style), Span::raw(" ")],
-            rest: vec![Span::raw(ITEM_INDENT)],
-        };
-        let mut spans = vec![Span::styled(clean_line(&item.text).into_owned(), text_style)];
-        if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
-            let lead = if busy { format!("  {} ", spinner(frame)) } else { "  ← ".to_owned() };
-            spans.push(Span::styled(lead, theme::TODO_ACTIVE_FORM));
-            spans.push(Span::styled(clean_line(active).into_owned(), theme::TODO_ACTIVE_FORM));
-        }
-        out.extend(
-            wrap(&spans, width, &prefix).into_iter().map(|line| ItemLine { item: index, line }),
-        );
-    }
-    out
 }

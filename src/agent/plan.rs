@@ -1,0 +1,78 @@
+//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` for commands
+//! that only read (`tools::guard::check_read_only`) — but not change anything, and it ends its
+//! turn with a plan on the board. The person edits that board and approves it; the approved board
+//! then drives the work, in plan mode no more.
+//!
+//! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
+//! `ask` mode, and `read-only` still refuses every command.
+
+use super::board_edits;
+use super::task::Agent;
+use crate::tools::{ToolName, guard};
+use serde_json::Value;
+
+/// Added after each prompt in plan mode, so the model knows what it may do.
+pub const PLAN_NOTE: &str = "<plan-mode>Plan mode: read what you need (read_file, and bash only \
+for commands that just read, such as ls, cat, grep, find or git log), then put the whole plan on \
+the board with todo and stop. Change nothing: the person approves the plan first.</plan-mode>";
+
+/// The prompt that starts the work once the person approves the plan; the board follows it.
+pub const APPROVED: &str =
+    "The plan is approved. Carry it out step by step, keeping the board up to date:";
+
+/// Why a call may not run in plan mode; `None` when it may.
+pub fn refusal(tool: &ToolName, input: &Value) -> Option<String> {
+    match tool {
+        ToolName::WriteFile | ToolName::EditFile => Some(format!(
+            "Plan mode: `{tool}` is not allowed, since nothing may change until the person \
+             approves the plan. Put this change on the board as a step instead."
+        )),
+        ToolName::Bash => {
+            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+            guard::check_read_only(command).err().map(|why| {
+                format!(
+                    "Plan mode: only commands that just read may run until the person approves \
+                     the plan, and this one does not: {why}. Put it on the board as a step instead."
+                )
+            })
+        }
+        ToolName::ReadFile | ToolName::Todo | ToolName::Unknown(_) => None,
+    }
+}
+
+impl Agent {
+    /// At the end of a turn in plan mode the board is the plan: it waits for the person (if
+    /// there is one), and printing front ends get it as one more `todo` event.
+    pub(super) fn end_plan_turn(&mut self) {
+        if !self.state.view().plan_mode {
+            return;
+        }
+        let ready = !self.state.view().board.is_empty();
+        self.event(board_edits::todo_event(&self.state));
+        self.state.set_plan_ready(ready);
+    }
+
+    /// The prompt that hands the approved board to the model.
+    pub(super) fn approval_prompt(&self) -> String {
+        format!("{APPROVED}\n\n{}", self.state.view().board.render())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn plan_mode_refuses_changes_and_commands_that_do_not_only_read() {
+        for tool in [ToolName::WriteFile, ToolName::EditFile] {
+            assert!(refusal(&tool, &json!({"path": "a"})).unwrap().contains("nothing may change"));
+        }
+        let bash = |command: &str| refusal(&ToolName::Bash, &json!({ "command": command }));
+        assert_eq!(bash("git log --oneline | head"), None);
+        assert!(bash("echo x > a.txt").unwrap().contains("redirects output to `a.txt`"));
+        assert!(bash("cargo build").unwrap().contains("`cargo` is not one"));
+        assert_eq!(refusal(&ToolName::ReadFile, &json!({"path": "a"})), None);
+        assert_eq!(refusal(&ToolName::Todo, &json!({"items": []})), None);
+    }
+}

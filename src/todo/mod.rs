@@ -1,0 +1,247 @@
+//! The task board the model plans on: the `todo` tool's validation and rendering, and the
+//! person's own edits to it.
+//!
+//! Every update replaces the whole list. It is validated in a fixed order and the first failure
+//! rejects it whole, leaving the board as it was; the error text goes back to the model verbatim,
+//! so the messages here are part of keel's contract with the model (see docs/board.md).
+//! `validate` holds that order (dependencies included); `edit` turns the person's `/todo`
+//! commands and keys into new boards through the same checks.
+
+pub mod edit;
+mod validate;
+
+pub use edit::{BoardEdit, EditError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use thiserror::Error;
+
+/// The tool's name as the model calls it.
+pub const TOOL_NAME: &str = "todo";
+/// The tool's description as the model reads it: the contract's three sentences, and one for
+/// dependencies.
+pub const TOOL_DESCRIPTION: &str = "Update the task list. Send the whole list every time. Track \
+progress on multi-step tasks. Optional blocked_by: ids that must be completed first.";
+/// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
+pub const MAX_ITEMS: usize = 20;
+/// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
+/// document — and a board a model fills with megabytes would ride along in every request.
+pub const MAX_TEXT_CHARS: usize = 500;
+/// What a board answer becomes once a later valid update replaced it: every request carries the
+/// whole history, and the newest answer already says everything the old ones did.
+pub const SUPERSEDED: &str = "[board superseded by a later update]";
+
+/// Where an item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl Status {
+    fn parse(raw: &str) -> Option<Self> {
+        match raw.to_lowercase().as_str() {
+            "pending" => Some(Self::Pending),
+            "in_progress" => Some(Self::InProgress),
+            "completed" => Some(Self::Completed),
+            _ => None,
+        }
+    }
+
+    /// The status as the model spells it: `pending`, `in_progress`, `completed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+        }
+    }
+
+    /// The box drawn before an item: `[ ]`, `[>]` or `[x]`.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Self::Pending => "[ ]",
+            Self::InProgress => "[>]",
+            Self::Completed => "[x]",
+        }
+    }
+}
+
+/// One line of the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    pub id: String,
+    pub text: String,
+    pub status: Status,
+    /// What the in-progress item is doing right now ("Adding type hints"), when the model says.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "activeForm")]
+    pub active_form: Option<String>,
+    /// The items that must be completed before this one may start, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<String>,
+}
+
+/// Why an update was rejected. The `Display` text is what the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TodoError {
+    #[error("items must be an array")]
+    NotAnArray,
+    #[error("Max {MAX_ITEMS} todos allowed")]
+    TooMany,
+    #[error("Item {0}: text required")]
+    TextRequired(String),
+    #[error(
+        "Item {id}: text is {chars} characters; at most {MAX_TEXT_CHARS}: name the step briefly"
+    )]
+    TextTooLong { id: String, chars: usize },
+    #[error("Item {id}: invalid status '{status}'")]
+    InvalidStatus { id: String, status: String },
+    #[error("Item {0}: duplicate id")]
+    DuplicateId(String),
+    #[error("Only one task can be in_progress at a time")]
+    MoreThanOneInProgress,
+    #[error("Item {0}: blocked_by must be a list of ids")]
+    BlockedByNotAList(String),
+    #[error("Item {id}: blocked by unknown item '{blocker}'")]
+    UnknownBlocker { id: String, blocker: String },
+    /// The ids around the cycle, the first repeated at the end.
+    #[error("Items {}: blocked_by forms a cycle", .0.join(" -> "))]
+    Cycle(Vec<String>),
+    #[error("Item {id}: cannot be {} while blocked by #{blocker}", .status.as_str())]
+    StillBlocked { id: String, status: Status, blocker: String },
+}
+
+/// The board: the list the model last sent that passed validation, or the person's edit of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoBoard {
+    items: Vec<TodoItem>,
+}
+
+impl TodoBoard {
+    /// A board holding these items, as restored from a saved session (not validated again).
+    pub fn from_items(items: Vec<TodoItem>) -> Self {
+        Self { items }
+    }
+
+    /// Validates `input` (the tool's arguments) and, if it passes, replaces the board with it.
+    /// Returns the rendered board for the model.
+    pub fn update(&mut self, input: &Value) -> Result<String, TodoError> {
+        self.items = validate::parse_items(input)?;
+        Ok(self.render())
+    }
+
+    /// The board as text, exactly as the model reads it.
+    pub fn render(&self) -> String {
+        if self.items.is_empty() {
+            return "No todos.".to_owned();
+        }
+        let mut out = String::new();
+        for item in &self.items {
+            let _ = write!(out, "{} #{}: {}", item.status.marker(), item.id, item.text);
+            if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
+                let _ = write!(out, "  <- {active}");
+            }
+            let open = self.open_blockers(item);
+            if !open.is_empty() {
+                let list: Vec<String> = open.iter().map(|id| format!("#{id}")).collect();
+                let _ = write!(out, "  (blocked by {})", list.join(", "));
+            }
+            out.push('\n');
+        }
+        let _ = write!(out, "\n({}/{} completed)", self.done(), self.total());
+        out
+    }
+
+    pub fn items(&self) -> &[TodoItem] {
+        &self.items
+    }
+
+    /// The item with this id.
+    pub fn get(&self, id: &str) -> Option<&TodoItem> {
+        self.items.iter().find(|item| item.id == id)
+    }
+
+    /// The item in progress, if one is.
+    pub fn in_progress(&self) -> Option<&TodoItem> {
+        self.items.iter().find(|item| item.status == Status::InProgress)
+    }
+
+    /// The ids `item` waits for that are not completed yet, in its order.
+    pub fn open_blockers<'a>(&'a self, item: &'a TodoItem) -> Vec<&'a str> {
+        item.blocked_by
+            .iter()
+            .filter(|id| self.get(id).is_none_or(|blocker| blocker.status != Status::Completed))
+            .map(String::as_str)
+            .collect()
+    }
+
+    pub fn done(&self) -> usize {
+        self.items.iter().filter(|item| item.status == Status::Completed).count()
+    }
+
+    pub fn total(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Whether any item is not yet completed.
+    pub fn has_open_items(&self) -> bool {
+        self.items.iter().any(|item| item.status != Status::Completed)
+    }
+}
+
+/// One line describing an update as the model sent it, for the conversation view
+/// (`6 items, 2 completed`), whether or not it is valid.
+pub fn summarize_update(input: &Value) -> String {
+    let Some(items) = input.get("items").and_then(Value::as_array) else {
+        return "malformed update".to_owned();
+    };
+    let completed = items
+        .iter()
+        .filter(|item| {
+            item.get("status")
+                .and_then(Value::as_str)
+                .is_some_and(|status| status.trim().eq_ignore_ascii_case("completed"))
+        })
+        .count();
+    let noun = if items.len() == 1 { "item" } else { "items" };
+    format!("{} {noun}, {completed} completed", items.len())
+}
+
+/// The JSON schema the model follows when it calls `todo`. Lean on purpose: it is sent with
+/// every request, and the description already says what the list is.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "maxItems": MAX_ITEMS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "Stable, e.g. \"1\"."},
+                        "text": {"type": "string"},
+                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                        "activeForm": {
+                            "type": "string",
+                            "description": "Shown while in progress, e.g. \"Adding tests\"."
+                        },
+                        "blocked_by": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["id", "text", "status"]
+                }
+            }
+        },
+        "required": ["items"]
+    })
+}
+
+#[cfg(test)]
+mod tests;

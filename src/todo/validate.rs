@@ -1,0 +1,203 @@
+//! Validating a board, in the order docs/board.md fixes: the array, then each entry (text,
+//! status, unique id), then at most one item in progress, then the dependencies — each rule over
+//! the whole list before the next one, so the first failure the order meets is the one reported.
+//!
+//! The person's edits (`edit`) build their new list and run it through [`check_board`], the same
+//! whole-list rules a model's update ends with.
+
+use super::{MAX_ITEMS, MAX_TEXT_CHARS, Status, TodoError, TodoItem};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// Validates one whole-list update from the model.
+pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
+    let entries = input.get("items").and_then(Value::as_array).ok_or(TodoError::NotAnArray)?;
+    if entries.len() > MAX_ITEMS {
+        return Err(TodoError::TooMany);
+    }
+    let mut seen = HashSet::new();
+    let mut items = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let id = match entry.get("id") {
+            Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_owned(),
+            Some(Value::Number(number)) => number.to_string(),
+            _ => (index + 1).to_string(),
+        };
+        let text = ["text", "content"]
+            .iter()
+            .find_map(|key| entry.get(key).and_then(Value::as_str))
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .ok_or_else(|| TodoError::TextRequired(id.clone()))?
+            .to_owned();
+        check_length(&id, &text)?;
+        let status = match entry.get("status") {
+            None | Some(Value::Null) => Status::Pending,
+            Some(Value::String(raw)) => Status::parse(raw.trim()).ok_or_else(|| {
+                TodoError::InvalidStatus { id: id.clone(), status: raw.trim().to_owned() }
+            })?,
+            Some(other) => {
+                return Err(TodoError::InvalidStatus { id, status: other.to_string() });
+            }
+        };
+        if !seen.insert(id.clone()) {
+            return Err(TodoError::DuplicateId(id));
+        }
+        let active_form = entry
+            .get("activeForm")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|active| !active.is_empty())
+            .map(str::to_owned);
+        if let Some(active) = &active_form {
+            check_length(&id, active)?;
+        }
+        items.push(TodoItem { id, text, status, active_form, blocked_by: Vec::new() });
+    }
+    check_in_progress(&items)?;
+    for (item, entry) in items.iter_mut().zip(entries) {
+        item.blocked_by = blocked_by(&item.id, entry.get("blocked_by"))?;
+    }
+    check_dependencies(&items)?;
+    Ok(items)
+}
+
+/// The whole-list rules, for a list already made of items (the person's edits): at most
+/// [`MAX_ITEMS`], text present, unique ids, one item in progress, dependencies sound.
+pub(super) fn check_board(items: &[TodoItem]) -> Result<(), TodoError> {
+    if items.len() > MAX_ITEMS {
+        return Err(TodoError::TooMany);
+    }
+    let mut seen = HashSet::new();
+    for item in items {
+        if item.text.trim().is_empty() {
+            return Err(TodoError::TextRequired(item.id.clone()));
+        }
+        check_length(&item.id, &item.text)?;
+        if !seen.insert(item.id.as_str()) {
+            return Err(TodoError::DuplicateId(item.id.clone()));
+        }
+    }
+    check_in_progress(items)?;
+    check_dependencies(items)
+}
+
+/// An item's text within [`MAX_TEXT_CHARS`].
+fn check_length(id: &str, text: &str) -> Result<(), TodoError> {
+    let chars = text.chars().count();
+    if chars > MAX_TEXT_CHARS {
+        return Err(TodoError::TextTooLong { id: id.to_owned(), chars });
+    }
+    Ok(())
+}
+
+fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
+    if items.iter().filter(|item| item.status == Status::InProgress).count() > 1 {
+        return Err(TodoError::MoreThanOneInProgress);
+    }
+    Ok(())
+}
+
+/// An entry's `blocked_by`: absent or null is none; otherwise a list of non-blank string ids,
+/// trimmed, each kept once. A number is refused: ids are text, and `2` is not `"2"` to the model
+/// reading the schema back.
+fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, TodoError> {
+    let not_a_list = || TodoError::BlockedByNotAList(id.to_owned());
+    let entries = match raw {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(entries)) => entries,
+        Some(_) => return Err(not_a_list()),
+    };
+    // A set, not a scan of the list so far: the model may send any number of entries.
+    let mut seen = HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for entry in entries {
+        let blocker = entry
+            .as_str()
+            .map(str::trim)
+            .filter(|blocker| !blocker.is_empty())
+            .ok_or_else(not_a_list)?;
+        if seen.insert(blocker) {
+            out.push(blocker.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// The dependency rules after the list's own: every blocker exists, no cycle, and no item in
+/// progress or completed while a blocker is still open.
+fn check_dependencies(items: &[TodoItem]) -> Result<(), TodoError> {
+    let by_id: HashMap<&str, usize> =
+        items.iter().enumerate().map(|(index, item)| (item.id.as_str(), index)).collect();
+    for item in items {
+        if let Some(unknown) = item.blocked_by.iter().find(|id| !by_id.contains_key(id.as_str())) {
+            return Err(TodoError::UnknownBlocker {
+                id: item.id.clone(),
+                blocker: unknown.clone(),
+            });
+        }
+    }
+    if let Some(cycle) = find_cycle(items, &by_id) {
+        return Err(TodoError::Cycle(cycle));
+    }
+    for item in items.iter().filter(|item| item.status != Status::Pending) {
+        let open = item.blocked_by.iter().find(|id| {
+            by_id.get(id.as_str()).is_some_and(|&i| items[i].status != Status::Completed)
+        });
+        if let Some(blocker) = open {
+            return Err(TodoError::StillBlocked {
+                id: item.id.clone(),
+                status: item.status,
+                blocker: blocker.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Where a DFS stands with one item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    New,
+    OnPath,
+    Done,
+}
+
+/// The first cycle a depth-first walk meets, starting from each item in board order and following
+/// each `blocked_by` in its order: the ids from the first repeated one round to it again. Every
+/// blocker is known here. Iterative, so a long chain cannot exhaust the stack.
+fn find_cycle(items: &[TodoItem], by_id: &HashMap<&str, usize>) -> Option<Vec<String>> {
+    let mut marks = vec![Mark::New; items.len()];
+    for start in 0..items.len() {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        // (item, how many of its blockers were followed already)
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::OnPath;
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            let Some(blocker) = items[node].blocked_by.get(*next) else {
+                marks[node] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            let Some(&target) = by_id.get(blocker.as_str()) else { continue };
+            match marks[target] {
+                Mark::Done => {}
+                Mark::New => {
+                    marks[target] = Mark::OnPath;
+                    path.push((target, 0));
+                }
+                Mark::OnPath => {
+                    let from = path.iter().position(|&(step, _)| step == target).unwrap_or(0);
+                    let mut cycle: Vec<String> =
+                        path[from..].iter().map(|&(step, _)| items[step].id.clone()).collect();
+                    cycle.push(items[target].id.clone());
+                    return Some(cycle);
+                }
+            }
+        }
+    }
+    None
+}

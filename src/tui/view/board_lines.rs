@@ -1,0 +1,127 @@
+//! The board's lines at a width: a pure function of the snapshot, for the pane to draw and to
+//! measure.
+//!
+//! Each item is its status box, its id (the person edits items by id), its text, wrapped under
+//! itself; the item in progress adds what it is doing and, once it has stood still a round or
+//! more, for how many rounds — marked stale past twice the reminder's threshold. An item waiting
+//! for open blockers is dimmed and names them. While the pane has the keyboard a gutter shows
+//! the selected item.
+
+use super::super::text::clean_line;
+use super::super::theme;
+use super::super::wrap::{Prefix, wrap};
+use super::spinner;
+use crate::agent::Snapshot;
+use crate::todo::Status;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+/// Indentation of an item's wrapped lines, under its text.
+const ITEM_INDENT: &str = "    ";
+/// The gutter before the selected item, and before the others, while focused.
+const SELECTED: &str = "› ";
+const UNSELECTED: &str = "  ";
+
+/// How the lines are drawn besides the board itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Look {
+    /// The text width inside the pane.
+    pub width: usize,
+    /// A turn runs: the item in progress shows the spinner at `frame`.
+    pub busy: bool,
+    pub frame: u64,
+    /// While focused, the selected item (a gutter is drawn before every item).
+    pub selected: Option<usize>,
+}
+
+/// One drawn line and the item it belongs to.
+pub struct ItemLine {
+    pub item: usize,
+    pub line: Line<'static>,
+}
+
+impl std::ops::Deref for ItemLine {
+    type Target = Line<'static>;
+    fn deref(&self) -> &Self::Target {
+        &self.line
+    }
+}
+
+/// The board's lines.
+pub fn lines(snapshot: &Snapshot, look: Look) -> Vec<ItemLine> {
+    let board = &snapshot.board;
+    if board.is_empty() {
+        let empty = if snapshot.plan_mode { "No plan yet." } else { "No todos yet." };
+        return vec![ItemLine { item: 0, line: Line::styled(empty, theme::DIM) }];
+    }
+    let mut out = Vec::new();
+    for (index, item) in board.items().iter().enumerate() {
+        let blockers = board.open_blockers(item);
+        let (marker_style, text_style) = match item.status {
+            _ if !blockers.is_empty() => (theme::DIM, theme::TODO_BLOCKED),
+            Status::Pending => (theme::DIM, theme::TODO_PENDING),
+            Status::InProgress => (theme::TODO_IN_PROGRESS, theme::TODO_IN_PROGRESS),
+            Status::Completed => (theme::TODO_DONE, theme::TODO_DONE),
+        };
+        let gutter = match look.selected {
+            Some(selected) if selected == index => Some(Span::styled(SELECTED, theme::KEY)),
+            Some(_) => Some(Span::raw(UNSELECTED)),
+            None => None,
+        };
+        let mut first: Vec<Span<'static>> = gutter.clone().into_iter().collect();
+        first.push(Span::styled(item.status.marker(), marker_style));
+        first.push(Span::raw(" "));
+        let mut rest: Vec<Span<'static>> =
+            gutter.map(|_| Span::raw(UNSELECTED)).into_iter().collect();
+        rest.push(Span::raw(ITEM_INDENT));
+        let mut spans = vec![
+            Span::styled(format!("#{} ", clean_line(&item.id)), theme::DIM),
+            Span::styled(clean_line(&item.text).into_owned(), text_style),
+        ];
+        if item.status == Status::InProgress {
+            in_progress(&mut spans, snapshot, item.active_form.as_deref(), look);
+        }
+        if !blockers.is_empty() {
+            let list: Vec<String> =
+                blockers.iter().map(|id| format!("#{}", clean_line(id))).collect();
+            spans.push(Span::styled(format!("  (blocked by {})", list.join(", ")), theme::DIM));
+        }
+        let prefix = Prefix { first, rest };
+        out.extend(
+            wrap(&spans, look.width, &prefix)
+                .into_iter()
+                .map(|line| ItemLine { item: index, line }),
+        );
+    }
+    out
+}
+
+/// What the item in progress adds: what it is doing, and how long it has stood still.
+fn in_progress(
+    spans: &mut Vec<Span<'static>>,
+    snapshot: &Snapshot,
+    active: Option<&str>,
+    look: Look,
+) {
+    if let Some(active) = active {
+        let lead =
+            if look.busy { format!("  {} ", spinner(look.frame)) } else { "  ← ".to_owned() };
+        spans.push(Span::styled(lead, theme::TODO_ACTIVE_FORM));
+        spans.push(Span::styled(clean_line(active).into_owned(), theme::TODO_ACTIVE_FORM));
+    }
+    let rounds = snapshot.rounds_in_progress;
+    if rounds == 0 {
+        return;
+    }
+    let (text, style): (String, Style) = if snapshot.is_stale() {
+        (format!("  · stale, {}", rounds_text(rounds)), theme::TODO_STALE)
+    } else {
+        (format!("  · {}", rounds_text(rounds)), theme::DIM)
+    };
+    spans.push(Span::styled(text, style));
+}
+
+/// `1 round`, `4 rounds`.
+pub fn rounds_text(rounds: u32) -> String {
+    if rounds == 1 { "1 round".to_owned() } else { format!("{rounds} rounds") }
+}
