@@ -276,3 +276,66 @@ async fn a_compacted_session_resumes_compacted() {
 async fn resumed_bodies(server: &FakeLlm, after: usize) -> Vec<Vec<u8>> {
     server.raw_bodies().await.split_off(after)
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_compacted_history_keeps_every_call_answered_and_the_reasoning_as_it_came() {
+    // Every answer reasons first: signed thinking blocks (Anthropic), reasoning_content
+    // (DeepSeek's thinking mode). The server refuses a history that drops or alters them
+    // where they must stay, or leaves a call without its result (`fake_llm::valid`).
+    let script: Vec<_> = window::long_task(STEPS, 1500)
+        .into_iter()
+        .enumerate()
+        .map(|(index, step)| step.thinking(&format!("Step {index}: what comes next, and why.")))
+        .collect();
+    let window_arg = WINDOW.to_string();
+    for protocol in ["anthropic", "openai"] {
+        let words = if protocol == "anthropic" { TooLong::Anthropic } else { TooLong::OpenAi };
+        let server = FakeLlm::start_with(script.clone(), Switches::window(WINDOW, words)).await;
+        let (home, work) = (tempfile::tempdir().unwrap(), workspace(OUTPUT_BYTES));
+        let args = ["-p", PROMPT, "--context-window", window_arg.as_str()];
+        let run = run(&server, protocol, (home.path(), work.path()), &args).await;
+        assert_finished_anchored(&run, work.path(), protocol);
+        assert!(compactions(&run).iter().any(|e| e["summarised"].as_u64() > Some(0)), "{protocol}");
+        let thinking = run.bodies.iter().filter(|body| {
+            let text = String::from_utf8_lossy(body);
+            text.contains("what comes next, and why")
+        });
+        assert!(thinking.count() > STEPS, "{protocol}: the reasoning went back with its answers");
+    }
+}
+
+#[test]
+fn the_strict_server_refuses_an_unanswered_call_and_altered_reasoning() {
+    use fake_llm::valid::problem;
+    use fake_llm::{Protocol, reasoning::thinking_block, tool};
+    use serde_json::json;
+    let steps = vec![tool("bash", json!({"command": "ls"})).thinking("Look first.")];
+    let call = |thinking: Value| {
+        json!({"role": "assistant", "content": [thinking,
+            {"type": "tool_use", "id": "toolu_0_0", "name": "bash", "input": {"command": "ls"}}]})
+    };
+    let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0_0", "content": "ok"}]});
+    let asked = json!({"role": "user", "content": "go"});
+    let good = call(thinking_block("Look first.", 0));
+    assert_eq!(
+        problem(Protocol::Anthropic, &steps, &[asked.clone(), good.clone(), result.clone()]),
+        None
+    );
+    let unanswered = problem(Protocol::Anthropic, &steps, &[asked.clone(), good, asked.clone()]);
+    assert!(unanswered.unwrap().contains("owed"));
+    let altered = call(thinking_block("Something else.", 0));
+    let altered = problem(Protocol::Anthropic, &steps, &[asked.clone(), altered, result]);
+    assert!(altered.unwrap().contains("signature"));
+    let openai_call = |reasoning: &str| {
+        json!({"role": "assistant", "content": null, "reasoning_content": reasoning,
+            "tool_calls": [{"id": "call_0_0", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})
+    };
+    let tool_message = json!({"role": "tool", "tool_call_id": "call_0_0", "content": "ok"});
+    let fine = [asked.clone(), openai_call("Look first."), tool_message.clone()];
+    assert_eq!(problem(Protocol::OpenAi, &steps, &fine), None);
+    let missing =
+        problem(Protocol::OpenAi, &steps, &[asked.clone(), openai_call(""), tool_message.clone()]);
+    assert!(missing.unwrap().contains("reasoning_content"));
+    let orphan = problem(Protocol::OpenAi, &steps, &[asked, tool_message]);
+    assert!(orphan.unwrap().contains("no call is owed"));
+}

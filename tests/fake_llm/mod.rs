@@ -13,6 +13,7 @@
 pub mod chunked;
 pub mod raw;
 pub mod reasoning;
+pub mod valid;
 pub mod window;
 
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! fewer answers than steps were played.
 #![allow(dead_code)]
 
-use super::{Protocol, Step, anthropic_sse_with, openai_sse_with, text};
+use super::{Protocol, Step, anthropic_sse_with, openai_sse_with, text, valid};
 use serde_json::{Value, json};
 use wiremock::ResponseTemplate;
 
@@ -44,6 +44,9 @@ pub struct Switches {
     pub failing_summaries: bool,
     /// Report a prompt's tokens as a quarter of its bytes (else fixed figures).
     pub counted_usage: bool,
+    /// Refuse, as a strict server does, a history with a call unanswered or reasoning not sent
+    /// back as it came (see `valid`).
+    pub strict: bool,
 }
 
 impl Switches {
@@ -54,6 +57,7 @@ impl Switches {
             max_body: Some((tokens * BYTES_PER_TOKEN, words)),
             failing_summaries: false,
             counted_usage: true,
+            strict: true,
         }
     }
 }
@@ -69,6 +73,13 @@ pub fn respond(
     if let Some((max, words)) = switches.max_body.filter(|(max, _)| raw.len() > *max) {
         let max_tokens = body["max_tokens"].as_u64().unwrap_or_default();
         return Some(refusal(words, raw.len(), max, max_tokens));
+    }
+    let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
+    if let Some(problem) =
+        switches.strict.then(|| valid::problem(protocol, steps, messages)).flatten()
+    {
+        let error = json!({"type": "error", "error": {"type": "invalid_request_error", "message": problem}});
+        return Some(ResponseTemplate::new(400).set_body_string(error.to_string()));
     }
     let counted = switches.counted_usage.then_some((raw.len() / BYTES_PER_TOKEN) as u64);
     let sse = |step: &Step, index: usize| match protocol {
