@@ -171,15 +171,6 @@ fn keys() -> Vec<Key> {
             read: |c| c.context_window.to_string(),
         },
         Key {
-            name: "compact_at",
-            layers: vec![
-                (Project, |s| s.project.push_str("compact_at = 0.5\n"), "0.5"),
-                (User, |s| s.user.push_str("compact_at = 0.6\n"), "0.6"),
-            ],
-            default: "0.8",
-            read: |c| c.compact_at.to_string(),
-        },
-        Key {
             // The project's value is stricter than the user's, so precedence alone decides.
             name: "approval",
             layers: vec![
@@ -364,37 +355,6 @@ fn a_thinking_budget_the_api_would_refuse_is_a_clear_error() {
     assert!(over.contains("less than max_tokens 8192") && over.contains("--max-tokens"), "{over}");
     assert_eq!(merged(flags(8192, Some(16000))).unwrap().thinking_budget, Some(8192));
     assert_eq!(merged(flags(1024, None)).unwrap().thinking_budget, Some(1024));
-}
-
-#[test]
-fn the_window_follows_the_model_unless_set_and_must_leave_room() {
-    let merged = |flags: FlagSettings, user: &str| {
-        config::merge(
-            &flags,
-            &env_of(&[]),
-            &FileSettings::default(),
-            &parse("user.toml", user),
-            ApprovalMode::Ask,
-        )
-    };
-    let model = |name: &str| FlagSettings { model: Some(name.into()), ..FlagSettings::default() };
-    let gpt4o = merged(model("gpt-4o-mini"), "").unwrap();
-    assert_eq!((gpt4o.context_window, gpt4o.context_window_set), (128_000, false));
-    let unknown = merged(model("my-local-model"), "").unwrap();
-    assert_eq!(unknown.context_window, config::DEFAULT_CONTEXT_WINDOW);
-    let set = merged(model("gpt-4o"), "context_window = 32000\n").unwrap();
-    assert_eq!((set.context_window, set.context_window_set), (32_000, true));
-    let small = FlagSettings { context_window: Some(8192), ..FlagSettings::default() };
-    let err = merged(small, "").unwrap_err().to_string();
-    assert!(err.contains("context_window 8192") && err.contains("max_tokens 8192"), "{err}");
-    assert!(err.contains("--context-window") && err.contains("--max-tokens"), "{err}");
-    for bad in
-        ["compact_at = 0.0\n", "compact_at = 1.5\n", "compact_at = -0.2\n", "compact_at = nan\n"]
-    {
-        let err = merged(FlagSettings::default(), bad).unwrap_err().to_string();
-        assert!(err.contains("must be above 0 and at most 1"), "{bad}: {err}");
-    }
-    assert_eq!(merged(FlagSettings::default(), "compact_at = 1.0\n").unwrap().compact_at, 1.0);
 }
 
 #[test]
