@@ -84,25 +84,21 @@ impl Compaction {
     pub fn note(&self) -> String {
         let mut parts = Vec::new();
         if !self.masks.is_empty() {
-            parts.push(format!("{} old tool results and inputs elided", self.masks.len()));
+            parts.push(format!("{} old tool results elided", self.masks.len()));
         }
         if self.history.is_some() {
             parts.push(match &self.summary_error {
                 None => format!("{} messages summarised", self.summarised),
-                Some(why) => format!(
-                    "{} messages replaced by a list of what ran (no summary: {why})",
-                    self.summarised
-                ),
+                Some(_) => format!("{} messages listed (no summary)", self.summarised),
             });
         }
         let why = match self.trigger {
-            Trigger::Threshold => "to stay within the context window",
-            Trigger::Refused => "after the server refused the request as too long",
-            Trigger::Request => "as asked",
+            Trigger::Threshold => "to fit the window",
+            Trigger::Refused => "after a too-long refusal",
+            Trigger::Request => "on /compact",
         };
         format!(
-            "Compacted the model's view {why}: about {} → {} tokens; {}. The board and your \
-             requests stay in every request; this conversation keeps everything.",
+            "Compacted the model's view {why}: ~{} → {} tokens; {}.",
             self.tokens_before,
             self.tokens_after,
             parts.join(", ")
