@@ -339,3 +339,30 @@ fn the_strict_server_refuses_an_unanswered_call_and_altered_reasoning() {
     let orphan = problem(Protocol::OpenAi, &steps, &[asked, tool_message]);
     assert!(orphan.unwrap().contains("no call is owed"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn when_nothing_fits_keel_says_what_to_raise_and_sends_nothing_twice() {
+    for protocol in ["anthropic", "openai"] {
+        let words = if protocol == "anthropic" { TooLong::Anthropic } else { TooLong::OpenAi };
+        // The server's window holds less than the system prompt and the tools.
+        let server =
+            FakeLlm::start_with(window::long_task(2, 0), Switches::window(500, words)).await;
+        let (home, work) = (tempfile::tempdir().unwrap(), workspace(100));
+        let refused = run(&server, protocol, (home.path(), work.path()), &["-p", PROMPT]).await;
+        // The window set leaves no room beside --max-tokens' 8192: nothing is sent at all.
+        let small = ["-p", PROMPT, "--context-window", "9000"];
+        let unsent = run(&server, protocol, (home.path(), work.path()), &small).await;
+        assert!(unsent.bodies.is_empty(), "{protocol}: nothing can fit, nothing is sent");
+        for (run, source) in [(&refused, "as the server stated it"), (&unsent, "--context-window")]
+        {
+            assert!(!run.output.status.success(), "{protocol}");
+            let result = last_result(&run.events);
+            assert_eq!(result["outcome"], "error", "{protocol}");
+            let error = result["error"].as_str().unwrap();
+            assert!(error.contains("does not fit in the model's context window"), "{error}");
+            assert!(error.contains(source) && error.contains("Raise the window"), "{error}");
+            assert!(error.contains("--max-tokens"), "{error}");
+        }
+        assert_eq!(refused.bodies.len(), 1, "{protocol}: the refused request is not sent again");
+    }
+}
