@@ -22,7 +22,7 @@ fn screen(snapshot: Snapshot, (width, height): (u16, u16)) -> Vec<String> {
     app.apply_snapshot(snapshot);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(Rect::new(0, 0, width, height));
-    terminal.draw(|frame| render(&mut app, frame)).unwrap();
+    terminal.draw(|frame| render(&app, frame)).unwrap();
     let buffer = terminal.backend().buffer();
     (0..buffer.area.height)
         .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect())

@@ -174,7 +174,8 @@ impl Agent {
             }
         };
         let view = self.state.view();
-        let note = summary::note(&text, &view.board, view.rounds_since_todo, view.nag_threshold);
+        let board = self.config.board.then_some(&*view.board);
+        let note = summary::note(&text, board, view.rounds_since_todo, view.nag_threshold);
         let rebuilt: History = summary::rebuild(&masked, tail, note).into_iter().collect();
         let mut tail_masks = Vec::new();
         after = self.meter.estimate_of(&rebuilt);

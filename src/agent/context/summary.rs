@@ -175,13 +175,20 @@ pub fn digest(history: &History, tail: usize, why: &str, budget: usize) -> Strin
 }
 
 /// keel's note that stands for the compacted part: the summary, the board as the `todo` tool
-/// renders it, and the reminder count.
+/// renders it, and the reminder count (no board, none of the two: `--no-todo`).
 pub fn note(
     summary: &str,
-    board: &TodoBoard,
+    board: Option<&TodoBoard>,
     rounds_since_todo: u32,
     nag_threshold: u32,
 ) -> String {
+    let head = format!(
+        "[keel compacted the conversation here to fit the model's context window. The person's \
+         requests above are verbatim; the work before this point is summarised below; the \
+         newest round follows as it was.]\n\n## Summary of the work so far\n{}",
+        summary.trim()
+    );
+    let Some(board) = board else { return head };
     let reminder = if nag_threshold > 0 {
         format!(
             "Rounds since the board was last updated: {rounds_since_todo} (keel reminds after \
@@ -190,14 +197,7 @@ pub fn note(
     } else {
         format!("Rounds since the board was last updated: {rounds_since_todo}.")
     };
-    format!(
-        "[keel compacted the conversation here to fit the model's context window. The person's \
-         requests above are verbatim; the work before this point is summarised below; the \
-         newest round follows as it was.]\n\n## Summary of the work so far\n{}\n\n## The board, \
-         as the todo tool renders it\n{}\n\n{reminder}",
-        summary.trim(),
-        board.render()
-    )
+    format!("{head}\n\n## The board, as the todo tool renders it\n{}\n\n{reminder}", board.render())
 }
 
 /// The compacted history: the person's requests before `tail` verbatim, keel's `note`, then
@@ -269,7 +269,7 @@ mod tests {
         let tail = tail_start(&history).unwrap();
         assert_eq!(tail, 5);
         let board = TodoBoard::default();
-        let rebuilt = rebuild(&history, tail, note("All fine.", &board, 2, 3));
+        let rebuilt = rebuild(&history, tail, note("All fine.", Some(&board), 2, 3));
         assert_eq!(rebuilt[0], Message::user_text("Make the tests pass."));
         assert_eq!(rebuilt[1], Message::user_text("Now the rest."));
         let ContentBlock::Note { text } = &rebuilt[2].content[0] else { panic!() };
@@ -277,6 +277,8 @@ mod tests {
             text.contains("All fine.") && text.contains("No todos.") && text.contains("2 (keel")
         );
         assert_eq!(&rebuilt[3..], &history.iter().skip(5).cloned().collect::<Vec<_>>()[..]);
+        let boardless = note("All fine.", None, 2, 3);
+        assert!(boardless.ends_with("All fine.") && !boardless.contains("board"), "{boardless}");
     }
 
     #[test]
