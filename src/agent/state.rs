@@ -6,15 +6,15 @@
 //! methods that change what a resumed session needs (the history, the board, the reminder
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
-//! edits, plan mode, the steps done — are in `board`.
+//! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`.
 
 mod board;
+mod compaction;
 
 use super::event::AgentEvent;
-use super::journal::compaction::{Compaction, apply_masks};
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
-use super::snapshot::{Activity, ApprovalRequest, ContextUse, Entry, Snapshot, ToolRun};
+use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
 use super::steps::StepLog;
 use crate::llm::WireFormat;
 use crate::message::{ContentBlock, History, Message, Role, Usage};
@@ -23,6 +23,11 @@ use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport,
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
+
+/// How many of the newest tool runs an update looks through: a run changes only while its
+/// round runs, so it is among them, and a long session's thousands of older runs are not
+/// searched at every call.
+const TOOL_RUN_SEARCH: usize = 256;
 
 /// Where snapshots and events go. A closed receiver is not an error: a front end may listen to
 /// only one of the two.
@@ -147,11 +152,6 @@ impl State {
         self.view.usage.add(usage);
     }
 
-    /// How much of the context window the next request takes, for the status bar.
-    pub fn set_context(&mut self, context: ContextUse) {
-        self.view.context = context;
-    }
-
     /// Names the model in the status bar (the demo replaces the configured one).
     pub fn set_label(&mut self, label: ModelLabel<'_>) {
         self.view.provider = label.provider.into();
@@ -169,9 +169,12 @@ impl State {
         self.view.queued.pop_front()
     }
 
-    /// Replaces the tool run with the same id (searching from the newest), or adds it.
+    /// Replaces the tool run with the same id (among the newest), or adds it.
     pub fn update_tool(&mut self, run: ToolRun) {
-        let found = self.view.tools.iter().rposition(|existing| existing.id == run.id);
+        let tools = &self.view.tools;
+        let mut newest = tools.iter().rev().take(TOOL_RUN_SEARCH);
+        let found =
+            newest.position(|existing| existing.id == run.id).map(|at| tools.len() - 1 - at);
         match found {
             Some(index) => {
                 self.view.tools.set(index, Arc::new(run));
@@ -222,21 +225,6 @@ impl State {
     pub fn push_message(&mut self, message: Message) {
         self.record(&Record::Message { message: message.clone() });
         self.view.history.push_back(message);
-    }
-
-    /// Compacts the history as `compaction` says, saving it, and notes in the conversation
-    /// where the model's view was compacted (the conversation itself keeps everything). Fails,
-    /// changing nothing, if its masks name calls the history does not hold.
-    pub fn compact(&mut self, compaction: Compaction) -> Result<(), String> {
-        let mut history = match &compaction.history {
-            Some(history) => history.iter().cloned().collect(),
-            None => self.view.history.clone(),
-        };
-        apply_masks(history.iter_mut(), &compaction.masks)?;
-        self.record(&Record::Compaction(compaction.clone()));
-        self.view.history = history;
-        self.note(Entry::Notice { text: compaction.note() });
-        Ok(())
     }
 
     /// Replaces the board after a valid update (the model's or the person's). A change of the
