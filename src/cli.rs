@@ -25,9 +25,14 @@ pub struct Cli {
     pub command: Option<SubCommand>,
 
     /// Run headless: send PROMPT, print progress to stderr and the answer to stdout.
-    /// `-p -` reads the prompt from stdin; with --demo the prompt may be left out.
+    /// `-p -` reads the prompt from stdin; with --demo the prompt may be left out. The prompt
+    /// may also come last, after other flags (`keel -p --max-rounds 3 "PROMPT"`).
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
     pub print: Option<String>,
+
+    /// The prompt: without -p, keel opens with it sent; with -p, the prompt to run headless.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
 
     /// With -p: `text`, or `json` for one JSON event per line on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -82,8 +87,8 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub context_window: Option<u32>,
 
-    /// Model responses one prompt may take before keel stops it.
-    #[arg(long, value_name = "N")]
+    /// Model responses one prompt may take before keel stops it (at least 1).
+    #[arg(long, value_name = "N", value_parser = at_least_one_round)]
     pub max_rounds: Option<u32>,
 
     /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
@@ -136,7 +141,29 @@ impl From<ApprovalArg> for ApprovalMode {
     }
 }
 
+/// `--max-rounds`: a count of model responses, so 0 would stop every prompt before it starts.
+fn at_least_one_round(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(0) => Err(crate::config::ZERO_ROUNDS.to_owned()),
+        Ok(rounds) => Ok(rounds),
+        Err(err) => Err(format!("{err}: give a number of model responses, such as 100")),
+    }
+}
+
 impl Cli {
+    /// The prompt given on the command line: `-p PROMPT`, or the one that comes last. Two
+    /// prompts are a usage error rather than one of them silently dropped.
+    pub fn prompt(&self) -> Result<Option<String>, String> {
+        match (self.print.as_deref(), self.prompt.as_deref()) {
+            (Some(given), Some(last)) if !given.is_empty() => Err(format!(
+                "two prompts given ({given:?} after -p and {last:?}): give one, after -p or last"
+            )),
+            (_, Some(last)) => Ok(Some(last.to_owned())),
+            (Some(given), None) => Ok(Some(given.to_owned())),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// The settings given as flags, for `config::resolve`.
     pub fn flag_settings(&self) -> FlagSettings {
         FlagSettings {

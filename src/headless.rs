@@ -1,10 +1,12 @@
 //! `keel -p`: runs one prompt to the end without a terminal UI.
 //!
-//! Progress (board changes, tool calls, reminders, retries) goes to stderr as text, and the final
-//! answer to stdout — or, with `--output-format json`, every [`AgentEvent`] as one JSON object per
-//! line on stdout. Tools run without asking: there is no one to ask. Everything printed as text
-//! that came from the model or a tool has its control characters made visible (`crate::visible`),
-//! so no escape sequence reaches the person's terminal; JSON output escapes them already.
+//! Progress (board changes, tool calls, reminders, retries, the model's answers between tool
+//! calls) goes to stderr as text, and the final answer to stdout, once — or, with
+//! `--output-format json`, every [`AgentEvent`] as one JSON object per line on stdout. Tools run
+//! without asking: there is no one to ask. Everything printed as text that came from the model or
+//! a tool has its control characters made visible (`crate::visible`), so no escape sequence
+//! reaches the person's terminal; JSON output escapes them already. A reader that goes away
+//! (`keel -p … | head`) ends the run quietly, as if interrupted, with exit code 0.
 //!
 //! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
 //! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
@@ -31,6 +33,8 @@ pub enum OutputFormat {
 pub struct RunResult {
     pub outcome: TurnOutcome,
     pub error: Option<String>,
+    /// Whoever read stdout closed it before the run ended: nobody is left to tell of a failure.
+    pub reader_gone: bool,
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
@@ -50,7 +54,9 @@ pub async fn run(
     let mut hangup = signal(SignalKind::hangup())?;
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
+    let mut printer = Printer::default();
     let mut interrupted = false;
+    let mut reader_gone = false;
     let mut board: Vec<TodoItem> = Vec::new();
     let result = loop {
         let event = tokio::select! {
@@ -65,35 +71,35 @@ pub async fn run(
             break RunResult {
                 outcome: TurnOutcome::Error,
                 error: Some("the agent stopped unexpectedly".into()),
+                reader_gone,
             };
         };
         if let AgentEvent::Todo { items, .. } = &event {
             board.clone_from(items);
         }
-        match format {
-            OutputFormat::Json => {
-                serde_json::to_writer(&mut stdout, &event)?;
-                writeln!(stdout)?;
-                stdout.flush()?;
-            }
-            OutputFormat::Text if plan => {
-                // The model's last words are progress here; the board is the answer.
-                let mut words = Vec::new();
-                print_progress(&mut stderr, &mut words, &event)?;
-                stderr.write_all(&words)?;
-                if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
-                    writeln!(
-                        stdout,
-                        "{}",
-                        TodoBoard::from_items(std::mem::take(&mut board)).render()
-                    )?;
-                    stdout.flush()?;
+        if !reader_gone {
+            let printed = match format {
+                OutputFormat::Json => print_json(&mut stdout, &event),
+                OutputFormat::Text if plan => {
+                    print_plan(&mut printer, &mut stderr, &mut stdout, &event, &mut board)
                 }
+                OutputFormat::Text => printer.print(&mut stderr, &mut stdout, &event),
+            };
+            match printed {
+                Ok(()) => {}
+                // The reader left (`| head`): stop the work nobody will read, and say nothing.
+                Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                    reader_gone = true;
+                    if !interrupted {
+                        interrupted = true;
+                        let _ = agent.commands.send(Command::Cancel);
+                    }
+                }
+                Err(err) => return Err(err),
             }
-            OutputFormat::Text => print_progress(&mut stderr, &mut stdout, &event)?,
         }
         if let AgentEvent::Result { outcome, error, .. } = event {
-            break RunResult { outcome, error };
+            break RunResult { outcome, error, reader_gone };
         }
     };
     let _ = agent.commands.send(Command::Quit);
@@ -110,11 +116,79 @@ async fn interruption(terminate: &mut Signal, hangup: &mut Signal) {
     }
 }
 
+/// One event of a `--plan` run: the model's last words are progress here; the board is the
+/// answer, printed when the turn succeeds.
+fn print_plan(
+    printer: &mut Printer,
+    err: &mut impl Write,
+    out: &mut impl Write,
+    event: &AgentEvent,
+    board: &mut Vec<TodoItem>,
+) -> std::io::Result<()> {
+    let mut words = Vec::new();
+    printer.print(err, &mut words, event)?;
+    err.write_all(&words)?;
+    if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
+        writeln!(out, "{}", TodoBoard::from_items(std::mem::take(board)).render())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn print_json(out: &mut impl Write, event: &AgentEvent) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, event)?;
+    writeln!(out)?;
+    out.flush()
+}
+
+/// Prints events as a person reads them, holding each answer back until it is known not to be
+/// the last: the last one goes to stdout alone, the others to stderr with the progress. (Both
+/// show on a terminal; printing the last on both showed it twice.)
+#[derive(Debug, Default)]
+struct Printer {
+    /// Answers not printed yet: the last answer so far, in parts when it was continued.
+    held: Vec<String>,
+    /// Model responses so far (each reports its usage).
+    responses: u32,
+}
+
+impl Printer {
+    fn print(
+        &mut self,
+        err: &mut impl Write,
+        out: &mut impl Write,
+        event: &AgentEvent,
+    ) -> std::io::Result<()> {
+        match event {
+            AgentEvent::AssistantText { text } => {
+                self.held.push(text.clone());
+                return Ok(());
+            }
+            AgentEvent::Usage { .. } => {
+                self.responses += 1;
+                return Ok(());
+            }
+            AgentEvent::Result { .. } => {}
+            _ => self.release(err)?,
+        }
+        print_progress(err, out, event, self.responses)
+    }
+
+    /// Prints the held answers as progress: something came after them.
+    fn release(&mut self, err: &mut impl Write) -> std::io::Result<()> {
+        for text in self.held.drain(..) {
+            writeln!(err, "{}", visible(&text))?;
+        }
+        Ok(())
+    }
+}
+
 /// One event as a person reads it: progress to `err`, the final answer to `out`.
 fn print_progress(
     err: &mut impl Write,
     out: &mut impl Write,
     event: &AgentEvent,
+    responses: u32,
 ) -> std::io::Result<()> {
     match event {
         AgentEvent::Todo { items, .. } => {
@@ -172,13 +246,13 @@ fn print_progress(
             )?;
         }
         AgentEvent::Usage { .. } => {}
-        AgentEvent::Result { outcome, text, error, done, total, rounds, .. } => {
+        AgentEvent::Result { outcome, text, error, done, total, .. } => {
             match error {
                 Some(error) => writeln!(err, "keel: {}", visible(error))?,
                 None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,
                 None => {}
             }
-            writeln!(err, "({rounds} model responses; board {done}/{total})")?;
+            writeln!(err, "({})", summary(responses, *done, *total))?;
             if !text.is_empty() {
                 writeln!(out, "{}", visible(text))?;
             }
@@ -186,4 +260,61 @@ fn print_progress(
         }
     }
     Ok(())
+}
+
+/// `3 model responses, board 2/5 done`, `no response from the model`.
+fn summary(responses: u32, done: usize, total: usize) -> String {
+    let responses = match responses {
+        0 => return "no response from the model".to_owned(),
+        1 => "1 model response".to_owned(),
+        n => format!("{n} model responses"),
+    };
+    if total == 0 {
+        format!("{responses}, no board")
+    } else {
+        format!("{responses}, board {done}/{total} done")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_reads_as_a_sentence() {
+        assert_eq!(summary(0, 0, 0), "no response from the model");
+        assert_eq!(summary(1, 0, 0), "1 model response, no board");
+        assert_eq!(summary(4, 2, 5), "4 model responses, board 2/5 done");
+    }
+
+    #[test]
+    fn the_last_answer_goes_to_stdout_only() {
+        let mut printer = Printer::default();
+        let (mut err, mut out) = (Vec::new(), Vec::new());
+        let events = [
+            AgentEvent::AssistantText { text: "Planning.".into() },
+            AgentEvent::ToolStart {
+                id: "1".into(),
+                name: "bash".into(),
+                input: serde_json::json!({"command": "ls"}),
+            },
+            AgentEvent::AssistantText { text: "All done.".into() },
+            AgentEvent::Result {
+                outcome: TurnOutcome::Success,
+                text: "All done.".into(),
+                rounds: 2,
+                done: 0,
+                total: 0,
+                error: None,
+                stop_reason: None,
+            },
+        ];
+        for event in &events {
+            printer.print(&mut err, &mut out, event).unwrap();
+        }
+        let (err, out) = (String::from_utf8(err).unwrap(), String::from_utf8(out).unwrap());
+        assert!(err.contains("Planning."), "{err}");
+        assert!(!err.contains("All done."), "{err}");
+        assert_eq!(out, "All done.\n");
+    }
 }

@@ -10,6 +10,7 @@ pub mod headless;
 pub mod instructions;
 pub mod llm;
 pub mod message;
+pub mod pricing;
 pub mod todo;
 pub mod tools;
 pub mod tui;

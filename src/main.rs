@@ -7,7 +7,7 @@ use keel::agent::Sessions;
 use keel::agent::journal::{self, SessionError, SessionStore};
 use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
-use keel::config::{self, Config, ConfigError, ProviderKind};
+use keel::config::{self, Config, ConfigError, ProviderKind, advice};
 use keel::headless;
 use keel::instructions;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
@@ -112,9 +112,11 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         ))
         .into());
     }
-    let headless_prompt = match &cli.print {
-        Some(prompt) => Some(read_prompt(prompt, cli.demo || resuming)?),
-        None => None,
+    let given_prompt = cli.prompt().map_err(UsageError)?;
+    let headless_prompt = match (headless, &given_prompt) {
+        (true, Some(prompt)) => Some(read_prompt(prompt, cli.demo || resuming)?),
+        (true, None) => Some(read_prompt("", cli.demo || resuming)?),
+        (false, _) => None,
     };
     // The project's AGENTS.md (else CLAUDE.md), read once: the prompt stays the same all along.
     let instructions = instructions::find(&workspace);
@@ -136,26 +138,36 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         board: !cli.no_todo,
         plan: cli.plan,
     };
-    let provider =
-        if cli.demo {
+    let demo_place = cli.demo.then(|| scripted::DemoPlace {
+        folder: workspace.root().to_path_buf(),
+        temporary: demo_dir.is_some(),
+    });
+    let provider = match &demo_place {
+        Some(place) => {
             let pace = cli.demo_pace_ms.map(Duration::from_millis).unwrap_or(
                 if headless_prompt.is_some() { HEADLESS_DEMO_PACE } else { scripted::HUMAN_PACE },
             );
-            Some(Provider::Scripted(
-                scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?,
-            ))
-        } else {
-            build_provider(&config)?
-        };
+            let script =
+                scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?;
+            Some(Provider::Scripted(script.ran_in(place)))
+        }
+        None => build_provider(&config)?,
+    };
 
+    let missing_key = advice::missing_key(config.provider, &env);
     if headless_prompt.is_some() && provider.is_none() {
-        return Err(UsageError(no_key_message()).into());
+        return Err(UsageError(format!("{}, or try --demo", missing_key.replace('`', ""))).into());
+    }
+    if let (Some(place), true) = (&demo_place, headless) {
+        eprintln!("keel: {}", place.describe());
     }
     let demo_prompt = match &provider {
         Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
         _ => None,
     };
-    let first_run_help = provider.is_none().then(|| agent::CONFIGURE_HELP.to_owned());
+    let first_run_help = provider
+        .is_none()
+        .then(|| format!("No model is configured: {missing_key}. Then start keel again."));
     let told = notices.len();
     let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
@@ -171,17 +183,28 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 _ => Command::Submit(prompt),
             };
             let result = headless::run(handle, start, cli.output_format, cli.plan).await?;
-            if result.outcome == TurnOutcome::Success {
+            // A reader that left (`| head`) took what it wanted: not a failure.
+            if result.outcome == TurnOutcome::Success || result.reader_gone {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(EXIT_FAILED)
             }
         }
         None => {
-            if let Some(prompt) = demo_prompt.filter(|_| !resuming) {
-                let _ = handle.commands.send(Command::Submit(prompt));
+            // A prompt on the command line is sent as `claude "…"` and `codex "…"` send theirs;
+            // the TUI still asks before anything changes.
+            let start = given_prompt.or(demo_prompt.filter(|_| !resuming));
+            if let Some(prompt) = start.filter(|prompt| !prompt.trim().is_empty()) {
+                let _ = handle.commands.send(Command::Submit(prompt.trim().to_owned()));
             }
-            let options = TuiOptions { first_run_help, demo: cli.demo, notice, instructions_note };
+            let options = TuiOptions {
+                first_run_help,
+                demo: demo_place,
+                notice,
+                instructions_note,
+                no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
+                prices: config.prices.clone(),
+            };
             tui::run(handle, options).await?;
             ExitCode::SUCCESS
         }
@@ -355,10 +378,4 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
         ProviderKind::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
     };
     provider.map(Some).map_err(|err| UsageError(err.to_string()).into())
-}
-
-fn no_key_message() -> String {
-    "no API key: set ANTHROPIC_API_KEY (or OPENAI_API_KEY), put api_key in \
-     ~/.config/keel/config.toml, or try --demo"
-        .to_owned()
 }

@@ -335,3 +335,59 @@ async fn always_for_one_file_tool_does_not_cover_the_other() {
     let notes = std::fs::read_to_string(played.dir.path().join("notes.txt")).unwrap();
     assert_eq!(notes, "one\n");
 }
+
+#[tokio::test]
+async fn a_tool_time_leaves_out_the_wait_for_approval() {
+    /// How long the person takes to answer: far longer than writing a small file.
+    const THINKING_IT_OVER: Duration = Duration::from_millis(500);
+    let dir = tempfile::tempdir().unwrap();
+    let steps = vec![
+        json!({"text": "", "tools": [{"name": "write_file", "input": {"path": "a.txt", "content": "a\n"}}]}),
+        json!({"text": "finished", "tools": []}),
+    ];
+    let provider = ScriptedProvider::from_json(&script(steps), Duration::ZERO).unwrap();
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let config = AgentConfig { approval: ApprovalMode::Ask, ..AgentConfig::default() };
+    let mut handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
+    handle.commands.send(Command::Submit("go".into())).unwrap();
+    let drive = async {
+        let mut answered_at = None;
+        let mut last = None;
+        loop {
+            tokio::select! {
+                Some(snapshot) = handle.snapshots.recv() => {
+                    if let (Some(request), None) = (&snapshot.pending_approval, answered_at) {
+                        tokio::time::sleep(THINKING_IT_OVER).await;
+                        answered_at = Some(std::time::Instant::now());
+                        let id = request.id.clone();
+                        handle.commands.send(Command::Approve { id, decision: Decision::Once }).unwrap();
+                    }
+                    last = Some(snapshot);
+                }
+                Some(event) = handle.events.recv() => {
+                    if matches!(event, AgentEvent::Result { .. }) {
+                        let seen = std::time::Instant::now();
+                        return (answered_at.expect("never asked"), seen, last);
+                    }
+                }
+            }
+        }
+    };
+    let (answered_at, ended_seen, seen_last) =
+        tokio::time::timeout(HANG_GUARD, drive).await.expect("the turn never ended");
+    handle.commands.send(Command::Quit).unwrap();
+    tokio::time::timeout(HANG_GUARD, &mut handle.task).await.expect("no stop").unwrap();
+    let last: Snapshot = std::iter::from_fn(|| handle.snapshots.try_recv().ok())
+        .last()
+        .or(seen_last)
+        .expect("no snapshot");
+    let run = last.tools.iter().find(|run| run.name == "write_file").expect("the call ran");
+    let took = run.duration.expect("it finished");
+    // The call ran between the answer and the end of the turn, so its time fits in between;
+    // counted from before the question it would take in the whole wait as well.
+    assert!(
+        took <= ended_seen - answered_at,
+        "write_file took {took:?}, more than the {:?} from the answer to the end",
+        ended_seen - answered_at
+    );
+}

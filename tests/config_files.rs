@@ -126,3 +126,47 @@ fn a_broken_file_in_either_place_is_an_error_naming_it() {
         .unwrap_err();
     assert!(err.to_string().contains(".config/keel/config.toml:1:"), "{err}");
 }
+
+#[test]
+fn prices_come_from_both_files_model_by_model_the_projects_first() {
+    let dirs = dirs();
+    let home = dirs.home.display().to_string();
+    write(
+        &dirs.home.join(".config/keel/config.toml"),
+        "[prices.\"my-model\"]\ninput = 1.0\noutput = 2.0\n\n\
+         [prices.\"gpt-4.1\"]\ninput = 9.0\noutput = 9.0\ncache_read = 0.5\n",
+    );
+    write(
+        &dirs.workspace.join(PROJECT_CONFIG),
+        "[prices.\"gpt-4.1\"]\ninput = 4.0\noutput = 4.0\n",
+    );
+    let config = resolved(&[("HOME", home)], &dirs.workspace);
+    let mine = config.prices.of("my-model").unwrap();
+    assert_eq!((mine.input, mine.output, mine.cache_read), (1.0, 2.0, None));
+    let gpt = config.prices.of("gpt-4.1").unwrap();
+    assert_eq!((gpt.input, gpt.output), (4.0, 4.0), "the workspace's file over the user's");
+    assert!(config.prices.of("claude-sonnet-4-5").is_some(), "keel's own table stays");
+    assert_eq!(config.ignored_notice(), None, "a price is no setting a project may not make");
+}
+
+#[test]
+fn a_bad_price_is_an_error_naming_the_model_or_the_key() {
+    let dirs = dirs();
+    let home = dirs.home.display().to_string();
+    let env: HashMap<String, String> = [("HOME".to_owned(), home)].into();
+    let resolve = || {
+        config::resolve(
+            &FlagSettings::default(),
+            &|name| env.get(name).cloned(),
+            &dirs.workspace,
+            ApprovalMode::Ask,
+        )
+    };
+    write(&dirs.workspace.join(PROJECT_CONFIG), "[prices.m]\ninput = -1.0\noutput = 1.0\n");
+    let error = resolve().unwrap_err().to_string();
+    assert!(error.contains("`m`"), "{error}");
+    write(&dirs.workspace.join(PROJECT_CONFIG), "[prices.m]\ninput = 1.0\noutput = 1.0\nin = 2\n");
+    let error = resolve().unwrap_err().to_string();
+    assert!(error.contains("in"), "{error}");
+    assert!(error.contains(PROJECT_CONFIG), "{error}");
+}

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The inspector (Ctrl+T) on both protocols, end to end: a real agent talks to a loopback server
-//! over Anthropic or OpenAI-compatible HTTP, and what its snapshot and the inspector show must be
-//! exactly the `messages` array the server received, in that protocol's own shape.
+//! over Anthropic or OpenAI-compatible HTTP, and what the inspector shows must be exactly the body
+//! the server received — parameters, system prompt, tools and messages — in that protocol's own
+//! shape.
 
 mod fake_llm;
 mod support;
@@ -12,6 +13,7 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::{Provider, WireFormat};
 use keel::tools::{Tools, Workspace};
+use keel::tui::view::history_overlay::HistoryOverlay;
 use keel::tui::{App, OverlayKind, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -63,14 +65,18 @@ async fn finish(handle: &mut AgentHandle) -> Snapshot {
 
 /// The screen with the inspector open on `snapshot`.
 fn inspector_screen(snapshot: Snapshot) -> String {
+    inspector_screen_at(snapshot, SCREEN)
+}
+
+fn inspector_screen_at(snapshot: Snapshot, screen: (u16, u16)) -> String {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(tx, TuiOptions::default());
     app.apply_snapshot(snapshot);
     app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
     assert_eq!(app.overlay(), Some(OverlayKind::History));
-    let mut terminal = Terminal::new(TestBackend::new(SCREEN.0, SCREEN.1)).unwrap();
+    let mut terminal = Terminal::new(TestBackend::new(screen.0, screen.1)).unwrap();
     app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
-    app.prepare(Rect::new(0, 0, SCREEN.0, SCREEN.1));
+    app.prepare(Rect::new(0, 0, screen.0, screen.1));
     terminal.draw(|frame| render(&app, frame)).unwrap();
     let buffer = terminal.backend().buffer();
     (0..buffer.area.height)
@@ -103,7 +109,18 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
             &bodies[1].body,
         );
 
+        // The inspector shows the whole body that request sent: parameters, system, tools and
+        // messages, made by the provider's own encoding.
+        let received: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();
+        let then = Snapshot { history: sent, ..snapshot.clone() };
+        assert_eq!(HistoryOverlay::open(&then).body(), received, "{format:?}");
+        assert!(received["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+
+        let small = inspector_screen_at(snapshot.clone(), (40, 12));
+        assert!(small.contains("Esc"), "a small screen says how to close it:\n{small}");
         let screen = inspector_screen(snapshot);
+        assert!(screen.contains("── tools ("), "{screen}");
+        assert!(screen.contains("\"max_tokens\""), "{screen}");
         match format {
             WireFormat::Anthropic => {
                 assert_eq!(count, 3, "user, assistant, user with the result");
@@ -122,4 +139,59 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
             }
         }
     }
+}
+
+/// The inspector's screen as drawn now.
+fn drawn(app: &mut App, screen: (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(screen.0, screen.1)).unwrap();
+    app.prepare(Rect::new(0, 0, screen.0, screen.1));
+    terminal.draw(|frame| render(app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+#[tokio::test]
+async fn long_parts_are_folded_and_search_finds_and_unfolds_what_they_hide() {
+    let steps = vec![
+        fake_llm::tool("read_file", json!({"path": "notes.txt"})),
+        fake_llm::text("There is no notes.txt."),
+    ];
+    let server = FakeLlm::start(steps, Duration::ZERO).await;
+    let snapshot = one_turn(&server, WireFormat::Anthropic).await;
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    press(&mut app, KeyCode::Char('g'));
+    let top = drawn(&mut app, SCREEN);
+    assert!(top.contains("── tools ("), "{top}");
+    assert!(top.contains("more lines (o unfolds)"), "the tools are folded: {top}");
+    assert!(!top.contains("\"old_text\""), "edit_file's schema is folded away: {top}");
+    // Without the status bar, which shows how long the turn took.
+    let small = drawn(&mut app, (100, 40));
+    let inspector = small.rsplit_once('\n').unwrap().0;
+    insta::assert_snapshot!("inspector_request_top_100x40", inspector);
+
+    // `/old_text` finds it in the folded part and unfolds it to show the hit.
+    press(&mut app, KeyCode::Char('/'));
+    for c in "old_text".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    let found = drawn(&mut app, SCREEN);
+    assert!(found.contains("\"old_text\""), "{found}");
+    assert!(!found.contains("more lines (o unfolds)"), "{found}");
+
+    // `o` folds the long parts again.
+    press(&mut app, KeyCode::Char('o'));
+    press(&mut app, KeyCode::Char('g'));
+    let folded = drawn(&mut app, SCREEN);
+    assert!(folded.contains("more lines (o unfolds)"), "{folded}");
 }

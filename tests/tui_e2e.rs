@@ -149,6 +149,8 @@ fn demo_runs_to_a_full_board_the_inspector_opens_and_quitting_restores_the_termi
     tmux.wait_for("the inspector to close", KEY_TIMEOUT, |screen| {
         !screen.contains("\"role\"") && board_count(screen).is_some()
     });
+    // Ctrl+C interrupts a turn that still runs; twice on an idle prompt it quits.
+    tmux.wait_for("the demo's last answer", DEMO_TIMEOUT, |screen| screen.contains("│ idle │"));
 
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
@@ -364,6 +366,80 @@ fn plan_mode_is_switched_edited_and_approved_with_keys() {
     let approval = bodies[2]["messages"].as_array().unwrap().last().unwrap().to_string();
     assert!(approval.contains("The plan is approved"), "{approval}");
     assert!(approval.contains("added #3: Tell the person"), "the model hears the edit: {approval}");
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+}
+
+#[test]
+fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
+    if !can_run("newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(fake_llm::FakeLlm::start(vec![fake_llm::text("Got the paste.")], Duration::ZERO));
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(home.path());
+    tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    tmux.type_line(&format!(
+        "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --workdir '{}'; echo \"{EXITED} $?\"",
+        server.anthropic_base(),
+        env!("CARGO_BIN_EXE_keel"),
+        workdir.path().display()
+    ));
+    tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| screen.contains("Welcome to keel"));
+
+    // Alt+Enter and Ctrl+J, which tmux passes on as they are, each start a new line.
+    let literal =
+        |text: &str| assert!(tmux.run(&["send-keys", "-t", "e2e", "-l", text]).status.success());
+    literal("alpha");
+    tmux.send(&["M-Enter"]);
+    literal("beta");
+    tmux.send(&["C-j"]);
+    literal("gamma");
+    // Shift+Enter as tmux sends it with `extended-keys-format csi-u` (CSI 13;2u).
+    let csi_u = ["send-keys", "-t", "e2e", "-H", "1b", "5b", "31", "33", "3b", "32", "75"];
+    assert!(tmux.run(&csi_u).status.success());
+    literal("gamma");
+    let lines = |screen: &str, words: &[&str]| {
+        words.iter().all(|word| screen.lines().any(|line| line.trim_matches(['│', ' ']) == *word))
+    };
+    tmux.wait_for("four lines in the composer", KEY_TIMEOUT, |s| {
+        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 2
+    });
+    // Ctrl+U kills to the line's start, as in readline.
+    tmux.send(&["C-u"]);
+    tmux.wait_for("the last line killed", KEY_TIMEOUT, |s| {
+        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 1
+    });
+    tmux.send(&["C-c"]);
+    tmux.wait_for("the composer cleared", KEY_TIMEOUT, |s| !s.contains("alpha"));
+
+    // A 2,000-line bracketed paste becomes a token that Backspace removes whole.
+    let paste: String = (1..=2_000).map(|n| format!("line {n} of a big paste\n")).collect();
+    let file = home.path().join("paste.txt");
+    std::fs::write(&file, &paste).unwrap();
+    let bracketed = || {
+        assert!(tmux.run(&["load-buffer", &file.display().to_string()]).status.success());
+        assert!(tmux.run(&["paste-buffer", "-p", "-t", "e2e"]).status.success());
+    };
+    bracketed();
+    tmux.wait_for("the paste's token", KEY_TIMEOUT, |s| s.contains("[paste #1: 2,000 lines"));
+    tmux.send(&["BSpace"]);
+    let screen = tmux.wait_for("the token gone", KEY_TIMEOUT, |s| !s.contains("[paste #1"));
+    assert!(!screen.contains("2,000 lines"), "no broken token left:\n{screen}");
+
+    // Sent, it reaches the model whole, and stays folded in the conversation.
+    bracketed();
+    tmux.wait_for("the second token", KEY_TIMEOUT, |s| s.contains("[paste #2: 2,000 lines"));
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("the answer", KEY_TIMEOUT, |s| s.contains("Got the paste."));
+    assert!(screen.contains("… 1,994 more lines"), "folded in the conversation:\n{screen}");
+    let sent = runtime.block_on(server.bodies())[0]["messages"][0].to_string();
+    assert!(sent.contains("line 1 of a big paste") && sent.contains("line 2000 of a big paste"));
 
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);

@@ -841,7 +841,7 @@ fn a_huge_paste_goes_in_whole_without_freezing() {
     // out, the welcome and the prompt's first lines.
     app.apply_snapshot(Snapshot { transcript: transcript(vec![user(&paste)]), ..base_snapshot() });
     let screen = screen_text(&draw(&mut app, WIDE));
-    assert!(screen.contains("more lines (all of it was sent)"), "{screen}");
+    assert!(screen.contains("more lines, 5.0 MB in all (all of it was sent)"), "{screen}");
     assert_eq!(app.conversation_laid_out(), 2);
 }
 
@@ -888,7 +888,9 @@ fn the_status_bar_counts_down_a_retry() {
 
 #[test]
 fn the_demo_banner_says_the_demo_runs() {
-    let (mut app, _rx) = new_app(TuiOptions { demo: true, ..TuiOptions::default() });
+    let place =
+        keel::llm::scripted::DemoPlace { folder: "/tmp/keel-demo-x".into(), temporary: true };
+    let (mut app, _rx) = new_app(TuiOptions { demo: Some(place), ..TuiOptions::default() });
     assert!(screen_text(&draw(&mut app, WIDE)).contains("The demo is running"));
 }
 

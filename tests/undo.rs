@@ -360,3 +360,58 @@ fn a_fifo_swapped_in_is_left_alone_without_waiting_on_it() {
     assert_eq!(report.left_alone.len(), 1, "{report:?}");
     assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_fifo());
 }
+
+/// A `git` first on the PATH that writes each subcommand it runs to `log`, then runs git.
+fn path_with_counted_git(bin: &Path, log: &Path) -> String {
+    let found = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
+    let real = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+    assert!(!real.is_empty(), "these tests need git");
+    let script = format!("#!/bin/sh\necho \"$1\" >> '{}'\nexec '{real}' \"$@\"\n", log.display());
+    std::fs::write(bin.join("git"), script).unwrap();
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_runs_only_for_the_snapshots_a_turn_needs() {
+    let (home, work, bin) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let w = work.path();
+    std::fs::write(w.join("a.txt"), "read me\n").unwrap();
+    let log = bin.path().join("git.log");
+    let path = path_with_counted_git(bin.path(), &log);
+    let steps = vec![
+        tool("read_file", json!({"path": "a.txt"})),
+        text("Read."),
+        tool("write_file", json!({"path": "w.txt", "content": "written\n"})),
+        text("Written."),
+    ];
+    let server = FakeLlm::start(steps, Duration::ZERO).await;
+    let mut runs = Vec::new();
+    for args in [["-p", "Read a.txt."].as_slice(), &["-p", "Write w.txt.", "--continue"]] {
+        let mut command = keel(home.path());
+        command
+            .args(["--workdir"])
+            .arg(w)
+            .args(args)
+            .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base());
+        let output = output_within(&mut command, "keel -p with a counted git");
+        assert!(output.status.success(), "{}", stderr(&output));
+        runs.push(std::fs::read_to_string(&log).unwrap_or_default());
+        std::fs::remove_file(&log).unwrap();
+    }
+    // The repository is made without `git init`; a turn that only read took the snapshot
+    // before it and no other; a turn that wrote took one before and one after.
+    let snapshot = "add\nwrite-tree\n";
+    assert_eq!(runs[0], snapshot, "a turn that only read");
+    assert_eq!(runs[1], snapshot.repeat(2), "a turn that wrote");
+
+    let mut command = keel(home.path());
+    command.args(["undo", "--workdir"]).arg(w).env("PATH", &path);
+    let said = stdout(&output_within(&mut command, "keel undo"));
+    assert!(said.contains("deleted w.txt"), "{said}");
+    assert!(!w.join("w.txt").exists());
+    assert_eq!(read(w.join("a.txt")), "read me\n");
+}

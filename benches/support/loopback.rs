@@ -11,7 +11,7 @@
 use super::fake_llm::{self, Step, window};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -87,6 +87,20 @@ impl Loopback {
 
     pub fn take(&self) -> Vec<Exchange> {
         std::mem::take(&mut *self.exchanges.lock().unwrap())
+    }
+
+    /// The exchanges so far, once there are `count` of them: the client may read an answer's
+    /// last byte, and exit, before the server's task has logged it. Panics after a second.
+    #[allow(dead_code)] // not every bench counts exchanges
+    pub fn take_when(&self, count: usize) -> Vec<Exchange> {
+        const PATIENCE: Duration = Duration::from_secs(1);
+        let deadline = Instant::now() + PATIENCE;
+        while self.exchanges.lock().unwrap().len() < count && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let exchanges = self.take();
+        assert_eq!(exchanges.len(), count, "the server answered {} requests", exchanges.len());
+        exchanges
     }
 }
 

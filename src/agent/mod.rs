@@ -28,7 +28,10 @@ mod turn;
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
-pub use snapshot::{Activity, ApprovalRequest, ContextUse, Entry, Snapshot, ToolRun, ToolStatus};
+pub use snapshot::{
+    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
+    TurnClock,
+};
 pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
 

@@ -4,11 +4,34 @@
 //! board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
 //! Front ends render the newest snapshot they have and drop the rest.
 
-use crate::llm::WireFormat;
+use crate::llm::{RequestShape, WireFormat};
 use crate::message::{History, Usage};
 use crate::todo::TodoBoard;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long the person has waited on the turn running now, or waited on the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TurnClock {
+    /// No turn has run in this conversation.
+    #[default]
+    None,
+    Running {
+        since: Instant,
+    },
+    Took(Duration),
+}
+
+impl TurnClock {
+    /// The turn's time so far (running) or in all (over), as of `now`.
+    pub fn elapsed(self, now: Instant) -> Option<Duration> {
+        match self {
+            Self::None => None,
+            Self::Running { since } => Some(now.saturating_duration_since(since)),
+            Self::Took(took) => Some(took),
+        }
+    }
+}
 
 /// What the agent is doing right now.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -100,6 +123,14 @@ pub struct ApprovalRequest {
     pub always: Option<String>,
 }
 
+/// Queued prompts handed back to the front end when the person interrupts the turn, to edit
+/// or drop: `count` grows with every hand-back, so a front end takes each one once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HandedBack {
+    pub count: u64,
+    pub prompts: imbl::Vector<String>,
+}
+
 /// The agent's state at one moment. `Default` is an agent with nothing to show yet.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -113,6 +144,8 @@ pub struct Snapshot {
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<Arc<str>>,
     pub activity: Activity,
+    /// The turn's time, for the status bar.
+    pub turn_clock: TurnClock,
     pub usage: Usage,
     /// The next request's share of the context window.
     pub context: ContextUse,
@@ -131,8 +164,12 @@ pub struct Snapshot {
     pub model: Arc<str>,
     pub wire_format: WireFormat,
     pub system_prompt: Arc<str>,
+    /// What each request carries besides the system prompt and the history.
+    pub request: RequestShape,
     /// Prompts submitted while a turn ran, sent one by one when it ends.
     pub queued: imbl::Vector<String>,
+    /// The prompts that were queued when the person last interrupted a turn.
+    pub handed_back: HandedBack,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
 }
 

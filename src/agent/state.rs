@@ -6,28 +6,26 @@
 //! methods that change what a resumed session needs (the history, the board, the reminder
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
-//! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`.
+//! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
+//! pane's runs in `tool_runs`.
 
 mod board;
 mod compaction;
+mod tool_runs;
 
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
-use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun};
+use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::steps::StepLog;
-use crate::llm::WireFormat;
+use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
-
-/// How many of the newest tool runs an update looks through: a run changes only while its
-/// round runs, so it is among them, and a long session's thousands of older runs are not
-/// searched at every call.
-const TOOL_RUN_SEARCH: usize = 256;
 
 /// Where snapshots and events go. A closed receiver is not an error: a front end may listen to
 /// only one of the two.
@@ -152,6 +150,11 @@ impl State {
         self.view.usage.add(usage);
     }
 
+    /// What every request carries besides the history, for the inspector to encode the body.
+    pub fn set_request(&mut self, request: RequestShape) {
+        self.view.request = request;
+    }
+
     /// Names the model in the status bar (the demo replaces the configured one).
     pub fn set_label(&mut self, label: ModelLabel<'_>) {
         self.view.provider = label.provider.into();
@@ -169,18 +172,16 @@ impl State {
         self.view.queued.pop_front()
     }
 
-    /// Replaces the tool run with the same id (among the newest), or adds it.
-    pub fn update_tool(&mut self, run: ToolRun) {
-        let tools = &self.view.tools;
-        let mut newest = tools.iter().rev().take(TOOL_RUN_SEARCH);
-        let found =
-            newest.position(|existing| existing.id == run.id).map(|at| tools.len() - 1 - at);
-        match found {
-            Some(index) => {
-                self.view.tools.set(index, Arc::new(run));
-            }
-            None => self.view.tools.push_back(Arc::new(run)),
+    /// Empties the queue into the front end's hands (the person interrupted the turn: what they
+    /// queued is theirs to edit or drop, not to be sent at once).
+    pub fn hand_back_queue(&mut self) {
+        if self.view.queued.is_empty() {
+            return;
         }
+        let prompts = std::mem::take(&mut self.view.queued);
+        let handed = &mut self.view.handed_back;
+        handed.count += 1;
+        handed.prompts = prompts;
     }
 
     // What a resumed session needs: each change is saved as it is made.
@@ -189,6 +190,15 @@ impl State {
     /// is not saved.
     pub fn snapshot_source(&mut self) -> Option<Shadow> {
         if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+    }
+
+    /// The person starts waiting on a turn (`running`), or stops: the status bar's turn time.
+    pub fn clock_turn(&mut self, running: bool) {
+        self.view.turn_clock = match (running, self.view.turn_clock) {
+            (true, _) => TurnClock::Running { since: Instant::now() },
+            (false, TurnClock::Running { since }) => TurnClock::Took(since.elapsed()),
+            (false, clock) => clock,
+        };
     }
 
     /// A user turn starts: a plan shown for approval is no longer waiting.
@@ -306,6 +316,8 @@ impl State {
             model: Arc::clone(&self.view.model),
             wire_format: self.view.wire_format,
             system_prompt: Arc::clone(&self.view.system_prompt),
+            request: self.view.request.clone(),
+            handed_back: self.view.handed_back.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

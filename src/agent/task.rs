@@ -11,7 +11,8 @@ use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
 use super::{AgentConfig, ApprovalMode, Command, board_edits};
-use crate::llm::{Provider, ToolSpec, WireFormat, scripted::ScriptedProvider};
+use crate::llm::scripted::{DemoPlace, ScriptedProvider};
+use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::todo;
 use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Tools, Workspace};
@@ -21,8 +22,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 macro_rules! configure_help {
     () => {
         "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL \
-         for an OpenAI-compatible server), or put `provider`, `model` and `api_key` in \
-         ~/.config/keel/config.toml, then restart keel."
+         for an OpenAI-compatible server; a local one takes any placeholder key), or put \
+         provider, model and api_key in ~/.config/keel/config.toml, then restart keel."
     };
 }
 
@@ -91,7 +92,7 @@ impl Agent {
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
-        Self {
+        let mut agent = Self {
             config,
             provider,
             tools,
@@ -103,7 +104,9 @@ impl Agent {
             meter,
             demo_dir: None,
             turn_start: TurnStart::Pending(None),
-        }
+        };
+        agent.tell_request_shape();
+        agent
     }
 
     /// Runs until `Quit` or until every front end is gone.
@@ -118,7 +121,8 @@ impl Agent {
                     }
                 }
                 Command::Continue => {
-                    if self.prompt_turn(None).await == Some(Stop::Quit) {
+                    let stop = self.prompt_turn(None).await;
+                    if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -145,7 +149,8 @@ impl Agent {
                 Command::EditBoard(edit) => board_edits::edit(&mut self.state, &self.outbox, &edit),
                 Command::PlanMode(on) => board_edits::plan_mode(&mut self.state, &self.outbox, on),
                 Command::ApprovePlan => {
-                    if self.approve_plan().await == Some(Stop::Quit) {
+                    let stop = self.approve_plan().await;
+                    if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -175,39 +180,65 @@ impl Agent {
         self.prompt_turn(Some(prompt)).await
     }
 
-    /// Runs queued prompts until none are left.
+    /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
+    /// back to them.
     async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.next_queued() {
-            if self.prompt_turn(Some(prompt)).await == Some(Stop::Quit) {
-                return Some(Stop::Quit);
+            match self.prompt_turn(Some(prompt)).await {
+                Some(Stop::Quit) => return Some(Stop::Quit),
+                Some(Stop::Interrupted) => {
+                    self.state.hand_back_queue();
+                    return None;
+                }
+                None => {}
             }
         }
         None
     }
 
+    /// After a turn that was not a queued prompt's: hands the queue back if the person
+    /// interrupted it, else runs what was queued meanwhile.
+    async fn after_turn(&mut self, stop: Option<Stop>) -> Option<Stop> {
+        if stop == Some(Stop::Interrupted) {
+            self.state.hand_back_queue();
+            return None;
+        }
+        self.drain_queue().await
+    }
+
     /// Runs a turn between two snapshots of the workspace, so that undo can put back
     /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
     /// own: what the person changed in between is not its to undo. The snapshot before is taken
-    /// while the model thinks of its first answer, and settled before any tool runs.
+    /// while the model thinks of its first answer, and settled before the first tool that can
+    /// change the workspace runs. A turn that ran none left the workspace as that snapshot found
+    /// it: it ends on the same snapshot, without taking another (what the person edits meanwhile
+    /// is not the turn's to undo).
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
         self.turn_start = TurnStart::Pending(
             self.state
                 .snapshot_source()
                 .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
         );
+        self.state.clock_turn(true);
         let stop = self.run_turn(prompt).await;
-        self.settle_turn_start().await;
-        if let Some(after) = self.snapshot().await {
+        self.state.clock_turn(false);
+        let touched = matches!(self.turn_start, TurnStart::Begun);
+        let after = match self.settle_turn_start().await {
+            Some(before) if !touched => Some(before),
+            _ => self.snapshot().await,
+        };
+        if let Some(after) = after {
             self.state.end_turn(after);
         }
         stop
     }
 
     /// Begins the turn's undo group from the snapshot taken before it, waiting for the snapshot
-    /// if it is still being taken. Once per turn; before a turn's first tool runs.
-    pub(super) async fn settle_turn_start(&mut self) {
+    /// if it is still being taken. Once per turn, before its first tool that can change the
+    /// workspace; returns that snapshot when this call began the group.
+    pub(super) async fn settle_turn_start(&mut self) -> Option<ObjectId> {
         let pending = match std::mem::replace(&mut self.turn_start, TurnStart::Begun) {
-            TurnStart::Begun => return,
+            TurnStart::Begun => return None,
             TurnStart::Pending(pending) => pending,
         };
         let before = match pending {
@@ -221,7 +252,8 @@ impl Agent {
             },
             None => None,
         };
-        self.state.begin_turn(before);
+        self.state.begin_turn(before.clone());
+        before
     }
 
     /// Snapshots the workspace off the async threads; `None` when the session has no shadow
@@ -247,8 +279,10 @@ impl Agent {
             .map_err(|err| format!("could not create the demo workspace: {err}"))?;
         let workspace = Workspace::new(dir.path())
             .map_err(|err| format!("could not open the demo workspace: {err}"))?;
+        let place = DemoPlace { folder: dir.path().to_path_buf(), temporary: true };
         let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
-            .map_err(|err| format!("the demo script is broken: {err}"))?;
+            .map_err(|err| format!("the demo script is broken: {err}"))?
+            .ran_in(&place);
         let prompt = script.prompt().to_owned();
         self.tools = Tools::new(workspace);
         // The demo works in a throwaway folder and is meant to be watched, not steered.
@@ -257,6 +291,7 @@ impl Agent {
         self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
+        self.tell_request_shape();
         // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
         self.state.clear(Journal::default());
         self.state.set_label(ModelLabel {
@@ -265,13 +300,22 @@ impl Agent {
             wire_format: WireFormat::Anthropic,
         });
         self.state.note(Entry::Notice {
-            text: format!(
-                "Demo: a scripted model works in a temporary workspace ({}).",
-                self.tools.workspace().root().display()
-            ),
+            text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
         });
         self.state.queue(prompt);
         Ok(())
+    }
+
+    /// Tells front ends what each request carries besides the history, so the inspector shows
+    /// the body as sent.
+    fn tell_request_shape(&mut self) {
+        let model = self.provider.as_ref().map_or("", Provider::model);
+        self.state.set_request(RequestShape {
+            model: model.into(),
+            tools: self.specs.clone().into(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+        });
     }
 
     /// Empties the conversation; it is saved from here on to a new session log, if sessions are

@@ -36,8 +36,6 @@ impl Agent {
         calls: Vec<ToolCall>,
         cut: Option<&str>,
     ) -> Option<Stop> {
-        // Undo must know the workspace as it was before any tool of the turn touches it.
-        self.settle_turn_start().await;
         let mut results = Vec::with_capacity(calls.len());
         // Where this round's valid board answers are among the results.
         let mut board_answers = Vec::new();
@@ -61,19 +59,24 @@ impl Agent {
                 results.push(result_block(&call.id, &refused));
                 continue;
             }
+            if call.name.changes_things() {
+                // Undo must know the workspace as it was before the turn touched it.
+                self.settle_turn_start().await;
+            }
             self.event(AgentEvent::ToolStart {
                 id: call.id.clone(),
                 name: call.name.to_string(),
                 input: call.input.clone(),
             });
-            let started = Instant::now();
+            // Reset once the call is approved: waiting for the person is not the tool's time.
+            let mut started = Instant::now();
             let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
                 called_todo = true;
                 self.update_board(&call.input)
             } else if call.name == ToolName::Todo {
                 (ToolStatus::Failed, board_off(&call))
             } else {
-                match self.run_tool(&call).await {
+                match self.run_tool(&call, &mut started).await {
                     Ok(done) => done,
                     Err((finished, why)) => {
                         stop = Some(why);
@@ -130,8 +133,13 @@ impl Agent {
     }
 
     /// Asks for approval if the mode wants it, then runs a workspace tool while listening for the
-    /// person. `Err` carries how the call ended and why the turn must stop after it.
-    async fn run_tool(&mut self, call: &ToolCall) -> Result<Finished, (Finished, Stop)> {
+    /// person, setting `started` to when it began to run. `Err` carries how the call ended and
+    /// why the turn must stop after it.
+    async fn run_tool(
+        &mut self,
+        call: &ToolCall,
+        started: &mut Instant,
+    ) -> Result<Finished, (Finished, Stop)> {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
         }
@@ -159,7 +167,8 @@ impl Agent {
             },
         }
 
-        let started = Instant::now();
+        *started = Instant::now();
+        let started = *started;
         self.state.set_activity(Activity::RunningTool { name: call.name.to_string() });
         self.state.update_tool(running(call, started, ""));
         self.state.publish(&self.outbox);

@@ -4,7 +4,10 @@
 //!
 //! The workspace's file is the project's, not the person's: it may not set the provider, its URL
 //! or key, nor loosen approvals (see `trust`). Reading files is `file`'s job; this module merges.
+//! Model prices (`[prices."MODEL"]`, see `pricing`) only change what the status bar shows: both
+//! files may set them, model by model, in the same order.
 
+pub mod advice;
 mod file;
 pub mod trust;
 pub mod window;
@@ -17,7 +20,9 @@ use crate::agent::{
     ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
     NagThreshold,
 };
+use crate::pricing::{BadPrice, Price, Prices};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -84,6 +89,8 @@ pub struct FileSettings {
     pub approval: Option<ApprovalMode>,
     pub context_window: Option<u32>,
     pub compact_at: Option<f64>,
+    /// Prices by model name, over keel's own table.
+    pub prices: Option<BTreeMap<String, Price>>,
 }
 
 /// The settings given as flags.
@@ -125,6 +132,8 @@ pub struct Config {
     pub approval_source: ApprovalSource,
     /// What the workspace's file set and keel did not take (see `trust`).
     pub ignored: Vec<Ignored>,
+    /// Model prices: the files' over keel's own table.
+    pub prices: Prices,
 }
 
 impl Config {
@@ -190,7 +199,15 @@ pub enum ConfigError {
          (less max_tokens) at which keel compacts the conversation"
     )]
     BadCompactAt(f64),
+    #[error("max_rounds {ZERO_ROUNDS}")]
+    ZeroRounds,
+    #[error("prices: {0}")]
+    BadPrice(#[from] BadPrice),
 }
+
+/// Why a round limit of 0 is refused, wherever it was set.
+pub const ZERO_ROUNDS: &str = "must be at least 1: it is how many model responses one prompt \
+     may take, and 0 would stop every prompt before the model answers";
 
 /// The smallest thinking budget the Messages API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
@@ -301,6 +318,15 @@ pub fn merge(
         return Err(ConfigError::BadCompactAt(compact_at));
     }
     let context_window = window.unwrap_or_else(|| default_window(&model));
+    let max_rounds = number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS);
+    if max_rounds == 0 {
+        return Err(ConfigError::ZeroRounds);
+    }
+    // Model by model, the project's price over the person's (files in order of precedence).
+    let mut prices = BTreeMap::new();
+    for file in files.iter().rev() {
+        prices.extend(file.prices.clone().unwrap_or_default());
+    }
     Ok(Config {
         provider,
         model,
@@ -314,12 +340,13 @@ pub fn merge(
             .unwrap_or_default(),
         nag_message: from_files(&|f| f.nag_message.clone())
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
-        max_rounds: number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS),
+        max_rounds,
         approval,
         context_window,
         context_window_set: window.is_some(),
         compact_at,
         approval_source,
         ignored,
+        prices: Prices::new(prices)?,
     })
 }

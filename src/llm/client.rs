@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// A client for one model behind protocol `P`.
 pub struct HttpClient<P: Protocol> {
-    protocol: P,
+    protocol: std::marker::PhantomData<P>,
     settings: HttpSettings,
     http: reqwest::Client,
     endpoint: Endpoint,
@@ -49,7 +49,7 @@ impl<P: Protocol> HttpClient<P> {
         };
         Ok(Self {
             http: http::client(&settings, &endpoint.url)?,
-            protocol,
+            protocol: std::marker::PhantomData,
             settings,
             endpoint,
             headers,
@@ -63,9 +63,7 @@ impl<P: Protocol> HttpClient<P> {
     /// The JSON body sent for `request`, serialised straight from the history (no `Value` tree
     /// in between: the body carries the whole history every round).
     pub fn request_bytes(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
-        self.protocol
-            .encode(&self.settings.model, request)
-            .map_err(|error| LlmError::Client(format!("cannot encode the request: {error}")))
+        P::WIRE.encode(&self.settings.model, request)
     }
 
     /// Streams the answer to `request`, retrying per the settings.

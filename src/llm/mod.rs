@@ -33,4 +33,6 @@ pub use overflow::Overflow;
 pub use protocol::Protocol;
 pub use provider::Provider;
 pub use settings::HttpSettings;
-pub use types::{ChatRequest, Completion, StopReason, StreamEvent, ToolSpec, WireFormat, WireSpan};
+pub use types::{
+    ChatRequest, Completion, RequestShape, StopReason, StreamEvent, ToolSpec, WireFormat, WireSpan,
+};

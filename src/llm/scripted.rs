@@ -45,11 +45,62 @@ struct ScriptedCall {
     input: Value,
 }
 
+/// Where the demo works, for what it says about its folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoPlace {
+    pub folder: std::path::PathBuf,
+    /// The folder is keel's own and is removed when keel exits.
+    pub temporary: bool,
+}
+
+impl DemoPlace {
+    /// One sentence saying where the demo works and how long its files stay.
+    pub fn describe(&self) -> String {
+        let folder = self.folder.display();
+        if self.temporary {
+            format!(
+                "the demo works in {folder}, a temporary folder removed when keel exits \
+                 (`keel --demo --workdir DIR` keeps the files)"
+            )
+        } else {
+            format!("the demo works in {folder}, and its files stay there")
+        }
+    }
+
+    /// How to try the demo's script, for its closing words.
+    fn try_it(&self) -> String {
+        let folder = shell_word(&self.folder.display().to_string());
+        let when =
+            if self.temporary { ", before you quit: keel removes the folder then" } else { "" };
+        format!(
+            "It ran in {}. Try it: `cd {folder} && ./greet.sh keel`{when}.",
+            self.folder.display()
+        )
+    }
+}
+
+/// `text` as one shell word: as it is when it is plain, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Stands in the script for where the demo ran.
+const PLACE: &str = "{where}";
+/// What the script says of where it ran when nobody said.
+const UNKNOWN_PLACE: &str = "Try it in the demo's folder: `./greet.sh keel`.";
+
 /// A model that plays a script.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
     script: Script,
     pace: Duration,
+    /// What the script says in place of `{where}`.
+    place: String,
 }
 
 impl ScriptedProvider {
@@ -60,7 +111,12 @@ impl ScriptedProvider {
 
     /// A script in the format of `assets/demo.json`.
     pub fn from_json(text: &str, pace: Duration) -> Result<Self, serde_json::Error> {
-        Ok(Self { script: serde_json::from_str(text)?, pace })
+        Ok(Self { script: serde_json::from_str(text)?, pace, place: UNKNOWN_PLACE.to_owned() })
+    }
+
+    /// The same script saying, where it says `{where}`, that it ran in `place`.
+    pub fn ran_in(self, place: &DemoPlace) -> Self {
+        Self { place: place.try_it(), ..self }
     }
 
     /// The prompt the script answers.
@@ -74,7 +130,9 @@ impl ScriptedProvider {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
         let (text, calls, index) = match self.next_step(request) {
-            Some((index, step)) => (step.text.clone(), step.tools.clone(), index),
+            Some((index, step)) => {
+                (step.text.replace(PLACE, &self.place), step.tools.clone(), index)
+            }
             None => (self.script.finished.clone(), Vec::new(), self.script.steps.len()),
         };
         tokio::time::sleep(self.pace - self.pace / STREAMING_SHARE).await;

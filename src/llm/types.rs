@@ -26,6 +26,30 @@ pub struct ChatRequest<'a> {
     pub thinking_budget: Option<u32>,
 }
 
+/// What every request of a session carries besides the system prompt and the history: the
+/// model named on the wire, the tools and the parameters. With them a front end encodes the very
+/// body a request sends (`WireFormat::encode`, the encoding `HttpClient` sends).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestShape {
+    pub model: std::sync::Arc<str>,
+    pub tools: std::sync::Arc<[ToolSpec]>,
+    pub max_tokens: u32,
+    pub thinking_budget: Option<u32>,
+}
+
+impl RequestShape {
+    /// The request for `history` under `system`.
+    pub fn request<'a>(&'a self, system: &'a str, history: &'a History) -> ChatRequest<'a> {
+        ChatRequest {
+            system,
+            messages: history,
+            tools: &self.tools,
+            max_tokens: self.max_tokens,
+            thinking_budget: self.thinking_budget,
+        }
+    }
+}
+
 /// What the provider reports while an answer streams in, for the person to watch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {

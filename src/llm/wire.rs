@@ -1,9 +1,11 @@
-//! The history as each protocol carries it, for front ends: the inspector shows exactly the
-//! `messages` array a request sends, message by message, and tests decode recorded streams.
+//! The request as each protocol carries it, for front ends: the whole body (`encode`, the one
+//! encoding, which the inspector shows), the `messages` array message by message (tests hold
+//! what a server received to it), and recorded streams decoded.
 
-use super::error::StreamError;
+use super::error::{LlmError, StreamError};
+use super::protocol::Protocol;
 use super::sse;
-use super::types::{Completion, StreamEvent, WireFormat, WireSpan};
+use super::types::{ChatRequest, Completion, StreamEvent, WireFormat, WireSpan};
 use super::{anthropic, openai};
 use crate::message::History;
 use bytes::Bytes;
@@ -12,6 +14,16 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 impl WireFormat {
+    /// The JSON body a request of this protocol sends for `model`: the one encoding there is,
+    /// used by [`HttpClient::request_bytes`](super::HttpClient::request_bytes) and the inspector.
+    pub fn encode(self, model: &str, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
+        let body = match self {
+            Self::Anthropic => anthropic::Anthropic.encode(model, request),
+            Self::OpenAi => openai::OpenAi.encode(model, request),
+        };
+        body.map_err(|error| LlmError::Client(format!("cannot encode the request: {error}")))
+    }
+
     /// The history exactly as this protocol's `messages` array carries it.
     pub fn messages(self, system: &str, history: &History) -> Vec<Value> {
         self.spans(system, history)

@@ -16,6 +16,7 @@ use super::view::help_overlay::HelpOverlay;
 use super::view::history_overlay::HistoryOverlay;
 use super::view::todo_pane::TodoPane;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
+use crate::pricing::Prices;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use std::time::{Duration, Instant};
@@ -50,7 +51,13 @@ pub struct App {
     pub(super) quit: bool,
     pub(super) agent_gone: bool,
     pub(super) screen: Rect,
+    /// Colours are left out of every frame (`NO_COLOR`).
+    pub(super) no_color: bool,
+    /// Model prices, for the status bar's cost.
+    pub(super) prices: Prices,
     recall_seeded: bool,
+    /// The last hand-back of queued prompts taken into the composer.
+    handed_back_seen: u64,
 }
 
 impl App {
@@ -65,7 +72,10 @@ impl App {
             board: TodoPane::default(),
             main: MainView {
                 composer: Composer::new(),
-                conversation: Conversation::new(intro(&options)),
+                conversation: Conversation::new(
+                    intro(&options),
+                    intro(&TuiOptions { demo: None, ..options.clone() }),
+                ),
             },
             answered: None,
             quit_armed_at: None,
@@ -74,7 +84,10 @@ impl App {
             quit: false,
             agent_gone: false,
             screen: Rect::default(),
+            no_color: options.no_color,
+            prices: options.prices,
             recall_seeded: false,
+            handed_back_seen: 0,
         }
     }
 
@@ -88,6 +101,10 @@ impl App {
                     self.main.composer.remember(text);
                 }
             }
+        }
+        if snapshot.handed_back.count > self.handed_back_seen {
+            self.handed_back_seen = snapshot.handed_back.count;
+            self.main.composer.take_back(&snapshot.handed_back.prompts);
         }
         if let Some(inspector) = &mut self.inspector {
             inspector.update(&snapshot);
@@ -145,6 +162,7 @@ impl App {
             usize::from(inner.height),
         );
         self.board.set_viewport(regions.todos);
+        self.main.composer.fit(regions.composer.width);
         let covered = overlay_area(screen);
         if let Some(inspector) = &mut self.inspector {
             inspector.prepare(covered);
@@ -164,7 +182,6 @@ impl App {
             board_rows: 0,
             board_focused: self.board.focused,
             has_board: !self.snapshot.board.is_empty(),
-            has_tools: !self.snapshot.tools.is_empty(),
         };
         // The board's width does not depend on its height: measure it, then ask for the height.
         let width = regions(screen, Wants { has_board: true, ..wants }).todos.width;
@@ -226,6 +243,11 @@ impl App {
         !matches!(self.snapshot.activity, Activity::Idle | Activity::AwaitingApproval)
     }
 
+    /// A turn is under way, working or waiting for an approval: there is something to interrupt.
+    pub fn turn_running(&self) -> bool {
+        self.snapshot.activity != Activity::Idle && !self.agent_gone
+    }
+
     fn has_running_tool(&self) -> bool {
         self.snapshot.tools.last().is_some_and(|run| run.status == ToolStatus::Running)
     }
@@ -239,8 +261,9 @@ impl App {
 }
 
 /// The lines at the top of the conversation: what keel's setup must tell the person (settings it
-/// ignored), then first-run help, the demo banner, or a short welcome.
-fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
+/// ignored), then first-run help, the demo banner, or a short welcome. A new conversation
+/// (`/clear`) starts under the same lines, less the demo banner.
+pub(super) fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Welcome to keel.", theme::TITLE)];
     for notice in options.notice.iter().flat_map(|notice| notice.trim_end().lines()) {
         lines.push(Line::styled(format!("keel {notice}"), theme::ERROR));
@@ -252,7 +275,7 @@ fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
         lines.push(Line::default());
         lines.extend(
             super::text::clean_lines(help.trim_end())
-                .map(|line| Line::styled(line.into_owned(), theme::INTRO)),
+                .map(|line| Line::from(with_code(&line, theme::INTRO))),
         );
         lines.push(Line::default());
         lines.push(Line::from(vec![
@@ -261,19 +284,32 @@ fn intro(options: &TuiOptions) -> Vec<Line<'static>> {
             Span::raw(" to watch keel work through a sample task with a scripted model."),
         ]));
     }
-    if options.demo {
+    if let Some(place) = &options.demo {
         lines.push(Line::default());
-        lines.push(Line::styled(
-            "The demo is running: a scripted model works through a sample task in a temporary \
-             workspace. Watch the board fill in; Ctrl+T shows the raw history.",
-            theme::INTRO,
-        ));
+        let banner = format!(
+            "The demo is running: a scripted model works through a sample task; {}. Watch the \
+             board fill in; Ctrl+T shows the raw request.",
+            place.describe()
+        );
+        lines.push(Line::from(with_code(&banner, theme::INTRO)));
     }
-    if options.first_run_help.is_none() && !options.demo {
+    if options.first_run_help.is_none() && options.demo.is_none() {
         lines.push(Line::styled(
             "Tell keel what to do and press Enter. ? lists every key.",
             theme::DIM,
         ));
     }
     lines
+}
+
+/// `text` in `style`, its `code` spans (between backticks) shown as keys, without the backticks.
+fn with_code(text: &str, style: ratatui::style::Style) -> Vec<Span<'static>> {
+    text.split('`')
+        .enumerate()
+        .filter(|(_, piece)| !piece.is_empty())
+        .map(|(index, piece)| {
+            let style = if index % 2 == 1 { theme::KEY } else { style };
+            Span::styled(piece.to_owned(), style)
+        })
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
 //! from the top — the approval modal, the inspector, the help, the board, the main screen — and
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
-//! any view, so the way out always works.
+//! any view, so the way out always works: it interrupts a running turn, and twice on an idle
+//! prompt quits.
 
 use super::app::{App, QUIT_WINDOW};
 use super::commands;
@@ -32,7 +33,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Conversation", conversation::KEYS).with(conversation::MOUSE_HELP),
         slash,
         HelpSection::of("Board (after /todos, or when a plan is ready)", todo_pane::KEYS),
-        HelpSection::of("History inspector (Ctrl+T)", history_overlay::KEYS),
+        HelpSection::of("Request inspector (Ctrl+T)", history_overlay::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
@@ -171,7 +172,14 @@ impl App {
         }
     }
 
+    /// Ctrl+C: interrupts a running turn; on an idle prompt clears it, and a second press within
+    /// [`QUIT_WINDOW`] quits.
     fn clear_or_quit(&mut self, now: Instant) {
+        if self.turn_running() {
+            self.quit_armed_at = None;
+            self.send(Command::Cancel);
+            return;
+        }
         let armed = self
             .quit_armed_at
             .is_some_and(|armed| now.saturating_duration_since(armed) <= QUIT_WINDOW);
@@ -188,6 +196,40 @@ impl App {
         if !self.quit {
             self.send(Command::Quit);
             self.quit = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's table of keys, from its header to the first line that is not a row.
+    fn readme_keys() -> String {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("| key | does |").unwrap_or(readme.len());
+        readme[start..]
+            .lines()
+            .take_while(|line| line.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_readme_names_every_key_of_the_screen_and_the_composer() {
+        let table = readme_keys().to_lowercase();
+        assert!(!table.is_empty(), "the README has its table of keys");
+        let sections = ["Anywhere", "Composer", "Conversation"];
+        for section in help_sections().iter().filter(|section| sections.contains(&section.title)) {
+            for (keys, _) in &section.rows {
+                for key in keys.split(" / ").filter(|key| !key.contains(char::is_whitespace)) {
+                    assert!(
+                        table.contains(&key.to_lowercase()),
+                        "{key} ({}) is missing from README's table of keys",
+                        section.title
+                    );
+                }
+            }
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Where each pane goes on the screen, as a pure function of the terminal size.
 //!
 //! Wide terminals put the conversation on the left and the board above the tool log on the right;
-//! narrow ones (fewer than [`WIDE_MIN_COLUMNS`]) stack everything, leaving out an empty board or
-//! tool log, since rows are scarce there. Every size down to 1×1 yields
+//! narrow ones (fewer than [`WIDE_MIN_COLUMNS`]) stack everything, leaving out an empty board,
+//! since rows are scarce there. The tool log keeps its rows whenever the screen has them, empty or
+//! not, so the conversation does not jump when the first tool runs or `/clear` empties the log.
+//! Every size down to 1×1 yields
 //! valid (possibly empty) rectangles, so drawing never has to check.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -48,8 +50,6 @@ pub struct Wants {
     pub board_focused: bool,
     /// The board has items (a stacked screen hides an empty board).
     pub has_board: bool,
-    /// Any tool has run (a stacked screen hides an empty tool log).
-    pub has_tools: bool,
 }
 
 /// Splits `area` among the panes.
@@ -88,11 +88,7 @@ pub fn regions(area: Rect, wants: Wants) -> Regions {
     } else {
         0
     };
-    let tools = if wants.has_tools && panes.height >= STACKED_TOOLS_MIN_ROWS {
-        panes.height / 4
-    } else {
-        0
-    };
+    let tools = if panes.height >= STACKED_TOOLS_MIN_ROWS { panes.height / 4 } else { 0 };
     let [todos, conversation, tools] = Layout::vertical([
         Constraint::Length(board),
         Constraint::Fill(1),
@@ -135,7 +131,7 @@ mod tests {
     use super::*;
 
     fn wants(composer_rows: u16, board_rows: u16) -> Wants {
-        Wants { composer_rows, board_rows, board_focused: false, has_board: true, has_tools: true }
+        Wants { composer_rows, board_rows, board_focused: false, has_board: true }
     }
 
     fn inside(outer: Rect, inner: Rect) -> bool {
@@ -158,6 +154,15 @@ mod tests {
         let r = regions(Rect::new(0, 0, 60, 20), wants(3, 8));
         assert_eq!(r.todos.x, r.conversation.x);
         assert!(r.conversation.y > r.todos.y);
+    }
+
+    #[test]
+    fn a_stacked_screen_keeps_the_tool_logs_rows_empty_or_not() {
+        let area = Rect::new(0, 0, 80, 24);
+        let r = regions(area, wants(3, 8));
+        assert!(r.tools.height > 0, "80×24 has the rows for the tool log");
+        let small = regions(Rect::new(0, 0, 40, 12), wants(3, 8));
+        assert_eq!(small.tools.height, 0, "40×12 does not");
     }
 
     #[test]

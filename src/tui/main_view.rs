@@ -28,14 +28,14 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc)],
         action: Action::Interrupt,
-        help: "interrupt the running turn",
+        help: "interrupt the running turn; prompts queued meanwhile come back to the composer",
         hint: Some("interrupt"),
     },
     Binding {
         keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
         action: Action::History,
-        help: "inspect the raw history, as the provider receives it",
-        hint: Some("history"),
+        help: "inspect the whole request as the provider receives it",
+        hint: Some("request"),
     },
     Binding {
         keys: &[KeySpec::char('?')],
@@ -52,7 +52,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('c')],
         action: Action::ClearOrQuit,
-        help: "clear the composer; press twice within a second to quit",
+        help: "interrupt the running turn; on an idle prompt clear it, twice within a second quit",
         hint: None,
     },
     Binding {

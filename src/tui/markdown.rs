@@ -3,8 +3,10 @@
 //! Two steps, so the expensive one can be cached: [`parse`] turns the text into width-independent
 //! logical lines (spans plus the prefixes their containers give them: list bullets, quote bars,
 //! code gutters), and [`Document::lines`] wraps those to a width. Headings, emphasis, lists (nested,
-//! numbered, task lists), quotes, inline code, fenced code, links and rules are drawn; anything else
-//! is shown as its text. The text is cleaned of escape sequences first.
+//! numbered, task lists), quotes, inline code, fenced code, links, rules and tables (`table`) are
+//! drawn; anything else is shown as its text. The text is cleaned of escape sequences first.
+
+mod table;
 
 use super::text::{clean_line, clean_lines, width};
 use super::theme;
@@ -12,6 +14,7 @@ use super::wrap::{Prefix, hard_wrap, wrap};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+use table::Table;
 
 /// Bullets by nesting depth; deeper lists reuse the last.
 const BULLETS: [&str; 3] = ["•", "◦", "▪"];
@@ -91,7 +94,8 @@ pub fn parse(text: &str) -> Document {
     } else {
         text
     };
-    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
     let mut builder = Builder::default();
     for event in Parser::new_ext(text, options) {
         builder.event(event);
@@ -123,6 +127,8 @@ struct Builder {
     needs_blank: bool,
     code: Option<String>,
     links: Vec<(String, String)>,
+    /// The table being parsed: text goes to its cells.
+    table: Option<Table>,
 }
 
 impl Builder {
@@ -192,6 +198,20 @@ impl Builder {
                 };
                 self.containers.push(Container::Item { marker, pending: true });
             }
+            Tag::Table(alignments) => {
+                self.start_block();
+                self.table = Some(Table::new(alignments));
+            }
+            Tag::TableHead | Tag::TableRow => {
+                if let Some(table) = &mut self.table {
+                    table.start_row(matches!(tag, Tag::TableHead));
+                }
+            }
+            Tag::TableCell => {
+                if let Some(table) = &mut self.table {
+                    table.start_cell();
+                }
+            }
             Tag::Emphasis => self.styles.push(Style::new().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.styles.push(Style::new().add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => {
@@ -239,6 +259,16 @@ impl Builder {
             TagEnd::Item => {
                 self.flush_line();
                 self.containers.pop();
+            }
+            TagEnd::Table => {
+                let lines = self.table.take().map(Table::lines).unwrap_or_default();
+                let prefix = self.line_prefix();
+                let rest = Prefix::uniform(prefix.rest.clone());
+                for (index, spans) in lines.into_iter().enumerate() {
+                    let prefix = if index == 0 { prefix.clone() } else { rest.clone() };
+                    self.out.push(Logical { spans, prefix, fit: Fit::Hard });
+                }
+                self.needs_blank = true;
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
@@ -308,6 +338,13 @@ impl Builder {
     }
 
     fn text(&mut self, text: &str, style: Style) {
+        if let Some(table) = &mut self.table {
+            if let Some((_, link_text)) = self.links.last_mut() {
+                link_text.push_str(text);
+            }
+            table.push(Span::styled(clean_line(text).into_owned(), style));
+            return;
+        }
         for (index, piece) in text.split('\n').enumerate() {
             if index > 0 {
                 self.flush_line();
@@ -389,6 +426,17 @@ mod tests {
             plain("# Title\n\n> quoted\n\n---", 10),
             ["Title", "", "│ quoted", "", "──────────"]
         );
+    }
+
+    #[test]
+    fn tables_are_drawn_as_aligned_columns() {
+        let text = "| Name | Age |\n| --- | ---: |\n| Alice | 30 |\n| Bob | 7 |\n\nafter";
+        assert_eq!(
+            plain(text, 40),
+            ["Name  │ Age", "──────┼────", "Alice │  30", "Bob   │   7", "", "after"]
+        );
+        let lines = render(text, 40, "");
+        assert!(lines[0].spans.iter().any(|span| span.style.add_modifier.contains(Modifier::BOLD)));
     }
 
     #[test]

@@ -52,17 +52,27 @@ const SNAPSHOT_BATCH: usize = 256;
 const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// What the front end is told at start.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuiOptions {
     /// Set when no API key is configured: the text that says how to configure one.
     pub first_run_help: Option<String>,
-    /// The agent was started on the demo.
-    pub demo: bool,
+    /// The agent was started on the demo, working there.
+    pub demo: Option<crate::llm::scripted::DemoPlace>,
     /// What the person must know about how keel was set up (settings it ignored, a session it
     /// could not open), one thing per line.
     pub notice: Option<String>,
     /// What keel did with the project's AGENTS.md or CLAUDE.md, if there is one.
     pub instructions_note: Option<String>,
+    /// Draw without colours (`NO_COLOR`); bold, dim and the like stay.
+    pub no_color: bool,
+    /// Model prices for the status bar's cost (keel's own table unless configured).
+    pub prices: crate::pricing::Prices,
+}
+
+/// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does
+/// (<https://no-color.org>).
+pub fn no_color_requested(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|value| !value.is_empty())
 }
 
 /// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT

@@ -30,6 +30,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
         flash: app.flash(),
         agent_gone: app.agent_gone,
         hints: &hints,
+        price: app.prices.of(&snapshot.model),
     };
     status_bar::render(snapshot, &info, regions.status, buf);
 
@@ -43,5 +44,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     }
     if let Some(request) = app.visible_approval() {
         app.approval.render(request, covered, buf);
+    }
+    if app.no_color {
+        super::theme::strip_colours(buf);
     }
 }

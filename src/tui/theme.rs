@@ -2,36 +2,39 @@
 //!
 //! Only the sixteen basic ANSI colours are used, so keel looks right in any terminal theme and
 //! over SSH; emphasis comes from modifiers (bold, dim, italic) rather than from many hues.
+//! Secondary text is the terminal's own foreground, dimmed — never "bright black" (dark grey) or
+//! grey, which some themes draw in their background's colour (Solarized Dark's bright black is
+//! its background; Solarized Light's grey is nearly its background).
 
 use ratatui::style::{Color, Modifier, Style};
 
 /// Pane borders at rest.
-pub const BORDER: Style = Style::new().fg(Color::DarkGray);
+pub const BORDER: Style = Style::new().add_modifier(Modifier::DIM);
 /// The border of the pane that has the keyboard.
 pub const BORDER_FOCUSED: Style = Style::new().fg(Color::Cyan);
 /// Pane titles.
 pub const TITLE: Style = Style::new().add_modifier(Modifier::BOLD);
 /// Secondary text: hints, counts, notices.
-pub const DIM: Style = Style::new().fg(Color::DarkGray);
+pub const DIM: Style = Style::new().add_modifier(Modifier::DIM);
 
 /// The marker before what the person typed.
 pub const USER_MARKER: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
 /// What the person typed.
 pub const USER_TEXT: Style = Style::new().add_modifier(Modifier::BOLD);
 /// A prompt waiting for the running turn to end.
-pub const QUEUED: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
+pub const QUEUED: Style = Style::new().add_modifier(Modifier::DIM).add_modifier(Modifier::ITALIC);
 /// A compact tool-call line in the conversation.
 pub const TOOL_CALL: Style = Style::new().fg(Color::Blue);
 /// The tool's name inside that line.
 pub const TOOL_NAME: Style = Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD);
 /// The model's reasoning: dimmed, never mistaken for its answer.
-pub const THINKING: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
+pub const THINKING: Style = Style::new().add_modifier(Modifier::DIM).add_modifier(Modifier::ITALIC);
 /// keel's reminder to the model: a system note, never the person's words.
-pub const REMINDER: Style = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
+pub const REMINDER: Style = Style::new().add_modifier(Modifier::DIM).add_modifier(Modifier::ITALIC);
 /// Errors.
 pub const ERROR: Style = Style::new().fg(Color::Red);
 /// Neutral notes from keel.
-pub const NOTICE: Style = Style::new().fg(Color::DarkGray);
+pub const NOTICE: Style = Style::new().add_modifier(Modifier::DIM);
 /// The first-run and demo introduction.
 pub const INTRO: Style = Style::new().fg(Color::Cyan);
 
@@ -42,7 +45,7 @@ pub const INLINE_CODE: Style = Style::new().fg(Color::Yellow);
 /// The body of a fenced code block.
 pub const CODE_BLOCK: Style = Style::new().fg(Color::Yellow);
 /// The gutter drawn before code-block and quote lines, and list bullets.
-pub const GUTTER: Style = Style::new().fg(Color::DarkGray);
+pub const GUTTER: Style = Style::new().add_modifier(Modifier::DIM);
 /// Link text.
 pub const LINK: Style = Style::new().fg(Color::Blue).add_modifier(Modifier::UNDERLINED);
 
@@ -64,7 +67,7 @@ pub const PLAN_BADGE: Style =
 /// The filled part of the progress gauge.
 pub const GAUGE_FILLED: Style = Style::new().fg(Color::Green);
 /// The empty part of the progress gauge.
-pub const GAUGE_EMPTY: Style = Style::new().fg(Color::DarkGray);
+pub const GAUGE_EMPTY: Style = Style::new().add_modifier(Modifier::DIM);
 
 /// A tool call still running.
 pub const RUN_RUNNING: Style = Style::new().fg(Color::Yellow);
@@ -73,9 +76,9 @@ pub const RUN_OK: Style = Style::new().fg(Color::Green);
 /// A tool call that failed.
 pub const RUN_FAILED: Style = Style::new().fg(Color::Red);
 /// A tool call declined by the person or interrupted.
-pub const RUN_STOPPED: Style = Style::new().fg(Color::DarkGray);
+pub const RUN_STOPPED: Style = Style::new().add_modifier(Modifier::DIM);
 /// The tail of a tool's output.
-pub const RUN_OUTPUT: Style = Style::new().fg(Color::Gray);
+pub const RUN_OUTPUT: Style = Style::new();
 
 /// Added lines of a diff.
 pub const DIFF_ADDED: Style = Style::new().fg(Color::Green);
@@ -104,3 +107,17 @@ pub const SEARCH_HIT: Style = Style::new().bg(Color::Yellow).fg(Color::Black);
 /// The search hit the inspector jumped to.
 pub const SEARCH_CURRENT: Style =
     Style::new().bg(Color::Magenta).fg(Color::Black).add_modifier(Modifier::BOLD);
+
+/// Takes every colour out of `buf` for `NO_COLOR`, keeping bold, dim, italic and the rest. A
+/// cell that stood out by its background (a search hit, the status bar) is drawn reversed, so
+/// it still stands out.
+pub fn strip_colours(buf: &mut ratatui::buffer::Buffer) {
+    for cell in &mut buf.content {
+        if cell.bg != Color::Reset {
+            cell.modifier.insert(Modifier::REVERSED);
+        }
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+        cell.underline_color = Color::Reset;
+    }
+}

@@ -41,6 +41,10 @@ const CONFIG: &str = "[core]
 ";
 /// Attributes that override any `.gitattributes` in the workspace: store bytes as they are.
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n";
+/// The folders of a new repository; its objects and refs are written by git as it needs them.
+const REPOSITORY_FOLDERS: [&str; 3] = ["objects", "refs/heads", "refs/tags"];
+/// The new repository's HEAD: a branch that never gets a commit (snapshots are trees).
+const HEAD: &str = "ref: refs/heads/main\n";
 /// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
 const REF_PREFIX: &str = "refs/keel/snapshots/";
 
@@ -137,16 +141,24 @@ impl Shadow {
     /// Creates the repository the first time; a half-made one is completed.
     fn ensure_repository(&self) -> Result<(), ShadowError> {
         let io = |source| ShadowError::Io { path: self.git_dir.clone(), source };
-        if !self.git_dir.join("HEAD").is_file() {
+        let head = self.git_dir.join("HEAD");
+        if !head.is_file() {
+            // What git needs to take a folder for a repository (gitrepository-layout(5)), made
+            // here: a `git init` process costs more than the snapshot that follows it.
             create_private_dir(&self.git_dir).map_err(io)?;
-            let mut init = self.command();
-            init.args(["init", "--quiet", "--bare"]).arg(&self.git_dir);
-            finish("init", init, None)?;
+            for folder in REPOSITORY_FOLDERS {
+                std::fs::create_dir_all(self.git_dir.join(folder)).map_err(io)?;
+            }
         }
         replace_if_changed(&self.git_dir.join("config"), CONFIG.as_bytes()).map_err(io)?;
         let info = self.git_dir.join("info");
         std::fs::create_dir_all(&info).map_err(io)?;
-        replace_if_changed(&info.join("attributes"), ATTRIBUTES.as_bytes()).map_err(io)
+        replace_if_changed(&info.join("attributes"), ATTRIBUTES.as_bytes()).map_err(io)?;
+        // HEAD last: a repository with one is complete.
+        if !head.is_file() {
+            std::fs::write(&head, HEAD).map_err(io)?;
+        }
+        Ok(())
     }
 
     /// What the workspace's own repository excludes locally (`.git/info/exclude`) is excluded

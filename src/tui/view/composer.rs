@@ -5,18 +5,21 @@
 //! shown as one token such as `[paste #1: 98,304 lines, 5.0 MB]`; the token is replaced by the
 //! whole text when the prompt is sent. That keeps a 5 MB paste from freezing the UI: the editor
 //! would otherwise re-measure megabytes on every frame, and it counts rows and columns in `u16`.
+//! A token is edited only whole (`paste_tokens`): Backspace or Delete on it removes it, so a paste
+//! on screen is always sent whole. The editing keys are readline's: Ctrl+U kills to the start of
+//! the line; undo is Ctrl+Z.
 
 use super::super::keymap::{Binding, KeySpec};
-use super::super::text::{clean_paste, human_bytes};
+use super::super::text::{clean_paste, group_thousands, human_bytes, width as text_width};
 use super::super::theme;
-use super::pane;
+use super::{pane, paste_tokens};
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
-use tui_textarea::TextArea;
+use tui_textarea::{CursorMove, TextArea};
 
 /// Pastes up to this size go straight into the editor.
 pub const INLINE_PASTE_MAX_BYTES: usize = 64 * 1024;
@@ -25,6 +28,12 @@ pub const INLINE_PASTE_MAX_LINES: usize = 1_000;
 /// Text rows the composer grows to before it scrolls.
 const MAX_TEXT_ROWS: usize = 8;
 const PLACEHOLDER: &str = "Ask keel to do something…  (? for help)";
+/// The placeholder where the whole one would be cut: a word is never cut in half.
+const SHORT_PLACEHOLDER: &str = "Ask keel to do something…";
+/// Columns of the composer's box besides the placeholder: the borders, the cursor and a space.
+const PLACEHOLDER_FRAME: usize = 4;
+/// Said in the title while keel works; left out where it would be cut.
+const QUEUED_NOTE: &str = "· queued until keel finishes ";
 
 /// What a key does in the composer (typing and editing keys go to the editor itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,10 +79,11 @@ pub const EDITING_HELP: &[(&str, &str)] = &[
     ("Ctrl+← / Ctrl+→", "previous / next word"),
     ("Backspace / Delete", "delete a character"),
     ("Ctrl+W / Alt+Backspace", "delete the word before the cursor"),
-    ("Ctrl+K", "delete to the end of the line"),
-    ("Ctrl+U / Ctrl+R", "undo / redo"),
+    ("Ctrl+K / Ctrl+U", "delete to the end / the start of the line"),
+    ("Ctrl+Z / Ctrl+R", "undo / redo"),
     ("Ctrl+Y", "paste what was last deleted"),
     ("Paste", "pasted text goes in whole; Enter inside a paste does not send"),
+    ("Backspace / Delete on [paste #N…]", "remove a big paste's token, and the paste, whole"),
 ];
 
 /// Text held aside for a big paste, and the token standing for it in the editor.
@@ -121,11 +131,12 @@ impl Composer {
         self.editor.is_empty()
     }
 
-    /// The prompt as it would be sent: big pastes put back in place of their tokens.
+    /// The prompt as it would be sent: big pastes put back in place of their tokens (each token
+    /// on screen, a token yanked back twice included).
     pub fn text(&self) -> String {
         let mut text = self.shown();
         for paste in &self.pastes {
-            text = text.replacen(&paste.token, &paste.text, 1);
+            text = text.replace(&paste.token, &paste.text);
         }
         text
     }
@@ -157,6 +168,33 @@ impl Composer {
         self.recall = None;
     }
 
+    /// Puts prompts handed back from the queue (the turn was interrupted) in front of what is
+    /// being typed, one after another, to edit or drop; big ones come back as their tokens.
+    pub fn take_back(&mut self, prompts: &imbl::Vector<String>) {
+        if prompts.is_empty() {
+            return;
+        }
+        let mut shown = Vec::with_capacity(prompts.len() + 1);
+        let mut pastes = Vec::new();
+        for prompt in prompts {
+            if is_big(prompt) {
+                let paste = self.hold(prompt.clone());
+                shown.push(paste.token.clone());
+                pastes.push(paste);
+            } else {
+                shown.push(prompt.clone());
+            }
+        }
+        if !self.is_empty() {
+            shown.push(self.shown());
+        }
+        pastes.append(&mut self.pastes);
+        self.editor = editor();
+        self.editor.insert_str(shown.join("\n"));
+        self.pastes = pastes;
+        self.recall = None;
+    }
+
     /// Adds an earlier prompt to recall, oldest first (a resumed session's prompts).
     pub fn remember(&mut self, prompt: &str) {
         let (shown, pastes) = if is_big(prompt) {
@@ -169,7 +207,10 @@ impl Composer {
     }
 
     pub fn insert_newline(&mut self) {
-        self.editor.insert_newline();
+        self.edit(|editor| {
+            editor.insert_newline();
+            true
+        });
     }
 
     /// Inserts a bracketed paste in one edit.
@@ -178,18 +219,69 @@ impl Composer {
         let lines_now = self.editor.lines().len();
         if is_big(&text) || lines_now + text.matches('\n').count() > INLINE_PASTE_MAX_LINES {
             let paste = self.hold(text);
-            self.editor.insert_str(&paste.token);
+            let token = paste.token.clone();
+            self.edit(|editor| editor.insert_str(&token));
             self.pastes.push(paste);
         } else {
-            self.editor.insert_str(&text);
+            self.edit(|editor| editor.insert_str(&text));
         }
         self.recall = None;
     }
 
-    /// Hands a key to the editor.
+    /// Hands a key to the editor: readline's Ctrl+U (kill to the start of the line) and Ctrl+Z
+    /// (undo) first, then the editor's own keys.
     pub fn input(&mut self, key: KeyEvent) {
-        if self.editor.input(key) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let changed = match key.code {
+            KeyCode::Char('u' | 'U') if ctrl => self.edit(TextArea::delete_line_by_head),
+            KeyCode::Char('z' | 'Z') if ctrl => self.editor.undo(),
+            KeyCode::Char('r' | 'R') if ctrl => self.editor.redo(),
+            _ => self.edit(|editor| editor.input(key)),
+        };
+        if changed {
             self.recall = None;
+        }
+    }
+
+    /// Makes one edit, widened to whole tokens if it cut into one (see `paste_tokens`).
+    fn edit(&mut self, op: impl FnOnce(&mut TextArea<'static>) -> bool) -> bool {
+        if self.pastes.is_empty() {
+            return op(&mut self.editor);
+        }
+        let before = self.shown();
+        if !op(&mut self.editor) {
+            return false;
+        }
+        let tokens: Vec<&str> = self.pastes.iter().map(|paste| paste.token.as_str()).collect();
+        if let Some(fix) = paste_tokens::repair(&before, &self.shown(), &tokens) {
+            self.redo_whole(&before, &fix);
+        }
+        true
+    }
+
+    /// Takes the edit back and makes `fix` instead, as undoable steps where the editor can jump
+    /// there (its columns are `u16`), else by setting the text.
+    fn redo_whole(&mut self, before: &str, fix: &paste_tokens::Repair) {
+        let (row, column) = paste_tokens::position(before, fix.start);
+        self.editor.undo();
+        self.editor.cancel_selection();
+        if self.editor.lines().join("\n") == before
+            && let (Ok(row), Ok(column)) = (u16::try_from(row), u16::try_from(column))
+        {
+            self.editor.move_cursor(CursorMove::Jump(row, column));
+            self.editor.delete_str(fix.remove);
+            self.editor.insert_str(&fix.insert);
+            return;
+        }
+        let chars: Vec<char> = before.chars().collect();
+        let mut text: String = chars[..fix.start].iter().collect();
+        text.push_str(&fix.insert);
+        let cursor = paste_tokens::position(&text, text.chars().count());
+        text.extend(&chars[fix.start + fix.remove..]);
+        self.editor = editor();
+        self.editor.insert_str(&text);
+        if let (Ok(row), Ok(column)) = (u16::try_from(cursor.0), u16::try_from(cursor.1)) {
+            self.editor.move_cursor(CursorMove::Jump(row, column));
         }
     }
 
@@ -260,11 +352,21 @@ impl Composer {
     }
 
     /// Draws the composer. `busy`: a turn is running, so what is sent now will be queued.
+    /// Fits the placeholder to a box `width` columns wide: whole, or its first words only.
+    pub fn fit(&mut self, width: u16) {
+        let room = usize::from(width).saturating_sub(PLACEHOLDER_FRAME);
+        let text = if text_width(PLACEHOLDER) <= room { PLACEHOLDER } else { SHORT_PLACEHOLDER };
+        if self.editor.placeholder_text() != text {
+            self.editor.set_placeholder_text(text);
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool, busy: bool) {
-        let title = if busy {
+        let title_room = usize::from(area.width).saturating_sub(2);
+        let title = if busy && text_width(" Prompt ") + text_width(QUEUED_NOTE) <= title_room {
             Line::from(vec![
                 Span::styled(" Prompt ", theme::TITLE),
-                Span::styled("· queued until keel finishes ", theme::DIM),
+                Span::styled(QUEUED_NOTE, theme::DIM),
             ])
         } else {
             Line::styled(" Prompt ", theme::TITLE)
@@ -292,19 +394,6 @@ const MAX_UNDO: usize = 200;
 
 fn is_big(text: &str) -> bool {
     text.len() > INLINE_PASTE_MAX_BYTES || text.matches('\n').count() >= INLINE_PASTE_MAX_LINES
-}
-
-/// `98304` as `98,304`.
-fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]

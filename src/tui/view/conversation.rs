@@ -114,6 +114,8 @@ impl Item<'_> {
 #[derive(Debug, Default)]
 struct Content {
     intro: Vec<Line<'static>>,
+    /// The intro of a new conversation (after `/clear`).
+    later_intro: Vec<Line<'static>>,
     blocks: Vec<BlockRef>,
     notes: Vec<String>,
     /// The transcript the blocks were built from, to tell an append from a replacement.
@@ -134,10 +136,12 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// A pane that starts with `intro` (the first-run help or the demo banner) when it has lines.
-    pub fn new(intro: Vec<Line<'static>>) -> Self {
+    /// A pane that starts with `intro` (the first-run help or the demo banner) when it has lines;
+    /// a new conversation starts with `later_intro` instead.
+    pub fn new(intro: Vec<Line<'static>>, later_intro: Vec<Line<'static>>) -> Self {
         let blocks = if intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
-        Self { content: Content { intro, blocks, ..Content::default() }, ..Self::default() }
+        let content = Content { intro, later_intro, blocks, ..Content::default() };
+        Self { content, ..Self::default() }
     }
 
     /// Takes in a new transcript: appended entries become blocks; anything else (a cleared
@@ -145,11 +149,13 @@ impl Conversation {
     pub fn sync(&mut self, transcript: &imbl::Vector<Entry>) {
         let content = &mut self.content;
         if !is_extension(&content.seen, transcript) {
-            content.blocks.retain(|block| *block == BlockRef::Intro);
+            content.intro = content.later_intro.clone();
+            content.blocks =
+                if content.intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
             content.notes.clear();
             content.streaming = None;
             content.seen = imbl::Vector::new();
-            self.list.invalidate_from(content.blocks.len(), false);
+            self.list.invalidate_from(0, false);
             self.unseen_below = false;
         }
         if transcript.len() > content.seen.len() && !self.list.is_following() {

@@ -4,15 +4,20 @@
 //! the entry, the width and whether reasoning is folded.
 
 use super::super::markdown;
-use super::super::text::{clean_line, clean_lines, first_line, truncate, width as text_width};
+use super::super::text::{
+    clean_line, clean_lines, first_line, group_thousands, human_bytes, truncate,
+    width as text_width,
+};
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use crate::agent::Entry;
 use ratatui::text::{Line, Span};
 
-/// A prompt longer than this is shown cut, with a note; a 5 MB paste would otherwise be laid out
-/// line by line into the conversation.
-const USER_MAX_LINES: usize = 200;
+/// A prompt longer than this is shown folded to its first [`USER_FOLDED_LINES`], with a note: a
+/// big paste stays folded in the conversation as it was in the composer, and a 5 MB one is not
+/// laid out line by line.
+const USER_MAX_LINES: usize = 24;
+const USER_FOLDED_LINES: usize = 6;
 const USER_MAX_BYTES: usize = 16 * 1024;
 /// Left margin of assistant text, lining it up with the text after the user marker.
 pub(super) const MARGIN: &str = "  ";
@@ -43,7 +48,13 @@ pub(super) fn layout_entry(entry: &Entry, width: usize, fold: Fold) -> Vec<Line<
                 first: vec![Span::styled("› ", theme::USER_MARKER)],
                 rest: vec![Span::raw(MARGIN)],
             };
-            let (shown, hidden) = clip(text.trim_end(), USER_MAX_LINES, USER_MAX_BYTES);
+            let text = text.trim_end();
+            let keep = if text.lines().nth(USER_MAX_LINES).is_some() {
+                USER_FOLDED_LINES
+            } else {
+                USER_MAX_LINES
+            };
+            let (shown, hidden) = clip(text, keep, USER_MAX_BYTES);
             let mut lines = Vec::new();
             for (index, line) in clean_lines(shown).enumerate() {
                 let prefix =
@@ -52,7 +63,11 @@ pub(super) fn layout_entry(entry: &Entry, width: usize, fold: Fold) -> Vec<Line<
                 lines.extend(wrap(&spans, width, &prefix));
             }
             if hidden > 0 {
-                let note = format!("{MARGIN}… {hidden} more lines (all of it was sent)");
+                let note = format!(
+                    "{MARGIN}… {} more lines, {} in all (all of it was sent)",
+                    group_thousands(hidden),
+                    human_bytes(text.len())
+                );
                 lines.push(Line::styled(truncate(&note, width).into_owned(), theme::DIM));
             }
             lines

@@ -1,8 +1,9 @@
-//! The raw history inspector (Ctrl+T / F2): the message history exactly as the provider receives
-//! it, one pretty-printed JSON message after another, with search (`history_search`).
+//! The request inspector (Ctrl+T / F2): the whole body of the request the provider receives for
+//! the history now — parameters, system prompt, tools, then every message — made by the
+//! provider's own encoding (`history_wire`), pretty-printed part by part, long parts folded to
+//! their first lines (`o` unfolds), with search (`history_search`) that finds folded text too.
 //!
-//! The history is located in the wire format once per change (`WireFormat::spans`); each
-//! message's text is made only when it is drawn or searched, and kept (`history_text`), and its
+//! Each part's text is made only when it is drawn or searched, and kept (`history_text`), and its
 //! rows are laid out by a `LazyList` like the conversation's, so opening the inspector on 10,000
 //! messages lays out only the few on screen.
 
@@ -10,7 +11,7 @@ use super::super::keymap::hints;
 use super::super::keymap::{Binding, KeySpec};
 use super::super::lazy_list::{LazyList, is_extension};
 use super::super::stack::{Ctx, Hints, View};
-use super::super::text::truncate;
+use super::super::text::{truncate, width as text_width};
 use super::super::theme;
 use super::conversation::WHEEL_LINES;
 use super::history_search::{Search, Typed};
@@ -40,6 +41,7 @@ pub enum Action {
     Search,
     NextHit,
     PreviousHit,
+    Fold,
     Close,
 }
 
@@ -72,7 +74,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
         action: Action::Top,
-        help: "first message",
+        help: "the top: the request's parameters",
         hint: None,
     },
     Binding {
@@ -100,6 +102,12 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: None,
     },
     Binding {
+        keys: &[KeySpec::char('o'), KeySpec::plain(KeyCode::Enter)],
+        action: Action::Fold,
+        help: "unfold or fold the long parts (system prompt, tools, long results)",
+        hint: Some("unfold"),
+    },
+    Binding {
         keys: &[
             KeySpec::plain(KeyCode::Esc),
             KeySpec::char('q'),
@@ -125,41 +133,36 @@ pub struct HistoryOverlay {
 }
 
 impl HistoryOverlay {
-    /// Opens on `snapshot`'s history, showing its end.
+    /// Opens on the request for `snapshot`'s history, long parts folded, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
         Self {
-            wired: Wired::of(snapshot),
+            wired: Wired::of(snapshot, true),
             list: LazyList::default(),
             search: Search::default(),
             closed: false,
         }
     }
 
-    /// Takes in a newer snapshot; locates again only when the history changed. Messages that an
-    /// append cannot have changed keep their text and layout.
+    /// Takes in a newer snapshot; encodes the request again only when something it carries
+    /// changed, staying where the view is when the history only grew.
     pub fn update(&mut self, snapshot: &Snapshot) {
-        let old = &self.wired;
-        let same_wire = old.format == snapshot.wire_format && old.system == snapshot.system_prompt;
-        if same_wire && old.history.ptr_eq(&snapshot.history) {
+        if self.wired.same_as(snapshot) {
             return;
         }
-        let appended = same_wire && is_extension(&old.history, &snapshot.history);
-        let mut wired = Wired::of(snapshot);
-        // The last message may have been merged with what followed it (Anthropic joins user turns).
-        let keep =
-            if appended { old.spans.len().saturating_sub(1).min(wired.spans.len()) } else { 0 };
-        for (slot, text) in wired.texts.iter_mut().zip(self.wired.texts.drain(..keep)) {
-            *slot = text;
-        }
-        self.wired = wired;
-        self.list.invalidate_from(keep, appended);
+        let appended = is_extension(&self.wired.history, &snapshot.history);
+        self.wired = Wired::of(snapshot, self.wired.folded);
+        // Cache marks move to the newest messages as the history grows: every part may change.
+        self.list.invalidate_from(0, appended);
         if self.search.has_query() {
-            // Hits are in message order and earlier messages did not change: the one jumped to
-            // keeps its index.
             let current = self.search.current.filter(|_| appended);
             self.find();
             self.search.current = current.filter(|index| *index < self.search.hits.len());
         }
+    }
+
+    /// The whole request body the inspector shows.
+    pub fn body(&self) -> serde_json::Value {
+        self.wired.body()
     }
 
     /// How many messages have been laid out: those on screen or scrolled past, not all of them.
@@ -207,8 +210,14 @@ impl HistoryOverlay {
             Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
+            Action::Fold => self.set_folded(!self.wired.folded),
             Action::Close => self.closed = true,
         }
+    }
+
+    fn set_folded(&mut self, folded: bool) {
+        self.wired.folded = folded;
+        self.list.invalidate_from(0, true);
     }
 
     /// Scrolls by `lines` (mouse-wheel lines).
@@ -223,7 +232,7 @@ impl HistoryOverlay {
     /// Finds every hit of the committed query in every message (making any text not made yet).
     fn find(&mut self) {
         let wired = &mut self.wired;
-        self.search.find(wired.spans.len(), |block| wired.keep_text(block));
+        self.search.find(wired.parts.len(), |block| wired.keep_text(block));
     }
 
     /// Jumps to the first hit at or after the top of the view (or before it, backwards).
@@ -246,6 +255,9 @@ impl HistoryOverlay {
             return;
         };
         self.search.current = Some(index);
+        if self.wired.hides(hit.block, hit.line) {
+            self.set_folded(false);
+        }
         let row = self.list.laid(&self.wired, hit.block).map_or(0, |(_, rows)| {
             rows.iter()
                 .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
@@ -265,17 +277,17 @@ impl HistoryOverlay {
     pub fn render(&self, screen: Rect, buf: &mut Buffer) {
         Clear.render(screen, buf);
         let format = format_name(self.wired.format);
-        let title = Line::from(vec![
-            Span::styled(" History ", theme::TITLE),
-            Span::styled(
-                format!("· {} messages as sent ({format}) ", self.wired.spans.len()),
-                theme::DIM,
-            ),
-        ]);
-        let mut block = pane(title, true);
-        if let Some(footer) = self.footer(usize::from(screen.width)) {
-            block = block.title_bottom(footer);
-        }
+        let messages = format!("{} messages", self.wired.messages);
+        let title =
+            fitted_title(" Request", &[format, &messages, "as sent"], usize::from(screen.width));
+        let footer = self.footer(usize::from(screen.width)).unwrap_or_else(|| {
+            let hint =
+                if self.wired.folded { " o unfold · Esc close " } else { " o fold · Esc close " };
+            let hint =
+                if text_width(hint) + 2 <= usize::from(screen.width) { hint } else { " Esc " };
+            Line::styled(hint, theme::DIM).right_aligned()
+        });
+        let block = pane(title, true).title_bottom(footer);
         let inner = block.inner(screen);
         block.render(screen, buf);
         if inner.is_empty() {
@@ -352,11 +364,17 @@ impl View for HistoryOverlay {
         true
     }
 
+    /// The way out first: a narrow status bar keeps the first hints and drops the rest.
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
         if self.is_typing() {
             TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
         } else {
-            hints(KEYS)
+            let mut all = hints(KEYS);
+            if let Some(close) = all.iter().position(|(_, hint)| *hint == "close") {
+                let close = all.remove(close);
+                all.insert(0, close);
+            }
+            all
         }
     }
 
@@ -370,6 +388,23 @@ fn format_name(format: WireFormat) -> &'static str {
         WireFormat::Anthropic => "Anthropic Messages",
         WireFormat::OpenAi => "OpenAI Chat Completions",
     }
+}
+
+/// `lead` and then as many of `parts` as fit in a border `width` wide, joined by ` · `: whole
+/// parts are dropped from the end, never cut mid-word.
+fn fitted_title(lead: &str, parts: &[&str], width: usize) -> Line<'static> {
+    let room = width.saturating_sub(4);
+    let mut spans = vec![Span::styled(format!("{lead} "), theme::TITLE)];
+    let mut used = text_width(lead) + 1;
+    for part in parts {
+        let piece = format!("· {part} ");
+        if used + text_width(&piece) > room {
+            break;
+        }
+        used += text_width(&piece);
+        spans.push(Span::styled(piece, theme::DIM));
+    }
+    Line::from(spans)
 }
 
 fn inner_area(screen: Rect) -> Rect {

@@ -33,11 +33,14 @@ impl MessageText {
     /// `── #12 · user ──` followed by the message as pretty JSON, then a blank line.
     pub fn new(index: usize, message: &Value) -> Self {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("message");
+        Self::titled(&format!("messages[{index}] · {role}"), message)
+    }
+
+    /// `── title ──` followed by `value` as pretty JSON, then a blank line.
+    pub fn titled(title: &str, value: &Value) -> Self {
         let mut lines =
-            vec![TextLine {
-                text: format!("── #{index} · {role} ──"), key: None, header: true
-            }];
-        let pretty = serde_json::to_string_pretty(message).unwrap_or_else(|_| message.to_string());
+            vec![TextLine { text: format!("── {title} ──"), key: None, header: true }];
+        let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
         // JSON escapes C0 controls but not DEL or C1 controls, which a terminal may act on.
         lines.extend(pretty.lines().map(clean_line).map(|line| TextLine {
             key: key_range(&line),
@@ -46,6 +49,21 @@ impl MessageText {
         }));
         lines.push(TextLine { text: String::new(), key: None, header: false });
         Self { lines }
+    }
+
+    /// The text cut to its header and first `keep` lines, with a line saying how many more
+    /// there are; `None` when it is not longer than that.
+    pub fn folded(&self, keep: usize) -> Option<Self> {
+        // The header, the kept lines, the note and the closing blank line.
+        let hidden = self.lines.len().checked_sub(keep + 2).filter(|hidden| *hidden > 1)?;
+        let mut lines: Vec<TextLine> = self.lines.iter().take(keep + 1).cloned().collect();
+        lines.push(TextLine {
+            text: format!("  … {hidden} more lines (o unfolds)"),
+            key: None,
+            header: false,
+        });
+        lines.push(TextLine { text: String::new(), key: None, header: false });
+        Some(Self { lines })
     }
 }
 
@@ -169,7 +187,14 @@ mod tests {
         let lines: Vec<_> = text.lines.iter().map(|line| line.text.as_str()).collect();
         assert_eq!(
             lines,
-            ["── #3 · user ──", "{", "  \"content\": \"hi\",", "  \"role\": \"user\"", "}", ""]
+            [
+                "── messages[3] · user ──",
+                "{",
+                "  \"content\": \"hi\",",
+                "  \"role\": \"user\"",
+                "}",
+                ""
+            ]
         );
         assert_eq!(text.lines[2].key, Some((2, 11)));
     }

@@ -12,6 +12,7 @@ pub mod history_overlay;
 mod history_search;
 pub mod history_text;
 mod history_wire;
+mod paste_tokens;
 pub mod status_bar;
 pub mod todo_pane;
 pub mod tool_log;

@@ -1,16 +1,18 @@
 //! The one-line status bar: provider and model, what the agent is doing (and `PLAN` in plan
-//! mode), tokens in and out (and the share of the prompt read from the provider's cache, where it
-//! says, and of the context window the next request takes), rounds since the last board update
-//! against the reminder threshold, rounds the item in progress has stood still (marked stale), and
-//! the keys that matter now.
+//! mode), the turn's time, tokens in and out (and the share of the prompt read from the
+//! provider's cache, where it says, and of the context window the next request takes), the cost where the model's price is known, rounds since the
+//! last board update against the reminder threshold (`↻ 1/3`), rounds the item in progress has
+//! stood still (marked stale), and the keys that matter now.
 //!
-//! Facts go on the left and hints on the right; when the line is too short, hints go first.
+//! Facts go on the left and hints on the right; when the line is too short, hints go first, then
+//! the facts in the order of [`rank`].
 
 use super::super::text::{clean_line, compact_count, truncate, width as text_width};
 use super::super::theme;
 use super::board_lines::rounds_text;
 use super::spinner;
 use crate::agent::{Activity, Snapshot};
+use crate::pricing::Price;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -29,7 +31,24 @@ pub struct StatusInfo<'a> {
     /// The agent task has ended: nothing more will happen.
     pub agent_gone: bool,
     pub hints: &'a [(String, &'static str)],
+    /// The model's price, when it is known.
+    pub price: Option<Price>,
 }
+
+/// When each fact leaves a bar too short for all of them, first to last. The agent's state (with
+/// plan mode) and the reminder's counter always stay.
+mod rank {
+    pub const PROVIDER: u8 = 0;
+    pub const COST: u8 = 1;
+    pub const TOKENS: u8 = 2;
+    pub const TURN_TIME: u8 = 3;
+    pub const DRIFT: u8 = 4;
+    /// The highest rank in use.
+    pub const LAST: u8 = DRIFT;
+}
+
+/// Marks the reminder's counter: rounds since the board last changed, against the threshold.
+const REMINDER_MARK: &str = "↻";
 
 /// Draws the bar into `area` (one row).
 pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut Buffer) {
@@ -56,17 +75,15 @@ pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut 
     }
 }
 
-/// The facts that fit in `width`, dropping the least useful first: provider and model, then
-/// the token counts, then the drift. The agent's state (and plan mode) always stays.
+/// The facts that fit in `width`, dropping the least useful first (see [`rank`]).
 fn facts(snapshot: &Snapshot, info: &StatusInfo<'_>, width: usize) -> Vec<Span<'static>> {
     let mut groups = fact_groups(snapshot, info);
+    // A space first, then the groups with a separator between each two.
     let total = |groups: &[Group]| -> usize {
-        groups
-            .iter()
-            .map(|group| group.spans.iter().map(Span::width).sum::<usize>() + SEPARATOR.len())
-            .sum()
+        let facts: usize = groups.iter().flat_map(|group| &group.spans).map(Span::width).sum();
+        1 + facts + groups.len().saturating_sub(1) * text_width(SEPARATOR)
     };
-    for rank in 0..=Group::LAST_DROPPED {
+    for rank in 0..=rank::LAST {
         if total(&groups) <= width {
             break;
         }
@@ -89,8 +106,9 @@ struct Group {
 }
 
 impl Group {
-    /// The highest `drop` rank in use.
-    const LAST_DROPPED: u8 = 2;
+    fn dropped_at(rank: u8, spans: Vec<Span<'static>>) -> Self {
+        Self { spans, drop: Some(rank) }
+    }
 
     fn kept(spans: Vec<Span<'static>>) -> Self {
         Self { spans, drop: None }
@@ -123,6 +141,27 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
     } else {
         Span::styled(state, state_style)
     });
+    let mut groups = vec![
+        Group::dropped_at(rank::PROVIDER, vec![Span::raw(provider)]),
+        Group::kept(state_spans),
+    ];
+    groups.extend(turn_time(snapshot, info.now));
+    groups.push(tokens(snapshot));
+    groups.extend(cost(snapshot, info.price));
+    groups.extend(reminder(snapshot));
+    groups.extend(drift(snapshot));
+    groups
+}
+
+/// `turn 12s`: how long the running turn has taken so far, or the last one took.
+fn turn_time(snapshot: &Snapshot, now: Instant) -> Option<Group> {
+    let elapsed = snapshot.turn_clock.elapsed(now)?;
+    Some(Group::dropped_at(rank::TURN_TIME, vec![Span::raw(format!("turn {}", clock(elapsed)))]))
+}
+
+/// `↑12.3k ↓2.0k cache 93% ctx 62%`: tokens in and out, the prompt's share read from the cache,
+/// and the next request's share of the context window.
+fn tokens(snapshot: &Snapshot) -> Group {
     let usage = &snapshot.usage;
     let mut tokens =
         format!("↑{} ↓{}", compact_count(usage.input_tokens), compact_count(usage.output_tokens));
@@ -132,29 +171,60 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
     if let Some(percent) = snapshot.context.percent() {
         tokens.push_str(&format!(" ctx {percent}%"));
     }
-    let mut groups = vec![
-        Group { spans: vec![Span::raw(provider)], drop: Some(0) },
-        Group::kept(state_spans),
-        Group { spans: vec![Span::raw(tokens)], drop: Some(1) },
-    ];
-    if snapshot.nag_threshold > 0 {
-        let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
-        let auto = if snapshot.nag_auto { " auto" } else { "" };
-        groups.push(Group::kept(vec![Span::styled(
-            format!("todo {}/{}{auto}", snapshot.rounds_since_todo, snapshot.nag_threshold),
-            if due { theme::STATUS_BUSY } else { Style::new() },
-        )]));
+    Group::dropped_at(rank::TOKENS, vec![Span::raw(tokens)])
+}
+
+/// `$0.42`: what the conversation's tokens cost, where the model's price is known.
+fn cost(snapshot: &Snapshot, price: Option<Price>) -> Option<Group> {
+    let usage = &snapshot.usage;
+    if usage.input_tokens == 0 && usage.output_tokens == 0 {
+        return None;
     }
-    if let Some(item) = snapshot.board.in_progress().filter(|_| snapshot.rounds_in_progress > 0) {
-        let rounds = rounds_text(snapshot.rounds_in_progress);
-        let (text, style) = if snapshot.is_stale() {
-            (format!("#{} stale, {rounds}", clean_line(&item.id)), theme::TODO_STALE)
-        } else {
-            (format!("#{} {rounds}", clean_line(&item.id)), Style::new())
-        };
-        groups.push(Group { spans: vec![Span::styled(text, style)], drop: Some(2) });
+    let dollars = price?.cost(usage);
+    Some(Group::dropped_at(rank::COST, vec![Span::raw(money(dollars))]))
+}
+
+/// `↻ 1/3`: rounds since the board last changed against the reminder's threshold, when it is on.
+fn reminder(snapshot: &Snapshot) -> Option<Group> {
+    if snapshot.nag_threshold == 0 {
+        return None;
     }
-    groups
+    let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
+    let auto = if snapshot.nag_auto { " auto" } else { "" };
+    Some(Group::kept(vec![Span::styled(
+        format!("{REMINDER_MARK} {}/{}{auto}", snapshot.rounds_since_todo, snapshot.nag_threshold),
+        if due { theme::STATUS_BUSY } else { Style::new() },
+    )]))
+}
+
+/// `#2 4 rounds`: how long the item in progress has stood still, marked when stale.
+fn drift(snapshot: &Snapshot) -> Option<Group> {
+    let item = snapshot.board.in_progress().filter(|_| snapshot.rounds_in_progress > 0)?;
+    let rounds = rounds_text(snapshot.rounds_in_progress);
+    let (text, style) = if snapshot.is_stale() {
+        (format!("#{} stale, {rounds}", clean_line(&item.id)), theme::TODO_STALE)
+    } else {
+        (format!("#{} {rounds}", clean_line(&item.id)), Style::new())
+    };
+    Some(Group::dropped_at(rank::DRIFT, vec![Span::styled(text, style)]))
+}
+
+/// `8s`, `1m 05s`, `2h 03m`.
+fn clock(elapsed: Duration) -> String {
+    const MINUTE: u64 = 60;
+    const HOUR: u64 = 60 * MINUTE;
+    let seconds = elapsed.as_secs();
+    match seconds {
+        0..MINUTE => format!("{seconds}s"),
+        MINUTE..HOUR => format!("{}m {:02}s", seconds / MINUTE, seconds % MINUTE),
+        _ => format!("{}h {:02}m", seconds / HOUR, seconds % HOUR / MINUTE),
+    }
+}
+
+/// `$0.07`, `$12.34`, `$1234`: cents while they matter.
+fn money(dollars: f64) -> String {
+    const WHOLE_DOLLARS_FROM: f64 = 1_000.0;
+    if dollars >= WHOLE_DOLLARS_FROM { format!("${dollars:.0}") } else { format!("${dollars:.2}") }
 }
 
 /// The agent's state in words, and how loudly to show it.
@@ -208,6 +278,16 @@ fn hint_spans(hints: &[(String, &'static str)], room: usize) -> Vec<Span<'static
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_and_costs_read_at_a_glance() {
+        assert_eq!(clock(Duration::from_millis(8_900)), "8s");
+        assert_eq!(clock(Duration::from_secs(65)), "1m 05s");
+        assert_eq!(clock(Duration::from_secs(2 * 3600 + 3 * 60 + 9)), "2h 03m");
+        assert_eq!(money(0.0669), "$0.07");
+        assert_eq!(money(12.345), "$12.35");
+        assert_eq!(money(1234.5), "$1234");
+    }
 
     #[test]
     fn countdowns_round_up() {
