@@ -1,9 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! A long session: `keel -p` runs 10,000 rounds against a loopback server that answers at once,
-//! and this reports its peak RSS and its time per round early and late in the session. keel's
-//! own work per round must not grow with the history; what does grow, by the nature of a
-//! stateless API, is the request, which carries the whole history every time — so that part is
-//! measured on its own too (`request_body`), in bytes per second.
+//! A long session: `keel -p` runs 10,000 rounds against a loopback server that answers at once
+//! and counts each prompt's tokens as a real one would, and this reports its peak RSS and its
+//! time per round early and late in the session. keel's own work per round must not grow with
+//! the history; the request, which carries the whole history every time the API is stateless,
+//! is bounded by compaction (a 32,000-token window here), so it must not grow without end
+//! either. Encoding a request of 20, 2,000 and 20,000 messages — what a round would cost without
+//! compaction — is measured on its own (`request_body`), in bytes per second.
 //!
 //! `KEEL_BENCH_ROUNDS` sets the number of rounds (default 10,000).
 
@@ -18,15 +20,14 @@ use keel::tools::{Tools, Workspace};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::fake_llm::{self, Step};
-use support::loopback::{Bodies, Exchange, Loopback};
+use support::loopback::{Bodies, Exchange, Loopback, Play};
 use support::peak_rss;
 
 const DEFAULT_ROUNDS: usize = 10_000;
-/// What `keel -p` sends: the default system prompt and token limit.
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
-const MAX_TOKENS: u32 = 8192;
 /// Rounds on each side of the round a figure is taken at, for a steady median.
 const WINDOW: usize = 5;
+/// The context window the session compacts within, in tokens.
+const CONTEXT_WINDOW: &str = "32000";
 /// Items on the session's board.
 const BOARD_ITEMS: usize = 10;
 /// Every this many rounds the model updates its board; the rest read a file.
@@ -76,55 +77,51 @@ fn median_around(gaps: &[Duration], round: usize) -> Duration {
 /// Runs the long session as a process and prints what it cost.
 fn report_long_session(rounds: usize) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(Loopback::start_with(long_script(rounds), Bodies::Drop));
+    let server = runtime.block_on(Loopback::start_playing(
+        long_script(rounds),
+        Bodies::Drop,
+        Play::ByNewestCall,
+    ));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "remember the plan\n").unwrap();
     let started = Instant::now();
+    let args = [
+        "--max-rounds".to_owned(),
+        (rounds + 10).to_string(),
+        "--context-window".to_owned(),
+        CONTEXT_WINDOW.to_owned(),
+    ];
     let run = peak_rss::keel_headless(
         &runtime,
         &server.base_url,
         dir.path(),
         "Work through the long task.",
-        &["--max-rounds".to_owned(), (rounds + 10).to_string()],
+        &args,
     );
     let elapsed = started.elapsed();
     assert!(run.status.success(), "keel -p failed: {}", run.status);
-    let exchanges = server.take();
+    let all = server.take();
+    let summaries = all.iter().filter(|exchange| exchange.summary).count();
+    let exchanges: Vec<Exchange> = all.into_iter().filter(|exchange| !exchange.summary).collect();
     assert_eq!(exchanges.len(), rounds + 1, "one request per round and one for the answer");
     let gaps = gaps(&exchanges);
     let (early_round, late_round) = (10.min(rounds), rounds);
     let early = median_around(&gaps, early_round);
     let late = median_around(&gaps, late_round);
     let bytes = |round: usize| exchanges[round.min(exchanges.len() - 1)].request_bytes;
+    let largest = exchanges.iter().map(|exchange| exchange.request_bytes).max().unwrap_or(0);
     println!(
-        "long session: {rounds} rounds in {:.1} s; peak RSS {}",
+        "long session: {rounds} rounds in {:.1} s; peak RSS {}; {summaries} compactions by summary \
+         on a {CONTEXT_WINDOW}-token window, the largest request {largest} B",
         elapsed.as_secs_f64(),
         peak_rss::describe(run.peak_mib)
     );
-    // The session's own history, from its log, to time the encoding of the very requests sent.
-    let state = run.home.path().join(".local/state/keel");
-    let store =
-        keel::agent::journal::SessionStore::new(&state, &dir.path().canonicalize().unwrap());
-    let (_log, restored) = store.open_newest().unwrap();
-    let history: History = restored.history.into_iter().collect();
-    let client = client();
-    let (early_encoding, late_encoding) = (
-        encoding_time(&client, &history, early_round, bytes(early_round)),
-        encoding_time(&client, &history, late_round, bytes(late_round)),
-    );
-    let (early_rest, late_rest) =
-        (early.saturating_sub(early_encoding), late.saturating_sub(late_encoding));
     println!(
         "  time per round (answer to next request): round {early_round} {early:?} ({} B request), \
          round {late_round} {late:?} ({} B request): {:.2}x",
         bytes(early_round),
         bytes(late_round),
         ratio(late, early)
-    );
-    println!(
-        "  of which encoding the request (the whole history, as the API needs): {early_encoding:?} \
-         and {late_encoding:?}; everything else: {early_rest:?} and {late_rest:?}: {:.2}x",
-        ratio(late_rest, early_rest)
     );
 }
 
@@ -142,41 +139,6 @@ fn client() -> AnthropicClient {
         retry: RetryPolicy::default(),
     })
     .unwrap()
-}
-
-/// How long encoding the request of round `round` takes: the median of a few encodings of the
-/// history as it was then (the prompt, then an answer and its results per round).
-fn encoding_time(
-    client: &AnthropicClient,
-    history: &History,
-    round: usize,
-    sent: usize,
-) -> Duration {
-    const RUNS: usize = 9;
-    let specs = specs();
-    let then = history.take((1 + 2 * round).min(history.len()));
-    let request = ChatRequest {
-        system: SYSTEM_PROMPT,
-        messages: &then,
-        tools: &specs,
-        max_tokens: MAX_TOKENS,
-        thinking_budget: None,
-    };
-    let size = client.request_bytes(&request).unwrap().len();
-    // The reminder may differ; anything more would mean the wrong history.
-    assert!(
-        size.abs_diff(sent) < sent / 10 + 1024,
-        "round {round}: {size} B encoded, {sent} B sent"
-    );
-    let mut times: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let started = Instant::now();
-            std::hint::black_box(client.request_bytes(&request).unwrap());
-            started.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[RUNS / 2]
 }
 
 fn specs() -> Vec<keel::llm::ToolSpec> {

@@ -82,6 +82,11 @@ pub struct Cli {
     #[arg(long)]
     pub no_todo: bool,
 
+    /// The model's context window in tokens; keel compacts the conversation to stay within it
+    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
+    #[arg(long, value_name = "N")]
+    pub context_window: Option<u32>,
+
     /// Model responses one prompt may take before keel stops it (at least 1).
     #[arg(long, value_name = "N", value_parser = at_least_one_round)]
     pub max_rounds: Option<u32>,
@@ -170,6 +175,7 @@ impl Cli {
             nag_threshold: self.nag_threshold,
             max_rounds: self.max_rounds,
             approval: self.approval.map(Into::into),
+            context_window: self.context_window,
         }
     }
 }

@@ -225,6 +225,26 @@ fn print_progress(
         AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
+        AgentEvent::Compaction {
+            tokens_before,
+            tokens_after,
+            masked,
+            summarised,
+            summary_error,
+            ..
+        } => {
+            let how = match (summarised, summary_error) {
+                (0, _) => format!("{masked} old tool results elided"),
+                (_, None) => format!("{summarised} messages summarised"),
+                (_, Some(why)) => {
+                    format!("{summarised} messages listed (no summary: {})", visible(why))
+                }
+            };
+            writeln!(
+                err,
+                "· compacted the history: about {tokens_before} → {tokens_after} tokens; {how}"
+            )?;
+        }
         AgentEvent::Usage { .. } => {}
         AgentEvent::Result { outcome, text, error, done, total, .. } => {
             match error {

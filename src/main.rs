@@ -132,6 +132,9 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         nag_message: config.nag_message.clone(),
         max_rounds: config.max_rounds,
         approval: config.approval,
+        context_window: config.context_window,
+        context_window_assumed: !config.context_window_set,
+        compact_at: config.compact_at,
         board: !cli.no_todo,
         plan: cli.plan,
     };

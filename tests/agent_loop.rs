@@ -181,7 +181,12 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
     assert!(matches!(message.content[0], ContentBlock::ToolResult { .. }));
     assert_eq!(
         message.content.last(),
-        Some(&ContentBlock::Reminder { text: "<reminder>Update your todos.</reminder>".into() })
+        Some(&ContentBlock::Reminder {
+            // The board follows the reminder's words, as the todo tool renders it.
+            text: "<reminder>Update your todos.</reminder>\n\n[>] #1: step 1\n[ ] #2: step 2\n\n\
+                   (0/2 completed)"
+                .into()
+        })
     );
     assert_eq!(snapshot.rounds_since_todo, 0);
     assert_eq!(snapshot.tools.len(), 3, "the tool pane lists the reads, not the board updates");

@@ -160,6 +160,17 @@ fn keys() -> Vec<Key> {
             read: |c| c.max_rounds.to_string(),
         },
         Key {
+            name: "context_window",
+            layers: vec![
+                (Flag, |s| s.flags.context_window = Some(100_000), "100000"),
+                (Project, |s| s.project.push_str("context_window = 90000\n"), "90000"),
+                (User, |s| s.user.push_str("context_window = 80000\n"), "80000"),
+            ],
+            // The default model's family's.
+            default: "200000",
+            read: |c| c.context_window.to_string(),
+        },
+        Key {
             // The project's value is stricter than the user's, so precedence alone decides.
             name: "approval",
             layers: vec![
@@ -377,11 +388,11 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
     let everything_else = Setup {
         env: vec![("KEEL_PROVIDER", "anthropic"), ("KEEL_MODEL", "env"), ("OPENAI_BASE_URL", "http://env/v1")],
         // (The workspace's approval would win wherever stricter: it is left out here.)
-        project: "model = \"p\"\nmax_tokens = 20000\nthinking_budget = 2000\nnag_threshold = 2\nmax_rounds = 2\n".into(),
-        user: "model = \"u\"\nmax_tokens = 30000\nthinking_budget = 3000\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\n".into(),
+        project: "model = \"p\"\nmax_tokens = 20000\nthinking_budget = 2000\nnag_threshold = 2\nmax_rounds = 2\ncontext_window = 40000\n".into(),
+        user: "model = \"u\"\nmax_tokens = 30000\nthinking_budget = 3000\nnag_threshold = 3\nmax_rounds = 3\napproval = \"read-only\"\ncontext_window = 60000\n".into(),
         ..Setup::default()
     };
-    let cases: [(&[&str], Read, &str); 11] = [
+    let cases: [(&[&str], Read, &str); 12] = [
         (&["--provider", "openai"], |c| format!("{:?}", c.provider), "Some(OpenAi)"),
         (&["--provider", "anthropic"], |c| format!("{:?}", c.provider), "Some(Anthropic)"),
         (&["--model", "flag-model"], |c| c.model.clone(), "flag-model"),
@@ -391,6 +402,7 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
         (&["--thinking", "0"], |c| format!("{:?}", c.thinking_budget), "None"),
         (&["--nag-threshold", "0"], |c| c.nag_threshold.to_string(), "0"),
         (&["--max-rounds", "55"], |c| c.max_rounds.to_string(), "55"),
+        (&["--context-window", "50000"], |c| c.context_window.to_string(), "50000"),
         (&["--approval", "auto"], |c| format!("{:?}", c.approval), "Auto"),
         (&["--approval", "ask"], |c| format!("{:?}", c.approval), "Ask"),
     ];

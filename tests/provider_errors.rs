@@ -84,12 +84,15 @@ const CASES: &[Case] = &[
         hides: &[],
     },
     Case {
-        name: "413 is not retried",
+        // Too large for the server at all: the agent compacts before it sends anything again.
+        name: "413 is a prompt too long, not retried as it is",
         status: 413,
         headers: &[],
         body: Body::Json("request_too_large", "request exceeds the maximum size"),
         retried: false,
-        says: &["request rejected (413 from {url}): request exceeds the maximum size"],
+        says: &[
+            "the prompt is too long for the model (413 from {url}): request exceeds the maximum size",
+        ],
         hides: &[],
     },
     Case {

@@ -12,6 +12,8 @@ use std::process::Command;
 use std::time::Duration;
 
 const REMINDER: &str = "<reminder>Update your todos.</reminder>";
+/// The board after the reminder's words: `board(0, 2)` as the todo tool renders it.
+const BOARD: &str = "[>] #1: Step 1\n[ ] #2: Step 2\n\n(0/2 completed)";
 
 fn script() -> Vec<Step> {
     let look = || tool("read_file", json!({"path": "notes.txt"}));
@@ -70,7 +72,10 @@ async fn anthropic_gets_the_reminder_as_a_text_block_after_the_tool_results() {
     let blocks = last_user["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "tool_result");
     let last = blocks.last().unwrap();
-    assert_eq!((&last["type"], &last["text"]), (&json!("text"), &json!(REMINDER)));
+    assert_eq!(
+        (&last["type"], &last["text"]),
+        (&json!("text"), &json!(format!("{REMINDER}\n\n{BOARD}")))
+    );
     let count = |body: &Value| body.to_string().matches(REMINDER).count();
     assert_eq!(count(&bodies[5]), 1);
     let last_user = bodies[5]["messages"].as_array().unwrap().last().unwrap();
@@ -90,7 +95,7 @@ async fn openai_gets_the_reminder_as_a_user_message_after_the_tool_messages() {
     let tail: Vec<&str> =
         messages[messages.len() - 3..].iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(tail, vec!["assistant", "tool", "user"]);
-    assert_eq!(messages.last().unwrap()["content"], REMINDER);
+    assert_eq!(messages.last().unwrap()["content"], format!("{REMINDER}\n\n{BOARD}"));
     let last = bodies[5]["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(last["role"], "tool", "no reminder right after a todo call");
 }

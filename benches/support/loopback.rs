@@ -1,9 +1,14 @@
 //! A minimal HTTP/1.1 server on 127.0.0.1 that plays a script over SSE and notes when each request
 //! arrived and when its answer was fully sent, so a benchmark can tell keel's time from the
 //! server's. Keeps connections alive, as reqwest expects. Shared by the benchmarks.
+//!
+//! [`Play::ByNewestCall`] serves a compacting agent: the step to play is the one after the
+//! newest tool call's (a compacted history holds fewer answers than were played), requests
+//! without tools are keel's summary requests and get a summary, and each prompt's tokens are
+//! reported as a quarter of its bytes, as a real server would count them.
 #![allow(dead_code)]
 
-use super::fake_llm::{self, Step};
+use super::fake_llm::{self, Step, window};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +21,17 @@ pub struct Exchange {
     pub request_arrived: Instant,
     pub answer_sent: Instant,
     pub request_bytes: usize,
+    /// A summary request (one without tools), not a round of the task.
+    pub summary: bool,
+}
+
+/// How the server picks the step to play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Play {
+    /// The step after the answers the history holds; fixed usage figures.
+    ByAnswers,
+    /// The step after the newest tool call's; summaries answered; usage counted (see above).
+    ByNewestCall,
 }
 
 /// A running loopback server.
@@ -41,6 +57,11 @@ impl Loopback {
 
     /// Serves `steps` as an Anthropic Messages endpoint.
     pub async fn start_with(steps: Vec<Step>, keep: Bodies) -> Self {
+        Self::start_playing(steps, keep, Play::ByAnswers).await
+    }
+
+    /// Serves `steps` as an Anthropic Messages endpoint, playing them as `play` says.
+    pub async fn start_playing(steps: Vec<Step>, keep: Bodies, play: Play) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let exchanges = Arc::new(Mutex::new(Vec::new()));
@@ -57,6 +78,7 @@ impl Loopback {
                     Arc::clone(&log),
                     Arc::clone(&kept),
                     keep,
+                    play,
                 ));
             }
         });
@@ -88,6 +110,7 @@ async fn serve(
     log: Arc<Mutex<Vec<Exchange>>>,
     bodies: Arc<Mutex<Vec<Value>>>,
     keep: Bodies,
+    play: Play,
 ) {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
@@ -129,9 +152,24 @@ async fn serve(
                 (String::from_utf8_lossy(raw).matches(r#""role":"assistant""#).count(), None)
             }
         };
+        let (sse, summary) = match play {
+            Play::ByAnswers => {
+                let step = steps.get(answered).cloned().unwrap_or_else(|| fake_llm::text("Over."));
+                (fake_llm::anthropic_sse(&step, answered), false)
+            }
+            Play::ByNewestCall => {
+                // keel writes compact JSON, and a summary request offers no tools.
+                let summary = !String::from_utf8_lossy(raw).contains(r#""tools":[{"#);
+                let tokens = Some((length / window::BYTES_PER_TOKEN) as u64);
+                let index = if summary { 0 } else { window::step_by_id(raw) };
+                let step = match summary {
+                    true => fake_llm::text(window::SUMMARY),
+                    false => steps.get(index).cloned().unwrap_or_else(|| fake_llm::text("Over.")),
+                };
+                (fake_llm::anthropic_sse_with(&step, index, tokens), summary)
+            }
+        };
         buffer.drain(..header_end + length);
-        let step = steps.get(answered).cloned().unwrap_or_else(|| fake_llm::text("Over."));
-        let sse = fake_llm::anthropic_sse(&step, answered);
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
             sse.len()
@@ -146,6 +184,7 @@ async fn serve(
             request_arrived,
             answer_sent: Instant::now(),
             request_bytes: length,
+            summary,
         });
         if let Some(body) = body {
             bodies.lock().unwrap().push(body);

@@ -17,6 +17,8 @@ pub enum Command {
     Clear,
     /// Restore the files changed by the last user turn.
     Undo,
+    /// Compact the history now: the older work summarised, the board and the requests kept.
+    Compact,
     /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.
     StartDemo,
     /// The person changes the board (`/todo …` or a key on the board pane). It goes through the

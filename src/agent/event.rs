@@ -56,6 +56,24 @@ pub enum AgentEvent {
     },
     /// A request failed and will be tried again.
     Retry { attempt: u32, delay_ms: u64, reason: String },
+    /// keel compacted the history to fit the model's context window.
+    Compaction {
+        /// `threshold` (the estimate passed `compact_at`), `refused` (the server said the
+        /// prompt is too long) or `request` (`/compact`).
+        trigger: String,
+        /// The estimate of the next request before and after, in tokens.
+        tokens_before: u64,
+        tokens_after: u64,
+        /// Old tool results and inputs replaced by one-line stubs.
+        masked: usize,
+        /// Messages replaced by the summary (0: masking was enough).
+        summarised: usize,
+        /// Why the summary request failed, when keel listed what ran instead.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary_error: Option<String>,
+        /// The context window keel compacted for, in tokens.
+        window: u64,
+    },
     /// The turn ended.
     Result {
         /// `success`, `error`, `max_rounds`, `interrupted` or `max_tokens`.

@@ -10,6 +10,8 @@
 mod approval;
 mod board_edits;
 mod command;
+mod compaction;
+mod context;
 mod cut;
 mod event;
 pub mod journal;
@@ -27,7 +29,8 @@ pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
 pub use snapshot::{
-    Activity, ApprovalRequest, Entry, HandedBack, Snapshot, ToolRun, ToolStatus, TurnClock,
+    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
+    TurnClock,
 };
 pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
@@ -47,6 +50,10 @@ pub const DEFAULT_NAG_THRESHOLD: u32 = reminder::DEFAULT_THRESHOLD;
 pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 /// Output tokens asked for per response.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// The model's context window when nothing says otherwise (see `config::window`).
+pub const DEFAULT_CONTEXT_WINDOW: u32 = crate::config::DEFAULT_CONTEXT_WINDOW;
+/// The share of the context window, less `max_tokens`, at which keel compacts the history.
+pub const DEFAULT_COMPACT_AT: f64 = 0.8;
 
 /// When keel asks before running a tool that changes something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -73,6 +80,12 @@ pub struct AgentConfig {
     pub nag_message: String,
     pub max_rounds: u32,
     pub approval: ApprovalMode,
+    /// The model's context window in tokens (a server's "too long" answer corrects it).
+    pub context_window: u32,
+    /// Whether `context_window` is keel's figure for the model rather than one set.
+    pub context_window_assumed: bool,
+    /// The share of the window less `max_tokens` at which the history is compacted.
+    pub compact_at: f64,
     /// Whether the model has the board at all (`--no-todo` takes the tool and the reminder away).
     pub board: bool,
     /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
@@ -89,6 +102,9 @@ impl Default for AgentConfig {
             nag_message: DEFAULT_NAG_MESSAGE.to_owned(),
             max_rounds: DEFAULT_MAX_ROUNDS,
             approval: ApprovalMode::Auto,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            context_window_assumed: true,
+            compact_at: DEFAULT_COMPACT_AT,
             board: true,
             plan: false,
         }
@@ -142,6 +158,9 @@ pub fn spawn_with_session(
         Sessions::New(store) => agent.state.save_to(Journal::new_in(store)),
         Sessions::Resume(store, log, restored) => {
             agent.state.save_to(Journal::resume(log, store));
+            if let Some(window) = restored.learned_window {
+                agent.meter.learn_window(window);
+            }
             agent.state.restore(restored, &workspace);
         }
     }

@@ -46,6 +46,23 @@ pub enum Activity {
     Retrying { attempt: u32, until: Instant, reason: String },
     /// Waiting for the person to allow or refuse a tool call.
     AwaitingApproval,
+    /// Compacting the history to fit the model's context window (a summary may be on its way).
+    Compacting,
+}
+
+/// How much of the model's context window the next request takes, as keel estimates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextUse {
+    pub tokens: u64,
+    /// 0 until the agent knows it.
+    pub window: u64,
+}
+
+impl ContextUse {
+    /// The share of the window taken, in whole percent; `None` while the window is unknown.
+    pub fn percent(&self) -> Option<u64> {
+        (self.window > 0).then(|| self.tokens.saturating_mul(100) / self.window)
+    }
 }
 
 /// One line of the conversation as the person reads it (the history is what the model reads).
@@ -130,6 +147,8 @@ pub struct Snapshot {
     /// The turn's time, for the status bar.
     pub turn_clock: TurnClock,
     pub usage: Usage,
+    /// The next request's share of the context window.
+    pub context: ContextUse,
     pub rounds_since_todo: u32,
     /// The reminder's threshold in force now (0: off); with `auto`, the one the rhythm gives.
     pub nag_threshold: u32,

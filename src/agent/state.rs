@@ -6,14 +6,17 @@
 //! methods that change what a resumed session needs (the history, the board, the reminder
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
-//! edits, plan mode, the steps done — are in `board`.
+//! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
+//! pane's runs in `tool_runs`.
 
 mod board;
+mod compaction;
+mod tool_runs;
 
 use super::event::AgentEvent;
-use super::journal::{Journal, Record, Restored, complete_cut_off_round};
+use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
-use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, ToolRun, TurnClock};
+use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::steps::StepLog;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
@@ -181,17 +184,6 @@ impl State {
         handed.prompts = prompts;
     }
 
-    /// Replaces the tool run with the same id (searching from the newest), or adds it.
-    pub fn update_tool(&mut self, run: ToolRun) {
-        let found = self.view.tools.iter().rposition(|existing| existing.id == run.id);
-        match found {
-            Some(index) => {
-                self.view.tools.set(index, Arc::new(run));
-            }
-            None => self.view.tools.push_back(Arc::new(run)),
-        }
-    }
-
     // What a resumed session needs: each change is saved as it is made.
 
     /// Where the workspace is snapshotted before and after each prompt; `None` when the session
@@ -350,6 +342,7 @@ impl State {
     pub fn restore(&mut self, restored: Restored, workspace: &Workspace) {
         let Restored {
             history,
+            transcript,
             board,
             rounds_since_todo,
             pace,
@@ -358,13 +351,20 @@ impl State {
             undo,
             answered,
             warnings,
+            ..
         } = restored;
         self.view.history = history.iter().cloned().collect::<History>();
         self.view.board = Arc::new(board);
         self.view.rounds_since_todo = rounds_since_todo;
         self.restore_board_keeping(pace, board_edits, steps);
         self.undo = undo;
-        self.view.transcript = history.iter().flat_map(entries_of).collect();
+        self.view.transcript = transcript
+            .iter()
+            .flat_map(|shown| match shown {
+                Shown::Message(message) => entries_of(message),
+                Shown::Compacted(note) => vec![Entry::Notice { text: note.clone() }],
+            })
+            .collect();
         for warning in warnings {
             self.note(Entry::Notice { text: warning });
         }

@@ -5,6 +5,7 @@
 //! (`tool_round`) listen for them instead.
 
 use super::approval::Approvals;
+use super::context::{ContextMeter, WindowSource};
 use super::event::AgentEvent;
 use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
@@ -52,6 +53,8 @@ pub(super) struct Agent {
     pub outbox: Outbox,
     pub inbox: UnboundedReceiver<Command>,
     pub approvals: Approvals,
+    /// The context window and the estimate of the next request.
+    pub meter: ContextMeter,
     /// The demo's temporary workspace, removed when the task ends.
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
@@ -88,6 +91,7 @@ impl Agent {
         state.set_plan_mode(config.plan && config.board);
         let approvals = Approvals::new(config.approval);
         let specs = tool_specs(&tools, config.board);
+        let meter = meter(&config, &specs);
         let mut agent = Self {
             config,
             provider,
@@ -97,6 +101,7 @@ impl Agent {
             outbox,
             inbox,
             approvals,
+            meter,
             demo_dir: None,
             turn_start: TurnStart::Pending(None),
         };
@@ -133,6 +138,11 @@ impl Agent {
                     if let Err(err) = self.switch_to_demo() {
                         self.state.note(Entry::Error { text: err });
                     } else if self.drain_queue().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Compact => {
+                    if self.compact_now().await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -278,6 +288,7 @@ impl Agent {
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);
         self.specs = tool_specs(&self.tools, self.config.board);
+        self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
         self.tell_request_shape();
@@ -312,11 +323,25 @@ impl Agent {
     fn start_new_conversation(&mut self) {
         let journal = self.state.fresh_journal();
         self.state.clear(journal);
+        self.meter.history_changed();
     }
 
     pub(super) fn event(&self, event: AgentEvent) {
         self.outbox.event(event);
     }
+}
+
+/// The meter for `config`'s window, counting the system prompt and the tool schemas into every
+/// request.
+fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
+    let schemas = serde_json::to_vec(specs).map_or(0, |bytes| bytes.len());
+    let source = if config.context_window_assumed {
+        WindowSource::Assumed
+    } else {
+        WindowSource::Configured
+    };
+    ContextMeter::new(config.context_window, source, config.compact_at, config.max_tokens)
+        .with_overhead(config.system_prompt.len() + schemas)
 }
 
 /// The tools the model is told about: the board first (unless it is off), then the workspace

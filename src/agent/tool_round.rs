@@ -109,7 +109,9 @@ impl Agent {
                 threshold,
             });
             self.state.note(Entry::Reminder { text: text.clone() });
-            results.push(ContentBlock::Reminder { text });
+            // The board after the reminder's words: the plan at the very end of the context.
+            let board = self.state.view().board.render();
+            results.push(ContentBlock::Reminder { text: format!("{text}\n\n{board}") });
             self.state.reset_rounds();
         }
         self.state.push_results(results, &board_answers);

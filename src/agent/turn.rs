@@ -38,12 +38,17 @@ impl TurnEnd {
 }
 
 /// How a request ended when it did not produce an answer.
-enum Failure {
+pub(super) enum Failure {
     Stopped(Stop),
     Provider(LlmError),
     /// No model is configured (no API key).
     NotConfigured,
+    /// The history does not fit in the model's context window, even compacted: what to raise.
+    Context(String),
 }
+
+/// Refusals as too long one request may meet, each followed by a further compaction.
+const MAX_REFUSALS: u32 = 3;
 
 impl Agent {
     /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the task should end.
@@ -90,6 +95,7 @@ impl Agent {
                 Err(Failure::NotConfigured) => {
                     break (TurnOutcome::Error, Some(NO_PROVIDER_HELP.to_owned()), None);
                 }
+                Err(Failure::Context(text)) => break (TurnOutcome::Error, Some(text), None),
             };
             stop_reason = Some(completion.stop_reason);
             let answer = Message::assistant(completion.content.clone());
@@ -142,6 +148,10 @@ impl Agent {
     fn accept_answer(&mut self, completion: Completion, text: String) {
         self.state.set_streaming(None);
         self.state.add_usage(completion.usage);
+        self.meter.reported(completion.usage.input_tokens);
+        if completion.usage.input_tokens > 0 {
+            self.show_context(completion.usage.input_tokens + completion.usage.output_tokens);
+        }
         let total = self.state.view().usage;
         self.event(AgentEvent::Usage {
             input_tokens: completion.usage.input_tokens,
@@ -194,15 +204,45 @@ impl Agent {
         self.state.publish(&self.outbox);
     }
 
-    /// Sends the history to the model and waits for the whole answer, showing it as it streams
-    /// and listening for the person meanwhile.
+    /// Sends the history to the model and waits for the whole answer, compacting the history
+    /// first when it would not fit, and again whenever the server refuses it as too long.
     async fn request(&mut self) -> Result<Completion, Failure> {
+        if self.provider.is_none() {
+            return Err(Failure::NotConfigured);
+        }
+        self.fit_context().await?;
+        let mut refusals = 0;
+        loop {
+            match self.send().await {
+                Err(Failure::Provider(err)) => match err.overflow() {
+                    Some(overflow) if refusals < MAX_REFUSALS => {
+                        refusals += 1;
+                        self.shrink_after_refusal(overflow).await?;
+                    }
+                    Some(_) => {
+                        let tokens = self.meter.estimate(&self.state.view().history);
+                        return Err(Failure::Context(format!(
+                            "{err}. {}",
+                            self.does_not_fit(tokens)
+                        )));
+                    }
+                    None => return Err(Failure::Provider(err)),
+                },
+                other => return other,
+            }
+        }
+    }
+
+    /// Sends the history as it is and waits for the whole answer, showing it as it streams and
+    /// listening for the person meanwhile.
+    async fn send(&mut self) -> Result<Completion, Failure> {
         let Some(provider) = &self.provider else {
             return Err(Failure::NotConfigured);
         };
         self.state.set_activity(Activity::Thinking);
         self.state.publish(&self.outbox);
         let history = self.state.view().history.clone();
+        self.meter.sent(&history);
         let request = ChatRequest {
             system: &self.config.system_prompt,
             messages: &history,
@@ -224,7 +264,7 @@ impl Agent {
                     }
                 }
                 Some(event) = stream_rx.recv() => {
-                    on_stream_event(&mut self.state, &self.outbox, &mut partial, event);
+                    on_stream_event(&mut self.state, &self.outbox, Some(&mut partial), event);
                 }
                 result = &mut completion => {
                     self.state.set_streaming(None);
@@ -262,6 +302,7 @@ pub(super) fn during_turn(
             | Command::Undo
             | Command::StartDemo
             | Command::Continue
+            | Command::Compact
             | Command::ApprovePlan,
         ) => {
             state.note(Entry::Notice {
@@ -274,15 +315,25 @@ pub(super) fn during_turn(
     }
 }
 
-fn on_stream_event(state: &mut State, outbox: &Outbox, partial: &mut String, event: StreamEvent) {
+/// Shows what a request reports as it streams: its text (into `partial`, when the answer is to
+/// be shown as it comes) and its retries.
+pub(super) fn on_stream_event(
+    state: &mut State,
+    outbox: &Outbox,
+    partial: Option<&mut String>,
+    event: StreamEvent,
+) {
     match event {
         StreamEvent::TextDelta(delta) => {
+            let Some(partial) = partial else { return };
             partial.push_str(&delta);
             state.set_streaming(Some(partial.as_str().into()));
             state.set_activity(Activity::Thinking);
         }
         StreamEvent::Retrying { attempt, delay, reason } => {
-            partial.clear();
+            if let Some(partial) = partial {
+                partial.clear();
+            }
             state.set_streaming(None);
             state.set_activity(Activity::Retrying {
                 attempt,

@@ -10,12 +10,15 @@
 pub mod advice;
 mod file;
 pub mod trust;
+pub mod window;
 
 pub use file::{parse_file, read_file, user_config_path};
 pub use trust::Ignored;
+pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
 use crate::agent::{
-    ApprovalMode, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
+    ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
+    NagThreshold,
 };
 use crate::pricing::{BadPrice, Price, Prices};
 use serde::Deserialize;
@@ -84,6 +87,8 @@ pub struct FileSettings {
     pub nag_message: Option<String>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
+    pub context_window: Option<u32>,
+    pub compact_at: Option<f64>,
     /// Prices by model name, over keel's own table.
     pub prices: Option<BTreeMap<String, Price>>,
 }
@@ -99,6 +104,7 @@ pub struct FlagSettings {
     pub nag_threshold: Option<NagThreshold>,
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
+    pub context_window: Option<u32>,
 }
 
 /// Settings after every source has had its say.
@@ -116,6 +122,12 @@ pub struct Config {
     pub nag_message: String,
     pub max_rounds: u32,
     pub approval: ApprovalMode,
+    /// The model's context window in tokens: as set, else the figure for its family.
+    pub context_window: u32,
+    /// Whether `context_window` was set rather than assumed for the model.
+    pub context_window_set: bool,
+    /// The share of the window less `max_tokens` at which keel compacts the history.
+    pub compact_at: f64,
     /// Where `approval` came from, for messages about it.
     pub approval_source: ApprovalSource,
     /// What the workspace's file set and keel did not take (see `trust`).
@@ -176,6 +188,17 @@ pub enum ConfigError {
          toward the output limit, so raise --max-tokens (or max_tokens) as well"
     )]
     ThinkingOverOutput { budget: u32, max_tokens: u32 },
+    #[error(
+        "context_window {window} leaves no room for the conversation: it must be larger than \
+         max_tokens {max_tokens}, which the answer may take of it (raise --context-window or \
+         lower --max-tokens)"
+    )]
+    WindowTooSmall { window: u32, max_tokens: u32 },
+    #[error(
+        "compact_at {0} must be above 0 and at most 1: it is the share of the context window \
+         (less max_tokens) at which keel compacts the conversation"
+    )]
+    BadCompactAt(f64),
     #[error("max_rounds {ZERO_ROUNDS}")]
     ZeroRounds,
     #[error("prices: {0}")]
@@ -286,6 +309,15 @@ pub fn merge(
     };
     let max_tokens = number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS);
     let budget = flags.thinking_budget.or_else(|| files.iter().find_map(|f| f.thinking_budget));
+    let window = flags.context_window.or_else(|| files.iter().find_map(|f| f.context_window));
+    if let Some(window) = window.filter(|window| *window <= max_tokens) {
+        return Err(ConfigError::WindowTooSmall { window, max_tokens });
+    }
+    let compact_at = files.iter().find_map(|f| f.compact_at).unwrap_or(DEFAULT_COMPACT_AT);
+    if !(compact_at > 0.0 && compact_at <= 1.0) {
+        return Err(ConfigError::BadCompactAt(compact_at));
+    }
+    let context_window = window.unwrap_or_else(|| default_window(&model));
     let max_rounds = number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS);
     if max_rounds == 0 {
         return Err(ConfigError::ZeroRounds);
@@ -310,6 +342,9 @@ pub fn merge(
             .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
         max_rounds,
         approval,
+        context_window,
+        context_window_set: window.is_some(),
+        compact_at,
         approval_source,
         ignored,
         prices: Prices::new(prices)?,

@@ -5,6 +5,7 @@
 //! dumped: an HTML error page becomes its title, a long text its first line. [`StreamError`] is
 //! the narrower failure of reading one event stream, before the provider adds the URL to it.
 
+use super::overflow::Overflow;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -36,6 +37,10 @@ pub enum LlmError {
         /// Extra advice, starting with "; " when present.
         hint: String,
     },
+    /// The server said the prompt is too long for the model (in any status): the agent makes
+    /// the request smaller before it sends it again, never the same one.
+    #[error("the prompt is too long for the model ({status} from {url}): {message}")]
+    ContextOverflow { status: u16, url: String, message: String, overflow: Overflow },
     /// A status that retrying will not fix (400, 413, 422, …): the server's own words.
     #[error("request rejected ({status} from {url}): {message}")]
     Rejected { status: u16, url: String, message: String },
@@ -143,6 +148,15 @@ impl LlmError {
             Self::Auth { .. } => true,
             Self::RetriesExhausted { last, .. } => last.is_auth(),
             _ => false,
+        }
+    }
+
+    /// What the server said when it refused the prompt as too long for the model.
+    pub fn overflow(&self) -> Option<Overflow> {
+        match self {
+            Self::ContextOverflow { overflow, .. } => Some(*overflow),
+            Self::RetriesExhausted { last, .. } => last.overflow(),
+            _ => None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! only up to [`MAX_ERROR_BODY`] and summarised (see `error::summarize_body`).
 
 use super::error::{LlmError, StreamError, root_cause, summarize_body};
+use super::overflow;
 use super::retry;
 use super::settings::HttpSettings;
 use super::sse::{self, EventDecoder};
@@ -144,6 +145,10 @@ async fn status_error(
     let body = read_capped(response, idle).await;
     let message = summarize_body(Some(&content_type), &body);
     let url = endpoint.url.clone();
+    // Whatever the status: resending it as it is would only be refused again.
+    if let Some(overflow) = overflow::detect(status.as_u16(), &body) {
+        return LlmError::ContextOverflow { status: status.as_u16(), url, message, overflow };
+    }
     match status.as_u16() {
         status @ (401 | 403) => LlmError::Auth { status, url, message, key_var: endpoint.key_var },
         404 => LlmError::NotFound {

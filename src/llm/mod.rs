@@ -15,6 +15,7 @@ mod client;
 pub mod error;
 mod http;
 pub mod openai;
+pub mod overflow;
 mod part;
 mod protocol;
 mod provider;
@@ -28,6 +29,7 @@ mod wire;
 
 pub use client::HttpClient;
 pub use error::{LlmError, StreamError};
+pub use overflow::Overflow;
 pub use protocol::Protocol;
 pub use provider::Provider;
 pub use settings::HttpSettings;

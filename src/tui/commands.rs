@@ -13,6 +13,7 @@ pub enum Slash {
     Help,
     Quit,
     Undo,
+    Compact,
     Demo,
 }
 
@@ -36,6 +37,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     ),
     ("/approve", Slash::Approve, "approve the plan on the board: the model carries it out"),
     ("/undo", Slash::Undo, "restore the files the last turn changed"),
+    (
+        "/compact",
+        Slash::Compact,
+        "summarise the work so far for the model (the board and your requests stay)",
+    ),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
@@ -70,7 +76,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /compact /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
@@ -84,6 +90,7 @@ mod tests {
         assert_eq!(parse("/clear"), Parsed::Command(Slash::Clear));
         assert_eq!(parse("  /TODOS  "), Parsed::Command(Slash::Todos));
         assert_eq!(parse("/exit"), Parsed::Command(Slash::Quit));
+        assert_eq!(parse("/compact"), Parsed::Command(Slash::Compact));
         assert_eq!(parse("/todo done 2"), Parsed::Command(Slash::Todo));
         assert_eq!(parse("/Plan"), Parsed::Command(Slash::Plan));
         assert_eq!(parse("/nope"), Parsed::Unknown("/nope".into()));

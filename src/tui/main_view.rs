@@ -114,6 +114,7 @@ impl MainView {
                 ctx.effect(match command {
                     Slash::Clear => Effect::Send(Command::Clear),
                     Slash::Undo => Effect::Send(Command::Undo),
+                    Slash::Compact => Effect::Send(Command::Compact),
                     Slash::Demo => Effect::Send(Command::StartDemo),
                     Slash::Quit => Effect::Quit,
                     Slash::Help => Effect::OpenHelp,

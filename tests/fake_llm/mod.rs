@@ -13,6 +13,8 @@
 pub mod chunked;
 pub mod raw;
 pub mod reasoning;
+pub mod valid;
+pub mod window;
 
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -140,14 +142,28 @@ impl FakeLlm {
         Self::serve(steps, Duration::ZERO, true).await
     }
 
+    /// Like [`FakeLlm::start`], with the switches of a finite context window (see `window`).
+    pub async fn start_with(steps: Vec<Step>, switches: window::Switches) -> Self {
+        Self::serve_with(steps, Duration::ZERO, false, switches).await
+    }
+
     async fn serve(steps: Vec<Step>, delay: Duration, checking: bool) -> Self {
+        Self::serve_with(steps, delay, checking, window::Switches::default()).await
+    }
+
+    async fn serve_with(
+        steps: Vec<Step>,
+        delay: Duration,
+        checking: bool,
+        switches: window::Switches,
+    ) -> Self {
         let server = MockServer::start().await;
         for (route, protocol) in
             [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)]
         {
             Mock::given(method("POST"))
                 .and(path(route))
-                .respond_with(Script { steps: steps.clone(), protocol, delay, checking })
+                .respond_with(Script { steps: steps.clone(), protocol, delay, checking, switches })
                 .mount(&server)
                 .await;
         }
@@ -187,11 +203,17 @@ struct Script {
     protocol: Protocol,
     delay: Duration,
     checking: bool,
+    switches: window::Switches,
 }
 
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if let Some(reply) =
+            window::respond(&self.steps, self.protocol, self.switches, &request.body, &body)
+        {
+            return reply;
+        }
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         if self.checking
             && let Some(refusal) = reasoning::refusal(self.protocol, &self.steps, &messages)
@@ -315,11 +337,20 @@ fn cache_usage(index: usize) -> Value {
 }
 
 pub fn anthropic_sse(step: &Step, index: usize) -> String {
+    anthropic_sse_with(step, index, None)
+}
+
+/// [`anthropic_sse`], reporting `prompt_tokens` (when given) as the prompt's size, no cache.
+pub fn anthropic_sse_with(step: &Step, index: usize, prompt_tokens: Option<u64>) -> String {
+    let usage = match prompt_tokens {
+        Some(tokens) => json!({"input_tokens": tokens, "output_tokens": 1}),
+        None => cache_usage(index),
+    };
     let mut events = vec![(
         Some("message_start"),
         json!({"type": "message_start", "message": {"id": format!("msg_{index}"), "type": "message",
             "role": "assistant", "content": [], "model": "fake", "stop_reason": null,
-            "usage": cache_usage(index)}}),
+            "usage": usage}}),
     )];
     let mut block = 0;
     reasoning::anthropic_blocks(step, index, &mut block, &mut events);
@@ -358,6 +389,11 @@ pub fn anthropic_sse(step: &Step, index: usize) -> String {
 }
 
 pub fn openai_sse(step: &Step, index: usize) -> String {
+    openai_sse_with(step, index, None)
+}
+
+/// [`openai_sse`], reporting `prompt_tokens` (when given) as the prompt's size, no cache.
+pub fn openai_sse_with(step: &Step, index: usize, prompt_tokens: Option<u64>) -> String {
     let chunk = |delta: Value, finish: Value| {
         (
             None,
@@ -388,9 +424,18 @@ pub fn openai_sse(step: &Step, index: usize) -> String {
         (false, false) => "tool_calls",
     };
     events.push(chunk(json!({}), json!(finish)));
-    events.push((None, json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
-        "model": "fake", "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020,
-            "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 900 }}}})));
+    let usage = match prompt_tokens {
+        Some(tokens) => {
+            json!({"prompt_tokens": tokens, "completion_tokens": 20, "total_tokens": tokens + 20})
+        }
+        None => json!({"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020,
+            "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 900 }}}),
+    };
+    events.push((
+        None,
+        json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion.chunk", "created": 1,
+        "model": "fake", "choices": [], "usage": usage}),
+    ));
     let mut body = sse(&events);
     body.push_str("data: [DONE]\n\n");
     body

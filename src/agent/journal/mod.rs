@@ -2,7 +2,8 @@
 //! happens, and a front end reopens a saved session to carry on.
 //!
 //! [`store`] says where a workspace's sessions live (outside it, in keel's state folder) and
-//! names them; [`log`] is one open, locked log; [`record`] the format of a line; `replay` turns
+//! names them; [`log`] is one open, locked log; [`record`] the format of a line, [`compaction`]
+//! that of a compaction and how it applies to a history; `replay` turns
 //! a log back into state and finds where a damaged one stops being valid; `recovery` answers the
 //! calls a crash cut off; `migrate` moves logs an older keel left in the workspace. [`Journal`]
 //! is the agent's side: whether the conversation is saved at all, the log created lazily at the
@@ -10,6 +11,7 @@
 //! save reported once rather than at every record. Only `State` writes to it, so a change
 //! cannot reach the history, the board or the reminder counter without reaching the log too.
 
+pub mod compaction;
 pub mod log;
 mod migrate;
 pub mod record;
@@ -22,7 +24,7 @@ pub use migrate::LEGACY_DIR;
 pub use record::Record;
 pub use recovery::CUT_OFF;
 pub(crate) use recovery::complete_cut_off_round;
-pub use replay::Restored;
+pub use replay::{Restored, Shown};
 pub use store::{SessionStore, check_id, state_dir};
 
 use crate::tools::Workspace;

@@ -2,8 +2,10 @@
 //!
 //! Records are only ever appended. A resumed session replays them in order (`replay`), so each
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
-//! begun with the workspace snapshot taken before it, a tool call answered, a file changed.
+//! begun with the workspace snapshot taken before it, a tool call answered, a file changed, the
+//! history compacted.
 
+use super::compaction::Compaction;
 use crate::agent::reminder::Pace;
 use crate::agent::steps::Step;
 use crate::message::Message;
@@ -47,6 +49,8 @@ pub enum Record {
     },
     /// The newest turn that changed files was undone.
     Undo,
+    /// The history was compacted to fit the model's context window.
+    Compaction(Compaction),
     // The board's own bookkeeping (see `agent::reminder`, `agent::steps`, `todo::edit`).
     /// The reminder's rhythm and the drift count after a round.
     Pace { pace: Pace },

@@ -8,6 +8,7 @@
 //! in the middle is how a history ends up with calls that have no result, which an API refuses
 //! for good. A last line cut off mid-write (the process was killed) just ends the log.
 
+use super::compaction::{Compaction, apply_masks};
 use super::record::{Record, decode_change};
 use crate::agent::reminder::Pace;
 use crate::agent::steps::Step;
@@ -15,10 +16,23 @@ use crate::message::{ContentBlock, Message, Role};
 use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, UndoStack};
 
+/// One thing the conversation showed, in order: a message, or the line where the model's view
+/// was compacted. The history a compaction shortened is still shown whole.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    Message(Message),
+    Compacted(String),
+}
+
 /// What a session log held.
 #[derive(Debug, Clone, Default)]
 pub struct Restored {
+    /// The history as the model gets it (compacted, if it was).
     pub history: Vec<Message>,
+    /// Everything the conversation showed, compactions notwithstanding.
+    pub transcript: Vec<Shown>,
+    /// The context window a server stated in the newest compaction it caused.
+    pub learned_window: Option<u64>,
     pub board: TodoBoard,
     pub rounds_since_todo: u32,
     pub pace: Pace,
@@ -136,8 +150,10 @@ impl Replay {
             Record::Message { message } => {
                 self.open_calls = check_message(&message, &self.open_calls)?;
                 self.restored.answered.clear();
+                self.restored.transcript.push(Shown::Message(message.clone()));
                 self.restored.history.push(message);
             }
+            Record::Compaction(compaction) => self.compact(compaction)?,
             Record::Board { items } => restored.board = TodoBoard::from_items(items),
             Record::Rounds { rounds_since_todo } => restored.rounds_since_todo = rounds_since_todo,
             Record::Turn { snapshot } => {
@@ -168,6 +184,38 @@ impl Replay {
             Record::BoardEditsTold => restored.board_edits.clear(),
             Record::Step { step } => restored.steps.push(step),
         }
+        Ok(())
+    }
+}
+
+impl Replay {
+    /// Applies a compaction, checking that the history it leaves is one a model accepts. Nothing
+    /// changes when it would not.
+    fn compact(&mut self, compaction: Compaction) -> Result<(), String> {
+        if !self.open_calls.is_empty() {
+            return Err("a compaction while tool results were owed".to_owned());
+        }
+        let mut history = match &compaction.history {
+            Some(history) => {
+                let mut open = Vec::new();
+                for message in history {
+                    open = check_message(message, &open)
+                        .map_err(|why| format!("a compacted history with {why}"))?;
+                }
+                if !open.is_empty() {
+                    return Err("a compacted history whose last tool calls are unanswered".into());
+                }
+                history.clone()
+            }
+            None => self.restored.history.clone(),
+        };
+        apply_masks(&mut history, &compaction.masks)?;
+        self.restored.history = history;
+        self.restored.answered.clear();
+        if compaction.learned_window.is_some() {
+            self.restored.learned_window = compaction.learned_window;
+        }
+        self.restored.transcript.push(Shown::Compacted(compaction.note()));
         Ok(())
     }
 }
@@ -221,6 +269,7 @@ fn check_message(message: &Message, open: &[String]) -> Result<Vec<String>, Stri
 
 #[cfg(test)]
 mod tests {
+    use super::super::compaction::{Mask, Trigger};
     use super::*;
     use serde_json::json;
 
@@ -301,6 +350,70 @@ mod tests {
         assert!(replay(twice.as_bytes()).damage.unwrap().reason.contains("owes none"));
         let closed = log + &line(&results(&["t1"]));
         assert!(replay(closed.as_bytes()).restored.answered.is_empty());
+    }
+
+    fn compaction(masks: Vec<Mask>, history: Option<Vec<Message>>) -> Record {
+        Record::Compaction(Compaction {
+            trigger: Trigger::Threshold,
+            tokens_before: 100,
+            tokens_after: 10,
+            masks,
+            history,
+            summarised: 0,
+            summary_error: None,
+            learned_window: Some(24_000),
+        })
+    }
+
+    fn message(record: Record) -> Message {
+        let Record::Message { message } = record else { unreachable!() };
+        message
+    }
+
+    #[test]
+    fn a_compaction_replays_and_the_transcript_keeps_what_it_elided() {
+        let stub = Mask::Result { id: "t1".into(), content: "[elided]".into() };
+        let log = [user("go"), call("t1"), results(&["t1"]), compaction(vec![stub], None)]
+            .iter()
+            .map(line)
+            .collect::<String>();
+        let replayed = replay(log.as_bytes());
+        assert!(replayed.damage.is_none());
+        let restored = replayed.restored;
+        assert!(
+            matches!(&restored.history[2].content[0], ContentBlock::ToolResult { content, .. } if content == "[elided]")
+        );
+        assert!(
+            matches!(&restored.transcript[2], Shown::Message(m) if m.content[0] == message(results(&["t1"])).content[0])
+        );
+        assert!(
+            matches!(&restored.transcript[3], Shown::Compacted(note) if note.contains("100 → 10"))
+        );
+        assert_eq!(restored.learned_window, Some(24_000));
+        let summary = vec![message(user("go")), message(user("summary"))];
+        let log = log + &line(&compaction(Vec::new(), Some(summary.clone())));
+        assert_eq!(replay(log.as_bytes()).restored.history, summary);
+    }
+
+    #[test]
+    fn a_forged_compaction_ends_the_valid_prefix() {
+        let head = [user("go"), call("t1"), results(&["t1"])];
+        let ghost = Mask::Result { id: "t9".into(), content: "x".into() };
+        let unanswered = vec![message(user("go")), message(call("t2"))];
+        let cases = [
+            (compaction(vec![ghost], None), "does not hold"),
+            (compaction(Vec::new(), Some(unanswered)), "unanswered"),
+            (compaction(Vec::new(), Some(vec![message(results(&["t5"]))])), "never made"),
+        ];
+        for (forged, reason) in cases {
+            let log: String = head.iter().chain([&forged]).map(line).collect();
+            let damage = replay(log.as_bytes()).damage.expect(reason);
+            assert!(damage.reason.contains(reason), "{}", damage.reason);
+            assert_eq!(damage.line, 4);
+        }
+        let owed: String =
+            [user("go"), call("t1"), compaction(Vec::new(), None)].iter().map(line).collect();
+        assert!(replay(owed.as_bytes()).damage.unwrap().reason.contains("owed"));
     }
 
     #[test]

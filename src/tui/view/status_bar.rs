@@ -1,6 +1,6 @@
 //! The one-line status bar: provider and model, what the agent is doing (and `PLAN` in plan
 //! mode), the turn's time, tokens in and out (and the share of the prompt read from the
-//! provider's cache, where it says), the cost where the model's price is known, rounds since the
+//! provider's cache, where it says, and of the context window the next request takes), the cost where the model's price is known, rounds since the
 //! last board update against the reminder threshold (`↻ 1/3`), rounds the item in progress has
 //! stood still (marked stale), and the keys that matter now.
 //!
@@ -159,13 +159,17 @@ fn turn_time(snapshot: &Snapshot, now: Instant) -> Option<Group> {
     Some(Group::dropped_at(rank::TURN_TIME, vec![Span::raw(format!("turn {}", clock(elapsed)))]))
 }
 
-/// `↑12.3k ↓2.0k cache 93%`: tokens in and out, and the prompt's share read from the cache.
+/// `↑12.3k ↓2.0k cache 93% ctx 62%`: tokens in and out, the prompt's share read from the cache,
+/// and the next request's share of the context window.
 fn tokens(snapshot: &Snapshot) -> Group {
     let usage = &snapshot.usage;
     let mut tokens =
         format!("↑{} ↓{}", compact_count(usage.input_tokens), compact_count(usage.output_tokens));
     if let Some(percent) = usage.cache_percent() {
         tokens.push_str(&format!(" cache {percent}%"));
+    }
+    if let Some(percent) = snapshot.context.percent() {
+        tokens.push_str(&format!(" ctx {percent}%"));
     }
     Group::dropped_at(rank::TOKENS, vec![Span::raw(tokens)])
 }
@@ -239,6 +243,7 @@ fn activity(activity: &Activity, now: Instant, frame: u64) -> (String, Style) {
             )
         }
         Activity::AwaitingApproval => ("awaiting approval".to_owned(), theme::STATUS_ATTENTION),
+        Activity::Compacting => (format!("{} compacting", spinner(frame)), theme::STATUS_BUSY),
     }
 }
 

@@ -1,0 +1,27 @@
+//! `State`'s list of tool runs, the tool pane's: a run is added when it starts and replaced as
+//! it goes on and ends.
+
+use super::State;
+use crate::agent::snapshot::ToolRun;
+use std::sync::Arc;
+
+/// How many of the newest tool runs an update looks through: a run changes only while its
+/// round runs, so it is among them, and a long session's thousands of older runs are not
+/// searched at every call.
+const TOOL_RUN_SEARCH: usize = 256;
+
+impl State {
+    /// Replaces the tool run with the same id (among the newest), or adds it.
+    pub fn update_tool(&mut self, run: ToolRun) {
+        let tools = &self.view.tools;
+        let mut newest = tools.iter().rev().take(TOOL_RUN_SEARCH);
+        let found =
+            newest.position(|existing| existing.id == run.id).map(|at| tools.len() - 1 - at);
+        match found {
+            Some(index) => {
+                self.view.tools.set(index, Arc::new(run));
+            }
+            None => self.view.tools.push_back(Arc::new(run)),
+        }
+    }
+}
