@@ -50,8 +50,9 @@ pub const DEFAULT_NAG_THRESHOLD: u32 = reminder::DEFAULT_THRESHOLD;
 pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 /// Output tokens asked for per response.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
-/// The model's context window when nothing says otherwise (see `config::window`).
-pub const DEFAULT_CONTEXT_WINDOW: u32 = crate::config::DEFAULT_CONTEXT_WINDOW;
+/// Tokens of context window assumed for a model keel does not know (`config::window` knows the
+/// families' own).
+pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
 /// The share of the context window, less `max_tokens`, at which keel compacts the history.
 pub const DEFAULT_COMPACT_AT: f64 = 0.8;
 

@@ -5,8 +5,7 @@
 //! differ. One that is too large is corrected by the server: its "too long" answer states the
 //! real limit and keel learns it. One that is too small only makes keel compact early.
 
-/// Tokens assumed for a model keel does not know.
-pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
+pub use crate::agent::DEFAULT_CONTEXT_WINDOW;
 
 /// Model name prefixes (lowercase, after any `vendor/` part) and their windows; the longest
 /// matching prefix wins.

@@ -4,6 +4,7 @@
 
 pub mod approval_modal;
 mod board_lines;
+mod board_scroll;
 pub mod composer;
 pub mod conversation;
 mod entry_lines;
