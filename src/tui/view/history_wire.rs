@@ -9,27 +9,29 @@ use super::history_text::{MessageText, Row, rows};
 use crate::agent::Snapshot;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::History;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Lines of a folded part shown before the note saying how many more there are.
 const FOLDED_LINES: usize = 24;
 
-/// One part of the body.
+/// One part of the body; a range is where its raw JSON lies in the body.
 #[derive(Debug)]
 pub(super) enum Part {
     /// Every top-level field that is not the system prompt, the tools or the messages.
     Parameters(Value),
-    System(Box<RawValue>),
+    System(Range<usize>),
     Tools {
         count: usize,
-        raw: Box<RawValue>,
+        raw: Range<usize>,
     },
     Message {
         index: usize,
-        raw: Box<RawValue>,
+        raw: Range<usize>,
     },
     /// The body could not be made or read: what went wrong.
     Broken(String),
@@ -42,6 +44,8 @@ pub(super) struct Wired {
     pub(super) system: Arc<str>,
     pub(super) format: WireFormat,
     pub(super) request: RequestShape,
+    /// The body as encoded; the parts point into it.
+    body: Arc<str>,
     pub(super) parts: Vec<Part>,
     /// How many of the parts are messages.
     pub(super) messages: usize,
@@ -54,16 +58,26 @@ pub(super) struct Wired {
 impl Wired {
     pub(super) fn of(snapshot: &Snapshot, folded: bool) -> Self {
         let request = snapshot.request.request(&snapshot.system_prompt, &snapshot.history);
-        let parts = match snapshot.wire_format.encode(&snapshot.request.model, &request) {
-            Ok(body) => split(&body),
-            Err(err) => vec![Part::Broken(err.to_string())],
-        };
+        let (body, parts): (Arc<str>, _) =
+            match snapshot.wire_format.encode(&snapshot.request.model, &request) {
+                Ok(body) => match String::from_utf8(body) {
+                    Ok(body) => {
+                        let parts = split(&body);
+                        (body.into(), parts)
+                    }
+                    Err(err) => {
+                        ("".into(), vec![Part::Broken(format!("the body is not UTF-8: {err}"))])
+                    }
+                },
+                Err(err) => ("".into(), vec![Part::Broken(err.to_string())]),
+            };
         let messages = parts.iter().filter(|part| matches!(part, Part::Message { .. })).count();
         Self {
             history: snapshot.history.clone(),
             system: Arc::clone(&snapshot.system_prompt),
             format: snapshot.wire_format,
             request: snapshot.request.clone(),
+            body,
             texts: vec![None; parts.len()],
             parts,
             messages,
@@ -88,12 +102,12 @@ impl Wired {
                 Part::Parameters(Value::Object(fields)) => body.extend(fields.clone()),
                 Part::Parameters(_) | Part::Broken(_) => {}
                 Part::System(raw) => {
-                    body.insert("system".into(), parse(raw));
+                    body.insert("system".into(), self.parse(raw));
                 }
                 Part::Tools { raw, .. } => {
-                    body.insert("tools".into(), parse(raw));
+                    body.insert("tools".into(), self.parse(raw));
                 }
-                Part::Message { raw, .. } => messages.push(parse(raw)),
+                Part::Message { raw, .. } => messages.push(self.parse(raw)),
             }
         }
         body.insert("messages".into(), Value::Array(messages));
@@ -107,11 +121,11 @@ impl Wired {
         }
         let text = match self.parts.get(block) {
             Some(Part::Parameters(value)) => MessageText::titled("request", value),
-            Some(Part::System(raw)) => MessageText::titled("system", &parse(raw)),
+            Some(Part::System(raw)) => MessageText::titled("system", &self.parse(raw)),
             Some(Part::Tools { count, raw }) => {
-                MessageText::titled(&format!("tools ({count})"), &parse(raw))
+                MessageText::titled(&format!("tools ({count})"), &self.parse(raw))
             }
-            Some(Part::Message { index, raw }) => MessageText::new(*index, &parse(raw)),
+            Some(Part::Message { index, raw }) => MessageText::new(*index, &self.parse(raw)),
             Some(Part::Broken(why)) => MessageText::titled("request", &Value::String(why.clone())),
             None => MessageText { lines: Vec::new() },
         };
@@ -133,38 +147,46 @@ impl Wired {
     }
 }
 
-fn parse(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or_else(|_| Value::String(raw.get().to_owned()))
+impl Wired {
+    /// The part of the body at `raw`, as a JSON tree.
+    fn parse(&self, raw: &Range<usize>) -> Value {
+        let text = self.body.get(raw.clone()).unwrap_or_default();
+        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    }
 }
 
-/// The body's parts in the order shown: parameters, system, tools, messages.
-fn split(body: &[u8]) -> Vec<Part> {
-    let fields: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(body) {
-        Ok(fields) => fields,
+/// The body's parts in the order shown: parameters, system, tools, messages. One pass over the
+/// body, which is neither copied nor built into a tree: each part is where it lies.
+fn split(body: &str) -> Vec<Part> {
+    let fields = match serde_json::from_str::<TopLevel<'_>>(body) {
+        Ok(TopLevel(fields)) => fields,
         Err(err) => return vec![Part::Broken(format!("the body is not a JSON object: {err}"))],
+    };
+    let at = |raw: &RawValue| {
+        let start = raw.get().as_ptr() as usize - body.as_ptr() as usize;
+        start..start + raw.get().len()
     };
     let mut parameters = Map::new();
     let (mut system, mut tools, mut messages) = (None, None, Vec::new());
-    for (key, raw) in fields {
-        match key.as_str() {
-            "system" => system = Some(Part::System(raw)),
-            "tools" => {
+    for (key, field) in fields {
+        match (key.as_ref(), field) {
+            ("system", Field::Raw(raw)) => system = Some(Part::System(at(raw))),
+            ("tools", Field::Raw(raw)) => {
                 let count =
                     serde_json::from_str::<Vec<&RawValue>>(raw.get()).map_or(0, |t| t.len());
-                tools = Some(Part::Tools { count, raw });
+                tools = Some(Part::Tools { count, raw: at(raw) });
             }
-            "messages" => match serde_json::from_str::<Vec<Box<RawValue>>>(raw.get()) {
-                Ok(list) => {
-                    messages = list
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, raw)| Part::Message { index, raw })
-                        .collect();
-                }
-                Err(err) => messages = vec![Part::Broken(format!("messages: {err}"))],
-            },
-            _ => {
-                parameters.insert(key, parse(&raw));
+            (_, Field::Messages(list)) => {
+                messages = list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, raw)| Part::Message { index, raw: at(raw) })
+                    .collect();
+            }
+            (_, Field::Raw(raw)) => {
+                let value = serde_json::from_str(raw.get())
+                    .unwrap_or_else(|_| Value::String(raw.get().to_owned()));
+                parameters.insert(key.into_owned(), value);
             }
         }
     }
@@ -173,6 +195,40 @@ fn split(body: &[u8]) -> Vec<Part> {
     parts.extend(tools);
     parts.extend(messages);
     parts
+}
+
+/// A top-level field of the body: the messages, each where it lies, or any other field whole.
+enum Field<'a> {
+    Messages(Vec<&'a RawValue>),
+    Raw(&'a RawValue),
+}
+
+/// The body's top-level fields, read in one pass (the messages split as they are read).
+struct TopLevel<'a>(Vec<(Cow<'a, str>, Field<'a>)>);
+
+impl<'de> Deserialize<'de> for TopLevel<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = TopLevel<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a request body")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let field = if key == "messages" {
+                        Field::Messages(map.next_value()?)
+                    } else {
+                        Field::Raw(map.next_value()?)
+                    };
+                    fields.push((key, field));
+                }
+                Ok(TopLevel(fields))
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 /// A part laid out: its text (folded or whole) and the rows it breaks into at the width.
