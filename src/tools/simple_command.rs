@@ -162,6 +162,16 @@ mod tests {
     }
 
     #[test]
+    fn a_subcommand_is_one_plain_lowercase_word() {
+        assert_eq!(kind("git cherry-pick abc"), Some("git cherry-pick".into()));
+        assert_eq!(kind("cargo build2"), Some("cargo build2".into()));
+        // Not a subcommand: a file, an option, a word that starts with a digit or a capital.
+        for command in ["git x.y", "git --", "git 2fa", "cargo Build", "git status.txt"] {
+            assert_eq!(kind(command), None, "{command}");
+        }
+    }
+
+    #[test]
     fn anything_more_than_one_simple_command_is_none() {
         for command in [
             "ls && touch X",
