@@ -187,23 +187,7 @@ async fn the_prompt_can_come_from_stdin() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unauthorized_fails_the_run_and_names_the_variable() {
-    use wiremock::matchers::method;
-    use wiremock::{Mock, MockServer, ResponseTemplate};
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(401).set_body_string(
-            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
-        ))
-        .mount(&server)
-        .await;
-    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut command = keel(home.path());
-    command
-        .args(["-p", "hello", "--workdir"])
-        .arg(work.path())
-        .env("ANTHROPIC_API_KEY", "wrong")
-        .env("ANTHROPIC_BASE_URL", server.uri());
-    let output = output_within(&mut command, "keel -p against a server that says 401");
+    let output = keel_bin::p_refused_with_401().await;
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");

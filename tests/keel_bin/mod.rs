@@ -93,3 +93,24 @@ pub fn last_result(events: &[Value]) -> &Value {
     assert_eq!(last["type"], "result", "the last event is the result");
     last
 }
+
+/// `keel -p hello` against a server that refuses the key with Anthropic's 401.
+pub async fn p_refused_with_401() -> Output {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ))
+        .mount(&server)
+        .await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut command = keel(home.path());
+    command
+        .args(["-p", "hello", "--workdir"])
+        .arg(work.path())
+        .env("ANTHROPIC_API_KEY", "wrong")
+        .env("ANTHROPIC_BASE_URL", server.uri());
+    output_within(&mut command, "keel -p against a server that says 401")
+}
