@@ -232,6 +232,7 @@ impl Bait {
                 path,
                 before: before.map(|text| text.as_bytes().to_vec()),
                 after: after.as_bytes().to_vec(),
+                created_folders: 0,
             })
         };
         let name = o.file_name().unwrap();
@@ -353,7 +354,11 @@ fn a_fifo_swapped_in_is_left_alone_without_waiting_on_it() {
     std::fs::write(&path, "keel's\n").unwrap();
     let mut stack = UndoStack::default();
     stack.begin_turn(None);
-    stack.record([FileChange { path: path.clone(), before: None, after: b"keel's\n".to_vec() }]);
+    stack.record([FileChange {
+        path: path.clone(),
+        after: b"keel's\n".to_vec(),
+        ..FileChange::default()
+    }]);
     std::fs::remove_file(&path).unwrap();
     nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let report = stack.undo(UndoContext { workspace: &workspace, shadow: None });
@@ -373,7 +378,7 @@ fn path_with_counted_git(bin: &Path, log: &Path) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn git_runs_only_for_the_snapshots_a_turn_needs() {
+async fn git_runs_only_for_the_turns_that_run_a_command() {
     let (home, work, bin) =
         (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let w = work.path();
@@ -383,12 +388,19 @@ async fn git_runs_only_for_the_snapshots_a_turn_needs() {
     let steps = vec![
         tool("read_file", json!({"path": "a.txt"})),
         text("Read."),
-        tool("write_file", json!({"path": "w.txt", "content": "written\n"})),
+        tool("write_file", json!({"path": "d/e/w.txt", "content": "written\n"})),
+        tool("edit_file", json!({"path": "a.txt", "old_text": "read", "new_text": "edited"})),
         text("Written."),
+        tool("bash", json!({"command": "echo ran > b.txt"})),
+        text("Ran."),
     ];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
     let mut runs = Vec::new();
-    for args in [["-p", "Read a.txt."].as_slice(), &["-p", "Write w.txt.", "--continue"]] {
+    for args in [
+        ["-p", "Read a.txt."].as_slice(),
+        &["-p", "Write w.txt.", "--continue"],
+        &["-p", "Run it.", "--continue"],
+    ] {
         let mut command = keel(home.path());
         command
             .args(["--workdir"])
@@ -400,18 +412,73 @@ async fn git_runs_only_for_the_snapshots_a_turn_needs() {
         let output = output_within(&mut command, "keel -p with a counted git");
         assert!(output.status.success(), "{}", stderr(&output));
         runs.push(std::fs::read_to_string(&log).unwrap_or_default());
-        std::fs::remove_file(&log).unwrap();
+        let _ = std::fs::remove_file(&log);
     }
-    // The repository is made without `git init`; a turn that only read took the snapshot
-    // before it and no other; a turn that wrote took one before and one after.
+    // The file tools' records undo them exactly: only a command needs the workspace snapshotted,
+    // once before it and once after the turn (the repository is made without `git init`).
     let snapshot = "add\nwrite-tree\n";
-    assert_eq!(runs[0], snapshot, "a turn that only read");
-    assert_eq!(runs[1], snapshot.repeat(2), "a turn that wrote");
+    assert_eq!(runs[0], "", "a turn that only read");
+    assert_eq!(runs[1], "", "a turn that wrote and edited");
+    assert_eq!(runs[2], snapshot.repeat(2), "a turn that ran a command");
 
-    let mut command = keel(home.path());
-    command.args(["undo", "--workdir"]).arg(w).env("PATH", &path);
-    let said = stdout(&output_within(&mut command, "keel undo"));
-    assert!(said.contains("deleted w.txt"), "{said}");
-    assert!(!w.join("w.txt").exists());
+    let undo = |what: &str| {
+        let mut command = keel(home.path());
+        command.args(["undo", "--workdir"]).arg(w).env("PATH", &path);
+        stdout(&output_within(&mut command, what))
+    };
+    let said = undo("keel undo of the command");
+    assert!(said.contains("deleted b.txt"), "{said}");
+    assert!(w.join("d/e/w.txt").exists(), "the turn before is not this undo's");
+    let said = undo("keel undo of the writes");
+    assert!(said.contains("deleted d/e/w.txt") && said.contains("restored a.txt"), "{said}");
+    assert!(!said.contains("not what bash did"), "the records are the whole turn: {said}");
+    assert!(!w.join("d").exists(), "the folders the write made go with it");
     assert_eq!(read(w.join("a.txt")), "read me\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_that_writes_then_runs_a_command_is_undone_whole() {
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let w = work.path();
+    std::fs::write(w.join("a.txt"), "v0\n").unwrap();
+    let steps = vec![
+        tool("write_file", json!({"path": "a.txt", "content": "v1\n"})),
+        tool("write_file", json!({"path": "new/n.txt", "content": "new\n"})),
+        tool("bash", json!({"command": "echo v2 > a.txt && echo c > c.txt && rm new/n.txt"})),
+        tool("write_file", json!({"path": "late.txt", "content": "late\n"})),
+        text("Done."),
+    ];
+    run(steps, home.path(), w, &["-p", "Change things."]).await;
+    assert_eq!(read(w.join("a.txt")), "v2\n");
+
+    let said = stdout(&undo(home.path(), w));
+    assert_eq!(read(w.join("a.txt")), "v0\n", "the command's change, then the write before it");
+    for gone in ["c.txt", "late.txt", "new"] {
+        assert!(!w.join(gone).exists(), "{gone} is still there: {said}");
+    }
+    assert_eq!(said.matches("a.txt").count(), 1, "each path is reported once: {said}");
+    assert!(said.contains("restored a.txt") && said.contains("deleted c.txt"), "{said}");
+    assert!(!said.contains("not what bash did"), "{said}");
+}
+
+#[test]
+fn a_forged_folder_count_never_removes_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    std::fs::create_dir(workspace.root().join("x")).unwrap();
+    let path = workspace.root().join("x/y.txt");
+    std::fs::write(&path, "made\n").unwrap();
+    let mut stack = UndoStack::default();
+    stack.begin_turn(None);
+    let change = FileChange {
+        path,
+        after: b"made\n".to_vec(),
+        created_folders: 99,
+        ..FileChange::default()
+    };
+    stack.record([change]);
+    let report = stack.undo(UndoContext { workspace: &workspace, shadow: None });
+    assert_eq!(report.deleted, vec!["x/y.txt".to_owned()]);
+    assert!(!workspace.root().join("x").exists(), "the folder the write made goes");
+    assert!(workspace.root().is_dir(), "the workspace itself stays, whatever the log says");
 }

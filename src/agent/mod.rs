@@ -24,6 +24,7 @@ mod steps;
 mod task;
 mod tool_round;
 mod turn;
+mod turn_undo;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};

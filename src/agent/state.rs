@@ -12,6 +12,7 @@
 mod board;
 mod compaction;
 mod tool_runs;
+mod undo_group;
 
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
@@ -21,7 +22,7 @@ use super::steps::StepLog;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
-use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport, UndoStack};
+use crate::tools::undo::UndoStack;
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
 use std::time::Instant;
@@ -186,12 +187,6 @@ impl State {
 
     // What a resumed session needs: each change is saved as it is made.
 
-    /// Where the workspace is snapshotted before and after each prompt; `None` when the session
-    /// is not saved.
-    pub fn snapshot_source(&mut self) -> Option<Shadow> {
-        if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
-    }
-
     /// The person starts waiting on a turn (`running`), or stops: the status bar's turn time.
     pub fn clock_turn(&mut self, running: bool) {
         self.view.turn_clock = match (running, self.view.turn_clock) {
@@ -204,31 +199,6 @@ impl State {
     /// A user turn starts: a plan shown for approval is no longer waiting.
     pub fn start_turn(&mut self) {
         self.view.plan_ready = false;
-    }
-
-    /// The turn's undo group begins, from the snapshot taken before it (before any tool runs).
-    pub fn begin_turn(&mut self, before: Option<ObjectId>) {
-        self.record(&Record::Turn { snapshot: before.as_ref().map(|id| id.as_str().to_owned()) });
-        self.undo.begin_turn(before);
-    }
-
-    /// The turn is over; `after` is the workspace as it left it.
-    pub fn end_turn(&mut self, after: ObjectId) {
-        self.record(&Record::TurnEnd { snapshot: after.as_str().to_owned() });
-        self.undo.end_turn(after);
-    }
-
-    /// A snapshot could not be taken: said once, and no more are tried this session.
-    pub fn snapshot_failed(&mut self, err: &ShadowError) {
-        if !self.snapshot_failed {
-            self.snapshot_failed = true;
-            self.note(Entry::Notice {
-                text: format!(
-                    "Undo will cover only what write_file and edit_file change, not what bash \
-                     does: {err}."
-                ),
-            });
-        }
     }
 
     /// Appends to the history.
@@ -292,16 +262,6 @@ impl State {
                 is_error: *is_error,
             });
         }
-    }
-
-    /// Puts back what the newest prompt that changed anything changed, in `workspace`.
-    pub fn undo(&mut self, workspace: &Workspace) -> UndoReport {
-        let shadow = self.journal.shadow();
-        let report = self.undo.undo(UndoContext { workspace, shadow: shadow.as_ref() });
-        if report.undid {
-            self.record(&Record::Undo);
-        }
-        report
     }
 
     /// A new conversation: history, board, tool log, counters and undo emptied, saved (if the

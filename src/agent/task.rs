@@ -14,7 +14,6 @@ use super::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::todo;
-use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -58,16 +57,20 @@ pub(super) struct Agent {
     /// The demo's temporary workspace, removed when the task ends.
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
-    pub(super) turn_start: TurnStart,
+    pub(super) turn_undo: TurnUndo,
 }
 
-/// Whether the running turn's undo group has begun, or is waiting for its snapshot.
-pub(super) enum TurnStart {
-    /// Begun (or no turn is running).
-    Begun,
-    /// Not yet: the snapshot of the workspace before the turn, still being taken (`None`: the
-    /// session takes none).
-    Pending(Option<tokio::task::JoinHandle<Result<ObjectId, ShadowError>>>),
+/// Where the running turn's undo group stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TurnUndo {
+    /// No tool that can change the workspace has run in this turn (or no turn is running).
+    Idle,
+    /// The group has begun; only file tools, whose records undo them, have run.
+    Files,
+    /// A command ran with a snapshot before it: the turn owes one after it.
+    Commands,
+    /// A command ran with no snapshot before it (none could be taken).
+    Blind,
 }
 
 impl Agent {
@@ -103,7 +106,7 @@ impl Agent {
             approvals,
             meter,
             demo_dir: None,
-            turn_start: TurnStart::Pending(None),
+            turn_undo: TurnUndo::Idle,
         };
         agent.tell_request_shape();
         agent
@@ -206,68 +209,14 @@ impl Agent {
         self.drain_queue().await
     }
 
-    /// Runs a turn between two snapshots of the workspace, so that undo can put back
-    /// everything it changed. A turn that carries on one cut short (no prompt) is undone on its
-    /// own: what the person changed in between is not its to undo. The snapshot before is taken
-    /// while the model thinks of its first answer, and settled before the first tool that can
-    /// change the workspace runs. A turn that ran none left the workspace as that snapshot found
-    /// it: it ends on the same snapshot, without taking another (what the person edits meanwhile
-    /// is not the turn's to undo).
+    /// Runs a turn as one undo group (`turn_undo`). A turn that carries on one cut short (no
+    /// prompt) is undone on its own: what the person changed in between is not its to undo.
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        self.turn_start = TurnStart::Pending(
-            self.state
-                .snapshot_source()
-                .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot())),
-        );
         self.state.clock_turn(true);
         let stop = self.run_turn(prompt).await;
         self.state.clock_turn(false);
-        let touched = matches!(self.turn_start, TurnStart::Begun);
-        let after = match self.settle_turn_start().await {
-            Some(before) if !touched => Some(before),
-            _ => self.snapshot().await,
-        };
-        if let Some(after) = after {
-            self.state.end_turn(after);
-        }
+        self.end_undo_group().await;
         stop
-    }
-
-    /// Begins the turn's undo group from the snapshot taken before it, waiting for the snapshot
-    /// if it is still being taken. Once per turn, before its first tool that can change the
-    /// workspace; returns that snapshot when this call began the group.
-    pub(super) async fn settle_turn_start(&mut self) -> Option<ObjectId> {
-        let pending = match std::mem::replace(&mut self.turn_start, TurnStart::Begun) {
-            TurnStart::Begun => return None,
-            TurnStart::Pending(pending) => pending,
-        };
-        let before = match pending {
-            Some(task) => match task.await {
-                Ok(Ok(tree)) => Some(tree),
-                Ok(Err(err)) => {
-                    self.state.snapshot_failed(&err);
-                    None
-                }
-                Err(_) => None,
-            },
-            None => None,
-        };
-        self.state.begin_turn(before.clone());
-        before
-    }
-
-    /// Snapshots the workspace off the async threads; `None` when the session has no shadow
-    /// repository or the snapshot failed (the person is told once).
-    async fn snapshot(&mut self) -> Option<ObjectId> {
-        let shadow = self.state.snapshot_source()?;
-        match tokio::task::spawn_blocking(move || shadow.snapshot()).await {
-            Ok(Ok(tree)) => Some(tree),
-            Ok(Err(err)) => {
-                self.state.snapshot_failed(&err);
-                None
-            }
-            Err(_) => None,
-        }
     }
 
     /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the

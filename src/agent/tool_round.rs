@@ -60,8 +60,8 @@ impl Agent {
                 continue;
             }
             if call.name.changes_things() {
-                // Undo must know the workspace as it was before the turn touched it.
-                self.settle_turn_start().await;
+                // Undo must know the workspace as it was before the tool touches it.
+                self.before_changing_tool(&call.name).await;
             }
             self.event(AgentEvent::ToolStart {
                 id: call.id.clone(),

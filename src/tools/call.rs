@@ -58,6 +58,12 @@ impl ToolName {
         matches!(self, Self::Bash | Self::WriteFile | Self::EditFile)
     }
 
+    /// Whether what the tool changes is all in the file records it reports (so undo needs no
+    /// workspace snapshot around it).
+    pub fn records_its_changes(&self) -> bool {
+        matches!(self, Self::WriteFile | Self::EditFile)
+    }
+
     /// The argument that says what a call does, for one-line summaries.
     fn summary_field(&self) -> Option<&'static str> {
         match self {

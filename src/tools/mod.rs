@@ -56,11 +56,13 @@ impl ToolOutcome {
 }
 
 /// One file a tool call wrote, and what it held before (`None`: it did not exist).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileChange {
     pub path: PathBuf,
     pub before: Option<Vec<u8>>,
     pub after: Vec<u8>,
+    /// How many folders above the file the write created (it made them to put the file in).
+    pub created_folders: usize,
 }
 
 /// What a running tool may use besides its arguments.

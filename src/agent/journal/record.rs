@@ -2,7 +2,7 @@
 //!
 //! Records are only ever appended. A resumed session replays them in order (`replay`), so each
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
-//! begun with the workspace snapshot taken before it, a tool call answered, a file changed, the
+//! begun, the workspace snapshot taken before its first command, a tool call answered, a file changed, the
 //! history compacted.
 
 use super::compaction::Compaction;
@@ -28,13 +28,20 @@ pub enum Record {
     Board { items: Vec<TodoItem> },
     /// The reminder counter after a round.
     Rounds { rounds_since_todo: u32 },
-    /// A prompt's turn began (undo groups changes by prompt), with the id of the workspace
-    /// snapshot taken just before it, when one could be taken.
+    /// A prompt's turn began to change the workspace (undo groups changes by prompt). Logs
+    /// written before snapshots waited for a command carry the snapshot taken before the prompt.
     Turn {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         snapshot: Option<String>,
     },
-    /// The turn ended (or was cut off and picked up again); the workspace snapshot after it.
+    /// The turn's first command is about to run: the workspace snapshot taken just before it
+    /// (absent: none could be taken, so what the command changes is beyond undo).
+    BeforeCommands {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        snapshot: Option<String>,
+    },
+    /// A turn that ran a command ended (or was cut off and picked up again); the workspace
+    /// snapshot after it.
     TurnEnd { snapshot: String },
     /// One tool call of the running round was answered. The round's results go into the history
     /// together once the round is over; until then these keep each finished call's answer, so a
@@ -46,6 +53,9 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         before: Option<String>,
         after: String,
+        /// How many folders above the file the change created.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        folders: usize,
     },
     /// The newest turn that changed files was undone.
     Undo,
@@ -70,8 +80,13 @@ impl Record {
             path: change.path.clone(),
             before: change.before.as_ref().map(|bytes| BASE64.encode(bytes)),
             after: BASE64.encode(&change.after),
+            folders: change.created_folders,
         }
     }
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// Decodes a `Change` record's contents; `None` when either is not base64.
@@ -79,11 +94,12 @@ pub(super) fn decode_change(
     path: PathBuf,
     before: Option<&str>,
     after: &str,
+    created_folders: usize,
 ) -> Option<FileChange> {
     let after = BASE64.decode(after).ok()?;
     let before = match before {
         Some(text) => Some(BASE64.decode(text).ok()?),
         None => None,
     };
-    Some(FileChange { path, before, after })
+    Some(FileChange { path, before, after, created_folders })
 }

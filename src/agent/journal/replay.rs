@@ -160,6 +160,10 @@ impl Replay {
                 let before = snapshot.as_deref().map(object_id).transpose()?;
                 restored.undo.begin_turn(before);
             }
+            Record::BeforeCommands { snapshot } => {
+                let before = snapshot.as_deref().map(object_id).transpose()?;
+                restored.undo.before_commands(before);
+            }
             Record::TurnEnd { snapshot } => restored.undo.end_turn(object_id(&snapshot)?),
             Record::ToolResult { tool_use_id, content, is_error } => {
                 let owed = self.open_calls.contains(&tool_use_id);
@@ -171,8 +175,8 @@ impl Replay {
                 }
                 restored.answered.push(ContentBlock::ToolResult { tool_use_id, content, is_error });
             }
-            Record::Change { path, before, after } => {
-                let change = decode_change(path, before.as_deref(), &after)
+            Record::Change { path, before, after, folders } => {
+                let change = decode_change(path, before.as_deref(), &after, folders)
                     .ok_or_else(|| "a file change whose contents are not base64".to_owned())?;
                 restored.undo.record([change]);
             }

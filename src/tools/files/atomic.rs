@@ -40,13 +40,22 @@ const TEMP_RANDOM_HEX: usize = 16;
 /// How many random names to try before giving up on creating a temporary file.
 const TEMP_NAME_ATTEMPTS: usize = 16;
 
+/// What a write did besides putting the content in place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// Set when the content is in place but the folder could not be synced.
+    pub note: Option<String>,
+    /// How many folders above the file the write created.
+    pub created_folders: usize,
+}
+
 /// Replaces (or creates) the regular file at `path` with `content`, atomically; see the module
-/// doc. `Ok(Some(note))` when the content is in place but the folder could not be synced.
+/// doc.
 pub(crate) fn write_atomically(
     path: &Path,
     display: &str,
     content: &[u8],
-) -> Result<Option<String>, ToolError> {
+) -> Result<Written, ToolError> {
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(ToolError::InvalidPath {
             path: display.to_owned(),
@@ -94,9 +103,10 @@ pub(crate) fn write_atomically(
         undo_folders();
         return Err(failed("", err));
     }
-    Ok(sync_folder(folder).err().map(|err| {
+    let note = sync_folder(folder).err().map(|err| {
         format!(" (Its folder could not be synced, so the change may not survive a crash: {err}.)")
-    }))
+    });
+    Ok(Written { note, created_folders: created.len() })
 }
 
 /// Removes the temporary files a write to `path` (as the model names it) left behind when the

@@ -50,12 +50,14 @@ impl PlannedChange {
             // Nothing to write, and nothing to undo.
             return Ok(ToolOutcome::ok(self.report));
         }
-        let note = write_atomically(&self.path, &self.display, &self.after)?;
-        let mut outcome = ToolOutcome::ok(self.report + note.as_deref().unwrap_or_default());
+        let written = write_atomically(&self.path, &self.display, &self.after)?;
+        let mut outcome =
+            ToolOutcome::ok(self.report + written.note.as_deref().unwrap_or_default());
         outcome.changes.push(FileChange {
             path: self.path,
             before: self.before,
             after: self.after,
+            created_folders: written.created_folders,
         });
         Ok(outcome)
     }

@@ -1,8 +1,8 @@
-//! Undo from the file records alone: what `write_file` and `edit_file` reported, each file's
-//! content before and after. Used where no workspace snapshot was taken (no git, or a session
-//! from before snapshots); what bash changed is beyond it.
+//! Undo from the file records: what `write_file` and `edit_file` reported, each file's content
+//! before and after, and the folders a write made for a new file. Exact for the file tools'
+//! changes; what bash changed is beyond it (the snapshots cover that).
 
-use super::place::{CHANGED_SINCE, Content, Place};
+use super::place::{CHANGED_SINCE, Content, Place, remove_created_folders};
 use super::report::Outcome;
 use crate::tools::{FileChange, Workspace};
 
@@ -36,7 +36,16 @@ fn undo_one(workspace: &Workspace, change: &FileChange) -> (String, Outcome) {
     }
     let done = match &change.before {
         Some(before) => place.write(before, None).map(|()| Outcome::Restored),
-        None => place.remove().map(|()| Outcome::Deleted),
+        None => place.remove().map(|()| {
+            // The write made the nearest `created_folders` folders above the file.
+            let mut left = change.created_folders;
+            remove_created_folders(workspace, relative, |_| {
+                let made = left > 0;
+                left = left.saturating_sub(1);
+                made
+            });
+            Outcome::Deleted
+        }),
     };
     (shown, done.unwrap_or_else(Outcome::LeftAlone))
 }

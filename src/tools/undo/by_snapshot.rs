@@ -2,12 +2,11 @@
 //! prompt and the one taken after its turn — bash's changes included — is put back, unless it
 //! no longer holds what the turn left there.
 
-use super::place::{CHANGED_SINCE, Content, Place};
+use super::place::{CHANGED_SINCE, Content, Place, remove_created_folders};
 use super::report::Outcome;
 use super::shadow::{Entry, Kind, ObjectId, Shadow, ShadowError, TreeChange};
 use crate::tools::Workspace;
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::collections::HashMap;
 
 /// Works out the changes from `before` to `after` and puts back every path that still holds
 /// what `after` has. Reads everything it needs from the shadow repository before it touches a
@@ -36,29 +35,14 @@ pub(super) fn undo(
         if outcome.1 == Outcome::Deleted {
             let existed = folders_before.get_or_insert_with(|| shadow.folders(before).ok());
             if let Some(existed) = existed {
-                remove_created_folders(workspace, existed, &outcome.0);
+                remove_created_folders(workspace, &outcome.0, |folder| {
+                    !existed.contains(folder.as_bytes())
+                });
             }
         }
         outcomes.push(outcome);
     }
     Ok(outcomes)
-}
-
-/// Removes the folders above `deleted` that the prompt created and that are empty now, deepest
-/// first; a folder that `existed` before the prompt stays.
-fn remove_created_folders(workspace: &Workspace, existed: &HashSet<Vec<u8>>, deleted: &str) {
-    let folders =
-        Path::new(deleted).ancestors().skip(1).take_while(|folder| !folder.as_os_str().is_empty());
-    for folder in folders {
-        let Some(relative) = folder.to_str() else { return };
-        if existed.contains(relative.as_bytes()) {
-            return;
-        }
-        match Place::check(workspace, relative) {
-            Ok(place) => place.remove_empty_folder(),
-            Err(_) => return,
-        }
-    }
 }
 
 fn undo_one(

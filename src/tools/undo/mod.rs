@@ -1,13 +1,15 @@
 //! Taking back what a prompt changed, one prompt at a time.
 //!
-//! Each prompt's turn is one entry on the [`UndoStack`]. Where git is at hand, an entry holds two
-//! snapshots of the workspace in keel's shadow repository ([`shadow`]): one taken before the
-//! prompt, one after its turn. Undo puts back every path that differs between them — whatever
-//! changed it, bash included — and leaves alone any that no longer holds what the turn left
-//! there (someone changed it since), as well as what git ignores. Without snapshots, the
-//! entry's file records (what `write_file` and `edit_file` reported, before and after) are
-//! undone instead. Either way every path is checked against the workspace again right before it
-//! is touched (`place`), so a forged log cannot reach outside it.
+//! Each prompt's turn is one entry on the [`UndoStack`]. What `write_file` and `edit_file`
+//! change, their own records undo exactly: each file's content before and after. Only a command
+//! can change what no record holds, so a turn that runs one also holds two snapshots of the
+//! workspace in keel's shadow repository ([`shadow`]): one taken right before its first command,
+//! one after the turn. Undo puts back every path that differs between them — whatever changed
+//! it, bash included — then the file records from before the first snapshot, and leaves alone
+//! any path that no longer holds what the turn left there (someone changed it since), as well
+//! as what git ignores. Without snapshots (no git), the file records are all undo has. Either
+//! way every path is checked against the workspace again right before it is touched (`place`),
+//! so a forged log cannot reach outside it.
 
 mod by_records;
 mod by_snapshot;
@@ -38,11 +40,18 @@ pub struct UndoStack {
 /// One prompt's changes.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Turn {
-    /// The workspace snapshot taken before the prompt.
+    /// The workspace snapshot taken before the turn's first command (or, in a session log
+    /// written before snapshots waited for a command, before the prompt).
     before: Option<ObjectId>,
-    /// The workspace snapshot taken after its turn.
+    /// How many of `files` were recorded before `before` was taken: those the snapshots do not
+    /// cover.
+    records_before: usize,
+    /// The workspace snapshot taken after the turn, when it ran a command.
     after: Option<ObjectId>,
-    /// What the file tools reported, for when there are no snapshots.
+    /// A command ran with no snapshot before it (none could be taken): what it changed is
+    /// beyond undo.
+    blind: bool,
+    /// What the file tools reported, oldest first.
     files: Vec<FileChange>,
 }
 
@@ -50,20 +59,42 @@ impl Turn {
     /// Whether undoing this turn would change nothing.
     fn is_empty(&self) -> bool {
         match (&self.before, &self.after) {
-            (Some(before), Some(after)) => before == after,
+            (Some(before), Some(after)) => before == after && self.early_files().is_empty(),
             _ => self.files.is_empty(),
         }
+    }
+
+    /// The file records from before the first snapshot.
+    fn early_files(&self) -> &[FileChange] {
+        &self.files[..self.records_before.min(self.files.len())]
     }
 }
 
 impl UndoStack {
-    /// Starts a prompt's turn, with the snapshot taken before it; a turn before it that changed
-    /// nothing leaves no entry.
+    /// Starts a prompt's turn (at its first tool that can change the workspace), with the
+    /// snapshot taken before it if there is one; a turn before it that changed nothing leaves no
+    /// entry.
     pub fn begin_turn(&mut self, before: Option<ObjectId>) {
         if self.turns.last().is_some_and(Turn::is_empty) {
             self.turns.pop();
         }
         self.turns.push(Turn { before, ..Turn::default() });
+    }
+
+    /// The snapshot taken before the newest turn's first command (`None`: none could be taken).
+    /// What the turn's file tools changed until now is undone from their records.
+    pub fn before_commands(&mut self, before: Option<ObjectId>) {
+        if self.turns.is_empty() {
+            self.turns.push(Turn::default());
+        }
+        let Some(turn) = self.turns.last_mut() else { return };
+        match before {
+            Some(before) => {
+                turn.records_before = turn.files.len();
+                turn.before = Some(before);
+            }
+            None => turn.blind = true,
+        }
     }
 
     /// The snapshot after the newest turn (taken again when a turn cut off is carried on).
@@ -108,7 +139,11 @@ impl UndoStack {
         let mut notes = Vec::new();
         if let (Some(before), Some(after)) = (&turn.before, &turn.after) {
             match context.shadow.map(|shadow| by_snapshot::undo(workspace, shadow, before, after)) {
-                Some(Ok(outcomes)) => return UndoReport::from_outcomes(outcomes),
+                Some(Ok(mut outcomes)) => {
+                    // What the file tools did before the first command, after what came since.
+                    outcomes.extend(by_records::undo(workspace, turn.early_files()));
+                    return UndoReport::from_outcomes(outcomes);
+                }
                 Some(Err(err)) => notes.push(format!(
                     "The workspace snapshots could not be read ({err}), so only what write_file \
                      and edit_file changed was undone, not what bash did."
@@ -119,10 +154,11 @@ impl UndoStack {
                         .to_owned(),
                 ),
             }
-        } else {
+        } else if turn.blind || turn.before.is_some() {
             notes.push(
-                "No workspace snapshot was taken before that prompt (is git installed?), so only \
-                 what write_file and edit_file changed was undone, not what bash did."
+                "No workspace snapshot was taken around that prompt's commands (is git \
+                 installed?), so only what write_file and edit_file changed was undone, not what \
+                 bash did."
                     .to_owned(),
             );
         }
@@ -149,6 +185,7 @@ mod tests {
             path: path.to_owned(),
             before: before.map(|text| text.as_bytes().to_vec()),
             after: after.as_bytes().to_vec(),
+            created_folders: 0,
         }
     }
 

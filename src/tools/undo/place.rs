@@ -156,3 +156,25 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
     file.read_to_end(&mut bytes).map_err(|err| format!("cannot read it: {err}"))?;
     Ok(Some(bytes))
 }
+
+/// Removes the folders above the deleted file `relative` that the undone prompt `created`, while
+/// they are empty now, deepest first; stops at the first it did not create, and never reaches
+/// the workspace itself.
+pub(super) fn remove_created_folders(
+    workspace: &Workspace,
+    relative: &str,
+    mut created: impl FnMut(&str) -> bool,
+) {
+    let folders =
+        Path::new(relative).ancestors().skip(1).take_while(|folder| !folder.as_os_str().is_empty());
+    for folder in folders {
+        let Some(folder) = folder.to_str() else { return };
+        if !created(folder) {
+            return;
+        }
+        match Place::check(workspace, folder) {
+            Ok(place) => place.remove_empty_folder(),
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! `State`'s side of undo: the turn's undo group begun, the snapshots around its commands
+//! recorded, a failed snapshot told once, and an undo done, each written to the session log.
+
+use super::State;
+use crate::agent::journal::Record;
+use crate::agent::snapshot::Entry;
+use crate::tools::Workspace;
+use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport};
+
+impl State {
+    /// Where the workspace is snapshotted around a turn's commands; `None` when the session
+    /// is not saved.
+    pub fn snapshot_source(&mut self) -> Option<Shadow> {
+        if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+    }
+
+    /// The turn's undo group begins, before its first tool that can change the workspace.
+    pub fn begin_turn(&mut self) {
+        self.record(&Record::Turn { snapshot: None });
+        self.undo.begin_turn(None);
+    }
+
+    /// The turn's first command is about to run; `before` is the workspace as it is now.
+    pub fn before_commands(&mut self, before: Option<ObjectId>) {
+        let snapshot = before.as_ref().map(|id| id.as_str().to_owned());
+        self.record(&Record::BeforeCommands { snapshot });
+        self.undo.before_commands(before);
+    }
+
+    /// The turn is over; `after` is the workspace as it left it.
+    pub fn end_turn(&mut self, after: ObjectId) {
+        self.record(&Record::TurnEnd { snapshot: after.as_str().to_owned() });
+        self.undo.end_turn(after);
+    }
+
+    /// A snapshot could not be taken: said once, and no more are tried this session.
+    pub fn snapshot_failed(&mut self, err: &ShadowError) {
+        if !self.snapshot_failed {
+            self.snapshot_failed = true;
+            self.note(Entry::Notice {
+                text: format!(
+                    "Undo will cover only what write_file and edit_file change, not what bash \
+                     does: {err}."
+                ),
+            });
+        }
+    }
+
+    /// Puts back what the newest prompt that changed anything changed, in `workspace`.
+    pub fn undo(&mut self, workspace: &Workspace) -> UndoReport {
+        let shadow = self.journal.shadow();
+        let report = self.undo.undo(UndoContext { workspace, shadow: shadow.as_ref() });
+        if report.undid {
+            self.record(&Record::Undo);
+        }
+        report
+    }
+}
