@@ -52,8 +52,6 @@ pub async fn run(
     let _ = agent.commands.send(start);
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    let mut stdout = std::io::stdout().lock();
-    let mut stderr = std::io::stderr().lock();
     let mut printer = Printer::default();
     let mut interrupted = false;
     let mut reader_gone = false;
@@ -78,6 +76,9 @@ pub async fn run(
             board.clone_from(items);
         }
         if !reader_gone {
+            // Held while one event is printed, never while the next is awaited: another thread
+            // (a tool's blocking job, a panic message) can always write.
+            let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
             let printed = match format {
                 OutputFormat::Json => print_json(&mut stdout, &event),
                 OutputFormat::Text if plan => {
