@@ -2,8 +2,8 @@
 //!
 //! Records are only ever appended. A resumed session replays them in order (`replay`), so each
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
-//! begun, the workspace snapshot taken before its first command, a tool call answered, a file changed, the
-//! history compacted.
+//! begun, the workspace snapshot taken before its first command, a tool call answered, a file
+//! changed, the history compacted.
 
 use super::compaction::Compaction;
 use crate::agent::reminder::Pace;

@@ -1,6 +1,6 @@
 //! Undo from two workspace snapshots: everything that differs between the one taken before a
-//! prompt and the one taken after its turn — bash's changes included — is put back, unless it
-//! no longer holds what the turn left there.
+//! turn's first command and the one taken after the turn — bash's changes included — is put
+//! back, unless it no longer holds what the turn left there.
 
 use super::place::{CHANGED_SINCE, Content, Place, remove_created_folders};
 use super::report::Outcome;

@@ -1,7 +1,7 @@
 //! The shadow repository: snapshots of the workspace in a git object store of keel's own.
 //!
-//! Before each prompt and after its turn, keel records the whole workspace as a git tree, the way
-//! Codex's ghost commits and Cline's checkpoints do. The repository lives with the session state,
+//! Before a turn's first command and after the turn, keel records the whole workspace as a git
+//! tree, the way Codex's ghost commits and Cline's checkpoints do. The repository lives with the session state,
 //! outside the workspace; the workspace is only its work tree. keel runs the `git` binary with
 //! the repository, the work tree and a private index given explicitly, so the workspace's own
 //! `.git` is never read for objects nor written. What git would ignore in the workspace (its
