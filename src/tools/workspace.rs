@@ -183,4 +183,13 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/./b/../c")), Some(PathBuf::from("/a/c")));
         assert_eq!(normalize(Path::new("/..")), None);
     }
+
+    #[test]
+    fn the_root_reads_as_a_dot_and_the_rest_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        assert_eq!(workspace.display(workspace.root()), ".");
+        assert_eq!(workspace.display(&workspace.root().join("a/b.txt")), "a/b.txt");
+        assert_eq!(workspace.display(Path::new("/elsewhere/x")), "/elsewhere/x");
+    }
 }
