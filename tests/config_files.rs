@@ -91,6 +91,19 @@ fn missing_files_are_no_settings() {
 }
 
 #[test]
+fn a_file_that_cannot_be_read_is_an_error_naming_it_not_no_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_text = dir.path().join("binary.toml");
+    std::fs::write(&not_text, [0xff, 0xfe, b'\n']).unwrap();
+    let folder = dir.path().join("folder.toml");
+    std::fs::create_dir(&folder).unwrap();
+    for path in [not_text, folder] {
+        let err = config::read_file(&path).unwrap_err().to_string();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+    }
+}
+
+#[test]
 fn a_bad_value_names_the_file_line_and_key() {
     let text = "model = \"m\"\nnag_threshold = \"three\"\n";
     let err = config::parse_file(Path::new("cfg.toml"), text).unwrap_err().to_string();
