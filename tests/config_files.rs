@@ -107,8 +107,16 @@ fn a_file_that_cannot_be_read_is_an_error_naming_it_not_no_settings() {
 fn a_bad_value_names_the_file_line_and_key() {
     let text = "model = \"m\"\nnag_threshold = \"three\"\n";
     let err = config::parse_file(Path::new("cfg.toml"), text).unwrap_err().to_string();
-    assert!(err.starts_with("cfg.toml:2:"), "{err}");
+    // Line and column count from 1, as editors do: the column is the bad value's first character.
+    assert!(err.starts_with("cfg.toml:2:17: "), "{err}");
     assert!(err.contains("key `nag_threshold`"), "{err}");
+}
+
+#[test]
+fn a_line_with_no_key_names_none() {
+    let err = config::parse_file(Path::new("cfg.toml"), "= 3\n").unwrap_err().to_string();
+    assert!(err.starts_with("cfg.toml:1:"), "{err}");
+    assert!(!err.contains("key `"), "{err}");
 }
 
 #[test]
