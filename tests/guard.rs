@@ -64,6 +64,15 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "dot segments", "rm -rf /./.", Refuse),
     ("delete", "proc root", "rm -rf /proc/self/root/", Refuse),
     ("delete", "braces", "rm -rf /{usr,tmp}", Refuse),
+    (
+        "delete",
+        "brace word past the 16th",
+        "rm -rf {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,/}",
+        Refuse,
+    ),
+    ("delete", "brace words at the limit", "rm -f out/f{1..256}.o", Allow),
+    ("delete", "brace words past the limit", "rm -f out/f{1..257}.o", Refuse),
+    ("delete", "a folder in each brace word", "rm -rf ./{build,dist}", Allow),
     ("delete", "another user's home", "rm -rf /home/alice", Refuse),
     ("delete", "root's home", "rm -rf ~root", Refuse),
     ("delete", "the workspace's parent", "rm -rf ..", Refuse),
@@ -174,6 +183,13 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("variables", "value with a glob", "X='/*'; rm -rf $X", Refuse),
     ("variables", "value that splits", "X='build /'; rm -rf $X", Refuse),
     ("variables", "maybe / after ||", "X=build; false || X=/; rm -rf $X", Refuse),
+    (
+        "variables",
+        "more possible values than followed",
+        "X=a; false || X=b; false || X=c; false || X=d; false || X=e; Y=f; false || Y=g; \
+         false || Y=h; false || Y=i; false || Y=/; rm -rf $X$Y",
+        Refuse,
+    ),
     ("variables", "read value, then /*", "read -r d < dirfile; rm -rf \"$d/\"*", Refuse),
     ("variables", "set before use", "dir=build; rm -rf \"$dir\"/*", Allow),
     ("variables", "guarded with :?", "rm -rf \"${UNSET_FOR_KEEL_TEST:?}\"/*", Allow),
@@ -407,28 +423,34 @@ fn relative_paths_are_judged_from_the_workspace() {
 
 #[test]
 fn oversized_or_deeply_nested_commands_are_refused_not_crashed_on() {
-    let long = format!("echo {}", "x".repeat(200 * 1024));
+    const LONGEST: usize = 128 * 1024;
+    let at_limit = format!("echo {}", "x".repeat(LONGEST - "echo ".len()));
+    assert_eq!(guard::check_command(&at_limit), Ok(()), "a command at the length limit");
+    let long = format!("{at_limit}x");
     assert!(guard::check_command(&long).unwrap_err().contains("longer"));
+    let siblings = "(true); { true; }; [ -d . ]; ".repeat(40);
+    assert_eq!(guard::check_command(&siblings), Ok(()), "groups one after another nest nothing");
     let deep = format!("{}echo{}", "(".repeat(500), ")".repeat(500));
     assert!(guard::check_command(&deep).unwrap_err().contains("deeply"));
 }
 
 #[test]
 fn nesting_at_the_limit_fits_the_stack_and_beyond_it_is_refused() {
-    // Test threads have the same 2 MiB stack as the runtime's workers.
-    let depth = 32;
+    // Test threads have the same 2 MiB stack as the runtime's workers. Brackets and blocks nest
+    // 32 deep at most; commands run by `$(…)`, `bash -c` and the like, 12.
+    let (blocks, scripts) = (32, 12);
     let ifs = |n: usize| format!("{}:{}", "if true; then ".repeat(n), "; fi".repeat(n));
     let parens = |n: usize| format!("{}echo{}", "(".repeat(n), ")".repeat(n));
     let substitutions = |n: usize| format!("echo {}x{}", "\"$(echo ".repeat(n), ")\"".repeat(n));
-    let mixed =
-        |n: usize| format!("{}{}{}", "if true; then { ".repeat(n / 2), ":", " }; fi".repeat(n / 2));
-    for (name, at_limit, beyond) in [
-        ("if", ifs(depth), ifs(300)),
-        ("parentheses", parens(depth), parens(500)),
-        ("substitutions", substitutions(depth), substitutions(300)),
-        ("mixed", mixed(depth), mixed(400)),
+    let mixed = |n: usize| format!("{}:{}", "if true; then { ".repeat(n), "; }; fi".repeat(n));
+    for (name, at_limit, one_more, beyond) in [
+        ("if", ifs(blocks), ifs(blocks + 1), ifs(300)),
+        ("parentheses", parens(blocks), parens(blocks + 1), parens(500)),
+        ("substitutions", substitutions(scripts), substitutions(scripts + 1), substitutions(300)),
+        ("mixed", mixed(blocks / 2), mixed(blocks / 2 + 1), mixed(200)),
     ] {
-        let _ = guard::check_command(&at_limit);
+        assert_eq!(guard::check_command(&at_limit), Ok(()), "{name} at the limit");
+        assert!(guard::check_command(&one_more).is_err(), "{name} one past the limit");
         assert!(guard::check_command(&beyond).is_err(), "{name} beyond the limit was not refused");
     }
 }

@@ -62,7 +62,10 @@ impl Scope {
                 }
             }
         }
-        self.cwds.truncate(MAX_ALTERNATIVES);
+        if self.cwds.len() > MAX_ALTERNATIVES {
+            // More places than keel follows: judging only some of them would be a guess.
+            self.cwds = vec![Cwd::Unknown];
+        }
     }
 
     /// The same point, in a branch that may not run.

@@ -1,9 +1,10 @@
 //! Expanding a parsed word into the arguments bash will pass, with every `$(…)` inside it
 //! checked as a command on the way.
 
+use super::braces::MAX_BRACE_WORDS;
 use super::call::{Scope, Stdin};
 use super::walk::Checker;
-use super::words::{Arg, Expander, Value, split_fields};
+use super::words::{Arg, Ch, Expander, TOO_MANY_VALUES, Value, split_fields};
 use super::{Verdict, printed};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
@@ -18,18 +19,21 @@ impl Checker<'_> {
     /// The arguments a word becomes, its substitutions checked on the way.
     pub fn expand(&self, word: &ast::Word, scope: &Scope) -> Result<Vec<Arg>, String> {
         let options = ParserOptions::default();
-        let mut texts = vec![word.value.clone()];
-        if let Ok(Some(braces)) = brush_parser::word::parse_brace_expansions(&word.value, &options)
-        {
-            texts = super::braces::expand(&braces);
-        }
+        let braces = brush_parser::word::parse_brace_expansions(&word.value, &options);
+        let texts = match braces.ok().flatten().map(|braces| super::braces::expand(&braces)) {
+            Some(Some(texts)) => texts,
+            Some(None) => {
+                return Err(format!(
+                    "`{}` expands to more than {MAX_BRACE_WORDS} words, more than keel checks; \
+                     split it into smaller commands",
+                    word.value
+                ));
+            }
+            None => vec![word.value.clone()],
+        };
         let mut args = Vec::new();
         for text in texts {
-            let pieces = match brush_parser::word::parse(&text, &options) {
-                Ok(pieces) => pieces.into_iter().map(|piece| piece.piece).collect(),
-                Err(_) => vec![WordPiece::Text(text.clone())],
-            };
-            args.extend(self.pieces(&pieces, &text, scope)?);
+            args.extend(self.pieces(&parse(&text, &options), &text, scope)?);
         }
         Ok(args)
     }
@@ -60,6 +64,13 @@ impl Checker<'_> {
             Expander { vars: &scope.vars, substitution: &mut substitution }.pieces(pieces, false);
         if let Some(reason) = failure {
             return Err(reason);
+        }
+        if alts.iter().flatten().any(|ch| matches!(ch, Ch::Unknown(gap) if gap == TOO_MANY_VALUES))
+        {
+            return Err(format!(
+                "`{source}` has more possible values than keel follows, so it cannot tell what \
+                 it names"
+            ));
         }
         Ok(match <[_; 1]>::try_from(alts) {
             Ok([only]) => split_fields(only)
@@ -92,5 +103,13 @@ impl Checker<'_> {
                 Ok(Value::Unknown)
             }
         }
+    }
+}
+
+/// A word's pieces; a word the parser cannot take is one piece of text.
+fn parse(text: &str, options: &ParserOptions) -> Vec<WordPiece> {
+    match brush_parser::word::parse(text, options) {
+        Ok(pieces) => pieces.into_iter().map(|piece| piece.piece).collect(),
+        Err(_) => vec![WordPiece::Text(text.to_owned())],
     }
 }

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 
 /// The most alternatives one word is followed through (brace expansions, several possible values).
 pub const MAX_ALTERNATIVES: usize = 16;
+/// What a word with more possible values than that becomes; the command is refused.
+pub const TOO_MANY_VALUES: &str = "a word with more possible values than keel follows";
 
 /// One character of an argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,8 +147,14 @@ impl Expander<'_> {
     /// The alternatives for a whole word, and whether any unquoted expansion may split it.
     pub fn pieces(&mut self, pieces: &[WordPiece], quoted: bool) -> Vec<Vec<Ch>> {
         let mut alts: Vec<Vec<Ch>> = vec![Vec::new()];
+        let mut too_many = false;
         for piece in pieces {
+            // Every piece is expanded, so that what its substitutions run is checked.
             let next = self.piece(piece, quoted);
+            if too_many || alts.len().saturating_mul(next.len()) > MAX_ALTERNATIVES {
+                too_many = true;
+                continue;
+            }
             let mut combined = Vec::new();
             for head in &alts {
                 for tail in &next {
@@ -155,8 +163,11 @@ impl Expander<'_> {
                     combined.push(joined);
                 }
             }
-            combined.truncate(MAX_ALTERNATIVES);
             alts = combined;
+        }
+        if too_many {
+            // Judging only some of the values would be a guess.
+            return vec![vec![Ch::Unknown(TOO_MANY_VALUES.to_owned())]];
         }
         alts
     }
