@@ -171,6 +171,9 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("cd", "bare cd then .", "cd; rm -rf .", Refuse),
     ("cd", "cd /usr then lib", "cd /usr; rm -rf lib", Refuse),
     ("cd", "cd to the unknown then *", "cd \"$(cat where)\" && rm -rf *", Refuse),
+    ("cd", "cd - then *", "cd - && rm -rf *", Refuse),
+    ("cd", "popd then *", "cd build && popd && rm -rf *", Refuse),
+    ("cd", "a cd that may run, then *", "false && cd /; rm -rf *", Refuse),
     ("cd", "pushd /", "pushd / && rm -rf -- *", Refuse),
     ("cd", "cd in a subshell, then *", "(cd build && rm -rf *)", Allow),
     ("cd", "cd build then *", "cd build && rm -rf *", Allow),
@@ -183,6 +186,8 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("variables", "value with a glob", "X='/*'; rm -rf $X", Refuse),
     ("variables", "value that splits", "X='build /'; rm -rf $X", Refuse),
     ("variables", "maybe / after ||", "X=build; false || X=/; rm -rf $X", Refuse),
+    ("variables", "unset, then used", "X=build; unset X; rm -rf /$X", Refuse),
+    ("variables", "read, then used", "X=build; read -r X < f; rm -rf /$X", Refuse),
     (
         "variables",
         "more possible values than followed",
