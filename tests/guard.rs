@@ -186,6 +186,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("variables", "value with a glob", "X='/*'; rm -rf $X", Refuse),
     ("variables", "value that splits", "X='build /'; rm -rf $X", Refuse),
     ("variables", "maybe / after ||", "X=build; false || X=/; rm -rf $X", Refuse),
+    ("variables", "/ unless a branch runs", "X=/; false || X=build; rm -rf $X", Refuse),
     ("variables", "unset, then used", "X=build; unset X; rm -rf /$X", Refuse),
     ("variables", "read, then used", "X=build; read -r X < f; rm -rf /$X", Refuse),
     (
