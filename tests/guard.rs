@@ -441,6 +441,17 @@ fn oversized_or_deeply_nested_commands_are_refused_not_crashed_on() {
 }
 
 #[test]
+fn brace_expansions_are_followed_to_a_bound_in_all_the_command() {
+    // Each `{1..256}` adds 255 words; 4,096 may be added in one command.
+    let words = |n: usize| format!("echo {}", "{1..256} ".repeat(n));
+    assert_eq!(guard::check_command(&words(16)), Ok(()));
+    let reason = guard::check_command(&words(17)).unwrap_err();
+    assert!(reason.contains("more than 4096 words") && reason.contains("split"), "{reason}");
+    let inner = format!("echo \"$({})\"", words(17));
+    assert!(guard::check_command(&inner).is_err(), "the bound counts nested commands too");
+}
+
+#[test]
 fn nesting_at_the_limit_fits_the_stack_and_beyond_it_is_refused() {
     // Test threads have the same 2 MiB stack as the runtime's workers. Brackets and blocks nest
     // 32 deep at most; commands run by `$(…)`, `bash -c` and the like, 12.

@@ -7,6 +7,9 @@ use brush_parser::word::{BraceExpressionMember as Member, BraceExpressionOrText 
 /// word, and a command whose words are more is refused, since judging only the first ones would
 /// let `rm -rf {1,…,300,/}` through.
 pub const MAX_BRACE_WORDS: usize = 256;
+/// The most words brace expansions may add in one command, all its words together: each is
+/// judged, and a command of 14,000 `{1..256}` would otherwise take seconds to check.
+pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
 
 /// The words a brace expression becomes; `None` when they are more than [`MAX_BRACE_WORDS`].
 pub fn expand(parts: &[Part]) -> Option<Vec<String>> {

@@ -1,7 +1,7 @@
 //! Expanding a parsed word into the arguments bash will pass, with every `$(…)` inside it
 //! checked as a command on the way.
 
-use super::braces::MAX_BRACE_WORDS;
+use super::braces::{MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS};
 use super::call::{Scope, Stdin};
 use super::walk::Checker;
 use super::words::{Arg, Ch, Expander, TOO_MANY_VALUES, Value, split_fields};
@@ -21,7 +21,17 @@ impl Checker<'_> {
         let options = ParserOptions::default();
         let braces = brush_parser::word::parse_brace_expansions(&word.value, &options);
         let texts = match braces.ok().flatten().map(|braces| super::braces::expand(&braces)) {
-            Some(Some(texts)) => texts,
+            Some(Some(texts)) => {
+                let added = self.brace_words.get() + texts.len().saturating_sub(1);
+                if added > MAX_COMMAND_BRACE_WORDS {
+                    return Err(format!(
+                        "its brace expansions make more than {MAX_COMMAND_BRACE_WORDS} words, \
+                         more than keel checks in one command; split it into smaller commands"
+                    ));
+                }
+                self.brace_words.set(added);
+                texts
+            }
             Some(None) => {
                 return Err(format!(
                     "`{}` expands to more than {MAX_BRACE_WORDS} words, more than keel checks; \

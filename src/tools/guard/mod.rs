@@ -77,7 +77,8 @@ fn check(cmd: &str, cwd: Option<&Path>) -> Verdict {
     let places =
         Places { home: environment::value_for_command("HOME"), workspace: workspace.clone() };
     let mut scope = Scope::new(workspace.map_or(Cwd::Unknown, Cwd::Known));
-    Checker { places: &places, depth: 0 }.script(cmd, &mut scope)
+    let brace_words = std::cell::Cell::new(0);
+    Checker { places: &places, depth: 0, brace_words: &brace_words }.script(cmd, &mut scope)
 }
 
 /// The deepest nesting of brackets and of `if`, `while`, … blocks, quotes ignored: an upper

@@ -9,6 +9,7 @@ use super::words::{Arg, Value};
 use super::{Verdict, programs};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
+use std::cell::Cell;
 
 /// How deep substitutions, `bash -c` and `eval` may nest before the command counts as unreadable.
 const MAX_NESTING: usize = 12;
@@ -27,6 +28,8 @@ impl Scripts for Checker<'_> {
 pub struct Checker<'a> {
     pub places: &'a Places,
     pub depth: usize,
+    /// How many words brace expansions have added so far, in the whole command.
+    pub brace_words: &'a Cell<usize>,
 }
 
 impl Checker<'_> {
@@ -54,7 +57,8 @@ impl Checker<'_> {
 
     /// Checks a script that runs inside this one (`$(…)`, `bash -c`, `eval`).
     pub fn nested(&self, text: &str, scope: &mut Scope) -> Verdict {
-        Checker { places: self.places, depth: self.depth + 1 }.script(text, scope)
+        Checker { places: self.places, depth: self.depth + 1, brace_words: self.brace_words }
+            .script(text, scope)
     }
 
     fn list(&self, list: &ast::CompoundList, scope: &mut Scope) -> Verdict {
