@@ -336,3 +336,17 @@ fn text_longer_than_the_cap_is_refused_and_the_board_stays() {
     let at_cap = "é".repeat(MAX_TEXT_CHARS);
     assert!(board.update(&json!({"items": [item("1", &at_cap, "pending")]})).is_ok());
 }
+
+#[test]
+fn the_schema_tells_the_model_the_rules_it_is_held_to() {
+    let schema = input_schema();
+    let items = &schema["properties"]["items"];
+    assert_eq!(schema["required"], json!(["items"]));
+    assert_eq!(items["maxItems"], json!(MAX_ITEMS));
+    let item = &items["items"];
+    assert_eq!(item["required"], json!(["id", "text", "status"]));
+    assert_eq!(
+        item["properties"]["status"]["enum"],
+        json!(["pending", "in_progress", "completed"])
+    );
+}
