@@ -73,6 +73,8 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "brace words at the limit", "rm -f out/f{1..256}.o", Allow),
     ("delete", "brace words past the limit", "rm -f out/f{1..257}.o", Refuse),
     ("delete", "a folder in each brace word", "rm -rf ./{build,dist}", Allow),
+    ("delete", "a stepped brace sequence", "rm -f out/f{0..1000..10}.o", Allow),
+    ("delete", "a brace sequence of one", "rm -f out/f{5..5}.o", Allow),
     ("delete", "another user's home", "rm -rf /home/alice", Refuse),
     ("delete", "root's home", "rm -rf ~root", Refuse),
     ("delete", "the workspace's parent", "rm -rf ..", Refuse),
@@ -449,6 +451,18 @@ fn brace_expansions_are_followed_to_a_bound_in_all_the_command() {
     assert!(reason.contains("more than 4096 words") && reason.contains("split"), "{reason}");
     let inner = format!("echo \"$({})\"", words(17));
     assert!(guard::check_command(&inner).is_err(), "the bound counts nested commands too");
+}
+
+#[test]
+fn a_brace_sequence_of_a_billion_words_is_refused_without_making_them() {
+    /// Making the words would take minutes and gigabytes; counting them takes nothing.
+    const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(60);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(guard::check_command("echo {1..1000000000}"));
+    });
+    let verdict = receiver.recv_timeout(HANG_GUARD).expect("the guard made every word");
+    assert!(verdict.unwrap_err().contains("more than 256 words"));
 }
 
 #[test]
