@@ -453,15 +453,25 @@ fn brace_expansions_are_followed_to_a_bound_in_all_the_command() {
     assert!(guard::check_command(&inner).is_err(), "the bound counts nested commands too");
 }
 
-#[test]
-fn a_brace_sequence_of_a_billion_words_is_refused_without_making_them() {
-    /// Making the words would take minutes and gigabytes; counting them takes nothing.
+/// The guard's verdicts on `commands`, judged on a thread of their own; fails with `hung` if they
+/// take longer than a minute — far longer than any of these takes when the guard is right.
+fn judged_within_a_minute<const N: usize>(
+    commands: [String; N],
+    hung: &str,
+) -> [Result<(), String>; N] {
     const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(60);
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = sender.send(guard::check_command("echo {1..1000000000}"));
+        let _ = sender.send(commands.map(|command| guard::check_command(&command)));
     });
-    let verdict = receiver.recv_timeout(HANG_GUARD).expect("the guard made every word");
+    receiver.recv_timeout(HANG_GUARD).expect(hung)
+}
+
+#[test]
+fn a_brace_sequence_of_a_billion_words_is_refused_without_making_them() {
+    // Making the words would take minutes and gigabytes; counting them takes nothing.
+    let [verdict] =
+        judged_within_a_minute(["echo {1..1000000000}".to_owned()], "the guard made every word");
     assert!(verdict.unwrap_err().contains("more than 256 words"));
 }
 
@@ -488,16 +498,11 @@ fn nesting_at_the_limit_fits_the_stack_and_beyond_it_is_refused() {
 
 #[test]
 fn patterns_with_many_stars_are_judged_without_hanging() {
-    /// A backtracking matcher takes longer than this on these patterns than the universe has had.
-    const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(60);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let everything = guard::check_command(&format!("rm -rf /{}", "*".repeat(2000)));
-        let nothing = guard::check_command(&format!("rm -rf /{}", "*a".repeat(2000)));
-        let _ = sender.send((everything, nothing));
-    });
-    let (everything, nothing) =
-        receiver.recv_timeout(HANG_GUARD).expect("the guard hung on a pattern of many stars");
+    // A backtracking matcher takes longer than a minute on these than the universe has had.
+    let [everything, nothing] = judged_within_a_minute(
+        [format!("rm -rf /{}", "*".repeat(2000)), format!("rm -rf /{}", "*a".repeat(2000))],
+        "the guard hung on a pattern of many stars",
+    );
     assert!(everything.is_err(), "`/***…` matches every system folder");
     assert_eq!(nothing, Ok(()), "`/*a*a…` with 2000 `a`s names no folder that exists");
 }
