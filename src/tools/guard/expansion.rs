@@ -4,7 +4,7 @@
 use super::braces::{MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS};
 use super::call::{Scope, Stdin};
 use super::walk::Checker;
-use super::words::{Arg, Ch, Expander, TOO_MANY_VALUES, Value, split_fields};
+use super::words::{Arg, Expander, Value, split_fields};
 use super::{Verdict, printed};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
@@ -70,13 +70,13 @@ impl Checker<'_> {
                 }
             }
         };
-        let alts =
-            Expander { vars: &scope.vars, substitution: &mut substitution }.pieces(pieces, false);
+        let mut expander = Expander::new(&scope.vars, &mut substitution);
+        let alts = expander.pieces(pieces, false);
+        let too_many = expander.too_many;
         if let Some(reason) = failure {
             return Err(reason);
         }
-        if alts.iter().flatten().any(|ch| matches!(ch, Ch::Unknown(gap) if gap == TOO_MANY_VALUES))
-        {
+        if too_many {
             return Err(format!(
                 "`{source}` has more possible values than keel follows, so it cannot tell what \
                  it names"

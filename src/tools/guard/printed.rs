@@ -80,7 +80,7 @@ pub fn printed_by(script: &str, scope: &Scope) -> Option<String> {
             .map(|p| p.piece)
             .collect();
         let mut none = |_: &str| None;
-        let alts = Expander { vars: &scope.vars, substitution: &mut none }.pieces(&pieces, false);
+        let alts = Expander::new(&scope.vars, &mut none).pieces(&pieces, false);
         let arg = Arg { alts, source: word.value.clone() };
         words.push(arg.text()?);
     }

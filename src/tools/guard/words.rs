@@ -11,8 +11,6 @@ use std::collections::HashMap;
 
 /// The most alternatives one word is followed through (brace expansions, several possible values).
 pub const MAX_ALTERNATIVES: usize = 16;
-/// What a word with more possible values than that becomes; the command is refused.
-pub const TOO_MANY_VALUES: &str = "a word with more possible values than keel follows";
 
 /// One character of an argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +139,15 @@ impl Vars {
 pub struct Expander<'a> {
     pub vars: &'a Vars,
     pub substitution: &'a mut dyn FnMut(&str) -> Option<String>,
+    /// Set when a word had more possible values than [`MAX_ALTERNATIVES`]: it was made a gap,
+    /// and judging it by that gap would be a guess.
+    pub too_many: bool,
+}
+
+impl<'a> Expander<'a> {
+    pub fn new(vars: &'a Vars, substitution: &'a mut dyn FnMut(&str) -> Option<String>) -> Self {
+        Self { vars, substitution, too_many: false }
+    }
 }
 
 impl Expander<'_> {
@@ -151,8 +158,8 @@ impl Expander<'_> {
         for piece in pieces {
             // Every piece is expanded, so that what its substitutions run is checked.
             let next = self.piece(piece, quoted);
-            if too_many || alts.len().saturating_mul(next.len()) > MAX_ALTERNATIVES {
-                too_many = true;
+            too_many = too_many || alts.len().saturating_mul(next.len()) > MAX_ALTERNATIVES;
+            if too_many {
                 continue;
             }
             let mut combined = Vec::new();
@@ -166,8 +173,8 @@ impl Expander<'_> {
             alts = combined;
         }
         if too_many {
-            // Judging only some of the values would be a guess.
-            return vec![vec![Ch::Unknown(TOO_MANY_VALUES.to_owned())]];
+            self.too_many = true;
+            return vec![vec![Ch::Unknown("a word of too many values".to_owned())]];
         }
         alts
     }
