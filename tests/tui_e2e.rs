@@ -384,6 +384,11 @@ fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
     let workdir = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(home.path());
     tmux.wait_for("the shell prompt", KEY_TIMEOUT, |screen| screen.contains(PROMPT));
+    // tmux sends modified keys to a program that asks for them; what keel writes is recorded.
+    assert!(tmux.run(&["set", "-s", "extended-keys", "on"]).status.success());
+    let output = home.path().join("pane-output");
+    let record = format!("cat > '{}'", output.display());
+    assert!(tmux.run(&["pipe-pane", "-t", "e2e", &record]).status.success());
     tmux.type_line(&format!(
         "ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}' '{}' --workdir '{}'; echo \"{EXITED} $?\"",
         server.anthropic_base(),
@@ -404,16 +409,20 @@ fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
     let csi_u = ["send-keys", "-t", "e2e", "-H", "1b", "5b", "31", "33", "3b", "32", "75"];
     assert!(tmux.run(&csi_u).status.success());
     literal("gamma");
+    // Shift+Enter as tmux sends it by default (`extended-keys-format xterm`): CSI 27;2;13~.
+    let xterm = ["send-keys", "-t", "e2e", "-H", "1b", "5b", "32", "37", "3b", "32", "3b", "31"];
+    assert!(tmux.run(&[&xterm[..], &["33", "7e"]].concat()).status.success());
+    literal("delta");
     let lines = |screen: &str, words: &[&str]| {
         words.iter().all(|word| screen.lines().any(|line| line.trim_matches(['│', ' ']) == *word))
     };
-    tmux.wait_for("four lines in the composer", KEY_TIMEOUT, |s| {
-        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 2
+    tmux.wait_for("five lines in the composer", KEY_TIMEOUT, |s| {
+        lines(s, &["alpha", "beta", "gamma", "delta"]) && s.matches("gamma").count() == 2
     });
     // Ctrl+U kills to the line's start, as in readline.
     tmux.send(&["C-u"]);
     tmux.wait_for("the last line killed", KEY_TIMEOUT, |s| {
-        lines(s, &["alpha", "beta", "gamma"]) && s.matches("gamma").count() == 1
+        lines(s, &["alpha", "beta", "gamma"]) && !s.contains("delta")
     });
     tmux.send(&["C-c"]);
     tmux.wait_for("the composer cleared", KEY_TIMEOUT, |s| !s.contains("alpha"));
@@ -444,4 +453,14 @@ fn newlines_kill_line_and_a_big_bracketed_paste_work_in_tmux() {
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
     tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
+    // keel asked for modifyOtherKeys at start and gave the terminal's own setting back on exit.
+    let read = || String::from_utf8_lossy(&std::fs::read(&output).unwrap_or_default()).into_owned();
+    let start = Instant::now();
+    while !read().contains("\x1b[>4m") && start.elapsed() < KEY_TIMEOUT {
+        sleep(POLL);
+    }
+    let written = read();
+    let asked = written.find("\x1b[>4;1m").expect("modifyOtherKeys asked for");
+    let reset = written.rfind("\x1b[>4m").expect("modifyOtherKeys reset");
+    assert!(asked < reset, "asked for after it was reset");
 }

@@ -1,4 +1,4 @@
-//! The terminal events the UI acts on, filtered from crossterm's stream.
+//! The terminal events the UI acts on, filtered from the terminal's input.
 //!
 //! Only key presses are kept: terminals that report key releases and repeats (kitty's protocol,
 //! Windows) would otherwise type every character twice. Focus changes are dropped.

@@ -7,7 +7,8 @@
 //! the agent task. Module map: `app` (state), `stack` (the view stack every input walks) and
 //! `input` (the event handlers that walk it), `main_view` (the main screen as a view), `render`
 //! (a pure function of the state), `view/` (one widget a file), `lazy_list` (the long lists of
-//! the conversation and the inspector), `terminal` (setup and restore).
+//! the conversation and the inspector), `terminal` (setup and restore), `terminal_input` (reading and decoding the
+//! terminal's bytes).
 
 mod app;
 mod commands;
@@ -22,6 +23,7 @@ mod render;
 mod scroll;
 mod stack;
 mod terminal;
+mod terminal_input;
 mod text;
 mod theme;
 pub mod view;
@@ -32,8 +34,6 @@ pub use event::UiEvent;
 pub use render::render;
 
 use crate::agent::{AgentHandle, Snapshot};
-use futures_util::StreamExt;
-use ratatui::crossterm::event::EventStream;
 use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use ratatui::crossterm::{execute, queue};
 use ratatui::layout::Rect;
@@ -116,7 +116,7 @@ async fn event_loop(
     snapshots: &mut UnboundedReceiver<Snapshot>,
 ) -> color_eyre::Result<()> {
     let frame_interval = Duration::from_secs(1) / MAX_FPS;
-    let mut input = EventStream::new();
+    let mut input = terminal_input::TerminalInput::open()?;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut terminate = signal(SignalKind::terminate())?;

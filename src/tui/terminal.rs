@@ -1,7 +1,9 @@
 //! Taking over the terminal and giving it back, on every way out.
 //!
-//! [`setup`] enters raw mode, the alternate screen, mouse capture and bracketed paste (and, where
-//! the terminal supports it, the keyboard protocol that tells Shift+Enter from Enter). [`restore`]
+//! [`setup`] enters raw mode, the alternate screen, mouse capture and bracketed paste, and asks
+//! for keys in a form that tells Shift+Enter from Enter: kitty's keyboard protocol where the
+//! terminal has it, xterm's modifyOtherKeys elsewhere (tmux's `extended-keys on` sends modified
+//! keys only to a program that asks so). [`restore`]
 //! undoes all of it and is safe to call any number of times from anywhere — the normal exit, an
 //! error, the [`Guard`]'s drop, the panic hook — so whichever comes first leaves a usable shell.
 
@@ -28,6 +30,8 @@ pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether the keyboard protocol was pushed and must be popped.
 static KEYBOARD_ENHANCED: AtomicBool = AtomicBool::new(false);
+/// Whether modifyOtherKeys was asked for and must be reset.
+static OTHER_KEYS_MODIFIED: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
 
 thread_local! {
@@ -51,6 +55,8 @@ pub fn setup() -> io::Result<Tui> {
         if execute!(stdout, PushKeyboardEnhancementFlags(flags)).is_ok() {
             KEYBOARD_ENHANCED.store(true, Ordering::SeqCst);
         }
+    } else if execute!(stdout, ModifyOtherKeys(true)).is_ok() {
+        OTHER_KEYS_MODIFIED.store(true, Ordering::SeqCst);
     }
     let terminal = Terminal::new(CrosstermBackend::new(stdout));
     if terminal.is_err() {
@@ -78,6 +84,9 @@ pub fn restore() -> io::Result<()> {
     if KEYBOARD_ENHANCED.swap(false, Ordering::SeqCst) {
         note(execute!(stdout, PopKeyboardEnhancementFlags));
     }
+    if OTHER_KEYS_MODIFIED.swap(false, Ordering::SeqCst) {
+        note(execute!(stdout, ModifyOtherKeys(false)));
+    }
     note(execute!(
         stdout,
         DisableBracketedPaste,
@@ -87,6 +96,18 @@ pub fn restore() -> io::Result<()> {
     ));
     note(disable_raw_mode());
     first_error.map_or(Ok(()), Err)
+}
+
+/// xterm's modifyOtherKeys, level 1 (`CSI > 4;1m`): keys that would otherwise arrive as plain
+/// ones, Shift+Enter among them, come as `CSI 27;mods;key~`; Ctrl+C and the like stay as they
+/// are. Off (`CSI > 4m`) puts back the terminal's own setting.
+#[derive(Debug, Clone, Copy)]
+struct ModifyOtherKeys(bool);
+
+impl ratatui::crossterm::Command for ModifyOtherKeys {
+    fn write_ansi(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+        out.write_str(if self.0 { "\x1b[>4;1m" } else { "\x1b[>4m" })
+    }
 }
 
 /// Makes a panic in the UI restore the terminal before the panic is reported, so the report
@@ -130,5 +151,21 @@ pub struct Guard;
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = restore();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ModifyOtherKeys;
+    use ratatui::crossterm::Command;
+
+    #[test]
+    fn modify_other_keys_asks_for_level_one_and_gives_back_the_terminals_own() {
+        let written = |command: ModifyOtherKeys| {
+            let mut out = String::new();
+            command.write_ansi(&mut out).map(|()| out)
+        };
+        assert_eq!(written(ModifyOtherKeys(true)), Ok("\x1b[>4;1m".to_owned()));
+        assert_eq!(written(ModifyOtherKeys(false)), Ok("\x1b[>4m".to_owned()));
     }
 }
