@@ -12,6 +12,8 @@
 //! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
+use crate::message::Usage;
+use crate::pricing::{Price, dollars};
 use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::{ToolName, call};
 use crate::visible::visible;
@@ -28,6 +30,16 @@ pub enum OutputFormat {
     Json,
 }
 
+/// How `-p` prints, and what it prices the tokens at.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Printing {
+    pub format: OutputFormat,
+    /// The agent is in plan mode, and the plan is the answer.
+    pub plan: bool,
+    /// The model's price, for the cost in the closing line; `None` when it is not known.
+    pub price: Option<Price>,
+}
+
 /// How the run ended, for the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunResult {
@@ -38,21 +50,21 @@ pub struct RunResult {
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
-/// agent. `plan`: the agent is in plan mode, and the plan is the answer. Ctrl+C, SIGTERM and
-/// SIGHUP interrupt the turn (the history stays valid and saved) and end the run.
+/// agent. Ctrl+C, SIGTERM and SIGHUP interrupt the turn (the history stays valid and saved) and
+/// end the run.
 pub async fn run(
     mut agent: AgentHandle,
     start: Command,
-    format: OutputFormat,
-    plan: bool,
+    printing: Printing,
 ) -> std::io::Result<RunResult> {
+    let Printing { format, plan, price } = printing;
     // Nothing is drawn here: closing the snapshot channel at once keeps the agent from queueing
     // a snapshot per change for the whole run (each holding its own version of the history).
     drop(agent.snapshots);
     let _ = agent.commands.send(start);
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    let mut printer = Printer::default();
+    let mut printer = Printer { price, ..Printer::default() };
     let mut interrupted = false;
     let mut reader_gone = false;
     let mut board: Vec<TodoItem> = Vec::new();
@@ -151,6 +163,9 @@ struct Printer {
     held: Vec<String>,
     /// Model responses so far (each reports its usage).
     responses: u32,
+    /// Their tokens, added up.
+    usage: Usage,
+    price: Option<Price>,
 }
 
 impl Printer {
@@ -165,14 +180,31 @@ impl Printer {
                 self.held.push(text.clone());
                 return Ok(());
             }
-            AgentEvent::Usage { .. } => {
+            AgentEvent::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                ..
+            } => {
                 self.responses += 1;
+                self.usage.add(Usage {
+                    input_tokens: *input_tokens,
+                    output_tokens: *output_tokens,
+                    cache_read_tokens: *cache_read_tokens,
+                    cache_write_tokens: *cache_write_tokens,
+                });
                 return Ok(());
             }
             AgentEvent::Result { .. } => {}
             _ => self.release(err)?,
         }
-        print_progress(err, out, event, self.responses)
+        print_progress(
+            err,
+            out,
+            event,
+            &Spent { responses: self.responses, usage: self.usage, price: self.price },
+        )
     }
 
     /// Prints the held answers as progress: something came after them.
@@ -184,12 +216,20 @@ impl Printer {
     }
 }
 
+/// What the run's model responses took, for the closing line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spent {
+    responses: u32,
+    usage: Usage,
+    price: Option<Price>,
+}
+
 /// One event as a person reads it: progress to `err`, the final answer to `out`.
 fn print_progress(
     err: &mut impl Write,
     out: &mut impl Write,
     event: &AgentEvent,
-    responses: u32,
+    spent: &Spent,
 ) -> std::io::Result<()> {
     match event {
         AgentEvent::Todo { items, .. } => {
@@ -253,7 +293,7 @@ fn print_progress(
                 None if *outcome == TurnOutcome::Interrupted => writeln!(err, "keel: interrupted")?,
                 None => {}
             }
-            writeln!(err, "({})", summary(responses, *done, *total))?;
+            writeln!(err, "({})", summary(spent, *done, *total))?;
             if !text.is_empty() {
                 writeln!(out, "{}", visible(text))?;
             }
@@ -263,18 +303,25 @@ fn print_progress(
     Ok(())
 }
 
-/// `3 model responses, board 2/5 done`, `no response from the model`.
-fn summary(responses: u32, done: usize, total: usize) -> String {
-    let responses = match responses {
+/// `3 model responses, board 2/5 done; 12345 tokens in, 678 out, $0.04`, `no response from
+/// the model`. The cost only where the model's price is known.
+fn summary(spent: &Spent, done: usize, total: usize) -> String {
+    let responses = match spent.responses {
         0 => return "no response from the model".to_owned(),
         1 => "1 model response".to_owned(),
         n => format!("{n} model responses"),
     };
-    if total == 0 {
-        format!("{responses}, no board")
-    } else {
-        format!("{responses}, board {done}/{total} done")
+    let board =
+        if total == 0 { "no board".to_owned() } else { format!("board {done}/{total} done") };
+    let usage = &spent.usage;
+    let mut line = format!(
+        "{responses}, {board}; {} tokens in, {} out",
+        usage.input_tokens, usage.output_tokens
+    );
+    if let Some(price) = spent.price {
+        line.push_str(&format!(", {}", dollars(price.cost(usage))));
     }
+    line
 }
 
 #[cfg(test)]
@@ -283,9 +330,24 @@ mod tests {
 
     #[test]
     fn the_summary_reads_as_a_sentence() {
-        assert_eq!(summary(0, 0, 0), "no response from the model");
-        assert_eq!(summary(1, 0, 0), "1 model response, no board");
-        assert_eq!(summary(4, 2, 5), "4 model responses, board 2/5 done");
+        let usage = Usage { input_tokens: 12_345, output_tokens: 678, ..Usage::default() };
+        let spent = |responses| Spent { responses, usage, price: None };
+        assert_eq!(summary(&spent(0), 0, 0), "no response from the model");
+        assert_eq!(
+            summary(&spent(1), 0, 0),
+            "1 model response, no board; 12345 tokens in, 678 out"
+        );
+        assert_eq!(
+            summary(&spent(4), 2, 5),
+            "4 model responses, board 2/5 done; 12345 tokens in, 678 out"
+        );
+        // $3 a million in and $15 out: 3.7 cents and 1.0 cent.
+        let price = Price { input: 3.0, output: 15.0, cache_read: None, cache_write: None };
+        let priced = Spent { price: Some(price), ..spent(4) };
+        assert_eq!(
+            summary(&priced, 2, 5),
+            "4 model responses, board 2/5 done; 12345 tokens in, 678 out, $0.05"
+        );
     }
 
     #[test]

@@ -182,7 +182,12 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
                 _ => Command::Submit(prompt),
             };
-            let result = headless::run(handle, start, cli.output_format, cli.plan).await?;
+            let printing = headless::Printing {
+                format: cli.output_format,
+                plan: cli.plan,
+                price: config.prices.of(&config.model),
+            };
+            let result = headless::run(handle, start, printing).await?;
             // A reader that left (`| head`) took what it wanted: not a failure.
             if result.outcome == TurnOutcome::Success || result.reader_gone {
                 ExitCode::SUCCESS

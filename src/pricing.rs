@@ -1,4 +1,4 @@
-//! What a model's tokens cost, for the status bar: a small table of list prices, in US dollars
+//! What a model's tokens cost, for the status bar and `keel -p`'s closing line: a small table of list prices, in US dollars
 //! per million tokens, for the models keel is most often pointed at, which the config files
 //! override or extend (`[prices."MODEL"]`, see `config`). A model in neither has no price, and
 //! keel shows no cost rather than a guess.
@@ -60,6 +60,12 @@ impl Price {
             .flatten()
             .all(|price| price.is_finite() && price >= 0.0)
     }
+}
+
+/// `$0.42`, `$12.35`, `$1234`: an amount of US dollars as the status bar and `-p` show it.
+pub fn dollars(amount: f64) -> String {
+    const WHOLE_DOLLARS_FROM: f64 = 1_000.0;
+    if amount >= WHOLE_DOLLARS_FROM { format!("${amount:.0}") } else { format!("${amount:.2}") }
 }
 
 /// List prices known to keel, by model name (as of late 2025).
@@ -131,6 +137,13 @@ fn is_version_suffix(suffix: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costs_read_at_a_glance() {
+        assert_eq!(dollars(0.0669), "$0.07");
+        assert_eq!(dollars(12.345), "$12.35");
+        assert_eq!(dollars(1234.5), "$1234");
+    }
 
     fn usage(input: u64, output: u64, read: u64, write: u64) -> Usage {
         Usage {

@@ -30,7 +30,8 @@ async fn another_thread_can_write_while_the_run_waits() {
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
     let commands = handle.commands.clone();
-    let run = headless::run(handle, Command::Submit("go".into()), OutputFormat::Text, false);
+    let printing = headless::Printing { format: OutputFormat::Text, ..Default::default() };
+    let run = headless::run(handle, Command::Submit("go".into()), printing);
 
     let (wrote, written) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {

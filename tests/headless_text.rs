@@ -69,3 +69,31 @@ async fn json_output_escapes_them_as_json_does() {
     assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
     assert!(stdout.contains("\\u001b]0;pwned\\u0007"), "{stdout}");
 }
+
+/// The closing line of a text run over a model called `model`.
+async fn closing_line(model: &str) -> String {
+    let server =
+        FakeLlm::start(vec![tool("read_file", json!({"path": "a"})), text("done")], Duration::ZERO)
+            .await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut command = keel(home.path());
+    command
+        .args(["-p", "go", "--model", model, "--workdir"])
+        .arg(work.path())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base());
+    let output = output_within(&mut command, "keel -p over two answers");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    stderr.lines().rfind(|line| line.starts_with('(')).unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_closing_line_counts_the_tokens_and_prices_a_model_keel_knows() {
+    // The fake server's two answers: a 1,000-token prompt, 900 of it written to the cache, then
+    // 1,100 with 900 read from it and 100 written; 20 tokens out each.
+    let known = closing_line("claude-sonnet-4-5").await;
+    assert_eq!(known, "(2 model responses, no board; 2100 tokens in, 40 out, $0.01)");
+    let unknown = closing_line("a-model-keel-has-no-price-for").await;
+    assert_eq!(unknown, "(2 model responses, no board; 2100 tokens in, 40 out)");
+}

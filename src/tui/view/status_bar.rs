@@ -181,7 +181,7 @@ fn cost(snapshot: &Snapshot, price: Option<Price>) -> Option<Group> {
         return None;
     }
     let dollars = price?.cost(usage);
-    Some(Group::dropped_at(rank::COST, vec![Span::raw(money(dollars))]))
+    Some(Group::dropped_at(rank::COST, vec![Span::raw(crate::pricing::dollars(dollars))]))
 }
 
 /// `↻ 1/3`: rounds since the board last changed against the reminder's threshold, when it is on.
@@ -219,12 +219,6 @@ fn clock(elapsed: Duration) -> String {
         MINUTE..HOUR => format!("{}m {:02}s", seconds / MINUTE, seconds % MINUTE),
         _ => format!("{}h {:02}m", seconds / HOUR, seconds % HOUR / MINUTE),
     }
-}
-
-/// `$0.07`, `$12.34`, `$1234`: cents while they matter.
-fn money(dollars: f64) -> String {
-    const WHOLE_DOLLARS_FROM: f64 = 1_000.0;
-    if dollars >= WHOLE_DOLLARS_FROM { format!("${dollars:.0}") } else { format!("${dollars:.2}") }
 }
 
 /// The agent's state in words, and how loudly to show it.
@@ -280,13 +274,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_and_costs_read_at_a_glance() {
+    fn times_read_at_a_glance() {
         assert_eq!(clock(Duration::from_millis(8_900)), "8s");
         assert_eq!(clock(Duration::from_secs(65)), "1m 05s");
         assert_eq!(clock(Duration::from_secs(2 * 3600 + 3 * 60 + 9)), "2h 03m");
-        assert_eq!(money(0.0669), "$0.07");
-        assert_eq!(money(12.345), "$12.35");
-        assert_eq!(money(1234.5), "$1234");
     }
 
     #[test]
