@@ -251,6 +251,33 @@ fn resume_takes_a_session_id_never_a_path() {
 }
 
 #[test]
+fn a_log_that_is_a_symlink_or_a_fifo_is_never_opened() {
+    let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
+    let real = store.create().unwrap();
+    let (real_id, real_path) = (real.id().to_owned(), real.path().to_owned());
+    drop(real);
+    let before = std::fs::read(&real_path).unwrap();
+    let linked = "1700000002-abcd";
+    let link = store.sessions_dir().join(format!("{linked}.jsonl"));
+    std::os::unix::fs::symlink(&real_path, &link).unwrap();
+    let fifo = "1700000003-abcd";
+    nix::unistd::mkfifo(
+        &store.sessions_dir().join(format!("{fifo}.jsonl")),
+        nix::sys::stat::Mode::S_IRWXU,
+    )
+    .unwrap();
+    for id in [linked, fifo] {
+        match store.open(id) {
+            Err(SessionError::NotFound { id: refused, .. }) => assert_eq!(refused, id),
+            other => panic!("{id} was opened: {other:?}"),
+        }
+    }
+    assert_eq!(std::fs::read(&real_path).unwrap(), before, "the log behind the link is untouched");
+    assert!(store.open(&real_id).is_ok(), "the log itself opens");
+}
+
+#[test]
 fn a_session_is_opened_by_one_holder_at_a_time() {
     let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
@@ -262,7 +289,10 @@ fn a_session_is_opened_by_one_holder_at_a_time() {
         }
         other => panic!("a second open was not refused: {other:?}"),
     }
+    let pid_file = store.sessions_dir().join(format!("{id}.pid"));
+    assert!(pid_file.exists(), "the holder's pid is beside the log");
     drop(log);
+    assert!(!pid_file.exists(), "a pid left beside a log nobody holds would mislead");
     assert!(store.open(&id).is_ok(), "the lock goes with the holder");
 }
 

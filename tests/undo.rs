@@ -482,3 +482,69 @@ fn a_forged_folder_count_never_removes_the_workspace() {
     assert!(!workspace.root().join("x").exists(), "the folder the write made goes");
     assert!(workspace.root().is_dir(), "the workspace itself stays, whatever the log says");
 }
+
+/// `/undo` inside a saved session takes back what bash did, from the session's own shadow
+/// repository; after `/clear` the new conversation is saved to a log of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_in_the_session_covers_bash_and_clear_saves_the_next_conversation_apart() {
+    use keel::agent::journal::SessionStore;
+    use keel::agent::{self, AgentEvent, Command, Entry, Sessions};
+    use keel::llm::Provider;
+    use keel::llm::scripted::ScriptedProvider;
+    use keel::tools::Tools;
+    const WAIT: Duration = Duration::from_secs(30);
+
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
+    let script = json!({
+        "prompt": "go",
+        "finished": "finished",
+        "steps": [
+            {"text": "", "tools": [{"name": "bash", "input": {"command": "echo made > made.txt"}}]},
+            {"text": "made it"},
+            {"text": "a new conversation"},
+        ],
+    });
+    let provider = ScriptedProvider::from_json(&script.to_string(), Duration::ZERO).unwrap();
+    let tools = Tools::new(Workspace::new(work.path()).unwrap());
+    let config = agent::AgentConfig::default();
+    let mut handle = agent::spawn_with_session(
+        config,
+        Some(Provider::Scripted(provider)),
+        tools,
+        Sessions::New(store.clone()),
+    );
+    let until_result = async |handle: &mut agent::AgentHandle| loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv()).await.unwrap().unwrap();
+        if matches!(event, AgentEvent::Result { .. }) {
+            return;
+        }
+    };
+    handle.commands.send(Command::Submit("go".into())).unwrap();
+    until_result(&mut handle).await;
+    assert!(work.path().join("made.txt").exists());
+
+    handle.commands.send(Command::Undo).unwrap();
+    let undone = tokio::time::timeout(WAIT, async {
+        loop {
+            let snapshot = handle.snapshots.recv().await.unwrap();
+            if let Some(Entry::Notice { text }) = snapshot.transcript.last()
+                && text.starts_with("Undid")
+            {
+                return text.clone();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(undone.contains("deleted made.txt"), "{undone}");
+    assert!(!work.path().join("made.txt").exists(), "{undone}");
+
+    handle.commands.send(Command::Clear).unwrap();
+    handle.commands.send(Command::Submit("again".into())).unwrap();
+    until_result(&mut handle).await;
+    handle.commands.send(Command::Quit).unwrap();
+    tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
+    assert_eq!(store.list().unwrap().len(), 2, "the cleared conversation and the new one");
+}

@@ -195,6 +195,38 @@ mod tests {
     }
 
     #[test]
+    fn the_note_says_what_the_compaction_did_and_nothing_it_did_not() {
+        let stub = |id: &str| Mask::Result { id: id.into(), content: "[elided]".into() };
+        let masked = Compaction {
+            trigger: Trigger::Threshold,
+            tokens_before: 9_000,
+            tokens_after: 4_000,
+            masks: vec![stub("a"), stub("b")],
+            history: None,
+            summarised: 0,
+            summary_error: None,
+            learned_window: None,
+        };
+        assert_eq!(masked.masked(), 2);
+        assert_eq!(
+            masked.note(),
+            "Compacted the model's view to fit the window: ~9000 → 4000 tokens; 2 old tool results elided."
+        );
+        let summarised = Compaction {
+            trigger: Trigger::Request,
+            masks: Vec::new(),
+            history: Some(vec![Message::user_text("go")]),
+            summarised: 5,
+            ..masked.clone()
+        };
+        assert_eq!(summarised.masked(), 0);
+        assert_eq!(
+            summarised.note(),
+            "Compacted the model's view on /compact: ~9000 → 4000 tokens; 5 messages summarised."
+        );
+    }
+
+    #[test]
     fn masks_replace_results_and_inputs_by_call_id() {
         let mut history: Vec<Message> = [round("a"), round("b")].concat();
         let masks = vec![

@@ -58,17 +58,25 @@ impl SessionLog {
     pub(super) fn open(dir: &Path, id: &str) -> Result<(Self, Restored), SessionError> {
         let path = dir.join(format!("{id}.{LOG_EXTENSION}"));
         let io = |source| SessionError::Io { path: path.clone(), source };
-        if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file()) {
-            return Err(SessionError::NotFound { id: id.to_owned(), dir: dir.to_owned() });
-        }
-        let file = OpenOptions::new()
+        let not_found = || SessionError::NotFound { id: id.to_owned(), dir: dir.to_owned() };
+        // One check, on what was opened: a symlink is refused by the open itself, a FIFO does
+        // not hold it up, and whatever else is not a plain file is refused once it is open.
+        let opened = OpenOptions::new()
             .read(true)
             .append(true)
             .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(io)?;
+            .open(&path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(err)
+                if matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ELOOP)) =>
+            {
+                return Err(not_found());
+            }
+            Err(err) => return Err(io(err)),
+        };
         if !file.metadata().map_err(io)?.is_file() {
-            return Err(SessionError::NotFound { id: id.to_owned(), dir: dir.to_owned() });
+            return Err(not_found());
         }
         let mut file = lock(file, dir, id)?;
         let mut bytes = Vec::new();
