@@ -31,22 +31,15 @@ impl Decoder {
         let mut at = 0;
         while at < self.pending.len() {
             if let Some(paste) = &mut self.paste {
-                match take_paste(&self.pending[at..], paste) {
-                    Some(used) => {
-                        at += used;
-                        let text = String::from_utf8_lossy(paste).into_owned();
-                        events.push(Event::Paste(text));
-                        self.paste = None;
-                        continue;
-                    }
-                    None => {
-                        // All but what could be the start of the end marker is the paste's.
-                        let keep = PASTE_END.len() - 1;
-                        let rest = self.pending.len() - at;
-                        at += rest.saturating_sub(keep);
-                        break;
-                    }
+                let (used, ended) = take_paste(&self.pending[at..], paste);
+                at += used;
+                if !ended {
+                    break;
                 }
+                let text = String::from_utf8_lossy(paste).into_owned();
+                events.push(Event::Paste(text));
+                self.paste = None;
+                continue;
             }
             match step(&self.pending[at..], more) {
                 Step::Event(event, used) => {
@@ -66,16 +59,16 @@ impl Decoder {
 }
 
 /// Moves the paste's text from `bytes` into `paste`, up to its end marker. Returns how many
-/// bytes the paste and its end marker took, or `None` if the end has not arrived (then `paste`
-/// holds all of `bytes` that cannot be part of the end marker).
-fn take_paste(bytes: &[u8], paste: &mut Vec<u8>) -> Option<usize> {
+/// bytes it took, and whether the end marker was among them; if not, the last bytes, which may
+/// be the start of the end marker, are left for the next read.
+fn take_paste(bytes: &[u8], paste: &mut Vec<u8>) -> (usize, bool) {
     if let Some(end) = bytes.windows(PASTE_END.len()).position(|window| window == PASTE_END) {
         paste.extend_from_slice(&bytes[..end]);
-        return Some(end + PASTE_END.len());
+        return (end + PASTE_END.len(), true);
     }
-    let keep = PASTE_END.len() - 1;
-    paste.extend_from_slice(&bytes[..bytes.len().saturating_sub(keep)]);
-    None
+    let text = bytes.len().saturating_sub(PASTE_END.len() - 1);
+    paste.extend_from_slice(&bytes[..text]);
+    (text, false)
 }
 
 /// What the bytes at the front of `bytes` (never empty) are.
