@@ -508,3 +508,40 @@ async fn a_garbled_record_mid_log_is_repaired_over_anthropic() {
 async fn a_garbled_record_mid_log_is_repaired_over_openai() {
     a_garbled_record_mid_log_is_repaired("openai").await;
 }
+
+#[test]
+fn a_repair_whose_file_name_is_taken_sets_the_records_aside_in_a_file_of_its_own() {
+    let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
+    let id = "400-dddd";
+    let start = record(&Record::Start { id: id.into(), started_at: 400 });
+    let path = write_log(&store, id, &[start, said(Role::User, "go")]);
+    let dropped = format!("not a record\n{}\n", said(Role::Assistant, "after the damage"));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(dropped.as_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    // The names a repair in the next few seconds would take, all taken already.
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let dir = store.sessions_dir();
+    let taken: Vec<PathBuf> =
+        (now - 1..=now + 3).map(|at| dir.join(format!("{id}.{at}.damaged"))).collect();
+    for file in &taken {
+        std::fs::write(file, "an earlier repair's").unwrap();
+    }
+
+    let (_log, restored) = store.open(id).unwrap();
+    let warning = restored.warnings.join("\n");
+    let aside = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|name| name.ends_with(".damaged") && !taken.iter().any(|file| file.ends_with(name)))
+        .unwrap_or_else(|| panic!("nothing set aside: {warning}"));
+    let stamp = aside.strip_prefix(&format!("{id}.")).unwrap().strip_suffix(".damaged").unwrap();
+    let (time, attempt) = stamp.split_once('-').unwrap();
+    assert!(time.parse::<u64>().is_ok() && attempt == "1", "{aside}");
+    assert!(warning.contains(&aside), "{warning}");
+    assert_eq!(std::fs::read_to_string(dir.join(&aside)).unwrap(), dropped);
+    for file in &taken {
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "an earlier repair's");
+    }
+}

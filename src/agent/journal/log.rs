@@ -164,7 +164,7 @@ fn pid_path(dir: &Path, id: &str) -> PathBuf {
 
 /// Moves the records beyond the valid prefix into a file of their own; returns its path.
 fn set_aside(dir: &Path, id: &str, rest: &[u8]) -> Result<PathBuf, SessionError> {
-    let mut attempt = 0;
+    let mut attempt: u32 = 0;
     loop {
         let suffix = if attempt == 0 { String::new() } else { format!("-{attempt}") };
         let path = dir.join(format!("{id}.{}{suffix}.{DAMAGED_EXTENSION}", now()));
