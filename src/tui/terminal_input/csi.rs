@@ -198,8 +198,8 @@ fn tilde_key(number: u32) -> Option<KeyCode> {
     }
 }
 
-/// The key `CSI letter` (or `CSI 1;mods letter`) names.
-fn letter_key(letter: u8) -> Option<KeyCode> {
+/// The key `CSI letter` (or `CSI 1;mods letter`, or SS3's `ESC O letter`) names.
+pub(super) fn letter_key(letter: u8) -> Option<KeyCode> {
     Some(match letter {
         b'A' => KeyCode::Up,
         b'B' => KeyCode::Down,

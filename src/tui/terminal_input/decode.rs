@@ -143,17 +143,9 @@ fn utf8_step(bytes: &[u8]) -> Step {
     }
 }
 
-/// The key an SS3 sequence (`ESC O x`) ends with, as the cursor and F1–F4 keys send it.
+/// The key an SS3 sequence (`ESC O x`) ends with: the letters of the cursor and F1–F4 keys that
+/// `CSI x` has too, and the keypad's Enter.
 fn ss3_key(final_byte: u8) -> Option<KeyCode> {
-    Some(match final_byte {
-        b'A' => KeyCode::Up,
-        b'B' => KeyCode::Down,
-        b'C' => KeyCode::Right,
-        b'D' => KeyCode::Left,
-        b'H' => KeyCode::Home,
-        b'F' => KeyCode::End,
-        b'M' => KeyCode::Enter,
-        b'P'..=b'S' => KeyCode::F(final_byte - b'P' + 1),
-        _ => return None,
-    })
+    const KEYPAD_ENTER: u8 = b'M';
+    if final_byte == KEYPAD_ENTER { Some(KeyCode::Enter) } else { csi::letter_key(final_byte) }
 }

@@ -99,6 +99,8 @@ fn cursor_editing_and_function_keys_with_modifiers() {
                 key(KeyCode::F(4), NONE),
             ],
         ),
+        // The keypad's Enter in application mode.
+        (b"\x1bOM", vec![key(KeyCode::Enter, NONE)]),
         (b"\x1b[1;5C", vec![key(KeyCode::Right, CTRL)]),
         (b"\x1b[1;2A", vec![key(KeyCode::Up, SHIFT)]),
         (b"\x1b[1;7D", vec![key(KeyCode::Left, CTRL | ALT)]),
