@@ -281,8 +281,13 @@ fn a_log_that_is_a_symlink_or_a_fifo_is_never_opened() {
 fn a_session_is_opened_by_one_holder_at_a_time() {
     let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
+    let clock = || SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let before = clock();
     let log = store.create().unwrap();
     let id = log.id().to_owned();
+    // Ids sort by when their session started.
+    let started: u64 = id.split_once('-').unwrap().0.parse().unwrap();
+    assert!((before..=clock()).contains(&started), "{id}");
     match store.open(&id) {
         Err(SessionError::Locked { id: locked, pid }) => {
             assert_eq!((locked, pid), (id.clone(), Some(std::process::id())));
