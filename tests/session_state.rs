@@ -184,6 +184,21 @@ fn old_session_logs_in_the_workspace_are_moved_out_once_saying_so() {
     let second = listing("keel sessions again");
     assert!(!stderr(&second).contains("moved"), "only once: {}", stderr(&second));
     assert!(String::from_utf8_lossy(&second.stdout).contains("an old prompt"));
+
+    // An old log whose id is saved already stays where it is, and neither copy changes.
+    std::fs::create_dir_all(&legacy).unwrap();
+    let other = legacy_log("another prompt");
+    std::fs::write(legacy.join("1700000000-abcd.jsonl"), &other).unwrap();
+    let third = listing("keel sessions with a clash");
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(
+        stderr(&third).contains("a session 1700000000-abcd is already saved"),
+        "{}",
+        stderr(&third)
+    );
+    assert_eq!(std::fs::read_to_string(legacy.join("1700000000-abcd.jsonl")).unwrap(), other);
+    let saved = std::fs::read_to_string(store.sessions_dir().join("1700000000-abcd.jsonl"));
+    assert_eq!(saved.unwrap(), log);
 }
 
 #[test]
