@@ -196,6 +196,7 @@ fn old_session_logs_in_the_workspace_are_moved_out_once_saying_so() {
         "{}",
         stderr(&third)
     );
+    assert!(!stderr(&third).contains("moved"), "nothing moved: {}", stderr(&third));
     assert_eq!(std::fs::read_to_string(legacy.join("1700000000-abcd.jsonl")).unwrap(), other);
     let saved = std::fs::read_to_string(store.sessions_dir().join("1700000000-abcd.jsonl"));
     assert_eq!(saved.unwrap(), log);
