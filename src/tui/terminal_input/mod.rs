@@ -6,9 +6,10 @@
 //! crossterm's event types, and nothing past this module knows the difference. The window's
 //! size changes come from SIGWINCH, as they do in crossterm.
 //!
-//! The thread waits in `poll` on the terminal and on a pipe; dropping [`TerminalInput`] closes
-//! the pipe, and the thread stops before it reads another byte, so nothing typed after keel
-//! gives the terminal back is eaten.
+//! The thread waits in `select` on the terminal and on a pipe (`select`, not `poll`: macOS's
+//! `poll` does not wait on terminal devices); dropping [`TerminalInput`] closes the pipe, and the
+//! thread stops before it reads another byte, so nothing typed after keel gives the terminal
+//! back is eaten.
 
 mod csi;
 mod decode;
@@ -19,11 +20,11 @@ mod tests;
 pub use decode::Decoder;
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::select::{FD_SETSIZE, FdSet, select};
 use ratatui::crossterm::event::Event;
 use std::fs::File;
 use std::io::{self, IsTerminal, PipeReader, PipeWriter, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::thread::JoinHandle;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -90,15 +91,20 @@ fn read_until_stopped(
     wake: &PipeReader,
     events: &UnboundedSender<io::Result<Event>>,
 ) {
+    let too_high = |fd: i32| usize::try_from(fd).map_or(true, |fd| fd >= FD_SETSIZE);
+    if too_high(tty.as_raw_fd()) || too_high(wake.as_raw_fd()) {
+        let _ = events
+            .send(Err(io::Error::other("too many files are open to wait on the terminal's input")));
+        return;
+    }
     let mut decoder = Decoder::default();
     let mut buffer = [0_u8; READ_BUFFER];
     let mut decoded = Vec::new();
     loop {
-        let mut fds = [
-            PollFd::new(tty.as_fd(), PollFlags::POLLIN),
-            PollFd::new(wake.as_fd(), PollFlags::POLLIN),
-        ];
-        match poll(&mut fds, PollTimeout::NONE) {
+        let mut ready = FdSet::new();
+        ready.insert(tty.as_fd());
+        ready.insert(wake.as_fd());
+        match select(None, &mut ready, None, None, None) {
             Ok(_) => {}
             Err(Errno::EINTR) => continue,
             Err(error) => {
@@ -106,16 +112,10 @@ fn read_until_stopped(
                 return;
             }
         }
-        let woken = |fd: &PollFd| fd.revents().is_some_and(|flags| !flags.is_empty());
-        if woken(&fds[1]) {
+        if ready.contains(wake.as_fd()) {
             return;
         }
-        let readable = fds[0].revents().is_some_and(|flags| flags.contains(PollFlags::POLLIN));
-        if !readable {
-            // POLLHUP or POLLERR with nothing left to read: the terminal is gone.
-            if woken(&fds[0]) {
-                return;
-            }
+        if !ready.contains(tty.as_fd()) {
             continue;
         }
         let read = match tty.read(&mut buffer) {
