@@ -167,14 +167,17 @@ fn set_status(item: &mut TodoItem, status: Status) -> Result<String, EditError> 
     Ok(format!("marked #{} {}", item.id, status.as_str()))
 }
 
-/// The id a new item gets: one more than the largest numeric id, skipping any taken.
+/// The id a new item gets: one more than the largest numeric id, which no item can have, so a
+/// new item always goes after the others, gaps and all.
 fn next_id(items: &[TodoItem]) -> String {
-    let taken = |id: u64| items.iter().any(|item| item.id == id.to_string());
     let largest = items.iter().filter_map(|item| item.id.parse::<u64>().ok()).max().unwrap_or(0);
     match largest.checked_add(1) {
-        Some(next) if !taken(next) => next.to_string(),
+        Some(next) => next.to_string(),
         // Only a model's id at the very end of the range gets here: the first free number.
-        _ => (1..).find(|&id| !taken(id)).unwrap_or_default().to_string(),
+        None => {
+            let taken = |id: u64| items.iter().any(|item| item.id == id.to_string());
+            (1..).find(|&id| !taken(id)).unwrap_or_default().to_string()
+        }
     }
 }
 
@@ -254,6 +257,11 @@ mod tests {
         }]);
         let (board, _) = BoardEdit::Add { text: "near".into() }.apply(&odd).unwrap();
         assert_eq!(board.items()[1].id, "1");
+        // A gap is not filled: the new item's number says it came last.
+        let (gapped, _) = apply("remove 2").unwrap();
+        let (board, said) = BoardEdit::Add { text: "last".into() }.apply(&gapped).unwrap();
+        assert_eq!(ids(&board), ["1", "3", "4"]);
+        assert_eq!(said, "added #4: last");
     }
 
     #[test]
