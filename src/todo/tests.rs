@@ -55,9 +55,17 @@ fn items_must_be_an_array() {
 
 #[test]
 fn id_defaults_to_position_and_status_to_pending() {
-    let board = board_with(vec![json!({"text": "a"}), json!({"text": "b", "status": null})]);
+    let board = board_with(vec![
+        json!({"text": "a"}),
+        json!({"text": "b", "status": null}),
+        json!({"id": "  ", "text": "c"}),
+        json!({"id": " 9 ", "text": "d"}),
+    ]);
     assert_eq!(board.items()[0].id, "1");
     assert_eq!(board.items()[1].id, "2");
+    // A blank id is no id; one with spaces around it is trimmed.
+    assert_eq!(board.items()[2].id, "3");
+    assert_eq!(board.items()[3].id, "9");
     assert!(board.items().iter().all(|item| item.status == Status::Pending));
 }
 
