@@ -326,8 +326,12 @@ mod tests {
                 blocked_by: Vec::new(),
             })
             .collect();
-        let full = TodoBoard::from_items(items);
-        let err = BoardEdit::Add { text: "one more".into() }.apply(&full).unwrap_err();
+        let add = |items: &[TodoItem]| {
+            BoardEdit::Add { text: "one more".into() }.apply(&TodoBoard::from_items(items.to_vec()))
+        };
+        let (last, _) = add(&items[1..]).unwrap();
+        assert_eq!(last.items().len(), super::super::MAX_ITEMS, "the 20th item fits");
+        let err = add(&items).unwrap_err();
         assert_eq!(err.to_string(), "Max 20 todos allowed");
     }
 }
