@@ -1,7 +1,7 @@
-//! What a model's tokens cost, for the status bar and `keel -p`'s closing line: a small table of list prices, in US dollars
-//! per million tokens, for the models keel is most often pointed at, which the config files
-//! override or extend (`[prices."MODEL"]`, see `config`). A model in neither has no price, and
-//! keel shows no cost rather than a guess.
+//! What a model's tokens cost, for the status bar and `keel -p`'s closing line: a small table of
+//! list prices, in US dollars per million tokens, for the models keel is most often pointed at,
+//! which the config files override or extend (`[prices."MODEL"]`, see `config`). A model in
+//! neither has no price, and keel shows no cost rather than a guess.
 //!
 //! Prices change; the table is a convenience, not a bill. A dated model name
 //! (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`) or a `-latest` alias takes the price of

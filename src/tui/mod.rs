@@ -7,8 +7,8 @@
 //! the agent task. Module map: `app` (state), `stack` (the view stack every input walks) and
 //! `input` (the event handlers that walk it), `main_view` (the main screen as a view), `render`
 //! (a pure function of the state), `view/` (one widget a file), `lazy_list` (the long lists of
-//! the conversation and the inspector), `terminal` (setup and restore), `terminal_input` (reading and decoding the
-//! terminal's bytes).
+//! the conversation and the inspector), `terminal` (setup and restore), `terminal_input`
+//! (reading and decoding the terminal's bytes).
 
 mod app;
 mod commands;
