@@ -31,15 +31,22 @@ fn hostile_task() -> Vec<Step> {
     ]
 }
 
-fn run(server: &FakeLlm, format: &str) -> (String, String) {
+/// `keel -p go` with `args`, against `server`, in a fresh home and workspace.
+fn run_p(server: &FakeLlm, args: &[&str], what: &str) -> std::process::Output {
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut command = keel(home.path());
     command
-        .args(["-p", "go", "--output-format", format, "--workdir"])
+        .args(["-p", "go"])
+        .args(args)
+        .arg("--workdir")
         .arg(work.path())
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", server.anthropic_base());
-    let output = output_within(&mut command, "keel -p with a hostile model");
+    output_within(&mut command, what)
+}
+
+fn run(server: &FakeLlm, format: &str) -> (String, String) {
+    let output = run_p(server, &["--output-format", format], "keel -p with a hostile model");
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -75,14 +82,7 @@ async fn closing_line(model: &str) -> String {
     let server =
         FakeLlm::start(vec![tool("read_file", json!({"path": "a"})), text("done")], Duration::ZERO)
             .await;
-    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut command = keel(home.path());
-    command
-        .args(["-p", "go", "--model", model, "--workdir"])
-        .arg(work.path())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base());
-    let output = output_within(&mut command, "keel -p over two answers");
+    let output = run_p(&server, &["--model", model], "keel -p over two answers");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stderr}");
     stderr.lines().rfind(|line| line.starts_with('(')).unwrap_or_default().to_owned()
