@@ -14,7 +14,6 @@
 use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
-use crate::message::Role;
 use crate::tools::undo::Shadow;
 use crate::tools::undo::shadow::create_private_dir;
 use std::path::{Path, PathBuf};
@@ -139,7 +138,7 @@ impl SessionStore {
             let first_prompt = restored
                 .history
                 .iter()
-                .find(|message| message.role == Role::User && message.is_typed_by_user())
+                .find(|message| message.is_typed_by_user())
                 .map(crate::message::Message::text)
                 .unwrap_or_default();
             sessions.push(SessionInfo {
