@@ -255,6 +255,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "timeout", "timeout -s KILL 10 rm -rf ~", Refuse),
     ("wrappers", "xargs", "xargs rm -rf /", Refuse),
     ("wrappers", "xargs fed /", "echo / | xargs rm -rf", Refuse),
+    ("wrappers", "xargs fed what is in /", "ls / | xargs rm -rf", Refuse),
     ("wrappers", "setsid", "setsid rm -rf /", Refuse),
     ("wrappers", "exec", "exec rm -rf /", Refuse),
     ("wrappers", "command", "command rm -rf /", Refuse),

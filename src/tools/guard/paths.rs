@@ -412,6 +412,13 @@ mod tests {
         assert!(glob(&pat("u[s]r"), "usr"));
         assert!(!glob(&[Ch::Lit('*')], "usr"));
         assert!(glob(&pat("*a*b"), "xaab") && !glob(&pat("*a*b"), "xaa"));
+        // An unclosed bracket is a character of its own; a `-` at a class's end is a member.
+        assert!(glob(&pat("[x"), "[x") && !glob(&pat("[x"), "ax"));
+        assert!(glob(&pat("[a-]"), "-") && glob(&pat("[a-cx-z]"), "y"));
+        assert!(!glob(&pat("[b-d]"), "a") && !glob(&pat("[b-d]"), "e"));
+        // A filled gap matches only itself.
+        let gap = [Ch::Unknown("$x".into())];
+        assert!(glob(&gap, &FILLED_GAP.to_string()) && !glob(&gap, "a"));
         let stars = pat(&"*a".repeat(200));
         assert!(!glob(&stars, &format!("{}b", "a".repeat(300))));
     }
