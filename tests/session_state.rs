@@ -291,6 +291,16 @@ fn a_log_that_is_a_symlink_or_a_fifo_is_never_opened() {
     }
     assert_eq!(std::fs::read(&real_path).unwrap(), before, "the log behind the link is untouched");
     assert!(store.open(&real_id).is_ok(), "the log itself opens");
+    // What cannot be opened for another reason is that reason, naming the file.
+    let folder = "1700000004-abcd";
+    let folder_path = store.sessions_dir().join(format!("{folder}.jsonl"));
+    std::fs::create_dir(&folder_path).unwrap();
+    match store.open(folder) {
+        Err(SessionError::Io { path, source }) => {
+            assert_eq!((path, source.raw_os_error()), (folder_path, Some(nix::libc::EISDIR)));
+        }
+        other => panic!("a folder in the log's place: {other:?}"),
+    }
 }
 
 #[test]
