@@ -504,8 +504,26 @@ fn brace_expansions_are_followed_to_a_bound_in_all_the_command() {
     assert_eq!(guard::check_command(&words(16)), Ok(()));
     let reason = guard::check_command(&words(17)).unwrap_err();
     assert!(reason.contains("more than 4096 words") && reason.contains("split"), "{reason}");
+    // 16 more words make exactly 4,096, and one more is one too many.
+    let at_limit = format!("{} {{1..17}}", words(16));
+    assert_eq!(guard::check_command(&at_limit), Ok(()), "4096 words are checked");
+    assert!(guard::check_command(&format!("{at_limit} {{1..2}}")).is_err(), "4097 are not");
     let inner = format!("echo \"$({})\"", words(17));
     assert!(guard::check_command(&inner).is_err(), "the bound counts nested commands too");
+}
+
+#[test]
+fn a_cd_to_one_of_many_places_is_followed_to_a_bound() {
+    // Each `if` may move to a folder of the workspace. `.ssh` is harmless there, and refused
+    // where keel cannot follow the folder, since it could be the home folder.
+    let command = |ifs: usize| {
+        let moves =
+            (0..ifs).map(|i| format!("if [ -e f{i} ]; then cd /srv-keel-test/app/d{i}; fi; "));
+        format!("{}rm -rf .ssh", moves.collect::<String>())
+    };
+    let workspace = std::path::Path::new("/srv-keel-test/app");
+    assert_eq!(guard::check_command_in(&command(15), workspace), Ok(()), "16 places are followed");
+    assert!(guard::check_command_in(&command(16), workspace).is_err(), "17 are too many");
 }
 
 /// The guard's verdicts on `commands`, judged on a thread of their own; fails with `hung` if they
