@@ -102,6 +102,8 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "make clean", "make clean && make", Allow),
     ("delete", "project chmod", "chmod -R u+w ./build", Allow),
     ("delete", "rsync into the project", "rsync -a --delete src/ backup/", Allow),
+    ("delete", "chmod of one dotfile", "chmod 600 ~/.bashrc", Allow),
+    ("delete", "rsync into a home folder", "rsync -a notes/ ~/Documents/", Allow),
     ("delete", "a docs folder in /usr/share", "rm -rf /usr/share/doc/keel", Allow),
     // Substitutions and code keel must follow.
     ("substitution", "program from $(…)", "$(echo rm) -rf /", Refuse),
@@ -248,9 +250,12 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("find", "exec rm from home", "find ~ -type f -exec rm -f {} +", Refuse),
     ("find", "exec rm -rf /", "find . -exec rm -rf / \\;", Refuse),
     ("find", "into xargs rm", "find / -name core | xargs rm -rf", Refuse),
+    ("find", "from / with !", "cd / && find ! -name keep -delete", Refuse),
+    ("find", "from / with (", "cd / && find \\( -name a -o -name b \\) -delete", Refuse),
     ("find", "delete object files", "find . -name '*.o' -delete", Allow),
     ("find", "list only", "find / -name '*.conf' 2>/dev/null | head", Allow),
     ("find", "exec grep", "find . -name '*.rs' -exec grep -l TODO {} +", Allow),
+    ("find", "exec rm, then more", "find build -exec rm -rf {} \\; -o -path / -prune", Allow),
     // Wrappers.
     ("wrappers", "busybox rm", "busybox rm -rf /", Refuse),
     ("wrappers", "env rm", "env rm -rf /", Refuse),
@@ -260,6 +265,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "timeout", "timeout -s KILL 10 rm -rf ~", Refuse),
     ("wrappers", "xargs", "xargs rm -rf /", Refuse),
     ("wrappers", "xargs fed /", "echo / | xargs rm -rf", Refuse),
+    ("wrappers", "xargs -I, the whole word", "echo / | xargs -I{} rm -rf {}", Refuse),
     ("wrappers", "xargs fed what is in /", "ls / | xargs rm -rf", Refuse),
     ("wrappers", "setsid", "setsid rm -rf /", Refuse),
     ("wrappers", "exec", "exec rm -rf /", Refuse),
@@ -404,6 +410,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("move", "mv -t", "mv -t /tmp /etc", Refuse),
     ("move", "mv onto a disk", "mv disk.img /dev/sda", Refuse),
     ("move", "mv in the project", "mv build build.old", Allow),
+    ("move", "mv -t, keys given last", "mv -t /tmp/backup ~/.ssh", Refuse),
     ("move", "mv into /tmp", "mv target /tmp/keel-target", Allow),
     // Ordinary work.
     ("ordinary", "cargo", "cargo test --locked 2>&1 | tail -20", Allow),
@@ -464,6 +471,8 @@ fn refusals_say_what_the_command_would_do() {
         ("printf x > /dev/pts/0", "a terminal", "device"),
         ("printf x > /dev/tty3", "a terminal", "device"),
         ("cat disk.img > /dev/sda", "a device", "terminal"),
+        ("mv -t /tmp/backup ~/.ssh", "`mv` moves away", "write"),
+        ("mv notes.txt ~/.bashrc", "`mv` would write to it", "moves away"),
     ];
     for (command, says, not) in reasons {
         let reason = guard::check_command(command).unwrap_err();
