@@ -302,3 +302,26 @@ async fn a_resumed_transcript_shows_the_models_thinking_folded_before_its_answer
     );
     quit(handle).await;
 }
+
+#[test]
+fn keel_state_inside_the_workspace_is_never_snapshotted() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let snapshot_folders = |state: &Path| -> Vec<String> {
+        let store = SessionStore::new(state, &root);
+        let id = store.create().unwrap().id().to_owned();
+        let shadow = store.shadow(&id);
+        let tree = shadow.snapshot().unwrap();
+        let folders = shadow.folders(&tree).unwrap();
+        folders.iter().map(|folder| String::from_utf8_lossy(folder).into_owned()).collect()
+    };
+    // Say, a workspace that is the home folder: the state is left out, and the rest goes in.
+    let inside = snapshot_folders(&root.join(".local/state/keel"));
+    assert!(inside.contains(&"src".to_owned()), "{inside:?}");
+    assert!(!inside.iter().any(|folder| folder.starts_with(".local")), "{inside:?}");
+    // A state folder that is the workspace itself leaves nothing out.
+    let same = snapshot_folders(&root);
+    assert!(same.contains(&"src".to_owned()), "{same:?}");
+}
