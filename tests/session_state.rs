@@ -301,6 +301,17 @@ fn a_log_that_is_a_symlink_or_a_fifo_is_never_opened() {
         }
         other => panic!("a folder in the log's place: {other:?}"),
     }
+    // Only plain files with a session's id are sessions.
+    std::fs::write(store.sessions_dir().join("my notes.jsonl"), "").unwrap();
+    assert_eq!(store.newest_first().unwrap(), vec![real_id]);
+    // A sessions folder that cannot be read is an error naming it, not a list of none.
+    let sessions = store.sessions_dir();
+    std::fs::remove_dir_all(&sessions).unwrap();
+    std::fs::write(&sessions, "").unwrap();
+    match store.newest_first() {
+        Err(SessionError::Io { path, .. }) => assert_eq!(path, sessions),
+        other => panic!("an unreadable sessions folder: {other:?}"),
+    }
 }
 
 #[test]
