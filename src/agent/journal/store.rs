@@ -227,7 +227,7 @@ fn folder_name(workspace: &Path) -> String {
         .chars()
         .map(|c| match c {
             '/' => '-',
-            c if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' => c,
+            c if c.is_ascii_alphanumeric() || c == '.' || c == '-' => c,
             _ => '_',
         })
         .collect();
@@ -265,6 +265,8 @@ mod tests {
     fn folder_names_are_readable_distinct_and_stable() {
         let a = folder_name(Path::new("/home/ann/src/my app"));
         assert!(a.starts_with("home-ann-src-my_app-"), "{a}");
+        let b = folder_name(Path::new("/w/my-app.v2"));
+        assert!(b.starts_with("w-my-app.v2-"), "{b}");
         assert_ne!(a, folder_name(Path::new("/home/ann/src/my_app")), "sanitising alone collides");
         assert_eq!(a, folder_name(Path::new("/home/ann/src/my app")));
         assert!(folder_name(Path::new("/")).starts_with("root-"));
