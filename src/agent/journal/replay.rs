@@ -282,13 +282,16 @@ mod tests {
     }
 
     fn call(id: &str) -> Record {
-        Record::Message {
-            message: Message::assistant(vec![ContentBlock::ToolUse {
-                id: id.into(),
-                name: "bash".into(),
-                input: json!({"command": "ls"}),
-            }]),
-        }
+        calls(&[id])
+    }
+
+    fn calls(ids: &[&str]) -> Record {
+        let block = |id: &&str| ContentBlock::ToolUse {
+            id: (*id).into(),
+            name: "bash".into(),
+            input: json!({"command": "ls"}),
+        };
+        Record::Message { message: Message::assistant(ids.iter().map(block).collect()) }
     }
 
     fn results(ids: &[&str]) -> Record {
@@ -329,6 +332,8 @@ mod tests {
             (vec![user("go"), call("t1"), results(&["t1", "t1"])], "answered 2 times"),
             (vec![user("go"), results(&["t9"])], "never made"),
             (vec![user("go"), call("t1"), call("t2")], "were owed"),
+            (vec![user("go"), calls(&["t1", "t1"])], "repeated id \"t1\""),
+            (vec![user("go"), call("")], "missing or repeated id \"\""),
         ];
         for (records, reason) in cases {
             let log: String = records.iter().map(line).collect();
