@@ -402,6 +402,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("kill", "kill -- -1", "kill -- -1", Refuse),
     ("kill", "killall5", "killall5 -9", Refuse),
     ("kill", "kill a pid", "kill -9 1234", Allow),
+    ("kill", "signal 1 to a pid", "kill -1 1234", Allow),
     ("kill", "kill a job", "kill %1", Allow),
     // Moving the system away.
     ("move", "mv /", "mv / /tmp/root", Refuse),
