@@ -337,6 +337,8 @@ mod tests {
             "if [ -f x ]; then cat x; fi",
             "cat <<EOF\nhello\nEOF",
             "diff <(ls a) <(ls b)",
+            "wc -l < src/main.rs",
+            "ls 2>&- >/dev/null",
         ] {
             assert_eq!(check_read_only(cmd), Ok(()), "{cmd}");
         }
@@ -374,10 +376,26 @@ mod tests {
             ("echo $((x=1))", "arithmetic"),
             ("cat > x <<EOF\nhi\nEOF", "redirects output to `x`"),
             ("cat <(touch z)", "`touch` is not one"),
+            ("ls >& listing.txt", "redirects output to `listing.txt`"),
+            ("echo hi > 1", "redirects output to `1`"),
         ] {
             let err = check_read_only(cmd).expect_err(cmd);
             assert!(err.contains(why), "{cmd}: {err}");
         }
+    }
+
+    #[test]
+    fn the_limits_hold_at_their_edges() {
+        let longest = format!("echo {}", "x".repeat(MAX_COMMAND_BYTES - "echo ".len()));
+        assert_eq!(check_read_only(&longest), Ok(()));
+        assert!(check_read_only(&format!("{longest}x")).unwrap_err().contains("too long"));
+        let nested = |n: usize| format!("{}ls{}", "cat $(".repeat(n), ")".repeat(n));
+        assert_eq!(check_read_only(&nested(MAX_DEPTH)), Ok(()));
+        assert!(check_read_only(&nested(MAX_DEPTH + 1)).unwrap_err().contains("substitutions"));
+        let blocks = |n: usize| format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n));
+        let limit = super::super::MAX_NESTING_DEPTH;
+        assert_eq!(check_read_only(&blocks(limit)), Ok(()));
+        assert!(check_read_only(&blocks(limit + 1)).unwrap_err().contains("brackets or blocks"));
     }
 
     #[test]
