@@ -79,6 +79,12 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "an empty variable in a pattern", "rm -rf /\"$UNSET_FOR_KEEL_TEST\"*", Refuse),
     ("delete", "another user's home", "rm -rf /home/alice", Refuse),
     ("delete", "root's home", "rm -rf ~root", Refuse),
+    (
+        "delete",
+        "a variable set in a branch",
+        "D=build; if [ -e x ]; then D=/; fi; rm -rf \"$D\"",
+        Refuse,
+    ),
     ("delete", "the workspace's parent", "rm -rf ..", Refuse),
     ("delete", "in a loop", "for d in / /tmp; do rm -rf $d; done", Refuse),
     ("delete", "in an if", "if true; then rm -rf /; fi", Refuse),
@@ -474,6 +480,8 @@ fn refusals_say_what_the_command_would_do() {
         ("cat disk.img > /dev/sda", "a device", "terminal"),
         ("mv -t /tmp/backup ~/.ssh", "`mv` moves away", "write"),
         ("mv notes.txt ~/.bashrc", "`mv` would write to it", "moves away"),
+        ("rm -rf ~alice", "`~alice` names a home folder", "/root"),
+        ("rm -rf ~root", "the system folder `/root`", "home"),
     ];
     for (command, says, not) in reasons {
         let reason = guard::check_command(command).unwrap_err();
@@ -523,17 +531,25 @@ fn brace_expansions_are_followed_to_a_bound_in_all_the_command() {
 }
 
 #[test]
-fn a_cd_to_one_of_many_places_is_followed_to_a_bound() {
+fn folders_and_values_are_followed_to_a_bound() {
+    let workspace = std::path::Path::new("/srv-keel-test/app");
+    let judge = |command: String| guard::check_command_in(&command, workspace);
     // Each `if` may move to a folder of the workspace. `.ssh` is harmless there, and refused
     // where keel cannot follow the folder, since it could be the home folder.
-    let command = |ifs: usize| {
+    let moves = |ifs: usize| -> String {
         let moves =
             (0..ifs).map(|i| format!("if [ -e f{i} ]; then cd /srv-keel-test/app/d{i}; fi; "));
         format!("{}rm -rf .ssh", moves.collect::<String>())
     };
-    let workspace = std::path::Path::new("/srv-keel-test/app");
-    assert_eq!(guard::check_command_in(&command(15), workspace), Ok(()), "16 places are followed");
-    assert!(guard::check_command_in(&command(16), workspace).is_err(), "17 are too many");
+    assert_eq!(judge(moves(15)), Ok(()), "16 possible folders are followed");
+    assert!(judge(moves(16)).is_err(), "17 are too many");
+    // The same for a variable's values: `$D/*` is harmless for each, and `/*` if `D` is unknown.
+    let values = |ifs: usize| -> String {
+        let sets = (0..ifs).map(|i| format!("if [ -e f{i} ]; then D=d{i}; fi; "));
+        format!("D=d; {}rm -rf \"$D\"/*", sets.collect::<String>())
+    };
+    assert_eq!(judge(values(15)), Ok(()), "16 possible values are followed");
+    assert!(judge(values(16)).is_err(), "17 are too many");
 }
 
 /// The guard's verdicts on `commands`, judged on a thread of their own; fails with `hung` if they

@@ -107,8 +107,11 @@ impl Vars {
         } else {
             match (self.get(name), value) {
                 (Value::Known(mut old), Value::Known(new)) => {
-                    old.extend(new);
-                    old.dedup();
+                    for value in new {
+                        if !old.contains(&value) {
+                            old.push(value);
+                        }
+                    }
                     if old.len() > MAX_ALTERNATIVES { Value::Unknown } else { Value::Known(old) }
                 }
                 _ => Value::Unknown,
