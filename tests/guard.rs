@@ -79,6 +79,9 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "an empty variable in a pattern", "rm -rf /\"$UNSET_FOR_KEEL_TEST\"*", Refuse),
     ("delete", "another user's home", "rm -rf /home/alice", Refuse),
     ("delete", "root's home", "rm -rf ~root", Refuse),
+    ("delete", "an unknown value bash checks is set", "read -r X; rm -rf \"${X:?}\"/*", Allow),
+    ("delete", "an alternative value", "rm -rf ${BUILD:+/}", Refuse),
+    ("delete", "a length is a number", "rm -rf \"${#NAME}\"/*", Allow),
     (
         "delete",
         "a variable set in a branch",
@@ -482,6 +485,9 @@ fn refusals_say_what_the_command_would_do() {
         ("mv notes.txt ~/.bashrc", "`mv` would write to it", "moves away"),
         ("rm -rf ~alice", "`~alice` names a home folder", "/root"),
         ("rm -rf ~root", "the system folder `/root`", "home"),
+        ("rm -rf /home/\"$1\"", "names the system folder `/home`", "a home folder"),
+        ("f() { rm -rf /home/\"$1\"; }; f ann", "names a home folder", "system folder"),
+        ("f() { rm -rf /home/\"$@\"; }; f ann", "names a home folder", "system folder"),
     ];
     for (command, says, not) in reasons {
         let reason = guard::check_command(command).unwrap_err();

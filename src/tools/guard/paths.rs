@@ -155,7 +155,7 @@ fn plain(part: &[Ch]) -> String {
     part.iter()
         .filter_map(|ch| match ch {
             Ch::Lit(c) | Ch::Pat(c) => Some(*c),
-            Ch::Unknown(_) | Ch::Empty(_) => None,
+            Ch::Unknown(_) | Ch::Set(_) | Ch::Empty(_) => None,
         })
         .collect()
 }
@@ -242,6 +242,8 @@ fn candidates(arg: &Arg, cwds: &[Cwd], places: &Places) -> Vec<Candidate> {
                     } else {
                         text.push(Ch::Lit(FILLED_GAP));
                     }
+                } else if let Ch::Set(_) = ch {
+                    text.push(Ch::Lit(FILLED_GAP));
                 } else {
                     text.push(ch.clone());
                 }
@@ -355,7 +357,7 @@ fn one(pattern: &[Ch], c: char) -> Option<usize> {
         },
         Ch::Lit(p) | Ch::Pat(p) => (*p == c).then_some(1),
         // A filled gap is an ordinary name of its own: it matches nothing else.
-        Ch::Unknown(_) => (c == FILLED_GAP).then_some(1),
+        Ch::Unknown(_) | Ch::Set(_) => (c == FILLED_GAP).then_some(1),
         Ch::Empty(_) => None,
     }
 }
@@ -368,7 +370,7 @@ fn class(pattern: &[Ch]) -> Option<(Accepts, &[Ch])> {
         .iter()
         .map(|ch| match ch {
             Ch::Lit(c) | Ch::Pat(c) => *c,
-            Ch::Unknown(_) | Ch::Empty(_) => FILLED_GAP,
+            Ch::Unknown(_) | Ch::Set(_) | Ch::Empty(_) => FILLED_GAP,
         })
         .collect();
     let negated = matches!(text.first(), Some('!' | '^'));

@@ -21,6 +21,8 @@ pub enum Ch {
     Pat(char),
     /// A value keel cannot know; the text is what it came from (`$dir`, `$(…)`).
     Unknown(String),
+    /// A value keel cannot know but bash makes sure is not empty (`${dir:?}`).
+    Set(String),
     /// Where a variable that is empty or unset expanded to nothing; the text is the variable.
     Empty(String),
 }
@@ -50,7 +52,7 @@ impl Arg {
                 .filter(|ch| !matches!(ch, Ch::Empty(_)))
                 .map(|ch| match ch {
                     Ch::Lit(c) | Ch::Pat(c) => Some(*c),
-                    Ch::Unknown(_) | Ch::Empty(_) => None,
+                    Ch::Unknown(_) | Ch::Set(_) | Ch::Empty(_) => None,
                 })
                 .collect(),
             _ => None,
@@ -65,7 +67,7 @@ impl Arg {
                 alt.iter()
                     .filter_map(|ch| match ch {
                         Ch::Lit(c) | Ch::Pat(c) => Some(*c),
-                        Ch::Unknown(_) | Ch::Empty(_) => None,
+                        Ch::Unknown(_) | Ch::Set(_) | Ch::Empty(_) => None,
                     })
                     .collect()
             })
@@ -73,7 +75,7 @@ impl Arg {
     }
 
     pub fn has_unknown(&self) -> bool {
-        self.alts.iter().flatten().any(|ch| matches!(ch, Ch::Unknown(_)))
+        self.alts.iter().flatten().any(|ch| matches!(ch, Ch::Unknown(_) | Ch::Set(_)))
     }
 
     /// Whether some alternative is exactly `text`.
@@ -267,7 +269,7 @@ impl Expander<'_> {
                     .into_iter()
                     .filter(|alt| !alt.iter().all(|ch| matches!(ch, Ch::Empty(_))))
                     .map(|alt| match alt.as_slice() {
-                        [Ch::Unknown(source)] => vec![Ch::Unknown(format!("{source}:?"))],
+                        [Ch::Unknown(source)] => vec![Ch::Set(format!("{source}:?"))],
                         _ => alt,
                     })
                     .collect();
