@@ -82,6 +82,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "an unknown value bash checks is set", "read -r X; rm -rf \"${X:?}\"/*", Allow),
     ("delete", "an alternative value", "rm -rf ${BUILD:+/}", Refuse),
     ("delete", "a length is a number", "rm -rf \"${#NAME}\"/*", Allow),
+    ("delete", "a process id is a number", "rm -rf \"$$\"/*", Allow),
     (
         "delete",
         "a variable set in a branch",
@@ -210,6 +211,10 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("pipe-to-shell", "grep output", "git log --oneline | head -5 && git status", Allow),
     // cd, then relative paths.
     ("cd", "cd / then *", "cd / && rm -rf *", Refuse),
+    ("cd", "to an unset variable, unquoted", "cd $UNSET_FOR_KEEL_TEST && rm -rf *", Refuse),
+    ("cd", "to an unset variable, quoted", "cd \"$UNSET_FOR_KEEL_TEST\" && rm -rf *", Allow),
+    ("cd", "to a number", "cd \"$$\" && rm -rf *", Allow),
+    ("cd", "to an empty positional", "cd $1 && rm -rf *", Refuse),
     ("cd", "cd home then *", "cd ~ && rm -rf ./*", Refuse),
     ("cd", "bare cd then .", "cd; rm -rf .", Refuse),
     ("cd", "cd /usr then lib", "cd /usr; rm -rf lib", Refuse),

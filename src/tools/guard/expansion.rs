@@ -4,7 +4,7 @@
 use super::braces::{MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS};
 use super::call::{Scope, Stdin};
 use super::walk::Checker;
-use super::words::{Arg, Expander, Value, split_fields};
+use super::words::{Arg, Ch, Expander, Value, split_fields};
 use super::{Verdict, printed};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
@@ -43,7 +43,14 @@ impl Checker<'_> {
         };
         let mut args = Vec::new();
         for text in texts {
-            args.extend(self.pieces(&parse(&text, &options), &text, scope)?);
+            let pieces = parse(&text, &options);
+            let mut words = self.pieces(&pieces, &text, scope)?;
+            if pieces.iter().all(|piece| !is_quoted(piece)) {
+                // A word of unquoted expansions that come to nothing is no argument at all:
+                // `cd $unset` goes to the home folder, where `cd "$unset"` stays.
+                words.retain(|arg| !arg.alts.iter().all(|alt| alt.iter().all(Ch::is_empty)));
+            }
+            args.extend(words);
         }
         Ok(args)
     }
@@ -117,6 +124,18 @@ impl Checker<'_> {
 }
 
 /// A word's pieces; a word the parser cannot take is one piece of text.
+/// Whether a piece of a word is quoted: what it expands to is an argument even when empty.
+fn is_quoted(piece: &WordPiece) -> bool {
+    matches!(
+        piece,
+        WordPiece::SingleQuotedText(_)
+            | WordPiece::AnsiCQuotedText(_)
+            | WordPiece::DoubleQuotedSequence(_)
+            | WordPiece::GettextDoubleQuotedSequence(_)
+            | WordPiece::EscapeSequence(_)
+    )
+}
+
 fn parse(text: &str, options: &ParserOptions) -> Vec<WordPiece> {
     match brush_parser::word::parse(text, options) {
         Ok(pieces) => pieces.into_iter().map(|piece| piece.piece).collect(),

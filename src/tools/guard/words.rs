@@ -27,6 +27,13 @@ pub enum Ch {
     Empty(String),
 }
 
+impl Ch {
+    /// Whether this is where an empty or unset variable expanded to nothing.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Self::Empty(_))
+    }
+}
+
 /// One argument: the texts it may have (usually one), and the word it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
