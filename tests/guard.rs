@@ -290,6 +290,11 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "time", "time rm -rf /", Refuse),
     ("wrappers", "timeout around tests", "timeout 60 cargo test", Allow),
     ("wrappers", "env with settings", "env RUST_LOG=debug cargo run", Allow),
+    ("wrappers", "env with a setting", "env HOME=/tmp rm -rf /", Refuse),
+    ("wrappers", "env takes any word with = for a setting", "env ./x=1 rm -rf /", Refuse),
+    ("wrappers", "nice --", "nice -- rm -rf /", Refuse),
+    ("wrappers", "ionice", "ionice -c 3 rm -rf ~", Refuse),
+    ("wrappers", "GNU time", "/usr/bin/time -f %e rm -rf /", Refuse),
     ("wrappers", "xargs grep", "git ls-files | xargs grep -n TODO", Allow),
     // Interpreters.
     ("interpreters", "python rmtree", "python3 -c 'import shutil; shutil.rmtree(\"/\")'", Refuse),

@@ -47,17 +47,10 @@ fn options(args: &[Arg], with_value: &[&str]) -> usize {
     count.min(args.len())
 }
 
-/// Skips `NAME=value` words.
+/// Skips `env`'s `NAME=value` words: `env` takes every word with a `=` in it for one, whatever
+/// comes before the `=` (`env ./x=1 rm …` runs `rm`).
 fn assignments(args: &[Arg]) -> usize {
-    args.iter()
-        .take_while(|arg| {
-            arg.text().is_some_and(|text| {
-                text.split_once('=').is_some_and(|(name, _)| {
-                    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                })
-            })
-        })
-        .count()
+    args.iter().take_while(|arg| arg.texts().iter().any(|text| text.contains('='))).count()
 }
 
 /// Sees through wrappers to what `words` runs.
