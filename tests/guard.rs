@@ -295,6 +295,9 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "nice --", "nice -- rm -rf /", Refuse),
     ("wrappers", "ionice", "ionice -c 3 rm -rf ~", Refuse),
     ("wrappers", "GNU time", "/usr/bin/time -f %e rm -rf /", Refuse),
+    ("wrappers", "chrt", "chrt -f 10 rm -rf /", Refuse),
+    ("wrappers", "taskset", "taskset 0x1 rm -rf /", Refuse),
+    ("wrappers", "faketime", "faketime '2020-01-01' rm -rf /", Refuse),
     ("wrappers", "xargs grep", "git ls-files | xargs grep -n TODO", Allow),
     // Interpreters.
     ("interpreters", "python rmtree", "python3 -c 'import shutil; shutil.rmtree(\"/\")'", Refuse),
