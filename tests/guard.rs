@@ -280,6 +280,8 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "xargs", "xargs rm -rf /", Refuse),
     ("wrappers", "xargs fed /", "echo / | xargs rm -rf", Refuse),
     ("wrappers", "xargs -I, the whole word", "echo / | xargs -I{} rm -rf {}", Refuse),
+    ("wrappers", "xargs -I, then the marker", "echo / | xargs -I % rm -rf %", Refuse),
+    ("wrappers", "xargs -i", "echo / | xargs -i rm -rf {}", Refuse),
     ("wrappers", "xargs fed what is in /", "ls / | xargs rm -rf", Refuse),
     ("wrappers", "setsid", "setsid rm -rf /", Refuse),
     ("wrappers", "exec", "exec rm -rf /", Refuse),
