@@ -339,6 +339,7 @@ mod tests {
             "diff <(ls a) <(ls b)",
             "wc -l < src/main.rs",
             "ls 2>&- >/dev/null",
+            "ls &>/dev/null",
         ] {
             assert_eq!(check_read_only(cmd), Ok(()), "{cmd}");
         }
