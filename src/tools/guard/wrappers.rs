@@ -59,7 +59,7 @@ pub fn unwrap(mut words: Vec<Arg>) -> Target {
         let Some(first) = words.first() else {
             return Target::Nothing;
         };
-        let Some(text) = first.text().filter(|_| !first.has_unknown()) else {
+        let Some(text) = first.text() else {
             let rest = words.split_off(1);
             return Target::UnknownProgram(words.remove(0), rest);
         };
