@@ -517,6 +517,7 @@ fn refusals_say_what_the_command_would_do() {
         ("rm -rf /home/\"$1\"", "names the system folder `/home`", "a home folder"),
         ("f() { rm -rf /home/\"$1\"; }; f ann", "names a home folder", "system folder"),
         ("f() { rm -rf /home/\"$@\"; }; f ann", "names a home folder", "system folder"),
+        ("rm -rf /home/\"$@\"", "names the system folder `/home`", "a home folder"),
     ];
     for (command, says, not) in reasons {
         let reason = guard::check_command(command).unwrap_err();
