@@ -123,7 +123,6 @@ impl Checker<'_> {
     }
 }
 
-/// A word's pieces; a word the parser cannot take is one piece of text.
 /// Whether a piece of a word is quoted: what it expands to is an argument even when empty.
 fn is_quoted(piece: &WordPiece) -> bool {
     matches!(
@@ -136,6 +135,7 @@ fn is_quoted(piece: &WordPiece) -> bool {
     )
 }
 
+/// A word's pieces; a word the parser cannot take is one piece of text.
 fn parse(text: &str, options: &ParserOptions) -> Vec<WordPiece> {
     match brush_parser::word::parse(text, options) {
         Ok(pieces) => pieces.into_iter().map(|piece| piece.piece).collect(),

@@ -140,7 +140,7 @@ pub fn special_write(arg: &Arg, cwds: &[Cwd], places: &Places) -> Option<String>
 
 fn describe(arg: &Arg, what: &str, emptied: &[String]) -> String {
     const HINT: &str = "write `${name:?}` instead of `$name` so that bash stops when it is empty";
-    let known_empty = arg.alts.iter().flatten().any(|ch| matches!(ch, Ch::Empty(_)));
+    let known_empty = arg.alts.iter().flatten().any(Ch::is_empty);
     match emptied.first() {
         Some(gap) if known_empty => {
             format!("`{gap}` is empty or unset here, so `{}` names {what}; {HINT}", arg.source)

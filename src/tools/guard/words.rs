@@ -56,7 +56,7 @@ impl Arg {
         match self.alts.as_slice() {
             [only] => only
                 .iter()
-                .filter(|ch| !matches!(ch, Ch::Empty(_)))
+                .filter(|ch| !ch.is_empty())
                 .map(|ch| match ch {
                     Ch::Lit(c) | Ch::Pat(c) => Some(*c),
                     Ch::Unknown(_) | Ch::Set(_) | Ch::Empty(_) => None,
@@ -274,7 +274,7 @@ impl Expander<'_> {
                 );
                 let non_empty: Vec<Vec<Ch>> = alts
                     .into_iter()
-                    .filter(|alt| !alt.iter().all(|ch| matches!(ch, Ch::Empty(_))))
+                    .filter(|alt| !alt.iter().all(Ch::is_empty))
                     .map(|alt| match alt.as_slice() {
                         [Ch::Unknown(source)] => vec![Ch::Set(format!("{source}:?"))],
                         _ => alt,
