@@ -315,6 +315,12 @@ const CASES: &[(&str, &str, &str, Expect)] = &[
     ("wrappers", "env with settings", "env RUST_LOG=debug cargo run", Allow),
     ("wrappers", "env with a setting", "env HOME=/tmp rm -rf /", Refuse),
     ("wrappers", "env takes any word with = for a setting", "env ./x=1 rm -rf /", Refuse),
+    (
+        "wrappers",
+        "env, a word that may be a setting or the program",
+        "if [ -e x ]; then P=A=1; else P=rm; fi; env $P -rf /",
+        Refuse,
+    ),
     ("wrappers", "nice --", "nice -- rm -rf /", Refuse),
     ("wrappers", "ionice", "ionice -c 3 rm -rf ~", Refuse),
     ("wrappers", "GNU time", "/usr/bin/time -f %e rm -rf /", Refuse),

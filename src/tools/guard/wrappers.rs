@@ -48,9 +48,10 @@ fn options(args: &[Arg], with_value: &[&str]) -> usize {
 }
 
 /// Skips `env`'s `NAME=value` words: `env` takes every word with a `=` in it for one, whatever
-/// comes before the `=` (`env ./x=1 rm …` runs `rm`).
+/// comes before the `=` (`env ./x=1 rm …` runs `rm`). A word that may have no `=` may be the
+/// program, so it ends them.
 fn assignments(args: &[Arg]) -> usize {
-    args.iter().take_while(|arg| arg.texts().iter().any(|text| text.contains('='))).count()
+    args.iter().take_while(|arg| arg.texts().iter().all(|text| text.contains('='))).count()
 }
 
 /// Sees through wrappers to what `words` runs.
