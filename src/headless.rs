@@ -12,9 +12,9 @@
 //! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
+use crate::board::{Board, BoardItem};
 use crate::message::Usage;
 use crate::pricing::{Price, dollars};
-use crate::todo::{TodoBoard, TodoItem};
 use crate::tools::{ToolName, call};
 use crate::visible::visible;
 use std::io::Write;
@@ -67,7 +67,7 @@ pub async fn run(
     let mut printer = Printer { price, ..Printer::default() };
     let mut interrupted = false;
     let mut reader_gone = false;
-    let mut board: Vec<TodoItem> = Vec::new();
+    let mut board: Vec<BoardItem> = Vec::new();
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -136,13 +136,13 @@ fn print_plan(
     err: &mut impl Write,
     out: &mut impl Write,
     event: &AgentEvent,
-    board: &mut Vec<TodoItem>,
+    board: &mut Vec<BoardItem>,
 ) -> std::io::Result<()> {
     let mut words = Vec::new();
     printer.print(err, &mut words, event)?;
     err.write_all(&words)?;
     if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
-        writeln!(out, "{}", TodoBoard::from_items(std::mem::take(board)).render())?;
+        writeln!(out, "{}", Board::from_items(std::mem::take(board)).render())?;
         out.flush()?;
     }
     Ok(())
@@ -234,7 +234,7 @@ fn print_progress(
     match event {
         AgentEvent::Todo { items, .. } => {
             writeln!(err, "todo:")?;
-            for line in TodoBoard::from_items(items.to_vec()).render().lines() {
+            for line in Board::from_items(items.to_vec()).render().lines() {
                 if line.is_empty() {
                     writeln!(err)?;
                 } else {
@@ -252,7 +252,7 @@ fn print_progress(
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
                 writeln!(err, "  ✗ {} failed: {}", visible(name), visible(first))?;
-            } else if name != crate::todo::TOOL_NAME {
+            } else if name != crate::board::TOOL_NAME {
                 match exit_code {
                     Some(code) => writeln!(err, "  ✓ exit {code} ({duration_ms} ms)")?,
                     None => writeln!(err, "  ✓ done ({duration_ms} ms)")?,

@@ -1,9 +1,10 @@
 //! keel: a terminal coding agent that keeps the model anchored on a structured task board.
 //!
-//! The core — [`agent`], [`todo`](mod@todo), [`tools`], [`llm`] — knows nothing of the terminal; the TUI
+//! The core — [`agent`], [`board`], [`tools`], [`llm`] — knows nothing of the terminal; the TUI
 //! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent task.
 
 pub mod agent;
+pub mod board;
 pub mod cli;
 pub mod config;
 pub mod headless;
@@ -11,7 +12,6 @@ pub mod instructions;
 pub mod llm;
 pub mod message;
 pub mod pricing;
-pub mod todo;
 pub mod tools;
 pub mod tui;
 pub mod visible;

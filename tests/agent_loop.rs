@@ -582,7 +582,7 @@ async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_coun
     let state = tempfile::tempdir().unwrap();
     let store = SessionStore::new(state.path(), &dir.path().canonicalize().unwrap());
     let mut log = store.create().unwrap();
-    let mut board = keel::todo::TodoBoard::default();
+    let mut board = keel::board::Board::default();
     board.update(&json!({"items": [{"id": "1", "text": "a", "status": "in_progress"}]})).unwrap();
     log.append(&Record::Message { message: Message::user_text("go") }).unwrap();
     log.append(&Record::Board { items: board.items().to_vec() }).unwrap();

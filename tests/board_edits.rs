@@ -10,7 +10,7 @@ mod live_agent;
 use fake_llm::{FakeLlm, Step, board, text, tool};
 use keel::agent::journal::SessionStore;
 use keel::agent::{AgentConfig, AgentEvent, Command, Entry, Sessions};
-use keel::todo::BoardEdit;
+use keel::board::BoardEdit;
 use live_agent::{WAIT, Wire, edit, latest, start, until_result};
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -6,8 +6,8 @@
 //! board's keys and `/todo`, `/plan`, `/approve`, Shift+Tab send.
 
 use keel::agent::{Command, Snapshot};
-use keel::todo::{BoardEdit, TodoBoard};
-use keel::tui::view::todo_pane::TodoPane;
+use keel::board::{Board, BoardEdit};
+use keel::tui::view::board::BoardPane;
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -18,8 +18,8 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-fn board_with_dependencies() -> Arc<TodoBoard> {
-    let mut board = TodoBoard::default();
+fn board_with_dependencies() -> Arc<Board> {
+    let mut board = Board::default();
     board
         .update(&json!({"items": [
             {"id": "1", "text": "Read the parser", "status": "completed"},
@@ -45,7 +45,7 @@ fn stale_snapshot() -> Snapshot {
     }
 }
 
-fn pane_text(pane: &TodoPane, snapshot: &Snapshot, (width, height): (u16, u16)) -> String {
+fn pane_text(pane: &BoardPane, snapshot: &Snapshot, (width, height): (u16, u16)) -> String {
     let area = Rect::new(0, 0, width, height);
     let mut buf = Buffer::empty(area);
     pane.render(snapshot, area, &mut buf, false, 0);
@@ -89,7 +89,7 @@ fn focused(snapshot: Snapshot) -> (App, UnboundedReceiver<Command>) {
     let (mut app, rx) = app_with(snapshot);
     type_text(&mut app, "/todos");
     press(&mut app, KeyCode::Enter);
-    assert!(app.todo_focused());
+    assert!(app.board_focused());
     (app, rx)
 }
 
@@ -101,7 +101,7 @@ fn edit(command: &str) -> Command {
 
 #[test]
 fn snapshot_pane_40x12_with_dependencies_and_a_stale_item() {
-    let text = pane_text(&TodoPane::default(), &stale_snapshot(), (40, 12));
+    let text = pane_text(&BoardPane::default(), &stale_snapshot(), (40, 12));
     insta::assert_snapshot!("pane_dependencies_stale_40x12", text);
     assert!(text.contains("stale, 7 rounds"), "{text}");
     assert!(text.contains("#3 Test the tokenizer  (blocked"), "{text}");
@@ -119,11 +119,11 @@ fn snapshot_pane_focused_on_a_plan_ready_for_approval() {
     let snapshot =
         Snapshot { plan_mode: true, plan_ready: true, rounds_in_progress: 0, ..stale_snapshot() };
     let (mut app, _rx) = app_with(snapshot);
-    assert!(app.todo_focused(), "a plan that arrives gets the keyboard");
+    assert!(app.board_focused(), "a plan that arrives gets the keyboard");
     press(&mut app, KeyCode::Down);
     let terminal = draw(&mut app, (120, 40));
     insta::assert_snapshot!("plan_ready_focused_120x40", terminal.backend());
-    let mut pane = TodoPane::default();
+    let mut pane = BoardPane::default();
     pane.focus(app.snapshot());
     insta::assert_snapshot!("plan_ready_pane_40x12", pane_text(&pane, app.snapshot(), (40, 12)));
 }
@@ -131,11 +131,11 @@ fn snapshot_pane_focused_on_a_plan_ready_for_approval() {
 #[test]
 fn a_fresh_item_in_progress_is_not_stale_and_the_reminder_off_never_is() {
     let fresh = Snapshot { rounds_in_progress: 6, ..stale_snapshot() };
-    let text = pane_text(&TodoPane::default(), &fresh, (60, 12));
+    let text = pane_text(&BoardPane::default(), &fresh, (60, 12));
     assert!(text.contains("· 6 rounds") && !text.contains("stale"), "{text}");
     let off = Snapshot { nag_threshold: 0, rounds_in_progress: 50, ..stale_snapshot() };
     assert!(!off.is_stale());
-    let text = pane_text(&TodoPane::default(), &off, (60, 12));
+    let text = pane_text(&BoardPane::default(), &off, (60, 12));
     assert!(text.contains("· 50 rounds") && !text.contains("stale"), "{text}");
 }
 
@@ -168,7 +168,7 @@ fn board_keys_send_edits_for_the_selected_item() {
 fn edit_and_add_put_the_command_in_the_composer() {
     let (mut app, mut rx) = focused(stale_snapshot());
     type_text(&mut app, "e");
-    assert!(!app.todo_focused(), "the composer has the keyboard to edit the text");
+    assert!(!app.board_focused(), "the composer has the keyboard to edit the text");
     assert_eq!(app.composer_text(), "/todo edit 2 Split the tokenizer out");
     for _ in 0.."Split the tokenizer out".len() {
         press(&mut app, KeyCode::Backspace);
@@ -220,12 +220,12 @@ fn shift_tab_and_slash_commands_switch_plan_mode_and_approve() {
 #[test]
 fn a_plan_is_approved_with_one_key() {
     let (mut app, mut rx) = app_with(Snapshot { plan_mode: true, ..stale_snapshot() });
-    assert!(!app.todo_focused());
+    assert!(!app.board_focused());
     app.apply_snapshot(Snapshot { plan_mode: true, plan_ready: true, ..stale_snapshot() });
-    assert!(app.todo_focused(), "the plan gets the keyboard when it arrives");
+    assert!(app.board_focused(), "the plan gets the keyboard when it arrives");
     press(&mut app, KeyCode::Enter);
     assert_eq!(sent(&mut rx), [Command::ApprovePlan]);
-    assert!(!app.todo_focused());
+    assert!(!app.board_focused());
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn a_plan_does_not_take_the_keyboard_from_someone_typing() {
     let (mut app, mut rx) = app_with(Snapshot { plan_mode: true, ..stale_snapshot() });
     type_text(&mut app, "also d");
     app.apply_snapshot(Snapshot { plan_mode: true, plan_ready: true, ..stale_snapshot() });
-    assert!(!app.todo_focused());
+    assert!(!app.board_focused());
     type_text(&mut app, "ocs");
     assert_eq!(app.composer_text(), "also docs", "the letters stay in the prompt");
     assert!(sent(&mut rx).is_empty(), "no board key was pressed");
@@ -252,7 +252,7 @@ fn long_snapshot() -> Snapshot {
                    "activeForm": "Rewriting the module loader and every test that uses it"})
         })
         .collect();
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     board.update(&json!({ "items": items })).unwrap();
     Snapshot { board: Arc::new(board), ..Snapshot::default() }
 }
@@ -260,7 +260,7 @@ fn long_snapshot() -> Snapshot {
 #[test]
 fn the_pane_marks_items_hidden_above_and_below_and_an_item_it_cuts() {
     let snapshot = long_snapshot();
-    let text = pane_text(&TodoPane::default(), &snapshot, (60, 3));
+    let text = pane_text(&BoardPane::default(), &snapshot, (60, 3));
     insta::assert_snapshot!("board_pane_hidden_both_ways_60x3", text);
     let rows: Vec<&str> = text.lines().collect();
     // Items, not lines, are counted; the first five are above, four below.
@@ -269,7 +269,7 @@ fn the_pane_marks_items_hidden_above_and_below_and_an_item_it_cuts() {
     // The item in progress is cut at the bottom edge, and says so.
     assert!(rows[1].trim_end_matches('│').trim_end().ends_with('…'), "{text}");
     // Narrower, the notes shrink rather than run into the title: nothing is cut mid-word.
-    let narrow = pane_text(&TodoPane::default(), &snapshot, (40, 4));
+    let narrow = pane_text(&BoardPane::default(), &snapshot, (40, 4));
     insta::assert_snapshot!("board_pane_hidden_both_ways_40x4", narrow);
     let top = narrow.lines().next().unwrap();
     assert!(top.contains("↑5") && top.contains("Todos 5/10 "), "{narrow}");

@@ -13,7 +13,7 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::{Provider, WireFormat};
 use keel::tools::{Tools, Workspace};
-use keel::tui::view::history_overlay::HistoryOverlay;
+use keel::tui::view::inspector::Inspector;
 use keel::tui::{App, OverlayKind, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -113,7 +113,7 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
         // messages, made by the provider's own encoding.
         let received: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();
         let then = Snapshot { history: sent, ..snapshot.clone() };
-        assert_eq!(HistoryOverlay::open(&then).body(), received, "{format:?}");
+        assert_eq!(Inspector::open(&then).body(), received, "{format:?}");
         assert!(received["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
 
         let small = inspector_screen_at(snapshot.clone(), (40, 12));

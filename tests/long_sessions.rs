@@ -69,7 +69,7 @@ fn parse(body: &[u8]) -> Value {
 
 /// The board the fake's `board(done, STEPS)` renders to, as keel's todo tool renders it.
 fn rendered_board(done: usize) -> String {
-    let mut board_state = keel::todo::TodoBoard::default();
+    let mut board_state = keel::board::Board::default();
     board_state.update(&board(done, STEPS)).unwrap()
 }
 

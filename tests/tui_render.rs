@@ -7,9 +7,9 @@
 use keel::agent::{
     Activity, ApprovalRequest, Command, Decision, Entry, Snapshot, ToolRun, ToolStatus,
 };
+use keel::board::Board;
 use keel::message::{ContentBlock, Message, Role, Usage};
-use keel::todo::TodoBoard;
-use keel::tui::view::history_overlay::{self, HistoryOverlay};
+use keel::tui::view::inspector::{self, Inspector};
 use keel::tui::{App, OverlayKind, TuiOptions, UiEvent, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -90,13 +90,13 @@ fn snap_both(name: &str, mut make: impl FnMut() -> App) {
     }
 }
 
-fn board(items: Value) -> Arc<TodoBoard> {
-    let mut board = TodoBoard::default();
+fn board(items: Value) -> Arc<Board> {
+    let mut board = Board::default();
     board.update(&json!({ "items": items })).unwrap();
     Arc::new(board)
 }
 
-fn mid_task_board() -> Arc<TodoBoard> {
+fn mid_task_board() -> Arc<Board> {
     board(json!([
         {"id": "1", "text": "Read hello.py", "status": "completed"},
         {"id": "2", "text": "Add type hints to greet()", "status": "in_progress", "activeForm": "Adding type hints"},
@@ -105,7 +105,7 @@ fn mid_task_board() -> Arc<TodoBoard> {
     ]))
 }
 
-fn finished_board() -> Arc<TodoBoard> {
+fn finished_board() -> Arc<Board> {
     board(json!([
         {"id": "1", "text": "Read hello.py", "status": "completed"},
         {"id": "2", "text": "Add type hints to greet()", "status": "completed"},
@@ -114,7 +114,7 @@ fn finished_board() -> Arc<TodoBoard> {
     ]))
 }
 
-fn long_board() -> Arc<TodoBoard> {
+fn long_board() -> Arc<Board> {
     let items: Vec<Value> = (1..=18)
         .map(|i| {
             let status = match i {
@@ -238,8 +238,8 @@ fn sample_history() -> imbl::Vector<Message> {
 }
 
 /// The inspector on its own, opened on `sample_history` as an Anthropic session sends it.
-fn sample_inspector() -> HistoryOverlay {
-    HistoryOverlay::open(&Snapshot { history: sample_history(), ..Snapshot::default() })
+fn sample_inspector() -> Inspector {
+    Inspector::open(&Snapshot { history: sample_history(), ..Snapshot::default() })
 }
 
 // ---------------------------------------------------------------- snapshots
@@ -292,7 +292,7 @@ fn snapshot_long_board_scrolled_in_focus() {
         let (mut app, _rx) = app_with(snapshot);
         type_text(&mut app, "/todos");
         press(&mut app, KeyCode::Enter);
-        assert!(app.todo_focused());
+        assert!(app.board_focused());
         app.prepare(Rect::new(0, 0, 60, 20));
         app.prepare(Rect::new(0, 0, 120, 40));
         for _ in 0..3 {
@@ -360,14 +360,14 @@ fn snapshot_inspector_highlights_hits_in_wire_messages() {
         let mut overlay = sample_inspector();
         let area = Rect::new(0, 0, size.0, size.1);
         overlay.prepare(area);
-        overlay.act(history_overlay::Action::Search);
+        overlay.act(inspector::Action::Search);
         for c in "greet".chars() {
             overlay.type_key(&key(KeyCode::Char(c)));
         }
         overlay.type_key(&key(KeyCode::Enter));
         assert_eq!(overlay.hit_count(), 3);
         assert_eq!(overlay.current_hit(), Some(0));
-        overlay.act(history_overlay::Action::NextHit);
+        overlay.act(inspector::Action::NextHit);
         overlay.prepare(area);
         let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
         terminal.draw(|frame| overlay.render(frame.area(), frame.buffer_mut())).unwrap();
@@ -597,8 +597,8 @@ fn slash_searches_the_inspector_and_n_moves_between_hits() {
 fn inspector_search_steps_through_hits_both_ways() {
     let mut overlay = sample_inspector();
     overlay.prepare(Rect::new(0, 0, 80, 10));
-    overlay.act(history_overlay::Action::Top);
-    overlay.act(history_overlay::Action::Search);
+    overlay.act(inspector::Action::Top);
+    overlay.act(inspector::Action::Search);
     assert!(overlay.is_typing());
     for c in "GREET".chars() {
         overlay.type_key(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT));
@@ -607,14 +607,14 @@ fn inspector_search_steps_through_hits_both_ways() {
     assert!(!overlay.is_typing());
     assert_eq!(overlay.hit_count(), 3, "search ignores case");
     assert_eq!(overlay.current_hit(), Some(0));
-    overlay.act(history_overlay::Action::NextHit);
-    overlay.act(history_overlay::Action::NextHit);
+    overlay.act(inspector::Action::NextHit);
+    overlay.act(inspector::Action::NextHit);
     assert_eq!(overlay.current_hit(), Some(2));
-    overlay.act(history_overlay::Action::NextHit);
+    overlay.act(inspector::Action::NextHit);
     assert_eq!(overlay.current_hit(), Some(0), "n wraps around");
-    overlay.act(history_overlay::Action::PreviousHit);
+    overlay.act(inspector::Action::PreviousHit);
     assert_eq!(overlay.current_hit(), Some(2));
-    overlay.act(history_overlay::Action::Close);
+    overlay.act(inspector::Action::Close);
     assert!(overlay.is_closed());
 }
 
@@ -793,11 +793,11 @@ fn todos_focuses_the_board_and_esc_returns() {
     let (mut app, mut rx) = app_with(snapshot);
     type_text(&mut app, "/todos");
     press(&mut app, KeyCode::Enter);
-    assert!(app.todo_focused());
+    assert!(app.board_focused());
     type_text(&mut app, "jjj");
     assert_eq!(app.composer_text(), "", "keys scroll the board, not the composer");
     press(&mut app, KeyCode::Esc);
-    assert!(!app.todo_focused());
+    assert!(!app.board_focused());
     assert!(sent(&mut rx).is_empty(), "Esc on the board does not interrupt");
 }
 
@@ -999,7 +999,7 @@ fn the_inspector_opens_on_a_long_history_by_laying_out_only_what_is_visible() {
             }
         })
         .collect();
-    let mut overlay = HistoryOverlay::open(&Snapshot { history, ..Snapshot::default() });
+    let mut overlay = Inspector::open(&Snapshot { history, ..Snapshot::default() });
     let area = Rect::new(0, 0, 120, 40);
     overlay.prepare(area);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();

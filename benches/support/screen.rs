@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use keel::agent::{Activity, Entry, Snapshot, ToolRun, ToolStatus};
+use keel::board::{Board, MAX_ITEMS};
 use keel::message::{ContentBlock, Message, Role, Usage};
-use keel::todo::{MAX_ITEMS, TodoBoard};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ pub fn long_session(messages: usize) -> Snapshot {
 }
 
 /// A board of the most items allowed, a third of them done and one in progress.
-fn full_board() -> TodoBoard {
+fn full_board() -> Board {
     let items: Vec<Value> = (1..=MAX_ITEMS)
         .map(|i| {
             let status = match i {
@@ -98,7 +98,7 @@ fn full_board() -> TodoBoard {
                    "status": status, "activeForm": format!("Updating module_{i}.rs")})
         })
         .collect();
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     board.update(&json!({ "items": items })).expect("a valid board");
     board
 }

@@ -5,7 +5,7 @@
 use super::event::AgentEvent;
 use super::snapshot::Entry;
 use super::state::{Outbox, State};
-use crate::todo::BoardEdit;
+use crate::board::BoardEdit;
 
 /// Applies the person's edit, or tells them why it was not made.
 pub(super) fn edit(state: &mut State, outbox: &Outbox, edit: &BoardEdit) {

@@ -1,6 +1,6 @@
 //! What a front end can ask of the agent task.
 
-use crate::todo::BoardEdit;
+use crate::board::BoardEdit;
 
 /// A request from the person, sent over the agent's command channel.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! Serialised one per line by `--output-format json`; the README documents the schema, so the
 //! field names here are a public contract.
 
+use crate::board::BoardItem;
 use crate::llm::StopReason;
-use crate::todo::TodoItem;
 use serde::Serialize;
 
 /// Something the agent did or saw.
@@ -14,7 +14,7 @@ pub enum AgentEvent {
     /// The board changed (a valid `todo` update or the person's edit), or a plan-mode turn
     /// ended with this plan.
     Todo {
-        items: Vec<TodoItem>,
+        items: Vec<BoardItem>,
         done: usize,
         total: usize,
         /// Rounds since the item in progress last changed (0 with none in progress).

@@ -4,7 +4,7 @@
 //! the returned [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and
 //! [`AgentEvent`]s (for printing) out. The first snapshot is sent as soon as the task starts.
 //! That contract, and [`journal`] for reopening saved sessions, is all that is public here; how a
-//! turn runs (`task`, `turn`, `tool_round`, `approval`, `reminder`, `state`) is the task's own.
+//! turn runs (`turn`, `approval`, `reminder`, `state`) is the task's own.
 //! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
@@ -12,19 +12,13 @@ mod board_edits;
 mod command;
 mod compaction;
 mod context;
-mod cut;
 mod event;
 pub mod journal;
-mod plan;
 mod reminder;
-mod repeat;
 mod snapshot;
 mod state;
-mod steps;
-mod task;
-mod tool_round;
+mod steps_done;
 mod turn;
-mod turn_undo;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
@@ -33,8 +27,8 @@ pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
     TurnClock,
 };
-pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
+pub use turn::task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 
 use crate::llm::Provider;
 use crate::tools::Tools;
@@ -154,7 +148,7 @@ pub fn spawn_with_session(
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
     let workspace = tools.workspace().clone();
-    let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
+    let mut agent = turn::task::Agent::new(config, provider, tools, outbox, inbox);
     match sessions {
         Sessions::Off => {}
         Sessions::New(store) => agent.state.save_to(Journal::new_in(store)),

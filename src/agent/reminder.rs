@@ -12,7 +12,7 @@
 //! (reminded or not), it is not reminded before k + 1 silent rounds; otherwise — and at least —
 //! the default applies, so a silent model is still reminded within max(3, 2k) rounds.
 
-use crate::todo::TodoBoard;
+use crate::board::Board;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -133,7 +133,7 @@ pub fn after_round(rounds_since_todo: u32, called_todo: bool) -> u32 {
 }
 
 /// Whether the next request carries the reminder. A threshold of 0 turns it off.
-pub fn is_due(rounds_since_todo: u32, threshold: u32, board: &TodoBoard) -> bool {
+pub fn is_due(rounds_since_todo: u32, threshold: u32, board: &Board) -> bool {
     threshold > 0 && rounds_since_todo >= threshold && (board.is_empty() || board.has_open_items())
 }
 
@@ -148,8 +148,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn board(status: &str) -> TodoBoard {
-        let mut board = TodoBoard::default();
+    fn board(status: &str) -> Board {
+        let mut board = Board::default();
         board.update(&json!({"items": [{"id": "1", "text": "a", "status": status}]})).unwrap();
         board
     }
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn due_at_the_threshold_with_open_or_no_items() {
-        let empty = TodoBoard::default();
+        let empty = Board::default();
         assert!(!is_due(2, 3, &empty));
         assert!(is_due(3, 3, &empty));
         assert!(is_due(4, 3, &board("pending")));
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn never_due_when_off_or_when_everything_is_done() {
-        assert!(!is_due(10, 0, &TodoBoard::default()));
+        assert!(!is_due(10, 0, &Board::default()));
         assert!(!is_due(10, 3, &board("completed")));
     }
 

@@ -4,9 +4,9 @@
 //! board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
 //! Front ends render the newest snapshot they have and drop the rest.
 
+use crate::board::Board;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{History, Usage};
-use crate::todo::TodoBoard;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -139,7 +139,7 @@ pub struct Snapshot {
     /// The history exactly as the model receives it (in keel's neutral form; see `wire_format`).
     pub history: History,
     pub transcript: imbl::Vector<Entry>,
-    pub board: Arc<TodoBoard>,
+    pub board: Arc<Board>,
     pub tools: imbl::Vector<Arc<ToolRun>>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<Arc<str>>,

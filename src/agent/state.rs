@@ -18,10 +18,10 @@ use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
-use super::steps::StepLog;
+use crate::agent::steps_done::StepLog;
+use crate::board::Board;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
-use crate::todo::TodoBoard;
 use crate::tools::undo::UndoStack;
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
 use std::sync::Arc;
@@ -209,7 +209,7 @@ impl State {
 
     /// Replaces the board after a valid update (the model's or the person's). A change of the
     /// item in progress starts its drift count again.
-    pub fn set_board(&mut self, board: TodoBoard) {
+    pub fn set_board(&mut self, board: Board) {
         self.record(&Record::Board { items: board.items().to_vec() });
         if board.in_progress() != self.view.board.in_progress() {
             self.in_progress_changed = true;

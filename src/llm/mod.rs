@@ -7,7 +7,7 @@
 //!
 //! One [`HttpClient`] serves every HTTP provider; what differs per wire protocol is a
 //! [`Protocol`] (`anthropic`, `openai`: each a folder with its request encoding, inspector spans
-//! and stream decoder). `sse` frames event streams and knows no protocol; `part` assembles the
+//! and stream decoder). `sse` frames event streams and knows no protocol; `streaming_block` assembles the
 //! content blocks both decoders build. The wire rules are written down in `docs/wire.md`.
 
 pub mod anthropic;
@@ -16,13 +16,13 @@ pub mod error;
 mod http;
 pub mod openai;
 pub mod overflow;
-mod part;
 mod protocol;
 mod provider;
 pub mod retry;
 pub mod scripted;
 mod settings;
 pub mod sse;
+mod streaming_block;
 pub mod tool_input;
 mod types;
 mod wire;

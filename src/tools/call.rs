@@ -4,8 +4,8 @@
 //! The history keeps calls as `ContentBlock::ToolUse` (the provider-neutral wire form); the agent
 //! turns each into a [`ToolCall`] once, and from there on decides by [`ToolName`], not by string.
 
+use crate::board;
 use crate::message::ContentBlock;
-use crate::todo;
 use serde_json::Value;
 
 /// The longest one-line summary, in characters.
@@ -14,7 +14,7 @@ const SUMMARY_MAX_CHARS: usize = 200;
 /// The tools the model may call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolName {
-    /// The board (`crate::todo`); run by the agent itself, since it changes agent state.
+    /// The board (`crate::board`); run by the agent itself, since it changes agent state.
     Todo,
     Bash,
     ReadFile,
@@ -32,7 +32,7 @@ impl ToolName {
     /// The tool a name from the model refers to.
     pub fn parse(name: &str) -> Self {
         match name {
-            todo::TOOL_NAME => Self::Todo,
+            board::TOOL_NAME => Self::Todo,
             "bash" => Self::Bash,
             "read_file" => Self::ReadFile,
             "write_file" => Self::WriteFile,
@@ -44,7 +44,7 @@ impl ToolName {
     /// The name as the model calls it.
     pub fn as_str(&self) -> &str {
         match self {
-            Self::Todo => todo::TOOL_NAME,
+            Self::Todo => board::TOOL_NAME,
             Self::Bash => "bash",
             Self::ReadFile => "read_file",
             Self::WriteFile => "write_file",
@@ -118,7 +118,7 @@ impl ToolCall {
 /// the file tools, the counts of a board update; the tool's name when the input says nothing.
 pub fn summary(name: &ToolName, input: &Value) -> String {
     if *name == ToolName::Todo {
-        return todo::summarize_update(input);
+        return board::summarize_update(input);
     }
     let Some(text) = name.summary_field().and_then(|field| input.get(field)?.as_str()) else {
         return name.as_str().to_owned();

@@ -15,11 +15,11 @@
 
 mod atomic;
 mod open;
-mod plan;
+mod planned_change;
 mod read;
 
 pub(crate) use atomic::{remove_leftover_temps, write_atomically};
-pub use plan::{PlannedChange, Repeat, plan_edit, plan_write};
+pub use planned_change::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
 use super::{ToolError, Workspace};

@@ -4,7 +4,7 @@
 //! dispatcher that runs a call ([`Tools::run`]). Whatever the model sends — an unknown name,
 //! arguments of the wrong shape, a path outside the workspace — ends in a [`ToolOutcome`] marked
 //! as an error that says what was wrong; running a tool never fails the agent loop.
-//! The `todo` tool lives with the board (`crate::todo`), since it changes agent state.
+//! The `todo` tool lives with the board (`crate::board`), since it changes agent state.
 
 pub mod bash;
 pub mod call;

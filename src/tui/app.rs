@@ -10,11 +10,11 @@ use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
 use super::view::approval_modal::ApprovalModal;
+use super::view::board::BoardPane;
 use super::view::composer::Composer;
 use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
-use super::view::history_overlay::HistoryOverlay;
-use super::view::todo_pane::TodoPane;
+use super::view::inspector::Inspector;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
 use ratatui::layout::Rect;
@@ -39,9 +39,9 @@ pub struct App {
     pub(super) snapshot: Snapshot,
     /// Shown while the snapshot holds a request not answered yet.
     pub(super) approval: ApprovalModal,
-    pub(super) inspector: Option<Box<HistoryOverlay>>,
+    pub(super) inspector: Option<Box<Inspector>>,
     pub(super) help: Option<HelpOverlay>,
-    pub(super) board: TodoPane,
+    pub(super) board: BoardPane,
     pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
     pub(super) answered: Option<String>,
@@ -69,7 +69,7 @@ impl App {
             approval: ApprovalModal::default(),
             inspector: None,
             help: None,
-            board: TodoPane::default(),
+            board: BoardPane::default(),
             main: MainView {
                 composer: Composer::new(),
                 conversation: Conversation::new(
@@ -224,7 +224,7 @@ impl App {
         self.inspector.as_ref().map(|inspector| (inspector.current_hit(), inspector.hit_count()))
     }
 
-    pub fn todo_focused(&self) -> bool {
+    pub fn board_focused(&self) -> bool {
         self.board.focused
     }
 

@@ -11,8 +11,8 @@ use super::keymap::{HelpSection, lookup};
 use super::main_view::{self, KEYS};
 use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
-use super::view::history_overlay::{self, HistoryOverlay};
-use super::view::{approval_modal, composer, conversation, todo_pane};
+use super::view::inspector::{self, Inspector};
+use super::view::{approval_modal, board, composer, conversation};
 use crate::agent::Command;
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -32,8 +32,8 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Composer", composer::KEYS).with(composer::EDITING_HELP),
         HelpSection::of("Conversation", conversation::KEYS).with(conversation::MOUSE_HELP),
         slash,
-        HelpSection::of("Board (after /todos, or when a plan is ready)", todo_pane::KEYS),
-        HelpSection::of("Request inspector (Ctrl+T)", history_overlay::KEYS),
+        HelpSection::of("Board (after /todos, or when a plan is ready)", board::KEYS),
+        HelpSection::of("Request inspector (Ctrl+T)", inspector::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
@@ -155,9 +155,9 @@ impl App {
                 self.answered = Some(id.clone());
                 self.send(Command::Approve { id, decision });
             }
-            Effect::OpenHistory => {
+            Effect::OpenInspector => {
                 self.help = None;
-                self.inspector = Some(Box::new(HistoryOverlay::open(&self.snapshot)));
+                self.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
             }
             Effect::OpenHelp => {
                 self.inspector = None;

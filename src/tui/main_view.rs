@@ -8,7 +8,7 @@ use super::stack::{Ctx, Effect, Hints, View};
 use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
 use crate::agent::{Command, Snapshot};
-use crate::todo::BoardEdit;
+use crate::board::BoardEdit;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 
@@ -147,7 +147,7 @@ impl View for MainView {
             Action::PlanMode => {
                 ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)))
             }
-            Action::History => ctx.effect(Effect::OpenHistory),
+            Action::History => ctx.effect(Effect::OpenInspector),
             Action::Help => ctx.effect(Effect::OpenHelp),
             Action::QuitIfEmpty => ctx.effect(Effect::Quit),
             // Ctrl+C is the app's before any view sees it: the way out always works.

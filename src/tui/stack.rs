@@ -23,7 +23,7 @@ pub enum Effect {
         id: String,
         decision: Decision,
     },
-    OpenHistory,
+    OpenInspector,
     OpenHelp,
     /// Give the board the keyboard (`/todos`).
     FocusBoard,

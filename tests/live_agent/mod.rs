@@ -5,11 +5,11 @@
 
 use super::fake_llm::FakeLlm;
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Entry, Sessions, Snapshot};
+use keel::board::BoardEdit;
 use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
-use keel::todo::BoardEdit;
 use keel::tools::{Tools, Workspace};
 use std::path::Path;
 use std::time::Duration;

@@ -7,9 +7,9 @@
 
 use super::compaction::Compaction;
 use crate::agent::reminder::Pace;
-use crate::agent::steps::Step;
+use crate::agent::steps_done::Step;
+use crate::board::BoardItem;
 use crate::message::Message;
-use crate::todo::TodoItem;
 use crate::tools::FileChange;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -25,7 +25,7 @@ pub enum Record {
     /// A message appended to the history.
     Message { message: Message },
     /// The board after a valid update.
-    Board { items: Vec<TodoItem> },
+    Board { items: Vec<BoardItem> },
     /// The reminder counter after a round.
     Rounds { rounds_since_todo: u32 },
     /// A prompt's turn began to change the workspace (undo groups changes by prompt). Logs
@@ -61,7 +61,7 @@ pub enum Record {
     Undo,
     /// The history was compacted to fit the model's context window.
     Compaction(Compaction),
-    // The board's own bookkeeping (see `agent::reminder`, `agent::steps`, `todo::edit`).
+    // The board's own bookkeeping (see `agent::reminder`, `agent::steps_done`, `board::edit`).
     /// The reminder's rhythm and the drift count after a round.
     Pace { pace: Pace },
     /// The person changed the board (the `Board` record holds the result); the model is told

@@ -11,9 +11,9 @@
 use super::compaction::{Compaction, apply_masks};
 use super::record::{Record, decode_change};
 use crate::agent::reminder::Pace;
-use crate::agent::steps::Step;
+use crate::agent::steps_done::Step;
+use crate::board::Board;
 use crate::message::{ContentBlock, Message, Role};
-use crate::todo::TodoBoard;
 use crate::tools::undo::{ObjectId, UndoStack};
 
 /// One thing the conversation showed, in order: a message, or the line where the model's view
@@ -33,7 +33,7 @@ pub struct Restored {
     pub transcript: Vec<Shown>,
     /// The context window a server stated in the newest compaction it caused.
     pub learned_window: Option<u64>,
-    pub board: TodoBoard,
+    pub board: Board,
     pub rounds_since_todo: u32,
     pub pace: Pace,
     /// The person's board changes not yet told to the model.
@@ -154,7 +154,7 @@ impl Replay {
                 self.restored.history.push(message);
             }
             Record::Compaction(compaction) => self.compact(compaction)?,
-            Record::Board { items } => restored.board = TodoBoard::from_items(items),
+            Record::Board { items } => restored.board = Board::from_items(items),
             Record::Rounds { rounds_since_todo } => restored.rounds_since_todo = rounds_since_todo,
             Record::Turn { snapshot } => {
                 let before = snapshot.as_deref().map(object_id).transpose()?;

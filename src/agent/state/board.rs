@@ -4,11 +4,11 @@
 
 use super::State;
 use crate::agent::journal::Record;
-use crate::agent::plan;
 use crate::agent::reminder::Pace;
-use crate::agent::steps::{Repeated, Step, StepItem, StepLog};
+use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
+use crate::agent::turn::plan_mode as plan;
+use crate::board::{BoardEdit, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
-use crate::todo::{BoardEdit, EditError, SUPERSEDED};
 
 /// The tags around the note that tells the model what the person changed.
 const EDIT_NOTE_OPEN: &str = "<board-edit>";
@@ -111,7 +111,7 @@ impl State {
 
     /// Appends a round's results to the history. `board_answers` are the positions of its valid
     /// board answers: when the model updated the board more than once in the round, only the
-    /// newest answer goes out whole and the earlier ones become one line (`todo::SUPERSEDED`).
+    /// newest answer goes out whole and the earlier ones become one line (`board::SUPERSEDED`).
     /// Answers already sent are never rewritten: the history's prefix stays byte for byte what
     /// the provider cached (compaction shortens old board answers when the window needs it).
     pub fn push_results(&mut self, mut results: Vec<ContentBlock>, board_answers: &[usize]) {

@@ -5,8 +5,8 @@
 //! included, whether or not keel asked for them.
 
 use crate::llm::error::StreamError;
-use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
+use crate::llm::streaming_block::{Part, invalid_json};
 use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;

@@ -3,8 +3,8 @@
 //! `finish_reason`, usage, and `data: [DONE]`.
 
 use crate::llm::error::{StreamError, truncate};
-use crate::llm::part::{Part, invalid_json};
 use crate::llm::sse::{EventDecoder, Flow};
+use crate::llm::streaming_block::{Part, invalid_json};
 use crate::llm::types::{Completion, StopReason, StreamEvent};
 use crate::message::Usage;
 use serde::Deserialize;

@@ -5,7 +5,7 @@ use super::braces::{MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS};
 use super::call::{Scope, Stdin};
 use super::walk::Checker;
 use super::words::{Arg, Ch, Expander, Value, split_fields};
-use super::{Verdict, printed};
+use super::{Verdict, printed_output};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
 use brush_parser::word::WordPiece;
@@ -70,7 +70,7 @@ impl Checker<'_> {
             let mut inner = scope.clone();
             inner.stdin = Stdin::Null;
             match self.nested(script, &mut inner) {
-                Ok(()) => printed::printed_by(script, scope),
+                Ok(()) => printed_output::printed_by(script, scope),
                 Err(reason) => {
                     failure = Some(reason);
                     None

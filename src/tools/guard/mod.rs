@@ -25,7 +25,7 @@ mod call;
 mod expansion;
 mod inline;
 mod paths;
-mod printed;
+mod printed_output;
 mod programs;
 mod read_only;
 mod walk;

@@ -6,7 +6,7 @@ use super::Verdict;
 use super::call::{Call, Scope, Scripts, Stdin, harmful_write, operands};
 use super::words::{Arg, Ch};
 use super::wrappers::{Target, unwrap};
-use super::{builtins, inline, printed};
+use super::{builtins, inline, printed_output};
 
 /// Programs that power the machine off or restart it.
 const POWER_PROGRAMS: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
@@ -42,7 +42,7 @@ pub fn run(
 ) -> Result<Stdin, String> {
     let mut call = Call { checker, scope, stdin };
     builtins::apply(&words, &mut call)?;
-    let printed = printed::output(&words, &call);
+    let printed = printed_output::output(&words, &call);
     target(unwrap(words), &mut call)?;
     Ok(printed)
 }

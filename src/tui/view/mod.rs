@@ -3,19 +3,14 @@
 //! pure function of the state it was given.
 
 pub mod approval_modal;
-mod board_lines;
-mod board_scroll;
+pub mod board;
 pub mod composer;
 pub mod conversation;
 mod entry_lines;
 pub mod help_overlay;
-pub mod history_overlay;
-mod history_search;
-pub mod history_text;
-mod history_wire;
+pub mod inspector;
 mod paste_tokens;
 pub mod status_bar;
-pub mod todo_pane;
 pub mod tool_log;
 
 use super::theme;

@@ -9,7 +9,7 @@
 
 use super::super::text::{clean_line, compact_count, truncate, width as text_width};
 use super::super::theme;
-use super::board_lines::rounds_text;
+use super::board::lines::rounds_text;
 use super::spinner;
 use crate::agent::{Activity, Snapshot};
 use crate::pricing::Price;

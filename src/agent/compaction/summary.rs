@@ -7,8 +7,8 @@
 //! the summary request fails, [`digest`] — one line per call that ran — stands in for it.
 
 use super::mask;
+use crate::board::Board;
 use crate::message::{ContentBlock, History, Message, Role};
-use crate::todo::TodoBoard;
 use crate::tools::ToolCall;
 use std::collections::HashMap;
 
@@ -178,7 +178,7 @@ pub fn digest(history: &History, tail: usize, why: &str, budget: usize) -> Strin
 /// renders it, and the reminder count (no board, none of the two: `--no-todo`).
 pub fn note(
     summary: &str,
-    board: Option<&TodoBoard>,
+    board: Option<&Board>,
     rounds_since_todo: u32,
     nag_threshold: u32,
 ) -> String {
@@ -268,7 +268,7 @@ mod tests {
         let history = task();
         let tail = tail_start(&history).unwrap();
         assert_eq!(tail, 5);
-        let board = TodoBoard::default();
+        let board = Board::default();
         let rebuilt = rebuild(&history, tail, note("All fine.", Some(&board), 2, 3));
         assert_eq!(rebuilt[0], Message::user_text("Make the tests pass."));
         assert_eq!(rebuilt[1], Message::user_text("Now the rest."));

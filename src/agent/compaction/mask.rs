@@ -66,7 +66,7 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
 }
 
 /// What a superseded board answer becomes: the line a round's earlier board answers get too.
-pub const SUPERSEDED_BOARD: &str = crate::todo::SUPERSEDED;
+pub const SUPERSEDED_BOARD: &str = crate::board::SUPERSEDED;
 /// What marks a stub: every one ends so.
 const STUB_END: &str = "elided]";
 /// What an elided string in a call's input becomes, after its start.

@@ -2,7 +2,7 @@
 //! Property tests for the board: whatever sequence of updates the model sends — well-formed,
 //! half-formed or garbage — validation never panics and the board's invariants always hold.
 
-use keel::todo::{MAX_ITEMS, Status, TodoBoard};
+use keel::board::{Board, MAX_ITEMS, Status};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -58,7 +58,7 @@ fn update() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn assert_invariants(board: &TodoBoard) {
+fn assert_invariants(board: &Board) {
     assert!(board.total() <= MAX_ITEMS);
     let in_progress = board.items().iter().filter(|item| item.status == Status::InProgress).count();
     assert!(in_progress <= 1);
@@ -73,7 +73,7 @@ proptest! {
 
     #[test]
     fn invariants_hold_after_any_sequence_of_updates(updates in prop::collection::vec(update(), 1..12)) {
-        let mut board = TodoBoard::default();
+        let mut board = Board::default();
         for input in &updates {
             let before = board.clone();
             match board.update(input) {
@@ -89,7 +89,7 @@ proptest! {
 
     #[test]
     fn rendering_counts_what_it_shows(items in prop::collection::vec(plausible_item(), 0..20)) {
-        let mut board = TodoBoard::default();
+        let mut board = Board::default();
         if board.update(&json!({ "items": items })).is_ok() && !board.is_empty() {
             let rendered = board.render();
             let footer = format!("({}/{} completed)", board.done(), board.total());
@@ -102,7 +102,7 @@ proptest! {
 #[test]
 fn ten_thousand_items_are_refused_quickly() {
     let items: Vec<Value> = (0..10_000).map(|i| json!({"id": i, "text": "x"})).collect();
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     assert_eq!(
         board.update(&json!({ "items": items })).unwrap_err().to_string(),
         "Max 20 todos allowed"

@@ -4,11 +4,11 @@
 //! whole body: each part stays raw JSON until it is drawn or searched, and its text is kept (it
 //! does not depend on the width). Long parts are folded to their first lines until unfolded.
 
-use super::super::lazy_list::Blocks;
-use super::history_text::{MessageText, Row, rows};
+use super::text::{MessageText, Row, rows};
 use crate::agent::Snapshot;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::History;
+use crate::tui::lazy_list::Blocks;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

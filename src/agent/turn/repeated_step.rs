@@ -1,17 +1,17 @@
 //! The repeated-step guard: a `write_file` of the content the file already has, or an
 //! `edit_file` already applied, changes nothing and tells the model the step is done — in which
-//! round and under which board item (`steps`). It is answered before any approval: there is
+//! round and under which board item (`steps_done`). It is answered before any approval: there is
 //! nothing to approve.
 
-use super::steps::{self, Repeated};
-use super::task::Agent;
+use crate::agent::steps_done::{self, Repeated};
+use crate::agent::turn::task::Agent;
 use crate::tools::{Invocation, ToolCall, ToolName, ToolOutcome, Tools, files};
 use serde_json::Value;
 
 impl Agent {
     /// The answer to a write or an edit that would repeat a step already done; `None` for any
     /// other call (its own run says what happens).
-    pub(super) async fn repeated_step(&self, call: &ToolCall) -> Option<ToolOutcome> {
+    pub(in crate::agent) async fn repeated_step(&self, call: &ToolCall) -> Option<ToolOutcome> {
         let invocation = match Tools::parse(&call.name, &call.input).ok()? {
             invocation @ (Invocation::WriteFile(_) | Invocation::EditFile(_)) => invocation,
             Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
@@ -20,10 +20,10 @@ impl Agent {
         // Planning reads the file: off the async threads, as the tools themselves do.
         let planned = tokio::task::spawn_blocking(move || match invocation {
             Invocation::WriteFile(args) => files::plan_write(&workspace, &args).ok().map(|plan| {
-                (plan, Repeated::Content(steps::content_digest(args.content.as_bytes())))
+                (plan, Repeated::Content(steps_done::content_digest(args.content.as_bytes())))
             }),
             Invocation::EditFile(args) => files::plan_edit(&workspace, &args).ok().map(|plan| {
-                (plan, Repeated::Edit(steps::edit_digest(&args.old_text, &args.new_text)))
+                (plan, Repeated::Edit(steps_done::edit_digest(&args.old_text, &args.new_text)))
             }),
             Invocation::Bash(_) | Invocation::ReadFile(_) => None,
         })
@@ -32,22 +32,22 @@ impl Agent {
         let (plan, repeated) = planned;
         plan.repeat?;
         let step = self.state.find_step(&plan.display, repeated);
-        Some(ToolOutcome::ok(format!("{} {}", plan.report(), steps::when_done(step))))
+        Some(ToolOutcome::ok(format!("{} {}", plan.report(), steps_done::when_done(step))))
     }
 
     /// Notes the files a write or an edit changed, for the repeated-step answer.
-    pub(super) fn note_steps(&mut self, call: &ToolCall, outcome: &ToolOutcome) {
+    pub(in crate::agent) fn note_steps(&mut self, call: &ToolCall, outcome: &ToolOutcome) {
         let edit = match call.name {
             ToolName::WriteFile => None,
             ToolName::EditFile => {
                 let text = |key| call.input.get(key).and_then(Value::as_str).unwrap_or_default();
-                Some(steps::edit_digest(text("old_text"), text("new_text")))
+                Some(steps_done::edit_digest(text("old_text"), text("new_text")))
             }
             _ => return,
         };
         for change in &outcome.changes {
             let path = self.tools.workspace().display(&change.path);
-            self.state.record_step(path, steps::content_digest(&change.after), edit);
+            self.state.record_step(path, steps_done::content_digest(&change.after), edit);
         }
     }
 }

@@ -7,14 +7,14 @@
 //! ends. A turn that ran no command runs no git at all, and one that ran no changing tool
 //! records nothing.
 
-use super::task::{Agent, TurnUndo};
+use crate::agent::turn::task::{Agent, TurnUndo};
 use crate::tools::ToolName;
 use crate::tools::undo::ObjectId;
 
 impl Agent {
     /// Before a tool that can change the workspace: begins the turn's undo group, and before its
     /// first command snapshots the workspace.
-    pub(super) async fn before_changing_tool(&mut self, tool: &ToolName) {
+    pub(in crate::agent) async fn before_changing_tool(&mut self, tool: &ToolName) {
         if self.turn_undo == TurnUndo::Idle {
             self.state.begin_turn();
             self.turn_undo = TurnUndo::Files;
@@ -27,7 +27,7 @@ impl Agent {
     }
 
     /// The turn is over: a turn that ran a command is snapshotted as it left the workspace.
-    pub(super) async fn end_undo_group(&mut self) {
+    pub(in crate::agent) async fn end_undo_group(&mut self) {
         if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) == TurnUndo::Commands
             && let Some(after) = self.snapshot().await
         {

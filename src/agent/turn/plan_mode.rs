@@ -6,8 +6,8 @@
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
-use super::board_edits;
-use super::task::Agent;
+use crate::agent::board_edits;
+use crate::agent::turn::task::Agent;
 use crate::tools::{ToolName, guard};
 use serde_json::Value;
 
@@ -43,7 +43,7 @@ pub fn refusal(tool: &ToolName, input: &Value) -> Option<String> {
 impl Agent {
     /// At the end of a turn in plan mode the board is the plan: it waits for the person (if
     /// there is one), and printing front ends get it as one more `todo` event.
-    pub(super) fn end_plan_turn(&mut self) {
+    pub(in crate::agent) fn end_plan_turn(&mut self) {
         if !self.state.view().plan_mode {
             return;
         }
@@ -53,7 +53,7 @@ impl Agent {
     }
 
     /// The prompt that hands the approved board to the model.
-    pub(super) fn approval_prompt(&self) -> String {
+    pub(in crate::agent) fn approval_prompt(&self) -> String {
         format!("{APPROVED}\n\n{}", self.state.view().board.render())
     }
 }

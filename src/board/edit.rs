@@ -7,7 +7,7 @@
 //! words what it did, for the note that tells the model.
 
 use super::validate::check_board;
-use super::{Status, TodoBoard, TodoError, TodoItem};
+use super::{Board, BoardError, BoardItem, Status};
 use thiserror::Error;
 
 /// What `/todo` takes, for the usage message.
@@ -48,7 +48,7 @@ pub enum EditError {
     #[error("#{id} is already {}", .status.as_str())]
     Already { id: String, status: Status },
     #[error("{0}")]
-    Invalid(#[from] TodoError),
+    Invalid(#[from] BoardError),
 }
 
 impl BoardEdit {
@@ -97,9 +97,9 @@ impl BoardEdit {
 
     /// The board after this edit, and what was done in a few words (`marked #2 completed`).
     /// The board passed in is left as it was.
-    pub fn apply(&self, board: &TodoBoard) -> Result<(TodoBoard, String), EditError> {
+    pub fn apply(&self, board: &Board) -> Result<(Board, String), EditError> {
         let mut items = board.items().to_vec();
-        let find = |items: &[TodoItem], id: &str| {
+        let find = |items: &[BoardItem], id: &str| {
             items
                 .iter()
                 .position(|item| item.id == id)
@@ -109,7 +109,7 @@ impl BoardEdit {
             Self::Add { text } => {
                 let id = next_id(&items);
                 let said = format!("added #{id}: {text}");
-                items.push(TodoItem {
+                items.push(BoardItem {
                     id,
                     text: text.clone(),
                     status: Status::Pending,
@@ -155,11 +155,11 @@ impl BoardEdit {
             }
         };
         check_board(&items)?;
-        Ok((TodoBoard::from_items(items), said))
+        Ok((Board::from_items(items), said))
     }
 }
 
-fn set_status(item: &mut TodoItem, status: Status) -> Result<String, EditError> {
+fn set_status(item: &mut BoardItem, status: Status) -> Result<String, EditError> {
     if item.status == status {
         return Err(EditError::Already { id: item.id.clone(), status });
     }
@@ -169,7 +169,7 @@ fn set_status(item: &mut TodoItem, status: Status) -> Result<String, EditError> 
 
 /// The id a new item gets: one more than the largest numeric id, which no item can have, so a
 /// new item always goes after the others, gaps and all.
-fn next_id(items: &[TodoItem]) -> String {
+fn next_id(items: &[BoardItem]) -> String {
     let largest = items.iter().filter_map(|item| item.id.parse::<u64>().ok()).max().unwrap_or(0);
     match largest.checked_add(1) {
         Some(next) => next.to_string(),
@@ -186,8 +186,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn board() -> TodoBoard {
-        let mut board = TodoBoard::default();
+    fn board() -> Board {
+        let mut board = Board::default();
         board
             .update(&json!({"items": [
                 {"id": "1", "text": "Read", "status": "completed"},
@@ -198,11 +198,11 @@ mod tests {
         board
     }
 
-    fn apply(text: &str) -> Result<(TodoBoard, String), EditError> {
+    fn apply(text: &str) -> Result<(Board, String), EditError> {
         BoardEdit::parse(text)?.apply(&board())
     }
 
-    fn ids(board: &TodoBoard) -> Vec<&str> {
+    fn ids(board: &Board) -> Vec<&str> {
         board.items().iter().map(|item| item.id.as_str()).collect()
     }
 
@@ -248,7 +248,7 @@ mod tests {
         assert_eq!(ids(&board), ["1", "2", "3", "4"]);
         assert_eq!(board.items()[3].status, Status::Pending);
         assert_eq!(said, "added #4: Ship it");
-        let odd = TodoBoard::from_items(vec![TodoItem {
+        let odd = Board::from_items(vec![BoardItem {
             id: u64::MAX.to_string(),
             text: "far".into(),
             status: Status::Pending,
@@ -317,8 +317,8 @@ mod tests {
 
     #[test]
     fn a_full_board_takes_no_more() {
-        let items: Vec<TodoItem> = (1..=super::super::MAX_ITEMS)
-            .map(|i| TodoItem {
+        let items: Vec<BoardItem> = (1..=super::super::MAX_ITEMS)
+            .map(|i| BoardItem {
                 id: i.to_string(),
                 text: "step".into(),
                 status: Status::Pending,
@@ -326,8 +326,8 @@ mod tests {
                 blocked_by: Vec::new(),
             })
             .collect();
-        let add = |items: &[TodoItem]| {
-            BoardEdit::Add { text: "one more".into() }.apply(&TodoBoard::from_items(items.to_vec()))
+        let add = |items: &[BoardItem]| {
+            BoardEdit::Add { text: "one more".into() }.apply(&Board::from_items(items.to_vec()))
         };
         let (last, _) = add(&items[1..]).unwrap();
         assert_eq!(last.items().len(), super::super::MAX_ITEMS, "the 20th item fits");

@@ -5,12 +5,15 @@
 //! in the summary's place when the summary request fails. Every compaction goes through
 //! `State::compact`, which saves it, so `--continue` resumes the compacted history.
 
-use super::context::{WindowSource, mask, summary};
+pub mod mask;
+pub mod summary;
+
 use super::event::AgentEvent;
 use super::journal::compaction::{Compaction, Mask, Trigger, apply_masks};
 use super::snapshot::{Activity, ContextUse, Entry};
-use super::task::{Agent, NO_PROVIDER_HELP, Stop};
-use super::turn::{Failure, during_turn, on_stream_event};
+use crate::agent::context::WindowSource;
+use crate::agent::turn::task::{Agent, NO_PROVIDER_HELP, Stop};
+use crate::agent::turn::{Failure, during_turn, on_stream_event};
 use crate::llm::{ChatRequest, LlmError, Overflow};
 use crate::message::{History, Message};
 use tokio::sync::mpsc;

@@ -2,9 +2,9 @@
 //! (or, unfocused, the item in progress) in view, and what the view leaves out above and below,
 //! counted in items, for the pane's `↑ N more items` / `↓ N more items` marks.
 
-use super::board_lines::ItemLine;
+use super::lines::ItemLine;
 use crate::agent::Snapshot;
-use crate::todo::Status;
+use crate::board::Status;
 
 /// The offset nearest `offset` that shows every line of item `selected` (as many as fit).
 pub(super) fn showing(

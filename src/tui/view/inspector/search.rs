@@ -1,7 +1,7 @@
 //! Search in the history inspector: the line typed after `/`, the hits of the committed query in
 //! every message's text, and which one the view jumped to.
 
-use super::history_text::{Highlight, MessageText, find_all};
+use super::text::{Highlight, MessageText, find_all};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// One search hit: bytes `start..end` of line `line` of message `block`.

@@ -1,30 +1,34 @@
 //! The request inspector (Ctrl+T / F2): the whole body of the request the provider receives for
 //! the history now — parameters, system prompt, tools, then every message — made by the
-//! provider's own encoding (`history_wire`), pretty-printed part by part, long parts folded to
-//! their first lines (`o` unfolds), with search (`history_search`) that finds folded text too.
+//! provider's own encoding (`wire`), pretty-printed part by part, long parts folded to
+//! their first lines (`o` unfolds), with search (`search`) that finds folded text too.
 //!
-//! Each part's text is made only when it is drawn or searched, and kept (`history_text`), and its
+//! Each part's text is made only when it is drawn or searched, and kept (`text`), and its
 //! rows are laid out by a `LazyList` like the conversation's, so opening the inspector on 10,000
 //! messages lays out only the few on screen.
 
-use super::super::keymap::hints;
-use super::super::keymap::{Binding, KeySpec};
-use super::super::lazy_list::{LazyList, is_extension};
-use super::super::stack::{Ctx, Hints, View};
-use super::super::text::{truncate, width as text_width};
-use super::super::theme;
+mod search;
+pub mod text;
+mod wire;
+
 use super::conversation::WHEEL_LINES;
-use super::history_search::{Search, Typed};
-use super::history_text::row_line;
-use super::history_wire::{Laid, Wired};
 use super::pane;
 use crate::agent::Snapshot;
 use crate::llm::WireFormat;
+use crate::tui::keymap::hints;
+use crate::tui::keymap::{Binding, KeySpec};
+use crate::tui::lazy_list::{LazyList, is_extension};
+use crate::tui::stack::{Ctx, Hints, View};
+use crate::tui::text::{truncate, width as text_width};
+use crate::tui::theme;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
+use search::{Search, Typed};
+use text::row_line;
+use wire::{Laid, Wired};
 
 /// Share of the view kept above a search hit when jumping to it, in percent.
 const HIT_CONTEXT_PERCENT: usize = 30;
@@ -125,14 +129,14 @@ pub const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel"
 
 /// The open inspector.
 #[derive(Debug)]
-pub struct HistoryOverlay {
+pub struct Inspector {
     wired: Wired,
     list: LazyList<Laid>,
     search: Search,
     closed: bool,
 }
 
-impl HistoryOverlay {
+impl Inspector {
     /// Opens on the request for `snapshot`'s history, long parts folded, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
         Self {
@@ -331,7 +335,7 @@ impl HistoryOverlay {
     }
 }
 
-impl View for HistoryOverlay {
+impl View for Inspector {
     type Action = Action;
 
     fn keys(&self) -> &'static [Binding<Action>] {
@@ -339,14 +343,14 @@ impl View for HistoryOverlay {
     }
 
     fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
-        HistoryOverlay::act(self, action);
+        Inspector::act(self, action);
     }
 
     /// While the search line is open every key types into it.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
         if self.is_typing() {
             self.type_key(key);
-        } else if let Some(action) = super::super::keymap::lookup(KEYS, key) {
+        } else if let Some(action) = crate::tui::keymap::lookup(KEYS, key) {
             View::act(self, action, ctx);
         }
     }

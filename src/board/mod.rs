@@ -72,7 +72,7 @@ impl Status {
 
 /// One line of the board.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoItem {
+pub struct BoardItem {
     pub id: String,
     pub text: String,
     pub status: Status,
@@ -86,7 +86,7 @@ pub struct TodoItem {
 
 /// Why an update was rejected. The `Display` text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum TodoError {
+pub enum BoardError {
     #[error("items must be an array")]
     NotAnArray,
     #[error("Max {MAX_ITEMS} todos allowed")]
@@ -116,19 +116,19 @@ pub enum TodoError {
 
 /// The board: the list the model last sent that passed validation, or the person's edit of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoBoard {
-    items: Vec<TodoItem>,
+pub struct Board {
+    items: Vec<BoardItem>,
 }
 
-impl TodoBoard {
+impl Board {
     /// A board holding these items, as restored from a saved session (not validated again).
-    pub fn from_items(items: Vec<TodoItem>) -> Self {
+    pub fn from_items(items: Vec<BoardItem>) -> Self {
         Self { items }
     }
 
     /// Validates `input` (the tool's arguments) and, if it passes, replaces the board with it.
     /// Returns the rendered board for the model.
-    pub fn update(&mut self, input: &Value) -> Result<String, TodoError> {
+    pub fn update(&mut self, input: &Value) -> Result<String, BoardError> {
         self.items = validate::parse_items(input)?;
         Ok(self.render())
     }
@@ -155,22 +155,22 @@ impl TodoBoard {
         out
     }
 
-    pub fn items(&self) -> &[TodoItem] {
+    pub fn items(&self) -> &[BoardItem] {
         &self.items
     }
 
     /// The item with this id.
-    pub fn get(&self, id: &str) -> Option<&TodoItem> {
+    pub fn get(&self, id: &str) -> Option<&BoardItem> {
         self.items.iter().find(|item| item.id == id)
     }
 
     /// The item in progress, if one is.
-    pub fn in_progress(&self) -> Option<&TodoItem> {
+    pub fn in_progress(&self) -> Option<&BoardItem> {
         self.items.iter().find(|item| item.status == Status::InProgress)
     }
 
     /// The ids `item` waits for that are not completed yet, in its order.
-    pub fn open_blockers<'a>(&'a self, item: &'a TodoItem) -> Vec<&'a str> {
+    pub fn open_blockers<'a>(&'a self, item: &'a BoardItem) -> Vec<&'a str> {
         item.blocked_by
             .iter()
             .filter(|id| self.get(id).is_none_or(|blocker| blocker.status != Status::Completed))

@@ -8,21 +8,24 @@
 //! Enter. Every edit is sent to the agent as a `Command::EditBoard`, which validates it like a
 //! model's update; Esc gives the keyboard back.
 
-use super::super::keymap::{Binding, KeySpec, hints, lookup};
-use super::super::main_view;
-use super::super::stack::{Ctx, Effect, Hints, View};
-use super::super::text::width as text_width;
-use super::super::theme;
-use super::board_lines::{ItemLine, Look, lines};
-use super::board_scroll::{Hidden, follow_offset, more, showing};
+pub(super) mod lines;
+mod scroll;
+
 use super::{pane, pane_inner};
 use crate::agent::{Command, Snapshot};
-use crate::todo::{BoardEdit, Status};
+use crate::board::{BoardEdit, Status};
+use crate::tui::keymap::{Binding, KeySpec, hints, lookup};
+use crate::tui::main_view;
+use crate::tui::stack::{Ctx, Effect, Hints, View};
+use crate::tui::text::width as text_width;
+use crate::tui::theme;
+use lines::{ItemLine, Look, lines};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
+use scroll::{Hidden, follow_offset, more, showing};
 
 /// Cells of the progress gauge in the title.
 const GAUGE_CELLS: usize = 10;
@@ -142,7 +145,7 @@ pub const KEYS: &[Binding<Action>] = &[
 
 /// The pane's own state: focus and, while focused, the selected item and the scroll offset.
 #[derive(Debug, Clone, Default)]
-pub struct TodoPane {
+pub struct BoardPane {
     pub focused: bool,
     selected: usize,
     offset: usize,
@@ -150,7 +153,7 @@ pub struct TodoPane {
     viewport: (usize, usize),
 }
 
-impl TodoPane {
+impl BoardPane {
     /// Gives the pane the keyboard, on the item in progress (else the first open one).
     pub fn focus(&mut self, snapshot: &Snapshot) {
         let items = snapshot.board.items();
@@ -325,7 +328,7 @@ impl TodoPane {
     }
 }
 
-impl View for TodoPane {
+impl View for BoardPane {
     type Action = Action;
 
     fn keys(&self) -> &'static [Binding<Action>] {
@@ -350,7 +353,7 @@ impl View for TodoPane {
             return;
         }
         match lookup(main_view::KEYS, key) {
-            Some(main_view::Action::History) => ctx.effect(Effect::OpenHistory),
+            Some(main_view::Action::History) => ctx.effect(Effect::OpenInspector),
             Some(main_view::Action::PlanMode) => {
                 ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)));
             }

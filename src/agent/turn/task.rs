@@ -4,16 +4,16 @@
 //! mode and its approval); during a turn the turn loop (`turn`) and the tool round
 //! (`tool_round`) listen for them instead.
 
-use super::approval::Approvals;
-use super::context::{ContextMeter, WindowSource};
-use super::event::AgentEvent;
-use super::journal::Journal;
-use super::snapshot::{Activity, Entry};
-use super::state::{ModelLabel, Outbox, State};
-use super::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::agent::approval::Approvals;
+use crate::agent::context::{ContextMeter, WindowSource};
+use crate::agent::event::AgentEvent;
+use crate::agent::journal::Journal;
+use crate::agent::snapshot::{Activity, Entry};
+use crate::agent::state::{ModelLabel, Outbox, State};
+use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::board;
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
-use crate::todo;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -35,7 +35,7 @@ pub const NO_PROVIDER_HELP: &str =
 
 /// Why a turn stopped before the model finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stop {
+pub(in crate::agent) enum Stop {
     /// The person interrupted it.
     Interrupted,
     /// The front end is gone or asked to quit: end the task.
@@ -43,7 +43,7 @@ pub(super) enum Stop {
 }
 
 /// The agent task's state and its channels.
-pub(super) struct Agent {
+pub(in crate::agent) struct Agent {
     pub config: AgentConfig,
     pub provider: Option<Provider>,
     pub tools: Tools,
@@ -57,12 +57,12 @@ pub(super) struct Agent {
     /// The demo's temporary workspace, removed when the task ends.
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
-    pub(super) turn_undo: TurnUndo,
+    pub(in crate::agent) turn_undo: TurnUndo,
 }
 
 /// Where the running turn's undo group stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TurnUndo {
+pub(in crate::agent) enum TurnUndo {
     /// No tool that can change the workspace has run in this turn (or no turn is running).
     Idle,
     /// The group has begun; only file tools, whose records undo them, have run.
@@ -209,7 +209,7 @@ impl Agent {
         self.drain_queue().await
     }
 
-    /// Runs a turn as one undo group (`turn_undo`). A turn that carries on one cut short (no
+    /// Runs a turn as one undo group (`turn::undo`). A turn that carries on one cut short (no
     /// prompt) is undone on its own: what the person changed in between is not its to undo.
     async fn prompt_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
         self.state.clock_turn(true);
@@ -275,7 +275,7 @@ impl Agent {
         self.meter.history_changed();
     }
 
-    pub(super) fn event(&self, event: AgentEvent) {
+    pub(in crate::agent) fn event(&self, event: AgentEvent) {
         self.outbox.event(event);
     }
 }
@@ -299,9 +299,9 @@ fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
     let mut specs = Vec::new();
     if board {
         specs.push(ToolSpec {
-            name: todo::TOOL_NAME.to_owned(),
-            description: todo::TOOL_DESCRIPTION.to_owned(),
-            input_schema: todo::input_schema(),
+            name: board::TOOL_NAME.to_owned(),
+            description: board::TOOL_DESCRIPTION.to_owned(),
+            input_schema: board::input_schema(),
         });
     }
     specs.extend(tools.specs());

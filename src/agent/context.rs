@@ -8,9 +8,6 @@
 //! Keel compacts when the estimate passes `compact_at` of the window less `max_tokens`.
 //! `mask` and `summary` are the two ways of compacting, cheapest first.
 
-pub mod mask;
-pub mod summary;
-
 use crate::llm::Overflow;
 use crate::message::{History, Message};
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! more than one rule, and the error must be the one the order puts first. The model reads these
 //! words, so which one it gets is part of the contract.
 
-use keel::todo::TodoBoard;
+use keel::board::Board;
 use serde_json::{Value, json};
 
 fn item(id: &str, text: &str, status: &str) -> Value {
@@ -160,7 +160,7 @@ fn after(id: &str, status: &str, blocked_by: Value) -> Value {
 #[test]
 fn the_first_rule_broken_in_the_documented_order_is_the_one_reported() {
     for (case, items, expected) in cases() {
-        let mut board = TodoBoard::default();
+        let mut board = Board::default();
         board.update(&json!({"items": [item("keep", "the old board", "in_progress")]})).unwrap();
         let before = board.clone();
         let error = board.update(&json!({ "items": items })).unwrap_err();
@@ -171,7 +171,7 @@ fn the_first_rule_broken_in_the_documented_order_is_the_one_reported() {
 
 #[test]
 fn exactly_twenty_items_pass_every_rule() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let twenty =
         items(20, |i| item(&i.to_string(), "step", if i == 1 { "in_progress" } else { "pending" }));
     board.update(&json!({ "items": twenty })).unwrap();

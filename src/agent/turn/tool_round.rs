@@ -3,15 +3,16 @@
 //! there are any — go into the history as one user message.
 //!
 //! Before a workspace tool runs, plan mode may refuse it (`plan`) and a write or an edit that
-//! would repeat a step already done is answered as such (`repeat`); only then is approval asked.
+//! would repeat a step already done is answered as such (`repeated_step`); only then is approval asked.
 
-use super::approval::{Approvals, DECLINED, Verdict};
-use super::cut::cut_call_message;
-use super::event::AgentEvent;
-use super::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
-use super::task::{Agent, Stop};
-use super::turn::{INTERRUPTED, during_turn};
-use super::{Command, Decision, board_edits, plan, reminder};
+use super::plan_mode as plan;
+use crate::agent::approval::{Approvals, DECLINED, Verdict};
+use crate::agent::event::AgentEvent;
+use crate::agent::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
+use crate::agent::turn::output_limit::cut_call_message;
+use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::{INTERRUPTED, during_turn};
+use crate::agent::{Command, Decision, board_edits, reminder};
 use crate::llm::tool_input;
 use crate::message::ContentBlock;
 use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
@@ -29,9 +30,9 @@ type Finished = (ToolStatus, ToolOutcome);
 
 impl Agent {
     /// Runs one round of tool calls in order and appends their results (and the reminder, when
-    /// due) to the history. The call `cut` names (cut off at the output limit) is not run: its
+    /// due) to the history. The call `output_limit` names (cut off at the output limit) is not run: its
     /// result says why. Returns why it stopped early, if it did.
-    pub(super) async fn run_tools(
+    pub(in crate::agent) async fn run_tools(
         &mut self,
         calls: Vec<ToolCall>,
         cut: Option<&str>,

@@ -5,15 +5,15 @@
 //! The person's edits (`edit`) build their new list and run it through [`check_board`], the same
 //! whole-list rules a model's update ends with.
 
-use super::{MAX_ITEMS, MAX_TEXT_CHARS, Status, TodoError, TodoItem};
+use super::{BoardError, BoardItem, MAX_ITEMS, MAX_TEXT_CHARS, Status};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 /// Validates one whole-list update from the model.
-pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
-    let entries = input.get("items").and_then(Value::as_array).ok_or(TodoError::NotAnArray)?;
+pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
+    let entries = input.get("items").and_then(Value::as_array).ok_or(BoardError::NotAnArray)?;
     if entries.len() > MAX_ITEMS {
-        return Err(TodoError::TooMany);
+        return Err(BoardError::TooMany);
     }
     let mut seen = HashSet::new();
     let mut items = Vec::with_capacity(entries.len());
@@ -28,20 +28,20 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
             .find_map(|key| entry.get(key).and_then(Value::as_str))
             .map(str::trim)
             .filter(|text| !text.is_empty())
-            .ok_or_else(|| TodoError::TextRequired(id.clone()))?
+            .ok_or_else(|| BoardError::TextRequired(id.clone()))?
             .to_owned();
         check_length(&id, &text)?;
         let status = match entry.get("status") {
             None | Some(Value::Null) => Status::Pending,
             Some(Value::String(raw)) => Status::parse(raw.trim()).ok_or_else(|| {
-                TodoError::InvalidStatus { id: id.clone(), status: raw.trim().to_owned() }
+                BoardError::InvalidStatus { id: id.clone(), status: raw.trim().to_owned() }
             })?,
             Some(other) => {
-                return Err(TodoError::InvalidStatus { id, status: other.to_string() });
+                return Err(BoardError::InvalidStatus { id, status: other.to_string() });
             }
         };
         if !seen.insert(id.clone()) {
-            return Err(TodoError::DuplicateId(id));
+            return Err(BoardError::DuplicateId(id));
         }
         let active_form = entry
             .get("activeForm")
@@ -52,7 +52,7 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
         if let Some(active) = &active_form {
             check_length(&id, active)?;
         }
-        items.push(TodoItem { id, text, status, active_form, blocked_by: Vec::new() });
+        items.push(BoardItem { id, text, status, active_form, blocked_by: Vec::new() });
     }
     check_in_progress(&items)?;
     for (item, entry) in items.iter_mut().zip(entries) {
@@ -64,18 +64,18 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<TodoItem>, TodoError> {
 
 /// The whole-list rules, for a list already made of items (the person's edits): at most
 /// [`MAX_ITEMS`], text present, unique ids, one item in progress, dependencies sound.
-pub(super) fn check_board(items: &[TodoItem]) -> Result<(), TodoError> {
+pub(super) fn check_board(items: &[BoardItem]) -> Result<(), BoardError> {
     if items.len() > MAX_ITEMS {
-        return Err(TodoError::TooMany);
+        return Err(BoardError::TooMany);
     }
     let mut seen = HashSet::new();
     for item in items {
         if item.text.trim().is_empty() {
-            return Err(TodoError::TextRequired(item.id.clone()));
+            return Err(BoardError::TextRequired(item.id.clone()));
         }
         check_length(&item.id, &item.text)?;
         if !seen.insert(item.id.as_str()) {
-            return Err(TodoError::DuplicateId(item.id.clone()));
+            return Err(BoardError::DuplicateId(item.id.clone()));
         }
     }
     check_in_progress(items)?;
@@ -83,17 +83,17 @@ pub(super) fn check_board(items: &[TodoItem]) -> Result<(), TodoError> {
 }
 
 /// An item's text within [`MAX_TEXT_CHARS`].
-fn check_length(id: &str, text: &str) -> Result<(), TodoError> {
+fn check_length(id: &str, text: &str) -> Result<(), BoardError> {
     let chars = text.chars().count();
     if chars > MAX_TEXT_CHARS {
-        return Err(TodoError::TextTooLong { id: id.to_owned(), chars });
+        return Err(BoardError::TextTooLong { id: id.to_owned(), chars });
     }
     Ok(())
 }
 
-fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
+fn check_in_progress(items: &[BoardItem]) -> Result<(), BoardError> {
     if items.iter().filter(|item| item.status == Status::InProgress).count() > 1 {
-        return Err(TodoError::MoreThanOneInProgress);
+        return Err(BoardError::MoreThanOneInProgress);
     }
     Ok(())
 }
@@ -101,8 +101,8 @@ fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
 /// An entry's `blocked_by`: absent or null is none; otherwise a list of non-blank string ids,
 /// trimmed, each kept once. A number is refused: ids are text, and `2` is not `"2"` to the model
 /// reading the schema back.
-fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, TodoError> {
-    let not_a_list = || TodoError::BlockedByNotAList(id.to_owned());
+fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, BoardError> {
+    let not_a_list = || BoardError::BlockedByNotAList(id.to_owned());
     let entries = match raw {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(entries)) => entries,
@@ -126,26 +126,26 @@ fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, TodoError> {
 
 /// The dependency rules after the list's own: every blocker exists, no cycle, and no item in
 /// progress or completed while a blocker is still open.
-fn check_dependencies(items: &[TodoItem]) -> Result<(), TodoError> {
+fn check_dependencies(items: &[BoardItem]) -> Result<(), BoardError> {
     let by_id: HashMap<&str, usize> =
         items.iter().enumerate().map(|(index, item)| (item.id.as_str(), index)).collect();
     for item in items {
         if let Some(unknown) = item.blocked_by.iter().find(|id| !by_id.contains_key(id.as_str())) {
-            return Err(TodoError::UnknownBlocker {
+            return Err(BoardError::UnknownBlocker {
                 id: item.id.clone(),
                 blocker: unknown.clone(),
             });
         }
     }
     if let Some(cycle) = find_cycle(items, &by_id) {
-        return Err(TodoError::Cycle(cycle));
+        return Err(BoardError::Cycle(cycle));
     }
     for item in items.iter().filter(|item| item.status != Status::Pending) {
         let open = item.blocked_by.iter().find(|id| {
             by_id.get(id.as_str()).is_some_and(|&i| items[i].status != Status::Completed)
         });
         if let Some(blocker) = open {
-            return Err(TodoError::StillBlocked {
+            return Err(BoardError::StillBlocked {
                 id: item.id.clone(),
                 status: item.status,
                 blocker: blocker.clone(),
@@ -166,7 +166,7 @@ enum Mark {
 /// The first cycle a depth-first walk meets, starting from each item in board order and following
 /// each `blocked_by` in its order: the ids from the first repeated one round to it again. Every
 /// blocker is known here. Iterative, so a long chain cannot exhaust the stack.
-fn find_cycle(items: &[TodoItem], by_id: &HashMap<&str, usize>) -> Option<Vec<String>> {
+fn find_cycle(items: &[BoardItem], by_id: &HashMap<&str, usize>) -> Option<Vec<String>> {
     let mut marks = vec![Mark::New; items.len()];
     for start in 0..items.len() {
         if marks[start] != Mark::New {

@@ -7,15 +7,15 @@ fn item(id: &str, text: &str, status: &str) -> Value {
     json!({"id": id, "text": text, "status": status})
 }
 
-fn board_with(items: Vec<Value>) -> TodoBoard {
-    let mut board = TodoBoard::default();
+fn board_with(items: Vec<Value>) -> Board {
+    let mut board = Board::default();
     board.update(&json!({ "items": items })).unwrap();
     board
 }
 
 #[test]
 fn renders_every_status_and_the_count() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let text = board
         .update(&json!({"items": [
             item("1", "Read hello.py", "completed"),
@@ -32,7 +32,7 @@ fn renders_every_status_and_the_count() {
 
 #[test]
 fn empty_board_says_so() {
-    assert_eq!(TodoBoard::default().render(), "No todos.");
+    assert_eq!(Board::default().render(), "No todos.");
     assert_eq!(board_with(vec![]).render(), "No todos.");
 }
 
@@ -40,14 +40,14 @@ fn empty_board_says_so() {
 fn twenty_items_pass_and_twenty_one_do_not() {
     let items = |n: usize| (1..=n).map(|i| item(&i.to_string(), "step", "pending")).collect();
     assert_eq!(board_with(items(20)).total(), 20);
-    let mut board = TodoBoard::default();
-    assert_eq!(board.update(&json!({ "items": items(21) })), Err(TodoError::TooMany));
-    assert_eq!(TodoError::TooMany.to_string(), "Max 20 todos allowed");
+    let mut board = Board::default();
+    assert_eq!(board.update(&json!({ "items": items(21) })), Err(BoardError::TooMany));
+    assert_eq!(BoardError::TooMany.to_string(), "Max 20 todos allowed");
 }
 
 #[test]
 fn items_must_be_an_array() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     for input in [json!({}), json!({"items": "x"}), json!([]), json!(null)] {
         assert_eq!(board.update(&input).unwrap_err().to_string(), "items must be an array");
     }
@@ -90,7 +90,7 @@ fn content_is_an_alias_of_text_and_text_is_trimmed() {
 
 #[test]
 fn whitespace_or_missing_text_is_rejected() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let err = board.update(&json!({"items": [item("a", "   ", "pending")]})).unwrap_err();
     assert_eq!(err.to_string(), "Item a: text required");
     let err = board.update(&json!({"items": [{"status": "pending"}]})).unwrap_err();
@@ -99,14 +99,14 @@ fn whitespace_or_missing_text_is_rejected() {
 
 #[test]
 fn unknown_status_is_quoted_as_sent() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let err = board.update(&json!({"items": [item("1", "a", " Done ")]})).unwrap_err();
     assert_eq!(err.to_string(), "Item 1: invalid status 'Done'");
 }
 
 #[test]
 fn duplicate_ids_are_rejected() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let err = board
         .update(&json!({"items": [item("1", "a", "pending"), item("1", "b", "pending")]}))
         .unwrap_err();
@@ -115,7 +115,7 @@ fn duplicate_ids_are_rejected() {
 
 #[test]
 fn two_in_progress_are_rejected() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     let err = board
         .update(&json!({"items": [item("1", "a", "in_progress"), item("2", "b", "in_progress")]}))
         .unwrap_err();
@@ -124,14 +124,14 @@ fn two_in_progress_are_rejected() {
 
 #[test]
 fn the_first_failure_in_order_wins() {
-    let mut board = TodoBoard::default();
+    let mut board = Board::default();
     // Item 1 has a bad status, item 2 has no text: item 1 is reported.
     let err =
         board.update(&json!({"items": [item("1", "a", "nope"), json!({"id": "2"})]})).unwrap_err();
-    assert_eq!(err, TodoError::InvalidStatus { id: "1".into(), status: "nope".into() });
+    assert_eq!(err, BoardError::InvalidStatus { id: "1".into(), status: "nope".into() });
     // Text is checked before status within one item.
     let err = board.update(&json!({"items": [item("1", "", "nope")]})).unwrap_err();
-    assert_eq!(err, TodoError::TextRequired("1".into()));
+    assert_eq!(err, BoardError::TextRequired("1".into()));
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn updates_are_summarized_in_one_line() {
 
 #[test]
 fn open_items_are_tracked() {
-    assert!(!TodoBoard::default().has_open_items());
+    assert!(!Board::default().has_open_items());
     assert!(board_with(vec![item("1", "a", "pending")]).has_open_items());
     assert!(!board_with(vec![item("1", "a", "completed")]).has_open_items());
 }
@@ -308,8 +308,8 @@ fn blockers_round_trip_through_the_session_format() {
     let json = serde_json::to_value(board.items()).unwrap();
     assert_eq!(json[1]["blocked_by"], json!(["1"]));
     assert!(json[0].get("blocked_by").is_none(), "no empty list is written");
-    let back: Vec<TodoItem> = serde_json::from_value(json).unwrap();
-    assert_eq!(TodoBoard::from_items(back), board);
+    let back: Vec<BoardItem> = serde_json::from_value(json).unwrap();
+    assert_eq!(Board::from_items(back), board);
 }
 
 #[test]
@@ -334,11 +334,11 @@ fn text_longer_than_the_cap_is_refused_and_the_board_stays() {
     let before = board.clone();
     let long = "x".repeat(MAX_TEXT_CHARS + 1);
     let err = board.update(&json!({"items": [item("1", &long, "pending")]})).unwrap_err();
-    assert_eq!(err, TodoError::TextTooLong { id: "1".into(), chars: MAX_TEXT_CHARS + 1 });
+    assert_eq!(err, BoardError::TextTooLong { id: "1".into(), chars: MAX_TEXT_CHARS + 1 });
     assert!(err.to_string().starts_with("Item 1: text is 501 characters; at most 500"), "{err}");
     let active =
         json!({"items": [{"id": "1", "text": "a", "status": "in_progress", "activeForm": long}]});
-    assert!(matches!(board.update(&active), Err(TodoError::TextTooLong { .. })));
+    assert!(matches!(board.update(&active), Err(BoardError::TextTooLong { .. })));
     assert_eq!(board, before);
     // Exactly at the cap is fine, and characters are counted, not bytes.
     let at_cap = "é".repeat(MAX_TEXT_CHARS);

@@ -7,12 +7,12 @@
 //! for open blockers is dimmed and names them. While the pane has the keyboard a gutter shows
 //! the selected item.
 
-use super::super::text::clean_line;
-use super::super::theme;
-use super::super::wrap::{Prefix, wrap};
-use super::spinner;
 use crate::agent::Snapshot;
-use crate::todo::Status;
+use crate::board::Status;
+use crate::tui::text::clean_line;
+use crate::tui::theme;
+use crate::tui::view::spinner;
+use crate::tui::wrap::{Prefix, wrap};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 

@@ -5,15 +5,22 @@
 //! tool call in the history gets exactly one result (an interrupted or declined call gets one
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
+mod output_limit;
+pub(super) mod plan_mode;
+mod repeated_step;
+pub(super) mod task;
+mod tool_round;
+mod undo;
+
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::{Activity, Entry};
 use super::state::{Outbox, State};
-use super::task::{Agent, NO_PROVIDER_HELP, Stop};
-use super::{Command, board_edits, cut};
+use super::{Command, board_edits};
 use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::ToolCall;
 use std::time::Instant;
+use task::{Agent, NO_PROVIDER_HELP, Stop};
 use tokio::sync::mpsc;
 
 /// The result the model gets for a tool call the person interrupted.
@@ -100,7 +107,7 @@ impl Agent {
             stop_reason = Some(completion.stop_reason);
             let answer = Message::assistant(completion.content.clone());
             let text = answer.text();
-            let cut_call = cut::cut_call(&completion);
+            let cut_call = output_limit::cut_call(&completion);
             let calls: Vec<ToolCall> =
                 answer.content.iter().filter_map(ToolCall::from_block).collect();
             // A continued answer goes on where the cut one stopped: the parts make one answer.
@@ -114,8 +121,8 @@ impl Agent {
                 if stop_reason != Some(StopReason::MaxTokens) {
                     break (TurnOutcome::Success, None, None);
                 }
-                if continuations >= cut::MAX_CONTINUATIONS {
-                    let error = cut::still_cut_message(self.config.max_tokens);
+                if continuations >= output_limit::MAX_CONTINUATIONS {
+                    let error = output_limit::still_cut_message(self.config.max_tokens);
                     break (TurnOutcome::MaxTokens, Some(error), None);
                 }
                 continuations += 1;
@@ -137,10 +144,10 @@ impl Agent {
             text: format!(
                 "The answer was cut off at the output limit; asking the model to go on \
                  ({continuation} of {}).",
-                cut::MAX_CONTINUATIONS
+                output_limit::MAX_CONTINUATIONS
             ),
         });
-        let note = ContentBlock::Note { text: cut::CONTINUE.to_owned() };
+        let note = ContentBlock::Note { text: output_limit::CONTINUE.to_owned() };
         self.state.push_message(Message { role: Role::User, content: vec![note] });
     }
 

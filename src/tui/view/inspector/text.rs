@@ -5,8 +5,8 @@
 //! only the row breaks are redone when the width changes. Search runs over the text, so a hit that
 //! a row break splits is still found and highlighted on both rows.
 
-use super::super::text::{char_width, clean_line};
-use super::super::theme;
+use crate::tui::text::{char_width, clean_line};
+use crate::tui::theme;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
