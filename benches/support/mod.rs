@@ -2,7 +2,7 @@
 //! and a long session as the TUI holds it.
 #![allow(dead_code)]
 
-#[path = "../../tests/fake_llm/mod.rs"]
+#[path = "../../tests/support/llm/mod.rs"]
 pub mod fake_llm;
 pub mod loopback;
 pub mod peak_rss;

@@ -179,6 +179,20 @@ pub fn hints<A>(bindings: &[Binding<A>]) -> Vec<(String, &'static str)> {
     out
 }
 
+/// The keys every scrolling view shares — the help, the inspector, the board (whose `j`/`k` move
+/// its selection) — written once so that they cannot drift apart.
+pub mod scroll_keys {
+    use super::KeySpec;
+    use ratatui::crossterm::event::KeyCode;
+
+    pub const DOWN: &[KeySpec] = &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)];
+    pub const UP: &[KeySpec] = &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)];
+    pub const PAGE_UP: &[KeySpec] = &[KeySpec::plain(KeyCode::PageUp)];
+    pub const PAGE_DOWN: &[KeySpec] = &[KeySpec::plain(KeyCode::PageDown), KeySpec::char(' ')];
+    pub const TOP: &[KeySpec] = &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)];
+    pub const BOTTOM: &[KeySpec] = &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

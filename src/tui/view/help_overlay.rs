@@ -3,7 +3,7 @@
 //! The sections are built from the components' own binding tables (see `keymap`), the same tables
 //! that dispatch the keys, so this list cannot drift from what the keys do.
 
-use super::super::keymap::{Binding, HelpSection, KeySpec};
+use super::super::keymap::{Binding, HelpSection, KeySpec, scroll_keys};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, View};
 use super::super::text::width as text_width;
@@ -41,41 +41,21 @@ pub enum Action {
 /// The help overlay's keys.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        keys: scroll_keys::DOWN,
         action: Action::Down,
         help: "scroll down",
         hint: Some("scroll"),
     },
+    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
+    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
     Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
-        action: Action::Up,
-        help: "scroll up",
-        hint: Some("scroll"),
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageUp)],
-        action: Action::PageUp,
-        help: "up a page",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageDown), KeySpec::char(' ')],
+        keys: scroll_keys::PAGE_DOWN,
         action: Action::PageDown,
         help: "down a page",
         hint: None,
     },
-    Binding {
-        keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
-        action: Action::Top,
-        help: "top",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)],
-        action: Action::Bottom,
-        help: "bottom",
-        hint: None,
-    },
+    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "top", hint: None },
+    Binding { keys: scroll_keys::BOTTOM, action: Action::Bottom, help: "bottom", hint: None },
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::char('?')],
         action: Action::Close,

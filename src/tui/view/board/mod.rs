@@ -14,7 +14,7 @@ mod scroll;
 use super::{pane, pane_inner};
 use crate::agent::{Command, Snapshot};
 use crate::board::{BoardEdit, Status};
-use crate::tui::keymap::{Binding, KeySpec, hints, lookup};
+use crate::tui::keymap::{Binding, KeySpec, hints, lookup, scroll_keys};
 use crate::tui::main_view;
 use crate::tui::stack::{Ctx, Effect, Hints, View};
 use crate::tui::text::width as text_width;
@@ -58,13 +58,13 @@ pub enum Action {
 /// The board's keys while it has the focus.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        keys: scroll_keys::DOWN,
         action: Action::Down,
         help: "select the next item",
         hint: Some("select"),
     },
     Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
+        keys: scroll_keys::UP,
         action: Action::Up,
         help: "select the item before",
         hint: Some("select"),
@@ -111,30 +111,15 @@ pub const KEYS: &[Binding<Action>] = &[
         help: "approve the plan (plan mode): the model carries it out",
         hint: Some("approve plan"),
     },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageUp)],
-        action: Action::PageUp,
-        help: "up a page",
-        hint: None,
-    },
+    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageDown)],
         action: Action::PageDown,
         help: "down a page",
         hint: None,
     },
-    Binding {
-        keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
-        action: Action::Top,
-        help: "first item",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)],
-        action: Action::Bottom,
-        help: "last item",
-        hint: None,
-    },
+    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "first item", hint: None },
+    Binding { keys: scroll_keys::BOTTOM, action: Action::Bottom, help: "last item", hint: None },
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q')],
         action: Action::Leave,

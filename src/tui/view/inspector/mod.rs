@@ -16,7 +16,7 @@ use super::pane;
 use crate::agent::Snapshot;
 use crate::llm::WireFormat;
 use crate::tui::keymap::hints;
-use crate::tui::keymap::{Binding, KeySpec};
+use crate::tui::keymap::{Binding, KeySpec, scroll_keys};
 use crate::tui::lazy_list::{LazyList, is_extension};
 use crate::tui::stack::{Ctx, Hints, View};
 use crate::tui::text::{truncate, width as text_width};
@@ -52,37 +52,27 @@ pub enum Action {
 /// The inspector's keys.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        keys: scroll_keys::DOWN,
         action: Action::Down,
         help: "scroll down",
         hint: Some("scroll"),
     },
+    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
+    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
     Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
-        action: Action::Up,
-        help: "scroll up",
-        hint: Some("scroll"),
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageUp)],
-        action: Action::PageUp,
-        help: "up a page",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageDown), KeySpec::char(' ')],
+        keys: scroll_keys::PAGE_DOWN,
         action: Action::PageDown,
         help: "down a page",
         hint: None,
     },
     Binding {
-        keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
+        keys: scroll_keys::TOP,
         action: Action::Top,
         help: "the top: the request's parameters",
         hint: None,
     },
     Binding {
-        keys: &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)],
+        keys: scroll_keys::BOTTOM,
         action: Action::Bottom,
         help: "last message (and follow new ones)",
         hint: None,

@@ -1,0 +1,114 @@
+//! Running the `keel` binary in tests: a clean environment, a private home, a hang guard on
+//! every run, and reading what it printed.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Variables that would let the machine's own settings leak into a test.
+const SCRUBBED: [&str; 8] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "KEEL_PROVIDER",
+    "KEEL_MODEL",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+];
+
+/// The sessions keel run with [`keel`]`(home)` keeps for workspace `work`.
+pub fn sessions(home: &Path, work: &Path) -> keel::agent::journal::SessionStore {
+    keel::agent::journal::SessionStore::new(
+        &home.join(".local/state/keel"),
+        &work.canonicalize().unwrap(),
+    )
+}
+
+/// `keel` with a clean environment and a private home (so its state goes there too).
+pub fn keel(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
+    for name in SCRUBBED {
+        command.env_remove(name);
+    }
+    command.env("HOME", home).stdin(Stdio::null());
+    command
+}
+
+/// Hang guard for one run of keel: far past any real run on a loaded machine.
+pub const HANG_GUARD: Duration = Duration::from_secs(30);
+/// How often a waiting test looks at the child again.
+pub const POLL: Duration = Duration::from_millis(20);
+
+/// Waits for `child` to exit; kills it and fails, naming `what`, if it takes longer than `limit`.
+pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not exit within {limit:?}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Runs `command` to its end with stdout and stderr captured, under the hang guard.
+pub fn output_within(command: &mut Command, what: &str) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut bytes).map(|_| bytes)
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut bytes).map(|_| bytes)
+    });
+    let status = wait_within(&mut child, HANG_GUARD, what);
+    Output { status, stdout: out.join().unwrap().unwrap(), stderr: err.join().unwrap().unwrap() }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Parses every stdout line as JSON; fails on any line that is not.
+pub fn json_lines(output: &Output) -> Vec<Value> {
+    text(&output.stdout)
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+        })
+        .collect()
+}
+
+pub fn last_result(events: &[Value]) -> &Value {
+    let last = events.last().expect("no events");
+    assert_eq!(last["type"], "result", "the last event is the result");
+    last
+}
+
+/// `keel -p hello` against a server that refuses the key with Anthropic's 401.
+pub async fn p_refused_with_401() -> Output {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ))
+        .mount(&server)
+        .await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut command = keel(home.path());
+    command
+        .args(["-p", "hello", "--workdir"])
+        .arg(work.path())
+        .env("ANTHROPIC_API_KEY", "wrong")
+        .env("ANTHROPIC_BASE_URL", server.uri());
+    output_within(&mut command, "keel -p against a server that says 401")
+}
