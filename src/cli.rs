@@ -1,9 +1,8 @@
 //! The command line: flags, and how they turn into settings.
 
-use crate::agent::{ApprovalMode, NagThreshold};
-use crate::config::{FlagSettings, ProviderKind};
+use crate::config::FlagSettings;
 use crate::headless::OutputFormat;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -47,32 +46,6 @@ pub struct Cli {
     #[arg(long, value_name = "MS", hide = true)]
     pub demo_pace_ms: Option<u64>,
 
-    /// Which wire protocol to speak (default: the one whose key is set).
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderKind>,
-
-    /// The model to ask.
-    #[arg(long)]
-    pub model: Option<String>,
-
-    /// The provider's base URL (Anthropic without /v1; OpenAI-compatible with /v1).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// Output tokens per model response.
-    #[arg(long, value_name = "N")]
-    pub max_tokens: Option<u32>,
-
-    /// Let the model think before it answers, with this many tokens of the output limit
-    /// (Anthropic extended thinking; at least 1024, below --max-tokens; 0 = off).
-    #[arg(long = "thinking", value_name = "BUDGET")]
-    pub thinking_budget: Option<u32>,
-
-    /// Tool rounds without a todo update before keel reminds the model (0 = never; `auto`:
-    /// one more than the model's own steady rhythm, and at least 3).
-    #[arg(long, value_name = "N|auto")]
-    pub nag_threshold: Option<NagThreshold>,
-
     /// Plan mode: the model may read but not change anything, and ends with a plan on the board
     /// for you to edit and approve (with -p: print the planned board and exit).
     #[arg(long, conflicts_with = "no_todo")]
@@ -82,18 +55,9 @@ pub struct Cli {
     #[arg(long)]
     pub no_todo: bool,
 
-    /// The model's context window in tokens; keel compacts the conversation to stay within it
-    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
-    #[arg(long, value_name = "N")]
-    pub context_window: Option<u32>,
-
-    /// Model responses one prompt may take before keel stops it (at least 1).
-    #[arg(long, value_name = "N", value_parser = at_least_one_round)]
-    pub max_rounds: Option<u32>,
-
-    /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
-    #[arg(long, value_enum)]
-    pub approval: Option<ApprovalArg>,
+    /// The settings a flag gives, over the environment and the config files.
+    #[command(flatten)]
+    pub settings: FlagSettings,
 
     /// The workspace: tools cannot reach outside it [default: the current directory].
     #[arg(long, value_name = "DIR", global = true)]
@@ -120,36 +84,6 @@ pub enum SubCommand {
     Undo,
 }
 
-/// `--approval` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApprovalArg {
-    /// Ask before commands and file changes.
-    Ask,
-    /// Run everything inside the workspace.
-    Auto,
-    /// Refuse every command and write.
-    ReadOnly,
-}
-
-impl From<ApprovalArg> for ApprovalMode {
-    fn from(arg: ApprovalArg) -> Self {
-        match arg {
-            ApprovalArg::Ask => Self::Ask,
-            ApprovalArg::Auto => Self::Auto,
-            ApprovalArg::ReadOnly => Self::ReadOnly,
-        }
-    }
-}
-
-/// `--max-rounds`: a count of model responses, so 0 would stop every prompt before it starts.
-fn at_least_one_round(value: &str) -> Result<u32, String> {
-    match value.parse::<u32>() {
-        Ok(0) => Err(crate::config::ZERO_ROUNDS.to_owned()),
-        Ok(rounds) => Ok(rounds),
-        Err(err) => Err(format!("{err}: give a number of model responses, such as 100")),
-    }
-}
-
 impl Cli {
     /// The prompt given on the command line: `-p PROMPT`, or the one that comes last. Two
     /// prompts are a usage error rather than one of them silently dropped.
@@ -161,21 +95,6 @@ impl Cli {
             (_, Some(last)) => Ok(Some(last.to_owned())),
             (Some(given), None) => Ok(Some(given.to_owned())),
             (None, None) => Ok(None),
-        }
-    }
-
-    /// The settings given as flags, for `config::resolve`.
-    pub fn flag_settings(&self) -> FlagSettings {
-        FlagSettings {
-            provider: self.provider,
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            max_tokens: self.max_tokens,
-            thinking_budget: self.thinking_budget,
-            nag_threshold: self.nag_threshold,
-            max_rounds: self.max_rounds,
-            approval: self.approval.map(Into::into),
-            context_window: self.context_window,
         }
     }
 }

@@ -5,11 +5,12 @@ use color_eyre::eyre::WrapErr;
 use keel::agent::Command;
 use keel::agent::Sessions;
 use keel::agent::journal::{self, SessionError, SessionStore};
-use keel::agent::{self, AgentConfig, ApprovalMode, TurnOutcome};
+use keel::agent::{self, ApprovalMode, TurnOutcome};
 use keel::cli::{Cli, SubCommand};
-use keel::config::{self, Config, ConfigError, ProviderKind, advice};
+use keel::config::{self, Config, ConfigError, advice};
 use keel::headless;
 use keel::instructions;
+use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::{Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
@@ -93,8 +94,8 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
     let default_approval =
         if headless || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
-    let config = config::resolve(&cli.flag_settings(), &env, workspace.root(), default_approval)?;
-    if config.thinking_budget.is_some() && config.provider == Some(ProviderKind::OpenAi) {
+    let config = config::resolve(&cli.settings, &env, workspace.root(), default_approval)?;
+    if config.thinking_budget.is_some() && config.provider == Some(WireFormat::OpenAi) {
         eprintln!(
             "keel: --thinking (thinking_budget) is for Anthropic's API and is not sent to an \
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
@@ -124,20 +125,11 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     if let (Some(note), true) = (&instructions_note, headless) {
         eprintln!("keel: {note}");
     }
-    let agent_config = AgentConfig {
-        system_prompt: instructions::system_prompt(SYSTEM_PROMPT, &instructions),
-        max_tokens: config.max_tokens,
-        thinking_budget: config.thinking_budget,
-        nag_threshold: config.nag_threshold,
-        nag_message: config.nag_message.clone(),
-        max_rounds: config.max_rounds,
-        approval: config.approval,
-        context_window: config.context_window,
-        context_window_assumed: !config.context_window_set,
-        compact_at: config.compact_at,
-        board: !cli.no_todo,
-        plan: cli.plan,
-    };
+    let agent_config = config.agent_config(
+        instructions::system_prompt(SYSTEM_PROMPT, &instructions),
+        !cli.no_todo,
+        cli.plan,
+    );
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),
@@ -377,10 +369,8 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
     };
     // A client that cannot be built means a bad setting (a base URL that is not a URL).
     let provider = match kind {
-        ProviderKind::Anthropic => {
-            anthropic::AnthropicClient::new(settings).map(Provider::Anthropic)
-        }
-        ProviderKind::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
+        WireFormat::Anthropic => anthropic::AnthropicClient::new(settings).map(Provider::Anthropic),
+        WireFormat::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
     };
     provider.map(Some).map_err(|err| UsageError(err.to_string()).into())
 }

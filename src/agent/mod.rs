@@ -52,15 +52,18 @@ pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
 pub const DEFAULT_COMPACT_AT: f64 = 0.8;
 
 /// When keel asks before running a tool that changes something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Ask before `bash`, `write_file` and `edit_file`.
     #[default]
+    #[value(help = "Ask before commands and file changes")]
     Ask,
     /// Run everything inside the workspace without asking.
+    #[value(help = "Run everything inside the workspace")]
     Auto,
     /// Refuse every write and command.
+    #[value(help = "Refuse every command and write")]
     ReadOnly,
 }
 

@@ -2,23 +2,23 @@
 //! (a provider named, an OpenAI-compatible base URL without its key), for `-p`'s error and the
 //! TUI's first screen alike. Names of variables and files are marked as `code`.
 
-use super::ProviderKind;
+use crate::llm::WireFormat;
 
 /// The user's own config file, as the advice names it.
 const USER_FILE: &str = "~/.config/keel/config.toml";
 
 /// How to configure a key, for someone who has none. `provider` is the provider named by a flag,
 /// `KEEL_PROVIDER` or a config file (`None`: none named); `env` reads the environment.
-pub fn missing_key(provider: Option<ProviderKind>, env: &dyn Fn(&str) -> Option<String>) -> String {
+pub fn missing_key(provider: Option<WireFormat>, env: &dyn Fn(&str) -> Option<String>) -> String {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     let placeholder = "a local server that checks no key (Ollama, vLLM, llama.cpp) still needs \
                        it set, and any placeholder works, such as `OPENAI_API_KEY=local`";
     match provider {
-        Some(ProviderKind::OpenAi) => format!(
+        Some(WireFormat::OpenAi) => format!(
             "no API key for the OpenAI-compatible provider: set `OPENAI_API_KEY` (or `api_key` \
              in `{USER_FILE}`); {placeholder}"
         ),
-        Some(ProviderKind::Anthropic) => format!(
+        Some(WireFormat::Anthropic) => format!(
             "no API key for Anthropic: set `ANTHROPIC_API_KEY` (or `api_key` in `{USER_FILE}`)"
         ),
         None => match set("OPENAI_BASE_URL") {
@@ -53,9 +53,9 @@ mod tests {
 
     #[test]
     fn a_named_provider_gets_its_own_variable() {
-        let openai = missing_key(Some(ProviderKind::OpenAi), &with(&[]));
+        let openai = missing_key(Some(WireFormat::OpenAi), &with(&[]));
         assert!(openai.contains("`OPENAI_API_KEY`") && !openai.contains("ANTHROPIC"), "{openai}");
-        let anthropic = missing_key(Some(ProviderKind::Anthropic), &with(&[]));
+        let anthropic = missing_key(Some(WireFormat::Anthropic), &with(&[]));
         assert!(anthropic.contains("`ANTHROPIC_API_KEY`"), "{anthropic}");
         assert!(!anthropic.contains("OPENAI"), "{anthropic}");
     }

@@ -17,9 +17,10 @@ pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
 use crate::agent::{
-    ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE,
-    NagThreshold,
+    AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
+    DEFAULT_NAG_MESSAGE, NagThreshold,
 };
+use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -35,48 +36,11 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 /// The project's own settings file, relative to the workspace.
 pub const PROJECT_CONFIG: &str = ".keel/config.toml";
 
-/// Which wire protocol to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// Anthropic Messages API.
-    Anthropic,
-    /// OpenAI-compatible Chat Completions (OpenAI, DeepSeek, Doubao, Ollama, vLLM, …).
-    #[value(name = "openai")]
-    #[serde(rename = "openai")]
-    OpenAi,
-}
-
-impl ProviderKind {
-    /// The environment variable holding this provider's key.
-    pub fn key_variable(self) -> &'static str {
-        match self {
-            Self::Anthropic => "ANTHROPIC_API_KEY",
-            Self::OpenAi => "OPENAI_API_KEY",
-        }
-    }
-
-    fn base_url_variable(self) -> &'static str {
-        match self {
-            Self::Anthropic => "ANTHROPIC_BASE_URL",
-            Self::OpenAi => "OPENAI_BASE_URL",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_lowercase().as_str() {
-            "anthropic" => Some(Self::Anthropic),
-            "openai" => Some(Self::OpenAi),
-            _ => None,
-        }
-    }
-}
-
 /// The settings a config file may hold. Every field is optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileSettings {
-    pub provider: Option<ProviderKind>,
+    pub provider: Option<WireFormat>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -93,25 +57,64 @@ pub struct FileSettings {
     pub prices: Option<BTreeMap<String, Price>>,
 }
 
-/// The settings given as flags.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
+/// so a new setting is written here and in `FileSettings`, and nowhere else.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct FlagSettings {
-    pub provider: Option<ProviderKind>,
+    /// Which wire protocol to speak (default: the one whose key is set).
+    #[arg(long, value_enum)]
+    pub provider: Option<WireFormat>,
+
+    /// The model to ask.
+    #[arg(long)]
     pub model: Option<String>,
+
+    /// The provider's base URL (Anthropic without /v1; OpenAI-compatible with /v1).
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+
+    /// Output tokens per model response.
+    #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
+
+    /// Let the model think before it answers, with this many tokens of the output limit
+    /// (Anthropic extended thinking; at least 1024, below --max-tokens; 0 = off).
+    #[arg(long = "thinking", value_name = "BUDGET")]
     pub thinking_budget: Option<u32>,
+
+    /// Tool rounds without a todo update before keel reminds the model (0 = never; `auto`:
+    /// one more than the model's own steady rhythm, and at least 3).
+    #[arg(long, value_name = "N|auto")]
     pub nag_threshold: Option<NagThreshold>,
-    pub max_rounds: Option<u32>,
-    pub approval: Option<ApprovalMode>,
+
+    /// The model's context window in tokens; keel compacts the conversation to stay within it
+    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
+    #[arg(long, value_name = "N")]
     pub context_window: Option<u32>,
+
+    /// Model responses one prompt may take before keel stops it (at least 1).
+    #[arg(long, value_name = "N", value_parser = at_least_one_round)]
+    pub max_rounds: Option<u32>,
+
+    /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
+    #[arg(long, value_enum)]
+    pub approval: Option<ApprovalMode>,
+}
+
+/// `--max-rounds`: a count of model responses, so 0 would stop every prompt before it starts.
+fn at_least_one_round(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(0) => Err(ZERO_ROUNDS.to_owned()),
+        Ok(rounds) => Ok(rounds),
+        Err(err) => Err(format!("{err}: give a number of model responses, such as 100")),
+    }
 }
 
 /// Settings after every source has had its say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// `None` when no provider was named and no key is set.
-    pub provider: Option<ProviderKind>,
+    pub provider: Option<WireFormat>,
     pub model: String,
     pub base_url: String,
     pub api_key: Option<String>,
@@ -137,6 +140,26 @@ pub struct Config {
 }
 
 impl Config {
+    /// The agent's settings: everything the agent task takes from the resolved configuration,
+    /// with what only the front end knows (the system prompt with the project's instructions,
+    /// whether the board is on, whether the session starts in plan mode).
+    pub fn agent_config(&self, system_prompt: String, board: bool, plan: bool) -> AgentConfig {
+        AgentConfig {
+            system_prompt,
+            max_tokens: self.max_tokens,
+            thinking_budget: self.thinking_budget,
+            nag_threshold: self.nag_threshold,
+            nag_message: self.nag_message.clone(),
+            max_rounds: self.max_rounds,
+            approval: self.approval,
+            context_window: self.context_window,
+            context_window_assumed: !self.context_window_set,
+            compact_at: self.compact_at,
+            board,
+            plan,
+        }
+    }
+
     /// The one line that tells the person what the workspace's file was not allowed to set.
     pub fn ignored_notice(&self) -> Option<String> {
         trust::notice(&self.ignored)
@@ -261,7 +284,7 @@ pub fn merge(
 
     let env_provider = match env("KEEL_PROVIDER") {
         Some(value) => Some(
-            ProviderKind::parse(&value)
+            WireFormat::parse(&value)
                 .ok_or(ConfigError::BadProvider { variable: "KEEL_PROVIDER", value })?,
         ),
         None => None,
@@ -270,14 +293,10 @@ pub fn merge(
         .provider
         .or(env_provider)
         .or(user.provider)
-        .or_else(|| {
-            [ProviderKind::Anthropic, ProviderKind::OpenAi]
-                .into_iter()
-                .find(|kind| env(kind.key_variable()).is_some())
-        })
-        .or_else(|| user.api_key.is_some().then_some(ProviderKind::Anthropic));
+        .or_else(|| WireFormat::ALL.into_iter().find(|kind| env(kind.key_variable()).is_some()))
+        .or_else(|| user.api_key.is_some().then_some(WireFormat::Anthropic));
 
-    let kind = provider.unwrap_or(ProviderKind::Anthropic);
+    let kind = provider.unwrap_or(WireFormat::Anthropic);
     let api_key = env(kind.key_variable()).or_else(|| user.api_key.clone());
     let base_url = flags
         .base_url
@@ -285,8 +304,8 @@ pub fn merge(
         .or_else(|| env(kind.base_url_variable()))
         .or_else(|| user.base_url.clone())
         .unwrap_or_else(|| match kind {
-            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
-            ProviderKind::OpenAi => DEFAULT_OPENAI_BASE_URL.to_owned(),
+            WireFormat::Anthropic => DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
+            WireFormat::OpenAi => DEFAULT_OPENAI_BASE_URL.to_owned(),
         });
     let model = flags
         .model
@@ -294,8 +313,8 @@ pub fn merge(
         .or_else(|| env("KEEL_MODEL"))
         .or_else(|| from_files(&|f| f.model.clone()))
         .unwrap_or_else(|| match kind {
-            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_owned(),
-            ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_owned(),
+            WireFormat::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_owned(),
+            WireFormat::OpenAi => DEFAULT_OPENAI_MODEL.to_owned(),
         });
     // What is left of the project's approval is stricter than the person's: it wins.
     let (approval, approval_source) = match (project.approval, flags.approval, user.approval) {

@@ -114,13 +114,49 @@ impl StopReason {
     }
 }
 
-/// Which wire protocol a provider speaks; decides how the history is shown in the inspector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Which wire protocol a provider speaks: what `--provider` and `provider = …` name, how the
+/// request is encoded, and how the inspector shows the history. The one enum for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum WireFormat {
+    /// Anthropic Messages API.
     #[default]
     Anthropic,
+    /// OpenAI-compatible Chat Completions (OpenAI, DeepSeek, Doubao, Ollama, vLLM, …).
+    #[value(name = "openai")]
+    #[serde(rename = "openai")]
     OpenAi,
+}
+
+impl WireFormat {
+    /// Both protocols, in the order keel looks for a key.
+    pub const ALL: [Self; 2] = [Self::Anthropic, Self::OpenAi];
+
+    /// The environment variable holding this protocol's key, as the protocol names it; commands and
+    /// servers keel starts never see it.
+    pub fn key_variable(self) -> &'static str {
+        match self {
+            Self::Anthropic => <super::anthropic::Anthropic as super::Protocol>::KEY_VAR,
+            Self::OpenAi => <super::openai::OpenAi as super::Protocol>::KEY_VAR,
+        }
+    }
+
+    /// The environment variable holding this protocol's base URL.
+    pub fn base_url_variable(self) -> &'static str {
+        match self {
+            Self::Anthropic => <super::anthropic::Anthropic as super::Protocol>::BASE_VAR,
+            Self::OpenAi => <super::openai::OpenAi as super::Protocol>::BASE_VAR,
+        }
+    }
+
+    /// A protocol named in text (`KEEL_PROVIDER`), in any case.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_lowercase().as_str() {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
 }
 
 /// Where one message of a protocol's `messages` array comes from, found without building it:

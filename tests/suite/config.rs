@@ -9,9 +9,10 @@ use keel::cli::Cli;
 use keel::config::{
     self, ApprovalSource, Config, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL, FileSettings, FlagSettings, Ignored,
-    PROJECT_CONFIG, ProviderKind,
+    PROJECT_CONFIG,
 };
 use keel::headless::OutputFormat;
+use keel::llm::WireFormat;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -82,7 +83,7 @@ fn keys() -> Vec<Key> {
             // Two providers only: the layers alternate so that each one shows.
             name: "provider",
             layers: vec![
-                (Flag, |s| s.flags.provider = Some(ProviderKind::OpenAi), "OpenAi"),
+                (Flag, |s| s.flags.provider = Some(WireFormat::OpenAi), "OpenAi"),
                 (Env, |s| s.env.push(("KEEL_PROVIDER", "anthropic")), "Anthropic"),
                 (User, |s| s.user.push_str("provider = \"openai\"\n"), "OpenAi"),
             ],
@@ -209,7 +210,7 @@ fn the_providers_own_variables_and_defaults_follow_the_provider() {
         Setup { env, ..Setup::default() }.merged(ApprovalMode::Ask)
     };
     let config = openai(vec![("OPENAI_API_KEY", "sk")]);
-    assert_eq!(config.provider, Some(ProviderKind::OpenAi), "the provider whose key is set");
+    assert_eq!(config.provider, Some(WireFormat::OpenAi), "the provider whose key is set");
     assert_eq!(config.api_key.as_deref(), Some("sk"));
     assert_eq!(
         (config.base_url.as_str(), config.model.as_str()),
@@ -224,7 +225,7 @@ fn the_providers_own_variables_and_defaults_follow_the_provider() {
     assert_eq!(config.base_url, "http://openai/v1", "OpenAI reads OPENAI_BASE_URL only");
     assert_eq!(config.api_key, None, "nor is the Anthropic key sent to it");
     let config = openai(vec![("ANTHROPIC_API_KEY", "ant"), ("OPENAI_API_KEY", "sk")]);
-    assert_eq!(config.provider, Some(ProviderKind::Anthropic), "both keys: Anthropic first");
+    assert_eq!(config.provider, Some(WireFormat::Anthropic), "both keys: Anthropic first");
     let config = openai(vec![("ANTHROPIC_API_KEY", "  "), ("KEEL_MODEL", "")]);
     assert_eq!(
         (config.api_key, config.model.as_str()),
@@ -262,7 +263,7 @@ fn the_workspace_file_cannot_choose_the_provider_its_url_or_its_key() {
     ] {
         let config = Setup { env, project: project.into(), user: user.into(), ..Setup::default() }
             .merged(ApprovalMode::Ask);
-        assert_ne!(config.provider, Some(ProviderKind::OpenAi), "{case}");
+        assert_ne!(config.provider, Some(WireFormat::OpenAi), "{case}");
         assert_ne!(config.base_url, "http://evil", "{case}");
         assert_ne!(config.api_key.as_deref(), Some("evil-key"), "{case}");
         assert_eq!(
@@ -406,14 +407,13 @@ fn every_setting_flag_reaches_its_setting_over_every_other_source() {
         (&["--approval", "ask"], |c| format!("{:?}", c.approval), "Ask"),
     ];
     for (args, read, expected) in cases {
-        let setup = Setup { flags: cli(args).flag_settings(), ..everything_else.clone() };
+        let setup = Setup { flags: cli(args).settings, ..everything_else.clone() };
         assert_eq!(read(&setup.merged(ApprovalMode::Ask)), expected, "{args:?}");
     }
-    let setup =
-        Setup { flags: cli(&["--approval", "read-only"]).flag_settings(), ..Setup::default() };
+    let setup = Setup { flags: cli(&["--approval", "read-only"]).settings, ..Setup::default() };
     assert_eq!(setup.merged(ApprovalMode::Auto).approval, ApprovalMode::ReadOnly);
     // No flags: no flag settings at all.
-    assert_eq!(cli(&[]).flag_settings(), FlagSettings::default());
+    assert_eq!(cli(&[]).settings, FlagSettings::default());
 }
 
 #[test]

@@ -6,11 +6,10 @@
 //! variables (`KEEL_*`) are withheld too: they configure keel, not the project, and some may hold
 //! secrets.
 
+use crate::llm::WireFormat;
 use std::ffi::OsStr;
 use tokio::process::Command;
 
-/// Variables that hold the providers' keys.
-const PROVIDER_KEYS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 /// The prefix of keel's own variables.
 const KEEL_PREFIX: &str = "KEEL_";
 /// Variables that keep programs from waiting for a person who cannot answer.
@@ -20,7 +19,7 @@ const NONINTERACTIVE: &[(&str, &str)] =
 /// Whether a variable of keel's environment is kept from commands.
 pub fn is_withheld(name: &OsStr) -> bool {
     let name = name.as_encoded_bytes();
-    PROVIDER_KEYS.iter().any(|key| key.as_bytes() == name)
+    WireFormat::ALL.iter().any(|wire| wire.key_variable().as_bytes() == name)
         || name.starts_with(KEEL_PREFIX.as_bytes())
 }
 
