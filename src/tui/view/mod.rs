@@ -5,6 +5,7 @@
 pub mod approval_modal;
 mod board_lines;
 mod board_scroll;
+mod command_wrap;
 pub mod composer;
 pub mod conversation;
 mod entry_lines;
@@ -14,6 +15,7 @@ mod history_search;
 pub mod history_text;
 mod history_wire;
 mod paste_tokens;
+pub(super) mod plan_hint;
 pub mod status_bar;
 pub mod todo_pane;
 pub mod tool_log;
