@@ -129,16 +129,41 @@ mod tests {
 
     /// Each character the issue of hidden text named, and the ends of every range.
     const INVISIBLE: &[char] = &[
-        '\u{e0000}', '\u{e0001}', '\u{e0041}', '\u{e007f}', // tag characters
-        '\u{fe00}', '\u{fe0f}', '\u{e0100}', '\u{e01ef}', // variation selectors
-        '\u{180b}', '\u{180f}', // Mongolian variation selectors and vowel separator
+        '\u{e0000}',
+        '\u{e0001}',
+        '\u{e0041}',
+        '\u{e007f}', // tag characters
+        '\u{fe00}',
+        '\u{fe0f}',
+        '\u{e0100}',
+        '\u{e01ef}', // variation selectors
+        '\u{180b}',
+        '\u{180f}', // Mongolian variation selectors and vowel separator
         '\u{2800}', // braille blank
-        '\u{115f}', '\u{1160}', '\u{3164}', '\u{ffa0}', // Hangul fillers
+        '\u{115f}',
+        '\u{1160}',
+        '\u{3164}',
+        '\u{ffa0}', // Hangul fillers
         '\u{034f}', // combining grapheme joiner
-        '\u{2028}', '\u{2029}', // line and paragraph separators
-        '\u{00ad}', '\u{061c}', '\u{200b}', '\u{200f}', '\u{202a}', '\u{202e}', // bidi, zero width
-        '\u{2060}', '\u{2064}', '\u{2066}', '\u{206f}', '\u{feff}', // joiners, isolates, BOM
-        '\u{17b4}', '\u{17b5}', '\u{fff9}', '\u{fffb}', '\u{1d173}', '\u{1bca0}', // other formats
+        '\u{2028}',
+        '\u{2029}', // line and paragraph separators
+        '\u{00ad}',
+        '\u{061c}',
+        '\u{200b}',
+        '\u{200f}',
+        '\u{202a}',
+        '\u{202e}', // bidi, zero width
+        '\u{2060}',
+        '\u{2064}',
+        '\u{2066}',
+        '\u{206f}',
+        '\u{feff}', // joiners, isolates, BOM
+        '\u{17b4}',
+        '\u{17b5}',
+        '\u{fff9}',
+        '\u{fffb}',
+        '\u{1d173}',
+        '\u{1bca0}', // other formats
     ];
 
     #[test]

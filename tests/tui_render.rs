@@ -9,8 +9,8 @@ use keel::agent::{
 };
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::todo::TodoBoard;
-use keel::tui::view::history_overlay::{self, HistoryOverlay};
 use keel::tui::type_ahead::GRACE_PERIOD;
+use keel::tui::view::history_overlay::{self, HistoryOverlay};
 use keel::tui::{App, OverlayKind, TuiOptions, UiEvent, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

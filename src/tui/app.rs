@@ -10,13 +10,13 @@ use super::TuiOptions;
 use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
+use super::type_ahead::TypeAhead;
 use super::view::approval_modal::ApprovalModal;
 use super::view::composer::Composer;
 use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
 use super::view::history_overlay::HistoryOverlay;
 use super::view::todo_pane::TodoPane;
-use super::type_ahead::TypeAhead;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
 use ratatui::layout::Rect;
@@ -152,7 +152,8 @@ impl App {
         let holding = self.type_ahead.holding(self.now);
         self.now = now;
         // The box's answer line changes when the typing pauses.
-        let mut changed = self.visible_approval().is_some() && holding != self.type_ahead.holding(now);
+        let mut changed =
+            self.visible_approval().is_some() && holding != self.type_ahead.holding(now);
         if self.is_busy() || self.has_running_tool() {
             self.frame = self.frame.wrapping_add(1);
             changed = true;

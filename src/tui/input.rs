@@ -98,7 +98,9 @@ impl App {
     /// The status-bar hints of the view that has the keyboard.
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
-        let approval = self.visible_approval().is_some().then_some(&self.approval as &dyn Layer);
+        // While typing goes past the box, the hints are those of where the keys go.
+        let answering = self.visible_approval().is_some() && !self.type_ahead.holding(self.now);
+        let approval = answering.then_some(&self.approval as &dyn Layer);
         let layers: [Option<&dyn Layer>; 5] = [
             approval,
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),

@@ -47,9 +47,8 @@ impl TypeAhead {
 
     /// Whether the box may take a key pressed at `now` as an answer.
     pub fn accepts(&self, now: Instant) -> bool {
-        let settled = self
-            .shown_at
-            .is_none_or(|shown| now.saturating_duration_since(shown) >= GRACE_PERIOD);
+        let settled =
+            self.shown_at.is_none_or(|shown| now.saturating_duration_since(shown) >= GRACE_PERIOD);
         let paused =
             self.last_typed.is_none_or(|typed| now.saturating_duration_since(typed) >= BURST_GAP);
         settled && paused

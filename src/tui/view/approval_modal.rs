@@ -215,10 +215,7 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
     let room = width.saturating_sub(INDENT.len());
     for line in request.detail.split('\n') {
         for row in wrap_command(&shown_exactly(line), room) {
-            lines.push(Line::from(vec![
-                Span::raw(INDENT),
-                Span::styled(row, theme::USER_TEXT),
-            ]));
+            lines.push(Line::from(vec![Span::raw(INDENT), Span::styled(row, theme::USER_TEXT)]));
         }
     }
     lines.push(Line::default());

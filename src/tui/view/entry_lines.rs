@@ -5,8 +5,7 @@
 
 use super::super::markdown;
 use super::super::text::{
-    clean_lines, first_line, group_thousands, human_bytes, truncate,
-    width as text_width,
+    clean_lines, first_line, group_thousands, human_bytes, truncate, width as text_width,
 };
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
