@@ -10,7 +10,7 @@
 use super::super::keymap::{Binding, KeySpec, hints};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, Effect, View};
-use super::super::text::{clean_line, shown_exactly, truncate};
+use super::super::text::{shown_exactly, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, hard_wrap, wrap};
 use super::command_wrap::wrap_command;
@@ -209,7 +209,7 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
     let is_command = request.tool == "bash";
     let verb = if is_command { "wants to run" } else { "wants to change" };
     let mut lines = vec![Line::from(vec![
-        Span::styled(clean_line(&request.tool).into_owned(), theme::TOOL_NAME),
+        Span::styled(crate::visible::one_line(&request.tool), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),
     ])];
     let room = width.saturating_sub(INDENT.len());
