@@ -232,7 +232,7 @@ impl TodoPane {
                 self.focused = false;
                 Some(Effect::Compose("/todo add ".to_owned()))
             }
-            Action::Approve if snapshot.plan_ready && !items.is_empty() => {
+            Action::Approve if approvable(snapshot) => {
                 self.focused = false;
                 Some(Effect::Send(Command::ApprovePlan))
             }
@@ -403,7 +403,7 @@ impl View for TodoPane {
         };
         let mut keys: Vec<Binding<Action>> = KEYS
             .iter()
-            .filter(|binding| ctx.snapshot.plan_ready || binding.action != Action::Approve)
+            .filter(|binding| approvable(ctx.snapshot) || binding.action != Action::Approve)
             .copied()
             .collect();
         keys.sort_by_key(|binding| rank(binding.action));
@@ -418,6 +418,11 @@ impl View for TodoPane {
         self.scroll(ctx.snapshot, up, super::conversation::WHEEL_LINES);
         true
     }
+}
+
+/// A plan waits for approval and has something in it: an empty plan is never approved.
+fn approvable(snapshot: &Snapshot) -> bool {
+    snapshot.plan_ready && !snapshot.board.is_empty()
 }
 
 /// The title: `Todos 2/5`, a gauge, and `PLAN` in plan mode.
