@@ -128,7 +128,7 @@ impl App {
             self.answered = None;
         }
         // A finished plan never takes the keyboard by itself: the composer's hint says how to
-        // approve or edit it (see `Composer::render`).
+        // approve or edit it (see `view::plan_hint`).
         self.snapshot = snapshot;
         let shown = self.visible_approval().map(|request| request.id.clone());
         if shown.is_some() && shown != self.shown_approval {

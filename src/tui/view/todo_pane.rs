@@ -100,7 +100,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('d'), KeySpec::plain(KeyCode::Delete)],
         action: Action::Remove,
-        help: "remove the selected item",
+        help: "remove the selected item (press twice: the first press asks)",
         hint: Some("remove"),
     },
     Binding {
