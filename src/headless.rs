@@ -15,8 +15,8 @@ use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
 use crate::board::{Board, BoardItem};
 use crate::message::Usage;
 use crate::pricing::{Price, dollars};
-use crate::tools::{ToolName, call};
-use crate::visible::visible;
+use crate::tools::ToolName;
+use crate::visible::{one_line, visible};
 use std::io::Write;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -242,10 +242,9 @@ fn print_progress(
                 }
             }
         }
-        AgentEvent::ToolStart { name, input, .. } => {
-            let tool = ToolName::parse(name);
-            if tool != ToolName::Todo {
-                writeln!(err, "→ {}: {}", visible(name), visible(&call::summary(&tool, input)))?;
+        AgentEvent::ToolStart { name, summary, .. } => {
+            if ToolName::parse(name) != ToolName::Todo {
+                writeln!(err, "→ {}: {}", one_line(name), one_line(summary))?;
             }
         }
         AgentEvent::ToolEnd { name, is_error, exit_code, duration_ms, output, .. } => {
@@ -360,6 +359,7 @@ mod tests {
                 id: "1".into(),
                 name: "bash".into(),
                 input: serde_json::json!({"command": "ls"}),
+                summary: "ls".into(),
             },
             AgentEvent::AssistantText { text: "All done.".into() },
             AgentEvent::Result {

@@ -6,8 +6,13 @@
 //! `echo harmless`), bidirectional overrides that reorder what is shown. Where the person must see
 //! exactly what will run — the approval box, `keel -p`'s printout — every such character is
 //! replaced by a visible stand-in rather than dropped: `\r` as `␍`, ESC as `^[`, other C0 controls
-//! in caret notation (`^A`), DEL as `^?`, and C1 controls and invisible format characters (bidi
-//! overrides, zero-width joiners) as `⟨U+202E⟩`. Newlines and tabs are kept.
+//! in caret notation (`^A`), DEL as `^?`, and C1 controls and invisible characters (bidi
+//! overrides, zero-width joiners, tag characters, variation selectors, blank fillers, line and
+//! paragraph separators) as `⟨U+202E⟩`. Newlines and tabs are kept.
+//!
+//! [`one_line`] is how every one-line mention of a command reads — the conversation, the tool
+//! pane, the status line, `keel -p`'s progress lines and its JSON events — so none of them can
+//! show less than the approval box does.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -32,25 +37,60 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The first line of `text` made visible (see [`visible`]), tabs as spaces, with ` …` when more
+/// lines follow: one line naming a command or a path, hiding nothing of it.
+pub fn one_line(text: &str) -> String {
+    let text = text.trim_matches([' ', '\t', '\n']);
+    let (first, more) = match text.split_once('\n') {
+        Some((first, _)) => (first.trim_end_matches([' ', '\t']), true),
+        None => (text, false),
+    };
+    let mut line = visible(first).replace('\t', " ");
+    if more {
+        line.push_str(" …");
+    }
+    line
+}
+
 /// Whether `c` would be acted on or be invisible rather than shown.
 pub fn is_hidden(c: char) -> bool {
     c.is_control() || is_invisible_format(c)
 }
 
-/// Format characters that change how text around them is shown without being shown themselves:
-/// bidirectional embeddings, overrides and isolates, zero-width characters, the word joiner and
-/// the byte-order mark.
+/// Characters that change how text around them is shown, or take room while drawing nothing a
+/// reader can tell from a space or from nothing: bidirectional embeddings, overrides and
+/// isolates, zero-width characters, joiners and invisible operators, the byte-order mark,
+/// variation selectors, tag characters, the blank fillers (Hangul, braille), the line and
+/// paragraph separators and the other format characters of Unicode.
 fn is_invisible_format(c: char) -> bool {
     matches!(
         c,
         '\u{00ad}'
+            | '\u{034f}'
+            | '\u{0600}'..='\u{0605}'
             | '\u{061c}'
-            | '\u{180e}'
+            | '\u{06dd}'
+            | '\u{070f}'
+            | '\u{08e2}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
             | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{2800}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
             | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e007f}'
+            | '\u{e0100}'..='\u{e01ef}'
     )
 }
 
@@ -85,6 +125,71 @@ mod tests {
         assert_eq!(visible("x\u{9b}2J"), "x⟨U+009B⟩2J");
         assert_eq!(visible("safe\u{202e}txt.exe"), "safe⟨U+202E⟩txt.exe");
         assert_eq!(visible("zero\u{200b}width"), "zero⟨U+200B⟩width");
+    }
+
+    /// Each character the issue of hidden text named, and the ends of every range.
+    const INVISIBLE: &[char] = &[
+        '\u{e0000}',
+        '\u{e0001}',
+        '\u{e0041}',
+        '\u{e007f}', // tag characters
+        '\u{fe00}',
+        '\u{fe0f}',
+        '\u{e0100}',
+        '\u{e01ef}', // variation selectors
+        '\u{180b}',
+        '\u{180f}', // Mongolian variation selectors and vowel separator
+        '\u{2800}', // braille blank
+        '\u{115f}',
+        '\u{1160}',
+        '\u{3164}',
+        '\u{ffa0}', // Hangul fillers
+        '\u{034f}', // combining grapheme joiner
+        '\u{2028}',
+        '\u{2029}', // line and paragraph separators
+        '\u{00ad}',
+        '\u{061c}',
+        '\u{200b}',
+        '\u{200f}',
+        '\u{202a}',
+        '\u{202e}', // bidi, zero width
+        '\u{2060}',
+        '\u{2064}',
+        '\u{2066}',
+        '\u{206f}',
+        '\u{feff}', // joiners, isolates, BOM
+        '\u{17b4}',
+        '\u{17b5}',
+        '\u{fff9}',
+        '\u{fffb}',
+        '\u{1d173}',
+        '\u{1bca0}', // other formats
+    ];
+
+    #[test]
+    fn every_invisible_character_is_shown_by_its_code() {
+        for &c in INVISIBLE {
+            let text = format!("rm{c}-rf");
+            let shown = visible(&text);
+            assert_eq!(shown, format!("rm⟨U+{:04X}⟩-rf", c as u32), "U+{:04X}", c as u32);
+            assert_eq!(one_line(&text), shown, "U+{:04X} on one line", c as u32);
+        }
+    }
+
+    #[test]
+    fn ordinary_letters_and_spaces_are_left_alone() {
+        for text in ["café ünïcode", "日本語", "a\u{a0}b", "e\u{301}", "🙂", "→ ✓"] {
+            assert!(matches!(visible(text), Cow::Borrowed(_)), "{text}");
+        }
+    }
+
+    #[test]
+    fn one_line_shows_the_whole_first_line_and_marks_the_rest() {
+        let hidden = "echo safe\rrm -rf ~/important # hidden";
+        assert_eq!(one_line(hidden), "echo safe␍rm -rf ~/important # hidden");
+        assert_eq!(one_line("  ls\t-la\n  pwd\n"), "ls -la …");
+        assert_eq!(one_line("\rboo\r"), "␍boo␍");
+        assert_eq!(one_line("echo \u{1b}[2Jcleared"), "echo ^[[2Jcleared");
     }
 
     #[test]

@@ -21,7 +21,14 @@ pub enum AgentEvent {
         rounds_in_progress: u32,
     },
     /// A tool call is about to run.
-    ToolStart { id: String, name: String, input: serde_json::Value },
+    ToolStart {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+        /// The command or path on one line, every hidden character made visible
+        /// (`crate::visible::one_line`), as the approval box would show it.
+        summary: String,
+    },
     /// A tool call ended.
     ToolEnd {
         id: String,

@@ -3,12 +3,14 @@
 //!
 //! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
 //! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only
-//! through `on_tick` (spinner frames, countdowns) and the key handler's `now` (double Ctrl+C).
+//! through `on_tick` (spinner frames, countdowns), the key handler's `now` (double Ctrl+C,
+//! type-ahead) and the time a snapshot arrived (when an approval box appeared).
 
 use super::TuiOptions;
 use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
+use super::type_ahead::TypeAhead;
 use super::view::approval_modal::ApprovalModal;
 use super::view::board::BoardPane;
 use super::view::composer::Composer;
@@ -45,6 +47,10 @@ pub struct App {
     pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
     pub(super) answered: Option<String>,
+    /// Keeps type-ahead from answering the approval box (see `type_ahead`).
+    pub(super) type_ahead: TypeAhead,
+    /// The approval request whose box is (or was last) on screen.
+    shown_approval: Option<String>,
     pub(super) quit_armed_at: Option<Instant>,
     pub(super) now: Instant,
     pub(super) frame: u64,
@@ -78,6 +84,8 @@ impl App {
                 ),
             },
             answered: None,
+            type_ahead: TypeAhead::default(),
+            shown_approval: None,
             quit_armed_at: None,
             now: Instant::now(),
             frame: 0,
@@ -91,8 +99,14 @@ impl App {
         }
     }
 
-    /// Takes in the agent's newest state.
+    /// Takes in the agent's newest state, now.
     pub fn apply_snapshot(&mut self, snapshot: Snapshot) {
+        self.apply_snapshot_at(snapshot, Instant::now());
+    }
+
+    /// Takes in the agent's newest state, arrived at `now` (when an approval box appears matters:
+    /// see `type_ahead`).
+    pub fn apply_snapshot_at(&mut self, snapshot: Snapshot, now: Instant) {
         self.main.conversation.sync(&snapshot.transcript);
         if !self.recall_seeded {
             self.recall_seeded = true;
@@ -113,13 +127,13 @@ impl App {
         if self.answered.as_ref() != pending {
             self.answered = None;
         }
-        // A plan that just became ready gets the keyboard, for the person to edit and approve —
-        // unless they are typing: their next letters must not become board keys.
-        let plan_arrived =
-            snapshot.plan_ready && !self.snapshot.plan_ready && self.main.composer.is_empty();
+        // A finished plan never takes the keyboard by itself: the composer's hint says how to
+        // approve or edit it (see `view::plan_hint`).
         self.snapshot = snapshot;
-        if plan_arrived {
-            self.board.focus(&self.snapshot);
+        let shown = self.visible_approval().map(|request| request.id.clone());
+        if shown.is_some() && shown != self.shown_approval {
+            self.type_ahead.shown(now);
+            self.shown_approval = shown;
         }
     }
 
@@ -135,8 +149,11 @@ impl App {
 
     /// Advances animation to `now`; returns whether the screen should be drawn again.
     pub fn on_tick(&mut self, now: Instant) -> bool {
+        let holding = self.type_ahead.holding(self.now);
         self.now = now;
-        let mut changed = false;
+        // The box's answer line changes when the typing pauses.
+        let mut changed =
+            self.visible_approval().is_some() && holding != self.type_ahead.holding(now);
         if self.is_busy() || self.has_running_tool() {
             self.frame = self.frame.wrapping_add(1);
             changed = true;

@@ -2,7 +2,8 @@
 //! from the top — the approval modal, the inspector, the help, the board, the main screen — and
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
 //! any view, so the way out always works: it interrupts a running turn, and twice on an idle
-//! prompt quits.
+//! prompt quits. A key typed through an approval box's arrival is kept from it and goes on to
+//! the composer (see `type_ahead`).
 
 use super::app::{App, QUIT_WINDOW};
 use super::commands;
@@ -32,7 +33,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Composer", composer::KEYS).with(composer::EDITING_HELP),
         HelpSection::of("Conversation", conversation::KEYS).with(conversation::MOUSE_HELP),
         slash,
-        HelpSection::of("Board (after /todos, or when a plan is ready)", board::KEYS),
+        HelpSection::of("Board (after /todos)", board::KEYS),
         HelpSection::of("Request inspector (Ctrl+T)", inspector::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
@@ -54,23 +55,32 @@ impl App {
         self.handle_key_at(key, Instant::now());
     }
 
-    /// Acts on a key pressed at `now` (the time matters only for the double Ctrl+C).
+    /// Acts on a key pressed at `now` (the time matters for the double Ctrl+C and for telling
+    /// type-ahead from an answer to the approval box).
     pub fn handle_key_at(&mut self, key: KeyEvent, now: Instant) {
         if key.kind != KeyEventKind::Press {
             return;
         }
+        self.now = now;
         if lookup(KEYS, &key) == Some(main_view::Action::ClearOrQuit) {
             self.clear_or_quit(now);
             return;
         }
         self.quit_armed_at = None;
-        self.walk(|layer, ctx| layer.key(&key, ctx));
+        let boxed = self.visible_approval().is_some();
+        let answers = boxed && self.type_ahead.accepts(now);
+        if boxed && !answers {
+            self.type_ahead.divert(now);
+        } else if !answers {
+            self.type_ahead.typed(now);
+        }
+        self.walk(answers, |layer, ctx| layer.key(&key, ctx));
     }
 
     /// A bracketed paste goes whole to the first view that takes text: the inspector's search
     /// line while it is open, else the composer, wherever the focus is.
     pub fn handle_paste(&mut self, text: &str) {
-        self.walk(|layer, ctx| layer.paste(text, ctx));
+        self.walk(false, |layer, ctx| layer.paste(text, ctx));
     }
 
     /// The wheel scrolls whatever is on top, or the pane under the pointer.
@@ -81,13 +91,16 @@ impl App {
             _ => return,
         };
         let at = Position::new(mouse.column, mouse.row);
-        self.walk(|layer, ctx| layer.wheel(up, at, ctx));
+        let boxed = self.visible_approval().is_some();
+        self.walk(boxed, |layer, ctx| layer.wheel(up, at, ctx));
     }
 
     /// The status-bar hints of the view that has the keyboard.
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
-        let approval = self.visible_approval().is_some().then_some(&self.approval as &dyn Layer);
+        // While typing goes past the box, the hints are those of where the keys go.
+        let answering = self.visible_approval().is_some() && !self.type_ahead.holding(self.now);
+        let approval = answering.then_some(&self.approval as &dyn Layer);
         let layers: [Option<&dyn Layer>; 5] = [
             approval,
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
@@ -113,11 +126,16 @@ impl App {
     }
 
     /// Offers an event to each view from the top until one takes it, then applies the effects the
-    /// views asked for and drops the views that are done.
-    fn walk(&mut self, mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool) {
+    /// views asked for and drops the views that are done. The approval box is offered the event
+    /// only when `to_approval` (a key typed through its arrival passes it by).
+    fn walk(
+        &mut self,
+        to_approval: bool,
+        mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool,
+    ) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = self.visible_approval().is_some();
+        let show_approval = to_approval && self.visible_approval().is_some();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
         let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(5);
         if show_approval {

@@ -99,10 +99,6 @@ impl MainView {
                     Ok(edit) => {
                         self.composer.take();
                         ctx.effect(Effect::Send(Command::EditBoard(edit)));
-                        // Editing a plan: the board takes the keyboard back, to approve it.
-                        if ctx.snapshot.plan_ready {
-                            ctx.effect(Effect::FocusBoard);
-                        }
                     }
                     // The text stays in the composer to be put right.
                     Err(err) => self.conversation.push_note(format!("/todo: {err}")),

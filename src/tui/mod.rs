@@ -26,6 +26,7 @@ mod terminal;
 mod terminal_input;
 mod text;
 mod theme;
+pub mod type_ahead;
 pub mod view;
 mod wrap;
 

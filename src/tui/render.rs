@@ -7,7 +7,7 @@ use super::app::App;
 use super::layout::overlay_area;
 use super::main_view::source;
 use super::view::status_bar::{self, StatusInfo};
-use super::view::tool_log;
+use super::view::{plan_hint, tool_log};
 use ratatui::Frame;
 
 /// Draws the whole screen.
@@ -23,6 +23,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
     tool_log::render(&snapshot.tools, regions.tools, buf, app.frame);
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
+    if !app.board.focused {
+        plan_hint::render(snapshot, regions.composer, buf);
+    }
     let hints = app.hints();
     let info = StatusInfo {
         now: app.now,
@@ -43,7 +46,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
         inspector.render(covered, buf);
     }
     if let Some(request) = app.visible_approval() {
-        app.approval.render(request, covered, buf);
+        app.approval.render(request, covered, buf, app.type_ahead.holding(app.now));
     }
     if app.no_color {
         super::theme::strip_colours(buf);

@@ -4,12 +4,14 @@
 //! covers.
 
 use keel::agent::{Activity, ApprovalRequest, Command, Decision, Snapshot};
+use keel::tui::type_ahead::GRACE_PERIOD;
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// Widths the box must hold every character at.
@@ -30,12 +32,15 @@ fn request(tool: &str, detail: &str, diff: Option<&str>, always: Option<&str>) -
 fn app_with(request: ApprovalRequest) -> (App, UnboundedReceiver<Command>) {
     let (tx, rx) = unbounded_channel();
     let mut app = App::new(tx, TuiOptions::default());
-    app.apply_snapshot(Snapshot {
+    // On screen longer than the type-ahead grace period: its keys answer it.
+    let settled = Instant::now().checked_sub(GRACE_PERIOD).unwrap();
+    let snapshot = Snapshot {
         seq: 1,
         activity: Activity::AwaitingApproval,
         pending_approval: Some(Arc::new(request)),
         ..Snapshot::default()
-    });
+    };
+    app.apply_snapshot_at(snapshot, settled);
     (app, rx)
 }
 

@@ -102,7 +102,9 @@ fn snapshot_pane_focused_on_a_plan_ready_for_approval() {
     let snapshot =
         Snapshot { plan_mode: true, plan_ready: true, rounds_in_progress: 0, ..stale_snapshot() };
     let (mut app, _rx) = app_with(snapshot);
-    assert!(app.board_focused(), "a plan that arrives gets the keyboard");
+    assert!(!app.board_focused(), "a plan that arrives leaves the keyboard where it is");
+    type_text(&mut app, "/todos");
+    press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Down);
     let terminal = draw(&mut app, (120, 40));
     insta::assert_snapshot!("plan_ready_focused_120x40", terminal.backend());
@@ -134,6 +136,8 @@ fn board_keys_send_edits_for_the_selected_item() {
     type_text(&mut app, "x");
     assert_eq!(sent(&mut rx), [edit("undo 1")], "a completed item goes back to pending");
     type_text(&mut app, "jjd");
+    assert!(sent(&mut rx).is_empty(), "the first d only asks");
+    type_text(&mut app, "d");
     assert_eq!(sent(&mut rx), [edit("rm 3")]);
     type_text(&mut app, "J");
     assert_eq!(sent(&mut rx), [edit("move 3 4")]);
@@ -201,11 +205,14 @@ fn shift_tab_and_slash_commands_switch_plan_mode_and_approve() {
 }
 
 #[test]
-fn a_plan_is_approved_with_one_key() {
+fn a_plan_is_approved_with_one_key_once_the_board_is_focused() {
     let (mut app, mut rx) = app_with(Snapshot { plan_mode: true, ..stale_snapshot() });
     assert!(!app.board_focused());
     app.apply_snapshot(Snapshot { plan_mode: true, plan_ready: true, ..stale_snapshot() });
-    assert!(app.board_focused(), "the plan gets the keyboard when it arrives");
+    assert!(!app.board_focused(), "the plan never takes the keyboard by itself");
+    type_text(&mut app, "/todos");
+    press(&mut app, KeyCode::Enter);
+    assert!(app.board_focused());
     press(&mut app, KeyCode::Enter);
     assert_eq!(sent(&mut rx), [Command::ApprovePlan]);
     assert!(!app.board_focused());

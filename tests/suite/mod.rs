@@ -53,4 +53,6 @@ mod tui_e2e;
 mod tui_first_use;
 mod tui_models;
 mod tui_render;
+mod tui_truth;
+mod tui_truth_e2e;
 mod undo;

@@ -123,6 +123,8 @@ fn approval_auto_in_the_workspace_file_does_not_stop_the_tui_asking() {
     assert!(screen.contains("Approval needed"), "keel asks before the command:\n{screen}");
     assert!(screen.contains("touch planted.txt"), "{screen}");
     assert!(!workdir.path().join("planted.txt").exists());
+    // Keys answer the box only once it has been on screen a moment (see `type_ahead`).
+    sleep(keel::tui::type_ahead::GRACE_PERIOD);
     tmux.send(&["n"]);
     tmux.wait_for("the model's answer", KEY_TIMEOUT, |screen| screen.contains("Understood."));
     assert!(!workdir.path().join("planted.txt").exists(), "a refused command never ran");
@@ -141,6 +143,12 @@ fn the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so() {
     let server = runtime.block_on(llm::FakeLlm::start(steps, Duration::ZERO));
     let home = tempfile::tempdir().unwrap();
     let workdir = tempfile::tempdir().unwrap();
+    let Some(tmux) = KeelPane::start(
+        "the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so",
+        home.path(),
+    ) else {
+        return;
+    };
     let mut holder = bin::keel(home.path());
     holder
         .args(["-p", "go", "--output-format", "json", "--workdir"])
@@ -157,12 +165,6 @@ fn the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so() {
     let log = store.sessions_dir().join(format!("{held}.jsonl"));
     let log_before = std::fs::read(&log).unwrap();
 
-    let Some(tmux) = KeelPane::start(
-        "the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so",
-        home.path(),
-    ) else {
-        return;
-    };
     tmux.launch(
         &server_env(&server),
         &format!("--continue --workdir '{}'", workdir.path().display()),
@@ -211,10 +213,15 @@ fn plan_mode_is_switched_edited_and_approved_with_keys() {
     tmux.send(&["BTab"]);
     tmux.wait_for("plan mode", KEY_TIMEOUT, |screen| screen.contains("PLAN"));
     tmux.type_line("Plan the work.");
-    tmux.wait_for("the plan, focused for approval", KEY_TIMEOUT, |screen| {
+    // The plan never takes the keyboard: the prompt says how to approve or edit it.
+    tmux.wait_for("the plan, with the prompt's hint", KEY_TIMEOUT, |screen| {
+        screen.contains("plan ready: /approve runs it")
+    });
+    tmux.type_line("/todos");
+    tmux.wait_for("the board focused", KEY_TIMEOUT, |screen| {
         screen.contains("Enter approves the plan")
     });
-    // Add an item in the composer; the board takes the keyboard back.
+    // Add an item in the composer.
     tmux.send(&["a"]);
     tmux.wait_for("the add command in the composer", KEY_TIMEOUT, |screen| {
         screen.contains("/todo add")
@@ -222,6 +229,7 @@ fn plan_mode_is_switched_edited_and_approved_with_keys() {
     tmux.type_line("Tell the person");
     tmux.wait_for("the item added", KEY_TIMEOUT, |screen| screen.contains("#3 Tell the person"));
     assert!(!workdir.path().join("ok.txt").exists(), "nothing runs before the approval");
+    tmux.type_line("/todos");
     tmux.wait_for("the board focused again", KEY_TIMEOUT, |screen| {
         screen.contains("Enter approves the plan")
     });

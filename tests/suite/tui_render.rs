@@ -11,6 +11,7 @@ use keel::agent::{
 };
 use keel::board::Board;
 use keel::message::{ContentBlock, Message, Role, Usage};
+use keel::tui::type_ahead::GRACE_PERIOD;
 use keel::tui::view::inspector::{self, Inspector};
 use keel::tui::{App, OverlayKind, TuiOptions, UiEvent, render};
 use ratatui::Terminal;
@@ -651,7 +652,16 @@ fn the_mouse_wheel_scrolls_the_conversation() {
     assert!(app.is_following());
 }
 
+/// An app whose approval box has been on screen longer than the type-ahead grace period, with no
+/// typing before it: its keys answer it.
 fn approval_app() -> (App, UnboundedReceiver<Command>) {
+    let (mut app, rx) = app();
+    let settled = Instant::now().checked_sub(GRACE_PERIOD).unwrap();
+    app.apply_snapshot_at(approval_snapshot(), settled);
+    (app, rx)
+}
+
+fn approval_snapshot() -> Snapshot {
     let mut snapshot = base_snapshot();
     snapshot.activity = Activity::AwaitingApproval;
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
@@ -661,7 +671,7 @@ fn approval_app() -> (App, UnboundedReceiver<Command>) {
         diff: None,
         always: Some("`rm` commands".into()),
     }));
-    app_with(snapshot)
+    snapshot
 }
 
 #[test]

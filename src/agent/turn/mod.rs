@@ -267,6 +267,11 @@ impl Agent {
                 command = self.inbox.recv() => {
                     if let Some(stop) = during_turn(&mut self.state, &self.outbox, command) {
                         self.state.set_streaming(None);
+                        // What was shown stays on screen (the turn's end marks it
+                        // interrupted); it never enters the history sent to the model.
+                        if !partial.trim().is_empty() {
+                            self.state.note(Entry::Assistant { text: partial });
+                        }
                         return Err(Failure::Stopped(stop));
                     }
                 }

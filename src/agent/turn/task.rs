@@ -175,6 +175,14 @@ impl Agent {
             });
             return None;
         }
+        if self.state.view().board.is_empty() {
+            self.state.note(Entry::Error {
+                text: "The plan is empty: add an item (/todo add TEXT) or ask the model for a \
+                       plan before approving it."
+                    .into(),
+            });
+            return None;
+        }
         self.state.set_plan_mode(false);
         self.state.note(Entry::Notice {
             text: "Plan approved: the model works through the board.".into(),

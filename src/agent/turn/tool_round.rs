@@ -68,6 +68,7 @@ impl Agent {
                 id: call.id.clone(),
                 name: call.name.to_string(),
                 input: call.input.clone(),
+                summary: crate::visible::one_line(&call.summary()),
             });
             // Reset once the call is approved: waiting for the person is not the tool's time.
             let mut started = Instant::now();

@@ -13,6 +13,8 @@
 
 mod csi;
 mod decode;
+#[cfg(test)]
+mod reader_tests;
 mod step;
 #[cfg(test)]
 mod tests;

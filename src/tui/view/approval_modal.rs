@@ -2,13 +2,18 @@
 //!
 //! It shows the tool, the command or path, and for file changes the diff (`+` green, `-` red),
 //! scrollable when long; the answer keys are pinned at the bottom so they are always in view.
+//! Nothing is hidden without a mark: the command wraps at spaces (every character kept), and
+//! when the body does not fit, the borders say how many rows are above and below. While typing
+//! that began before the box goes on, the answer line says the keys go to the composer (see
+//! `type_ahead`).
 
 use super::super::keymap::{Binding, KeySpec, hints};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, Effect, View};
-use super::super::text::{clean_line, shown_exactly, truncate};
+use super::super::text::{shown_exactly, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, hard_wrap, wrap};
+use super::command_wrap::wrap_command;
 use super::pane;
 use crate::agent::{ApprovalRequest, Decision};
 use ratatui::buffer::Buffer;
@@ -128,28 +133,35 @@ impl ApprovalModal {
         self.offset = self.offset.min(body.len().saturating_sub(self.page));
     }
 
-    /// Draws the modal over `screen`.
-    pub fn render(&self, request: &ApprovalRequest, screen: Rect, buf: &mut Buffer) {
+    /// Draws the modal over `screen`; `holding` while typing that began before the box goes on
+    /// (its keys go to the composer, not to the box).
+    pub fn render(&self, request: &ApprovalRequest, screen: Rect, buf: &mut Buffer, holding: bool) {
         let (area, body) = geometry(request, screen);
         Clear.render(area, buf);
-        let block = pane(Line::styled(" Approval needed ", theme::STATUS_ATTENTION), true);
+        let mut block = pane(Line::styled(" Approval needed ", theme::STATUS_ATTENTION), true);
+        let body_rows = usize::from(block.inner(area).height).saturating_sub(ANSWER_ROWS);
+        let offset = self.offset.min(body.len().saturating_sub(body_rows));
+        let below = body.len().saturating_sub(offset + body_rows);
+        if offset > 0 {
+            let mark = format!(" ↑ {offset} more above ");
+            block = block.title_top(Line::styled(mark, theme::STATUS_ATTENTION).right_aligned());
+        }
+        if below > 0 {
+            let mark = format!(" ↓ {below} more below (j) ");
+            block = block.title_bottom(Line::styled(mark, theme::STATUS_ATTENTION).right_aligned());
+        }
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() {
             return;
         }
-        let body_rows = usize::from(inner.height).saturating_sub(ANSWER_ROWS);
-        let offset = self.offset.min(body.len().saturating_sub(body_rows));
         for (row, line) in body.iter().skip(offset).take(body_rows).enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(inner.x, y, line, inner.width);
         }
-        buf.set_line(
-            inner.x,
-            inner.bottom() - 1,
-            &answer_line(request, usize::from(inner.width)),
-            inner.width,
-        );
+        let width = usize::from(inner.width);
+        let answers = if holding { holding_line(width) } else { answer_line(request, width) };
+        buf.set_line(inner.x, inner.bottom() - 1, &answers, inner.width);
     }
 }
 
@@ -197,13 +209,14 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
     let is_command = request.tool == "bash";
     let verb = if is_command { "wants to run" } else { "wants to change" };
     let mut lines = vec![Line::from(vec![
-        Span::styled(clean_line(&request.tool).into_owned(), theme::TOOL_NAME),
+        Span::styled(crate::visible::one_line(&request.tool), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),
     ])];
-    let indent = Prefix::uniform(vec![Span::raw(INDENT)]);
+    let room = width.saturating_sub(INDENT.len());
     for line in request.detail.split('\n') {
-        let spans = [Span::styled(shown_exactly(line), theme::USER_TEXT)];
-        lines.extend(hard_wrap(&spans, width, &indent));
+        for row in wrap_command(&shown_exactly(line), room) {
+            lines.push(Line::from(vec![Span::raw(INDENT), Span::styled(row, theme::USER_TEXT)]));
+        }
     }
     lines.push(Line::default());
     let always = match &request.always {
@@ -238,6 +251,12 @@ fn diff_style(line: &str) -> Style {
     } else {
         Style::new()
     }
+}
+
+/// What the answer line says while typing goes past the box.
+fn holding_line(width: usize) -> Line<'static> {
+    let text = "typing goes to the composer · pause, then answer";
+    Line::styled(truncate(text, width).into_owned(), theme::STATUS_ATTENTION)
 }
 
 /// `y yes · a always · n no · Esc no, stop`, from the binding table; `a` only where it is

@@ -5,12 +5,12 @@
 
 use super::super::markdown;
 use super::super::text::{
-    clean_line, clean_lines, first_line, group_thousands, human_bytes, truncate,
-    width as text_width,
+    clean_lines, first_line, group_thousands, human_bytes, truncate, width as text_width,
 };
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use crate::agent::Entry;
+use crate::visible::one_line as one_line_of;
 use ratatui::text::{Line, Span};
 
 /// A prompt longer than this is shown folded to its first [`USER_FOLDED_LINES`], with a note: a
@@ -79,10 +79,10 @@ pub(super) fn layout_entry(entry: &Entry, width: usize, fold: Fold) -> Vec<Line<
         Entry::ToolCall { name, summary, .. } => vec![one_line(
             vec![
                 Span::styled(format!("{MARGIN}▸ "), theme::TOOL_CALL),
-                Span::styled(clean_line(name).into_owned(), theme::TOOL_NAME),
+                Span::styled(one_line_of(name), theme::TOOL_NAME),
                 Span::raw(" "),
             ],
-            &first_line(summary),
+            &one_line_of(summary),
             theme::TOOL_CALL,
             width,
         )],

@@ -4,12 +4,14 @@
 
 pub mod approval_modal;
 pub mod board;
+mod command_wrap;
 pub mod composer;
 pub mod conversation;
 mod entry_lines;
 pub mod help_overlay;
 pub mod inspector;
 mod paste_tokens;
+pub(super) mod plan_hint;
 pub mod status_bar;
 pub mod tool_log;
 

@@ -227,6 +227,7 @@ fn activity(activity: &Activity, now: Instant, frame: u64) -> (String, Style) {
         Activity::Idle => ("idle".to_owned(), Style::new()),
         Activity::Thinking => (format!("{} thinking", spinner(frame)), theme::STATUS_BUSY),
         Activity::RunningTool { name } => {
+            let name = crate::visible::one_line(name);
             (format!("{} running `{name}`", spinner(frame)), theme::STATUS_BUSY)
         }
         Activity::Retrying { attempt, until, .. } => {

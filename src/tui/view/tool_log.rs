@@ -4,10 +4,11 @@
 //! Only the end of an output is ever read (see `text::tail_lines`), so a command that printed
 //! megabytes costs no more to draw than one that printed a line.
 
-use super::super::text::{first_line, tail_lines, truncate};
+use super::super::text::{tail_lines, truncate};
 use super::super::theme;
 use super::{pane, spinner};
 use crate::agent::{ToolRun, ToolStatus};
+use crate::visible::one_line;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -71,13 +72,14 @@ pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, f
 fn header(run: &ToolRun, width: usize, frame: u64) -> Line<'static> {
     let (mark, style) = mark(run.status, frame);
     let outcome = outcome(run);
-    let lead = format!("{mark} {} ", run.name);
+    let name = one_line(&run.name);
+    let lead = format!("{mark} {name} ");
     let tail = if outcome.is_empty() { String::new() } else { format!("  {outcome}") };
     let room = width.saturating_sub(lead.chars().count() + tail.chars().count());
-    let summary = truncate(&first_line(&run.summary), room).into_owned();
+    let summary = truncate(&one_line(&run.summary), room).into_owned();
     let mut spans = vec![
         Span::styled(format!("{mark} "), style),
-        Span::styled(run.name.clone(), theme::TOOL_NAME),
+        Span::styled(name, theme::TOOL_NAME),
         Span::raw(" "),
         Span::raw(summary),
     ];

@@ -3,10 +3,11 @@
 //! the `done/total` count with a progress gauge in the title (and `PLAN` in plan mode).
 //!
 //! When the board is taller than its pane, the unfocused pane keeps the item in progress in view.
-//! `/todos` (or a finished plan) gives it the keyboard: the person selects an item and edits the
-//! board with one key each — done or not, remove, move, edit, add — and approves a plan with
-//! Enter. Every edit is sent to the agent as a `Command::EditBoard`, which validates it like a
-//! model's update; Esc gives the keyboard back.
+//! Only `/todos` gives it the keyboard — never a finished plan or the mouse by itself: then the
+//! person selects an item and edits the board with one key each — done or not, remove (asked
+//! twice), move, edit, add — and approves a plan with Enter (never an empty one). Every edit is
+//! sent to the agent as a `Command::EditBoard`, which validates it like a model's update; Esc
+//! gives the keyboard back. The wheel scrolls the board without taking the keyboard.
 
 pub(super) mod lines;
 mod scroll;
@@ -102,7 +103,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::char('d'), KeySpec::plain(KeyCode::Delete)],
         action: Action::Remove,
-        help: "remove the selected item",
+        help: "remove the selected item (press twice: the first press asks)",
         hint: Some("remove"),
     },
     Binding {
@@ -136,6 +137,11 @@ pub struct BoardPane {
     offset: usize,
     /// Inner size at the last layout, for paging.
     viewport: (usize, usize),
+    /// The unfocused board was scrolled with the wheel: its offset holds instead of following
+    /// the item in progress.
+    pinned: bool,
+    /// The item `d` was pressed on once: a second `d` removes it, any other key keeps it.
+    removing: Option<String>,
 }
 
 impl BoardPane {
@@ -143,6 +149,8 @@ impl BoardPane {
     pub fn focus(&mut self, snapshot: &Snapshot) {
         let items = snapshot.board.items();
         self.focused = true;
+        self.pinned = false;
+        self.removing = None;
         self.offset = 0;
         self.selected = items
             .iter()
@@ -170,6 +178,7 @@ impl BoardPane {
         let page = self.viewport.1.max(1);
         let item = items.get(self.selected.min(last));
         let send = |edit| Some(Effect::Send(Command::EditBoard(edit)));
+        let asked = self.removing.take();
         let effect = match action {
             Action::Up => self.select(self.selected.saturating_sub(1)),
             Action::Down => self.select((self.selected + 1).min(last)),
@@ -185,7 +194,15 @@ impl BoardPane {
                     BoardEdit::Done { id }
                 })
             }),
-            Action::Remove => item.and_then(|item| send(BoardEdit::Remove { id: item.id.clone() })),
+            // Asked twice: one stray key never removes an item.
+            Action::Remove => item.and_then(|item| {
+                if asked.as_ref() == Some(&item.id) {
+                    send(BoardEdit::Remove { id: item.id.clone() })
+                } else {
+                    self.removing = Some(item.id.clone());
+                    None
+                }
+            }),
             Action::MoveUp if self.selected > 0 => item.and_then(|item| {
                 self.selected -= 1;
                 send(BoardEdit::Move { id: item.id.clone(), to: self.selected + 1 })
@@ -203,13 +220,14 @@ impl BoardPane {
                 self.focused = false;
                 Some(Effect::Compose("/todo add ".to_owned()))
             }
-            Action::Approve if snapshot.plan_ready => {
+            Action::Approve if approvable(snapshot) => {
                 self.focused = false;
                 Some(Effect::Send(Command::ApprovePlan))
             }
             Action::Approve => None,
             Action::Leave => {
                 self.focused = false;
+                self.pinned = false;
                 None
             }
         };
@@ -229,13 +247,23 @@ impl BoardPane {
         self.offset = showing(self.offset, &content, self.selected, height);
     }
 
-    /// Scrolls by mouse-wheel lines; the wheel gives the board the focus, so its offset holds.
+    /// Scrolls by mouse-wheel lines, without taking the keyboard: the offset holds until the
+    /// board is focused or scrolled back to its end.
     pub fn scroll(&mut self, snapshot: &Snapshot, up: bool, amount: usize) {
         let (width, height) = self.viewport;
-        self.focused = true;
+        if !self.focused && !self.pinned {
+            let content = lines(snapshot, self.look(width, false, 0));
+            self.offset = follow_offset(snapshot, &content, height);
+        }
         let max = lines(snapshot, self.look(width, false, 0)).len().saturating_sub(height);
         self.offset =
             if up { self.offset.saturating_sub(amount) } else { (self.offset + amount).min(max) };
+        self.pinned = !self.focused && self.offset < max;
+    }
+
+    /// The item a first `d` asked about, if the next `d` would remove it.
+    pub fn removing(&self) -> Option<&str> {
+        self.removing.as_deref().filter(|_| self.focused)
     }
 
     /// Rows the pane would like at this outer width, border included.
@@ -265,12 +293,17 @@ impl BoardPane {
         let max = content.len().saturating_sub(height);
         let offset = if self.focused {
             showing(self.offset, &content, self.selected, height).min(max)
+        } else if self.pinned {
+            self.offset.min(max)
         } else {
             follow_offset(snapshot, &content, height).min(max)
         };
         let hidden = Hidden::of(&content, offset, height);
         let mut block = block;
-        if snapshot.plan_ready {
+        if let Some(id) = self.removing() {
+            let note = format!(" d again removes #{} ", super::super::text::clean_line(id));
+            block = block.title_bottom(Line::styled(note, theme::STATUS_ATTENTION).left_aligned());
+        } else if snapshot.plan_ready {
             let note =
                 if self.focused { " Enter approves the plan " } else { " plan ready · /todos " };
             block = block.title_bottom(Line::styled(note, theme::STATUS_ATTENTION).left_aligned());
@@ -326,7 +359,7 @@ impl View for BoardPane {
         }
     }
 
-    /// The board has the keyboard only while focused (`/todos`, or a plan to approve).
+    /// The board has the keyboard only while focused (`/todos`).
     fn has_keyboard(&self) -> bool {
         self.focused
     }
@@ -337,6 +370,7 @@ impl View for BoardPane {
             self.act(action, ctx);
             return;
         }
+        self.removing = None;
         match lookup(main_view::KEYS, key) {
             Some(main_view::Action::History) => ctx.effect(Effect::OpenInspector),
             Some(main_view::Action::PlanMode) => {
@@ -357,24 +391,26 @@ impl View for BoardPane {
         };
         let mut keys: Vec<Binding<Action>> = KEYS
             .iter()
-            .filter(|binding| ctx.snapshot.plan_ready || binding.action != Action::Approve)
+            .filter(|binding| approvable(ctx.snapshot) || binding.action != Action::Approve)
             .copied()
             .collect();
         keys.sort_by_key(|binding| rank(binding.action));
         hints(&keys)
     }
 
-    /// The wheel over the board scrolls it, and gives it the keyboard so the offset holds.
+    /// The wheel over the board scrolls it, leaving the keyboard where it was.
     fn wheel(&mut self, up: bool, at: Position, ctx: &mut Ctx<'_>) -> bool {
         if !ctx.regions.todos.contains(at) {
             return false;
         }
-        if !self.focused {
-            self.focus(ctx.snapshot);
-        }
         self.scroll(ctx.snapshot, up, super::conversation::WHEEL_LINES);
         true
     }
+}
+
+/// A plan waits for approval and has something in it: an empty plan is never approved.
+fn approvable(snapshot: &Snapshot) -> bool {
+    snapshot.plan_ready && !snapshot.board.is_empty()
 }
 
 /// The title: `Todos 2/5`, a gauge, and `PLAN` in plan mode.
