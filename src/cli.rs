@@ -3,6 +3,7 @@
 use crate::agent::{ApprovalMode, NagThreshold};
 use crate::config::{FlagSettings, ProviderKind};
 use crate::headless::OutputFormat;
+use crate::tools::sandbox::Mode as SandboxMode;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -95,6 +96,16 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub approval: Option<ApprovalArg>,
 
+    /// Where commands run: `workspace` lets them write only the workspace (not `.git/hooks`,
+    /// `.git/config`, `.keel`) and a private /tmp; `read-only` only /tmp; `off` runs them
+    /// unconfined [default: workspace].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxArg>,
+
+    /// Let commands reach the network (by default they have loopback only).
+    #[arg(long)]
+    pub network: bool,
+
     /// The workspace: tools cannot reach outside it [default: the current directory].
     #[arg(long, value_name = "DIR", global = true)]
     pub workdir: Option<PathBuf>,
@@ -141,6 +152,24 @@ impl From<ApprovalArg> for ApprovalMode {
     }
 }
 
+/// `--sandbox` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    Workspace,
+    ReadOnly,
+    Off,
+}
+
+impl From<SandboxArg> for SandboxMode {
+    fn from(arg: SandboxArg) -> Self {
+        match arg {
+            SandboxArg::Workspace => Self::Workspace,
+            SandboxArg::ReadOnly => Self::ReadOnly,
+            SandboxArg::Off => Self::Off,
+        }
+    }
+}
+
 /// `--max-rounds`: a count of model responses, so 0 would stop every prompt before it starts.
 fn at_least_one_round(value: &str) -> Result<u32, String> {
     match value.parse::<u32>() {
@@ -176,6 +205,8 @@ impl Cli {
             max_rounds: self.max_rounds,
             approval: self.approval.map(Into::into),
             context_window: self.context_window,
+            sandbox: self.sandbox.map(Into::into),
+            network: self.network.then_some(true),
         }
     }
 }

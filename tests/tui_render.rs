@@ -426,6 +426,7 @@ fn snapshot_approval_modal_with_diff() {
             tool: "edit_file".into(),
             detail: "hello.py".into(),
             always: Some("every edit_file call for the rest of the session".into()),
+            sandbox: None,
             diff: Some(
                 "--- a/hello.py\n+++ b/hello.py\n@@ -1,2 +1,3 @@\n-def greet(name):\n+def greet(name: str) -> str:\n+    \"\"\"Return a greeting for name.\"\"\"\n     return f\"Hello, {name}!\"\n"
                     .into(),
@@ -720,6 +721,7 @@ fn approval_app() -> (App, UnboundedReceiver<Command>) {
         detail: "rm -rf build".into(),
         diff: None,
         always: Some("`rm` commands".into()),
+        sandbox: None,
     }));
     app_with(snapshot)
 }
@@ -954,6 +956,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
         tool: "write_file".into(),
         detail: "a/very/long/path/".repeat(10),
         always: None,
+        sandbox: None,
         diff: Some("+added line\n-removed line\n".repeat(50)),
     }));
     apps.push(app_with(snapshot).0);

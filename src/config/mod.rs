@@ -9,6 +9,7 @@
 
 pub mod advice;
 mod file;
+mod sandbox_policy;
 pub mod trust;
 pub mod window;
 
@@ -21,6 +22,7 @@ use crate::agent::{
     NagThreshold,
 };
 use crate::pricing::{BadPrice, Price, Prices};
+use crate::tools::sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -91,6 +93,11 @@ pub struct FileSettings {
     pub compact_at: Option<f64>,
     /// Prices by model name, over keel's own table.
     pub prices: Option<BTreeMap<String, Price>>,
+    /// The sandbox commands run in (see `sandbox_policy`).
+    pub sandbox: Option<SandboxMode>,
+    pub network: Option<bool>,
+    /// Folders outside the workspace commands may write; the person's own file only.
+    pub writable_roots: Option<Vec<PathBuf>>,
 }
 
 /// The settings given as flags.
@@ -105,6 +112,8 @@ pub struct FlagSettings {
     pub max_rounds: Option<u32>,
     pub approval: Option<ApprovalMode>,
     pub context_window: Option<u32>,
+    pub sandbox: Option<SandboxMode>,
+    pub network: Option<bool>,
 }
 
 /// Settings after every source has had its say.
@@ -134,6 +143,8 @@ pub struct Config {
     pub ignored: Vec<Ignored>,
     /// Model prices: the files' over keel's own table.
     pub prices: Prices,
+    /// What commands may do: `--sandbox`, `--network`, `writable_roots`.
+    pub sandbox: SandboxPolicy,
 }
 
 impl Config {
@@ -253,7 +264,9 @@ pub fn merge(
     let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     // The person's own approval mode: the project's file may only make it stricter.
     let person = flags.approval.or(user.approval).unwrap_or(default_approval);
-    let (project, ignored) = trust::restrict(project, person);
+    let (sandbox, sandbox_ignored) = sandbox_policy::resolve(flags, project, user);
+    let (project, mut ignored) = trust::restrict(project, person);
+    ignored.extend(sandbox_ignored);
     let project = &project;
     let files = [project, user];
     let from_files =
@@ -348,5 +361,6 @@ pub fn merge(
         approval_source,
         ignored,
         prices: Prices::new(prices)?,
+        sandbox,
     })
 }

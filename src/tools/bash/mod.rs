@@ -15,11 +15,13 @@ pub mod environment;
 mod report;
 mod watch;
 
-use super::supervisor::Supervised;
+use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
+use super::supervisor::{self, Supervised};
 use super::{ToolContext, ToolOutcome, guard};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -69,8 +71,14 @@ pub fn timeout_for(args: &BashArgs) -> Duration {
     args.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
 }
 
-/// Runs the command and reports how it ended.
-pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome {
+/// Runs the command in `sandbox` and reports how it ended. An unavailable sandbox runs the
+/// command unconfined: the approval rules let that happen only when the person said yes to it.
+pub async fn run(
+    root: &Path,
+    args: &BashArgs,
+    sandbox: &Sandbox,
+    ctx: &ToolContext,
+) -> ToolOutcome {
     if let Err(reason) = guard::check_command_in(&args.command, root) {
         return ToolOutcome::error(format!(
             "Refused to run this command: {reason}. keel does not run it in any approval mode; \
@@ -82,8 +90,9 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
     }
     let timeout = timeout_for(args);
     let started = Instant::now();
+    let prefix = confinement(sandbox, root);
     let (mut supervised, output) =
-        match Supervised::start(&args.command, root, environment::apply).await {
+        match Supervised::start(&args.command, root, &prefix, environment::apply).await {
             Ok(started) => started,
             Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
         };
@@ -109,6 +118,20 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
     };
     session.flush();
     ending.into_outcome(session.kept(), started.elapsed())
+}
+
+/// The program and arguments that confine the shell, or nothing when it runs unconfined.
+fn confinement(sandbox: &Sandbox, root: &Path) -> Vec<OsString> {
+    let (Availability::Ready { bwrap }, Some(keel)) =
+        (&sandbox.availability, supervisor::program())
+    else {
+        return Vec::new();
+    };
+    if sandbox.confinement() != Confinement::Confined {
+        return Vec::new();
+    }
+    let setup = bwrap::Setup { bwrap, workspace: root, keel, read_only: &sandbox.read_only };
+    bwrap::prefix(&sandbox.policy, &setup)
 }
 
 #[cfg(test)]

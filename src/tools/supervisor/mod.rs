@@ -19,10 +19,11 @@ mod child;
 mod procfs;
 pub mod protocol;
 
+use super::sandbox;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use protocol::{KILL, Report, Status};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::OnceLock;
@@ -46,14 +47,25 @@ pub fn set_program(program: impl Into<PathBuf>) {
     let _ = PROGRAM.set(program.into());
 }
 
-/// Runs the supervisor when this process was started as one; `main` calls it first.
+/// Runs the supervisor, or the sandbox's last step ([`sandbox::confine`]), when this process
+/// was started as one; `main` calls it first.
 pub fn run_if_requested() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    if args.next()? != OsStr::new(ENTRY_ARG) {
+    let entry = args.next()?;
+    if entry == OsStr::new(sandbox::confine::ENTRY_ARG) {
+        return Some(sandbox::confine::main(&args.collect::<Vec<_>>()));
+    }
+    if entry != OsStr::new(ENTRY_ARG) {
         return None;
     }
     let command = args.next().unwrap_or_default();
-    Some(child::main(&command))
+    let prefix: Vec<OsString> = args.collect();
+    Some(child::main(&command, &prefix))
+}
+
+/// The program that supervises commands, once [`set_program`] was called.
+pub fn program() -> Option<&'static Path> {
+    PROGRAM.get().map(PathBuf::as_path)
 }
 
 /// Why a command could not be started.
@@ -105,10 +117,12 @@ pub struct Output {
 
 impl Supervised {
     /// Starts `bash -c command` in `cwd` under a supervisor, with `configure` setting its
-    /// environment, and waits until the shell runs.
+    /// environment, and waits until the shell runs. A non-empty `prefix` (a sandbox's program
+    /// and arguments, [`sandbox::bwrap::prefix`]) runs the shell: `PREFIX… bash -c command`.
     pub async fn start(
         command: &str,
         cwd: &Path,
+        prefix: &[OsString],
         configure: impl FnOnce(&mut Command),
     ) -> Result<(Self, Output), StartError> {
         let program = PROGRAM.get().ok_or(StartError::NotConfigured)?;
@@ -119,6 +133,7 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
+            .args(prefix)
             .current_dir(cwd)
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::piped())
