@@ -139,7 +139,15 @@ async fn hooks_git_config_and_keel_settings_stay_read_only_while_git_commits_wor
     assert_eq!(std::fs::read(work.path().join(".git/config")).unwrap(), config_before);
     assert!(!work.path().join(".keel/config.toml").exists(), "{}", out.for_model);
 
+    // The folder that covered the missing `.keel` goes with the sandbox: nothing of keel stays.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while work.path().join(".keel").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!work.path().join(".keel").exists(), "no .keel left in the workspace");
+
     // A `.keel` that exists stays as it is too.
+    std::fs::create_dir(work.path().join(".keel")).unwrap();
     std::fs::write(work.path().join(".keel/config.toml"), "approval = \"ask\"\n").unwrap();
     let out = bash(&tools, "echo 'sandbox = \"off\"' > .keel/config.toml; rm -rf .keel").await;
     assert_ne!(out.exit_code, Some(0));
@@ -401,4 +409,67 @@ fn without_bwrap_keel_says_so_once_and_refuses_commands() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("cannot sandbox"), "{stderr}");
     assert!(work.path().join("ran.txt").exists());
+}
+
+/// The pids, as keel's side sees them, of processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_of_keel_leaves_no_process_of_a_sandboxed_command() {
+    let home = outside_tmp();
+    let work = outside_tmp();
+    // A duration no other process uses marks the command's processes.
+    let marker = format!("{}.{}", 3000 + std::process::id() % 1000, std::process::id());
+    let spreading = format!(
+        "sleep {marker} & setsid sleep {marker} > /dev/null 2>&1 & \
+         (setsid bash -c 'sleep {marker}' > /dev/null 2>&1 &); touch started; sleep {marker}"
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(FakeLlm::start(
+        vec![bash_step(&spreading), text("done")],
+        std::time::Duration::ZERO,
+    ));
+    let mut keel = keel_bin::keel(home.path())
+        .args(["-p", "go", "--workdir"])
+        .arg(work.path())
+        .env("ANTHROPIC_API_KEY", SECRET_KEY)
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while processes_with(&marker).len() < 4 {
+        assert!(std::time::Instant::now() < until, "the command never started its processes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    keel.kill().unwrap();
+    keel.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let alive = processes_with(&marker);
+        if alive.is_empty() {
+            break;
+        }
+        if std::time::Instant::now() > until {
+            for pid in &alive {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            panic!("processes of the command outlived keel: {alive:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

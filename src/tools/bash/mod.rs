@@ -16,12 +16,11 @@ mod report;
 mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
-use super::supervisor::{self, Supervised};
+use super::supervisor::{self, Launch, Supervised};
 use super::{ToolContext, ToolOutcome, guard};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -90,9 +89,9 @@ pub async fn run(
     }
     let timeout = timeout_for(args);
     let started = Instant::now();
-    let prefix = confinement(sandbox, root);
+    let launch = launch(sandbox, root);
     let (mut supervised, output) =
-        match Supervised::start(&args.command, root, &prefix, environment::apply).await {
+        match Supervised::start(&args.command, root, &launch, environment::apply).await {
             Ok(started) => started,
             Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
         };
@@ -120,18 +119,18 @@ pub async fn run(
     ending.into_outcome(session.kept(), started.elapsed())
 }
 
-/// The program and arguments that confine the shell, or nothing when it runs unconfined.
-fn confinement(sandbox: &Sandbox, root: &Path) -> Vec<OsString> {
+/// How the shell starts: through the sandbox, or directly when it runs unconfined.
+fn launch(sandbox: &Sandbox, root: &Path) -> Launch {
     let (Availability::Ready { bwrap }, Some(keel)) =
         (&sandbox.availability, supervisor::program())
     else {
-        return Vec::new();
+        return Launch::default();
     };
     if sandbox.confinement() != Confinement::Confined {
-        return Vec::new();
+        return Launch::default();
     }
     let setup = bwrap::Setup { bwrap, workspace: root, keel, read_only: &sandbox.read_only };
-    bwrap::prefix(&sandbox.policy, &setup)
+    bwrap::launch(&sandbox.policy, &setup)
 }
 
 #[cfg(test)]

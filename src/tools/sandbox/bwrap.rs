@@ -5,8 +5,8 @@
 //! command write is bound back writable: the workspace and the person's `writable_roots`. Inside
 //! the workspace `.git/hooks`, `.git/config` and `.keel` are bound read-only over that again:
 //! they run code or change settings later, outside any sandbox. `.keel` and `.git/hooks` are
-//! covered even when missing (bwrap makes an empty folder to mount on), so a command cannot
-//! create them either. `/tmp` is a private, empty tmpfs; `/proc` shows only the sandbox's own
+//! covered even when missing, so a command cannot create them either: bwrap makes an empty
+//! folder to mount on, which the supervisor removes once the sandbox is gone. `/tmp` is a private, empty tmpfs; `/proc` shows only the sandbox's own
 //! processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of reach; the
 //! network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
 //! host name are the sandbox's own; and the command has no capabilities, even when keel runs as
@@ -17,6 +17,7 @@
 //! sandbox instead, under keel's supervisor, which is a child subreaper: it adopts the sandbox's
 //! init process and kills it (and with it every process of the sandbox) when keel asks or is gone.
 
+use super::super::supervisor::Launch;
 use super::confine;
 use super::{Mode, Policy};
 use std::ffi::OsString;
@@ -41,9 +42,11 @@ pub struct Setup<'a> {
     pub read_only: &'a [PathBuf],
 }
 
-/// The program and arguments that run `bash -c COMMAND` confined; the command itself is appended
-/// by the supervisor.
-pub fn prefix(policy: &Policy, setup: &Setup<'_>) -> Vec<OsString> {
+/// How the supervisor starts `bash -c COMMAND` confined: the program and arguments before it, and
+/// the empty folders bwrap makes to cover missing protected paths, which the supervisor removes
+/// once the sandbox is gone (so nothing of keel stays in the workspace).
+pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
+    let mut placeholders = Vec::new();
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
     push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
@@ -60,12 +63,15 @@ pub fn prefix(policy: &Policy, setup: &Setup<'_>) -> Vec<OsString> {
                 Protect::Existing => {
                     push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
                 }
-                Protect::Missing => push(&[
-                    "--tmpfs".as_ref(),
-                    path.as_os_str(),
-                    "--remount-ro".as_ref(),
-                    path.as_os_str(),
-                ]),
+                Protect::Missing => {
+                    push(&[
+                        "--tmpfs".as_ref(),
+                        path.as_os_str(),
+                        "--remount-ro".as_ref(),
+                        path.as_os_str(),
+                    ]);
+                    placeholders.push(path);
+                }
             }
         }
         for path in setup.read_only.iter().filter(|path| path.exists()) {
@@ -85,7 +91,7 @@ pub fn prefix(policy: &Policy, setup: &Setup<'_>) -> Vec<OsString> {
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
-    args
+    Launch { prefix: args, placeholders }
 }
 
 /// Whether a protected path is bound over as it is, or covered by an empty read-only folder.

@@ -9,8 +9,8 @@
 //! closing (keel exited or was killed), or a termination signal — on the last three it kills
 //! every process of the command, reports how that went, and exits.
 
-use super::procfs;
 use super::protocol::{KILL, Report, Status};
+use super::{Launch, procfs};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -40,9 +40,18 @@ enum Event {
     Signalled,
 }
 
-/// Runs the supervisor for `command` (run by `prefix`, the sandbox, when there is one); stdin
-/// must be the socket keel holds the other end of.
-pub fn main(command: &OsStr, prefix: &[OsString]) -> ExitCode {
+/// Runs the supervisor for `command` (through the sandbox, when `launch` has one); stdin must be
+/// the socket keel holds the other end of.
+pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
+    let code = supervise(command, &launch.prefix);
+    for placeholder in &launch.placeholders {
+        // Only an empty folder goes: whatever someone put there since stays.
+        let _ = std::fs::remove_dir(placeholder);
+    }
+    code
+}
+
+fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
     let Some(control) = control_socket() else {
         eprintln!("keel: this entry point is internal; keel starts it for each command");
         return ExitCode::FAILURE;

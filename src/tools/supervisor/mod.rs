@@ -59,8 +59,21 @@ pub fn run_if_requested() -> Option<ExitCode> {
         return None;
     }
     let command = args.next().unwrap_or_default();
-    let prefix: Vec<OsString> = args.collect();
-    Some(child::main(&command, &prefix))
+    let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
+    let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
+    let launch = Launch { prefix: args.collect(), placeholders };
+    Some(child::main(&command, &launch))
+}
+
+/// How the shell is started: directly, or through a sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// The sandbox's program and arguments ([`sandbox::bwrap::prefix`]); `bash -c command`
+    /// follows them. Empty: `bash` is started directly.
+    pub prefix: Vec<OsString>,
+    /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
+    /// of the command is gone.
+    pub placeholders: Vec<PathBuf>,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -117,12 +130,12 @@ pub struct Output {
 
 impl Supervised {
     /// Starts `bash -c command` in `cwd` under a supervisor, with `configure` setting its
-    /// environment, and waits until the shell runs. A non-empty `prefix` (a sandbox's program
-    /// and arguments, [`sandbox::bwrap::prefix`]) runs the shell: `PREFIX… bash -c command`.
+    /// environment, and waits until the shell runs, as `launch` says: directly, or through a
+    /// sandbox.
     pub async fn start(
         command: &str,
         cwd: &Path,
-        prefix: &[OsString],
+        launch: &Launch,
         configure: impl FnOnce(&mut Command),
     ) -> Result<(Self, Output), StartError> {
         let program = PROGRAM.get().ok_or(StartError::NotConfigured)?;
@@ -133,7 +146,9 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
-            .args(prefix)
+            .arg(launch.placeholders.len().to_string())
+            .args(&launch.placeholders)
+            .args(&launch.prefix)
             .current_dir(cwd)
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::piped())
