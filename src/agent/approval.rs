@@ -166,6 +166,30 @@ mod tests {
     }
 
     #[test]
+    fn without_a_sandbox_no_command_runs_unasked() {
+        use crate::tools::sandbox::{Availability, Policy};
+        let missing = Sandbox {
+            policy: Policy::default(),
+            availability: Availability::Missing("cannot sandbox commands: no bwrap".into()),
+            read_only: Vec::new(),
+        };
+        let bash = json!({"command": "ls"});
+        let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);
+        assert!(matches!(
+            auto.check(&ToolName::Bash, &bash),
+            Verdict::Refuse(why) if why.contains("no bwrap")
+        ));
+        assert_eq!(auto.check(&ToolName::WriteFile, &json!({})), Verdict::Run);
+        let mut ask = Approvals::new(ApprovalMode::Ask).with_sandbox(&missing);
+        assert_eq!(ask.always_covers(&ToolName::Bash, &bash), None);
+        ask.allow_always(&ToolName::Bash, &bash);
+        assert_eq!(ask.check(&ToolName::Bash, &bash), Verdict::Ask);
+        // The person's own choice: unconfined, and approvals as usual.
+        let off = Approvals::new(ApprovalMode::Auto).with_sandbox(&Sandbox::off());
+        assert_eq!(off.check(&ToolName::Bash, &bash), Verdict::Run);
+    }
+
+    #[test]
     fn always_covers_one_kind_of_simple_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
         let bash = |command: &str| json!({ "command": command });

@@ -121,12 +121,12 @@ fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
     paths
 }
 
-/// Runs `true` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
+/// Runs `bash -c :` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
 pub fn probe(bwrap: &Path) -> Result<(), String> {
     let output = Command::new(bwrap)
         .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
         .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"])
-        .args(["--new-session", "--cap-drop", "ALL", "--", "true"])
+        .args(["--new-session", "--cap-drop", "ALL", "--", "bash", "-c", ":"])
         .stdin(Stdio::null())
         .output()
         .map_err(|err| format!("`{}` cannot be started ({err})", bwrap.display()))?;
