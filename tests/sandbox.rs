@@ -278,3 +278,26 @@ async fn background_jobs_stay_inside_and_keep_running_after_the_shell() {
     assert!(work.path().join("done-late").exists(), "the background job ran on");
     assert!(!late.exists(), "and stayed inside the sandbox");
 }
+
+#[tokio::test]
+async fn the_cover_of_a_missing_keel_folder_holds_while_any_sandbox_runs() {
+    let work = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    // Command after command: each finds the one before's cover, or none, and still runs.
+    for _ in 0..10 {
+        let out = bash(&tools, "true").await;
+        assert_eq!(out.exit_code, Some(0), "{}", out.for_model);
+    }
+    // A background job keeps the first sandbox alive past the second command's start; when it
+    // ends, the cover must stay for the second, which then tries to create `.keel`.
+    let first = bash(&tools, "(sleep 0.5; touch first-done) > /dev/null 2>&1 &").await;
+    assert_eq!(first.exit_code, Some(0), "{}", first.for_model);
+    let second = bash(&tools, "sleep 1.5; mkdir -p .keel/x && echo CREATED").await;
+    assert!(work.path().join("first-done").exists(), "the first sandbox ended meanwhile");
+    assert!(!second.for_model.contains("CREATED"), "{}", second.for_model);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while work.path().join(".keel").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!work.path().join(".keel").exists(), "the last sandbox took the cover away");
+}

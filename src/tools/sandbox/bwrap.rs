@@ -106,7 +106,10 @@ fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
     let mut paths = Vec::new();
     for name in PROTECTED_ALWAYS {
         let path = workspace.join(name);
-        if path.symlink_metadata().is_ok() {
+        // An empty folder may be another sandbox's placeholder, about to go: covered the same
+        // way, since bwrap makes the folder again if it is gone by then.
+        let empty = std::fs::read_dir(&path).is_ok_and(|mut entries| entries.next().is_none());
+        if path.symlink_metadata().is_ok() && !empty {
             paths.push((Protect::Existing, path));
         } else if path.parent().is_some_and(Path::is_dir) {
             paths.push((Protect::Missing, path));

@@ -10,7 +10,7 @@
 //! every process of the command, reports how that went, and exits.
 
 use super::protocol::{KILL, Report, Status};
-use super::{Launch, procfs};
+use super::{Launch, placeholders, procfs};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -43,11 +43,10 @@ enum Event {
 /// Runs the supervisor for `command` (through the sandbox, when `launch` has one); stdin must be
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
+    let in_use = placeholders::hold(&launch.placeholders);
     let code = supervise(command, &launch.prefix);
-    for placeholder in &launch.placeholders {
-        // Only an empty folder goes: whatever someone put there since stays.
-        let _ = std::fs::remove_dir(placeholder);
-    }
+    drop(in_use);
+    placeholders::remove(&launch.placeholders);
     code
 }
 

@@ -16,6 +16,7 @@
 //! Cargo's path to the keel binary.
 
 mod child;
+mod placeholders;
 mod procfs;
 pub mod protocol;
 
