@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Plan mode end to end against the loopback server: the model may read (`read_file`, commands
-//! in the read-only sandbox) and change nothing; `keel -p --plan` prints the planned board and exits 0 with
-//! the workspace untouched; in the TUI's agent the person edits the plan, approves it, and the
-//! approved board drives the work.
+//! in the read-only sandbox) and change nothing; `keel -p --plan` prints the planned board and
+//! exits 0 with the workspace untouched; in the TUI's agent the person edits the plan, approves
+//! it, and the approved board drives the work.
 
 mod fake_llm;
 mod keel_bin;

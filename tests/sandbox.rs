@@ -264,7 +264,8 @@ async fn background_jobs_stay_inside_and_keep_running_after_the_shell() {
     let out = bash(
         &tools,
         &format!(
-            "(sleep 0.3; touch done-late; touch {}) > /dev/null 2>&1 & setsid sh -c 'touch {}' ; echo started",
+            "(sleep 0.3; touch done-late; touch {}) > /dev/null 2>&1 & \
+             setsid sh -c 'touch {}' ; echo started",
             quoted(&late),
             quoted(&late)
         ),

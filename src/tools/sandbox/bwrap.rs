@@ -6,9 +6,9 @@
 //! the workspace `.git/hooks`, `.git/config` and `.keel` are bound read-only over that again:
 //! they run code or change settings later, outside any sandbox. `.keel` and `.git/hooks` are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
-//! folder to mount on, which the supervisor removes once the sandbox is gone. `/tmp` is a private, empty tmpfs; `/proc` shows only the sandbox's own
-//! processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of reach; the
-//! network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
+//! folder to mount on, which the supervisor removes once no sandbox uses it. `/tmp` is a
+//! private, empty tmpfs; `/proc` shows only the sandbox's own processes (`--unshare-pid`), so
+//! keel's `/proc/PID/environ` and `fd` are out of reach; the network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
 //! host name are the sandbox's own; and the command has no capabilities, even when keel runs as
 //! root (`--cap-drop ALL`), so it cannot remount what is read-only.
 //!

@@ -149,8 +149,12 @@ impl Sandbox {
         sandbox
     }
 
-    /// This sandbox with at most `mode`'s freedom.
+    /// This sandbox with at most `mode`'s freedom; with the sandbox off, as it is (plan mode
+    /// then falls back to the guard's read-only check).
     pub fn at_most(&self, mode: Mode) -> Self {
+        if self.confinement() == Confinement::Off {
+            return self.clone();
+        }
         Self { policy: self.policy.at_most(mode), ..self.clone() }
     }
 
@@ -214,6 +218,7 @@ mod tests {
         let sandbox = Sandbox { policy, availability: ready, read_only: vec![] };
         assert_eq!(sandbox.label(), "sandbox: read-only · network");
         assert_eq!(Sandbox::off().label(), "sandbox: off");
+        assert_eq!(Sandbox::off().at_most(Mode::ReadOnly).label(), "sandbox: off");
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("x".into()),
