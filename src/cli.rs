@@ -11,8 +11,9 @@ to forbid commands and writes; --approval ask is refused with -p.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPENAI_BASE_URL (with /v1),
 KEEL_PROVIDER, KEEL_MODEL.
+Commands run sandboxed (bwrap): --sandbox off runs them unconfined; KEEL_BWRAP names the bwrap program.
 Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url or api_key, nor
-loosen approval), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
+loosen approval or the sandbox), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
 Sessions and undo snapshots: ~/.local/state/keel (or $XDG_STATE_HOME/keel), never the workspace.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 

@@ -12,7 +12,7 @@ use keel::headless;
 use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
-use keel::tools::{Tools, Workspace, supervisor};
+use keel::tools::{Sandbox, Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
 use std::io::Read;
 use std::process::ExitCode;
@@ -41,6 +41,11 @@ fn main() -> ExitCode {
     // keel's own executable supervises the commands it runs (see `tools::supervisor`).
     if let Some(code) = supervisor::run_if_requested() {
         return code;
+    }
+    // Not dumpable: no other process of the person's (a command run unconfined, say) can read
+    // keel's `/proc/PID/environ`, with its keys, or write to its `/proc/PID/fd`.
+    if let Err(err) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("keel: cannot keep its memory from other processes: {err}");
     }
     match std::env::current_exe() {
         Ok(exe) => supervisor::set_program(exe),
@@ -101,7 +106,9 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
+    let sandbox = Sandbox::for_commands(config.sandbox.clone(), &env);
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    notices.extend(sandbox.problem().map(str::to_owned));
     for notice in &notices {
         eprintln!("keel: {notice}");
     }
@@ -166,7 +173,12 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         eprintln!("keel: {notice}");
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
-    let handle = agent::spawn_with_session(agent_config, provider, Tools::new(workspace), sessions);
+    let handle = agent::spawn_with_session(
+        agent_config,
+        provider,
+        Tools::new(workspace).with_sandbox(sandbox),
+        sessions,
+    );
     let code = match headless_prompt {
         Some(prompt) => {
             let start = match (prompt.is_empty(), demo_prompt) {

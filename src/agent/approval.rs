@@ -2,15 +2,21 @@
 //!
 //! Reading (`read_file`) and planning (`todo`) never ask. In `ask` mode the person's "always"
 //! answers are remembered for the session: for a file tool, every call of that tool; for `bash`,
-//! one kind of simple command — its program and subcommand (`cargo test`, `git status`), see
-//! `tools::simple_command` — so allowing `cargo test` allows neither `rm` nor
-//! `cargo test && rm -rf x`. A command line that is not one simple command (it chains, pipes,
-//! substitutes, redirects or spans lines) cannot be allowed always: it is asked about every time.
-//! Commands that can wreck the machine are refused by the `bash` tool itself, whatever the mode.
+//! one simple command. Its kind — program and subcommand (`git log`, see
+//! `tools::simple_command`) — only when the guard proves the command read-only
+//! (`tools::guard::check_read_only`); any other command, exactly that line: "always" on
+//! `git log --oneline -1` must not let `git log --output=~/.bashrc` run unasked. A command line
+//! that is not one simple command (it chains, pipes, substitutes, redirects or spans lines) cannot
+//! be allowed always: it is asked about every time. Commands that can wreck the machine are
+//! refused by the `bash` tool itself, whatever the mode.
+//!
+//! When the sandbox cannot be set up and the person did not turn it off, no command runs
+//! unasked: `auto` refuses them, `ask` asks for each one, with no "always".
 
 use super::ApprovalMode;
-use crate::tools::ToolName;
+use crate::tools::sandbox::Sandbox;
 use crate::tools::simple_command::CommandKind;
+use crate::tools::{ToolName, guard};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -28,6 +34,8 @@ pub enum Verdict {
 pub struct Approvals {
     mode: ApprovalMode,
     always: HashSet<Allowed>,
+    /// Why commands cannot be sandboxed, when they cannot and the person did not choose that.
+    unconfined: Option<String>,
 }
 
 /// One kind of call the person allowed for the rest of the session.
@@ -35,18 +43,37 @@ pub struct Approvals {
 enum Allowed {
     /// Every call of a file tool.
     Tool(ToolName),
-    /// `bash` running one simple command of this kind.
+    /// `bash` running one simple, read-only command of this kind.
     Command(CommandKind),
+    /// `bash` running exactly this line.
+    Line(String),
 }
 
 impl Approvals {
     pub fn new(mode: ApprovalMode) -> Self {
-        Self { mode, always: HashSet::new() }
+        Self { mode, always: HashSet::new(), unconfined: None }
+    }
+
+    /// These approvals for commands run in `sandbox`: when it cannot confine them (and the person
+    /// did not turn it off), none runs unasked.
+    pub fn with_sandbox(self, sandbox: &Sandbox) -> Self {
+        Self { unconfined: sandbox.problem().map(str::to_owned), ..self }
     }
 
     pub fn check(&self, tool: &ToolName, input: &Value) -> Verdict {
         if !tool.changes_things() {
             return Verdict::Run;
+        }
+        if let (Some(why), ToolName::Bash) = (&self.unconfined, tool) {
+            match self.mode {
+                ApprovalMode::Auto => {
+                    return Verdict::Refuse(format!(
+                        "Command not run: keel {why}. Tell the user; they can run it themselves."
+                    ));
+                }
+                ApprovalMode::Ask => return Verdict::Ask,
+                ApprovalMode::ReadOnly => {}
+            }
         }
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
@@ -66,6 +93,9 @@ impl Approvals {
     /// Remembers an "always" answer for this kind of call; a call no "always" can cover (a
     /// command line that is not one simple command) is allowed this once only.
     pub fn allow_always(&mut self, tool: &ToolName, input: &Value) {
+        if self.unconfined.is_some() && *tool == ToolName::Bash {
+            return;
+        }
         if let Some(kind) = allowed(tool, input) {
             self.always.insert(kind);
         }
@@ -73,13 +103,19 @@ impl Approvals {
 
     /// What an "always" answer to this call would cover, in words for the approval box; `None`
     /// when it cannot be allowed always.
-    pub fn always_covers(tool: &ToolName, input: &Value) -> Option<String> {
+    pub fn always_covers(&self, tool: &ToolName, input: &Value) -> Option<String> {
+        if self.unconfined.is_some() && *tool == ToolName::Bash {
+            return None;
+        }
         match allowed(tool, input)? {
             Allowed::Tool(tool) => Some(format!("every {tool} call for the rest of the session")),
             Allowed::Command(kind) => Some(format!(
-                "`{kind}` commands, each on its own (no ; && || | $( ) ` redirections or line \
-                 breaks), for the rest of the session"
+                "`{kind}` commands that only read, each on its own (no ; && || | $( ) ` \
+                 redirections or line breaks), for the rest of the session"
             )),
+            Allowed::Line(_) => {
+                Some("exactly this command line, for the rest of the session".to_owned())
+            }
         }
     }
 }
@@ -89,7 +125,11 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
     match tool {
         ToolName::Bash => {
             let command = input.get("command").and_then(Value::as_str)?;
-            CommandKind::of(command).map(Allowed::Command)
+            let kind = CommandKind::of(command)?;
+            Some(match guard::check_read_only(command) {
+                Ok(()) => Allowed::Command(kind),
+                Err(_) => Allowed::Line(command.to_owned()),
+            })
         }
         ToolName::WriteFile | ToolName::EditFile => Some(Allowed::Tool(tool.clone())),
         ToolName::Todo | ToolName::ReadFile | ToolName::Unknown(_) => None,
@@ -126,12 +166,44 @@ mod tests {
     }
 
     #[test]
+    fn without_a_sandbox_no_command_runs_unasked() {
+        use crate::tools::sandbox::{Availability, Policy};
+        let missing = Sandbox {
+            policy: Policy::default(),
+            availability: Availability::Missing("cannot sandbox commands: no bwrap".into()),
+            read_only: Vec::new(),
+        };
+        let bash = json!({"command": "ls"});
+        let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);
+        assert!(matches!(
+            auto.check(&ToolName::Bash, &bash),
+            Verdict::Refuse(why) if why.contains("no bwrap")
+        ));
+        assert_eq!(auto.check(&ToolName::WriteFile, &json!({})), Verdict::Run);
+        let mut ask = Approvals::new(ApprovalMode::Ask).with_sandbox(&missing);
+        assert_eq!(ask.always_covers(&ToolName::Bash, &bash), None);
+        ask.allow_always(&ToolName::Bash, &bash);
+        assert_eq!(ask.check(&ToolName::Bash, &bash), Verdict::Ask);
+        // The person's own choice: unconfined, and approvals as usual.
+        let off = Approvals::new(ApprovalMode::Auto).with_sandbox(&Sandbox::off());
+        assert_eq!(off.check(&ToolName::Bash, &bash), Verdict::Run);
+    }
+
+    #[test]
     fn always_covers_one_kind_of_simple_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
         let bash = |command: &str| json!({ "command": command });
+        approvals.allow_always(&ToolName::Bash, &bash("git log --oneline -1"));
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("git log -p")), Verdict::Run);
+        // A command that may write is allowed exactly, never by its shape.
+        assert_eq!(
+            approvals.check(&ToolName::Bash, &bash("git log --output=/home/x/.bashrc")),
+            Verdict::Ask
+        );
         approvals.allow_always(&ToolName::Bash, &bash("cargo test"));
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo test --release")), Verdict::Run);
+        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo test")), Verdict::Run);
         for asked in [
+            "cargo test --release",
             "cargo build",
             "rm -rf x",
             "cargo test && touch X",
@@ -143,9 +215,11 @@ mod tests {
         }
         approvals.allow_always(&ToolName::Bash, &bash("ls; touch X"));
         assert_eq!(approvals.check(&ToolName::Bash, &bash("ls; touch X")), Verdict::Ask);
-        assert!(Approvals::always_covers(&ToolName::Bash, &bash("ls | sh")).is_none());
-        let covers = Approvals::always_covers(&ToolName::Bash, &bash("git status -s")).unwrap();
-        assert!(covers.starts_with("`git status` commands"), "{covers}");
+        assert!(approvals.always_covers(&ToolName::Bash, &bash("ls | sh")).is_none());
+        let covers = approvals.always_covers(&ToolName::Bash, &bash("git status -s")).unwrap();
+        assert!(covers.starts_with("`git status` commands that only read"), "{covers}");
+        let covers = approvals.always_covers(&ToolName::Bash, &bash("touch x")).unwrap();
+        assert!(covers.starts_with("exactly this command line"), "{covers}");
         approvals.allow_always(&ToolName::EditFile, &json!({"path": "a"}));
         assert_eq!(approvals.check(&ToolName::EditFile, &json!({"path": "b"})), Verdict::Run);
         assert_eq!(approvals.check(&ToolName::WriteFile, &json!({"path": "b"})), Verdict::Ask);

@@ -121,6 +121,8 @@ pub struct ApprovalRequest {
     pub diff: Option<String>,
     /// What an "always" answer would cover, in words; `None`: this call cannot be allowed always.
     pub always: Option<String>,
+    /// For commands: the sandbox it runs in, in words (`sandbox: read-only · no network`).
+    pub sandbox: Option<String>,
 }
 
 /// Queued prompts handed back to the front end when the person interrupts the turn, to edit
@@ -171,6 +173,9 @@ pub struct Snapshot {
     /// The prompts that were queued when the person last interrupted a turn.
     pub handed_back: HandedBack,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
+    /// The sandbox commands run in, for the status bar (`sandbox: workspace · no network`, or
+    /// `sandbox: unavailable`); `None` when the person turned it off.
+    pub sandbox: Option<Arc<str>>,
 }
 
 impl Snapshot {

@@ -134,6 +134,11 @@ impl State {
         self.view.transcript.push_back(entry);
     }
 
+    /// The sandbox commands run in, as the status bar names it.
+    pub fn set_sandbox(&mut self, label: Option<Arc<str>>) {
+        self.view.sandbox = label;
+    }
+
     pub fn set_activity(&mut self, activity: Activity) {
         self.view.activity = activity;
     }
@@ -272,6 +277,7 @@ impl State {
             nag_threshold: Pace::default().threshold(self.nag),
             nag_auto: self.view.nag_auto,
             plan_mode: self.view.plan_mode,
+            sandbox: self.view.sandbox.clone(),
             provider: Arc::clone(&self.view.provider),
             model: Arc::clone(&self.view.model),
             wire_format: self.view.wire_format,

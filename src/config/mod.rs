@@ -9,6 +9,7 @@
 
 pub mod advice;
 mod file;
+mod sandbox_policy;
 pub mod trust;
 pub mod window;
 
@@ -22,6 +23,7 @@ use crate::agent::{
 };
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
+use crate::tools::sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +57,11 @@ pub struct FileSettings {
     pub compact_at: Option<f64>,
     /// Prices by model name, over keel's own table.
     pub prices: Option<BTreeMap<String, Price>>,
+    /// The sandbox commands run in (see `sandbox_policy`).
+    pub sandbox: Option<SandboxMode>,
+    pub network: Option<bool>,
+    /// Folders outside the workspace commands may write; the person's own file only.
+    pub writable_roots: Option<Vec<PathBuf>>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -99,6 +106,16 @@ pub struct FlagSettings {
     /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
     #[arg(long, value_enum)]
     pub approval: Option<ApprovalMode>,
+
+    /// Where commands run: `workspace` lets them write only the workspace (not `.git/hooks`,
+    /// `.git/config`, `.keel`) and a private /tmp; `read-only` only /tmp; `off` runs them
+    /// unconfined [default: workspace].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
+
+    /// Let commands reach the network (by default they have loopback only).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub network: Option<bool>,
 }
 
 /// `--max-rounds`: a count of model responses, so 0 would stop every prompt before it starts.
@@ -137,6 +154,8 @@ pub struct Config {
     pub ignored: Vec<Ignored>,
     /// Model prices: the files' over keel's own table.
     pub prices: Prices,
+    /// What commands may do: `--sandbox`, `--network`, `writable_roots`.
+    pub sandbox: SandboxPolicy,
 }
 
 impl Config {
@@ -276,7 +295,9 @@ pub fn merge(
     let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     // The person's own approval mode: the project's file may only make it stricter.
     let person = flags.approval.or(user.approval).unwrap_or(default_approval);
-    let (project, ignored) = trust::restrict(project, person);
+    let (sandbox, sandbox_ignored) = sandbox_policy::resolve(flags, project, user);
+    let (project, mut ignored) = trust::restrict(project, person);
+    ignored.extend(sandbox_ignored);
     let project = &project;
     let files = [project, user];
     let from_files =
@@ -367,5 +388,6 @@ pub fn merge(
         approval_source,
         ignored,
         prices: Prices::new(prices)?,
+        sandbox,
     })
 }

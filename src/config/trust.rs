@@ -8,6 +8,7 @@
 
 use super::{FileSettings, PROJECT_CONFIG};
 use crate::agent::ApprovalMode;
+use crate::tools::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.
@@ -20,6 +21,8 @@ pub enum Ignored {
     Key(&'static str),
     /// An approval mode looser than the person's own, which stays.
     LooserApproval { asked: ApprovalMode, kept: ApprovalMode },
+    /// A sandbox mode looser than the person's own, which stays.
+    LooserSandbox { asked: SandboxMode, kept: SandboxMode },
 }
 
 impl fmt::Display for Ignored {
@@ -32,6 +35,9 @@ impl fmt::Display for Ignored {
                 approval_name(*asked),
                 approval_name(*kept)
             ),
+            Self::LooserSandbox { asked, kept } => {
+                write!(f, "`sandbox = \"{}\"` (looser than your `{}`)", asked.name(), kept.name())
+            }
         }
     }
 }
@@ -44,7 +50,7 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     let list: Vec<String> = ignored.iter().map(ToString::to_string).collect();
     Some(format!(
         "ignored {} in the workspace's {PROJECT_CONFIG}: a project's file may not choose the \
-         provider, its URL or key, nor loosen approvals. Set them in your own config file, the \
+         provider, its URL or key, nor loosen approvals or the sandbox. Set them in your own config file, the \
          environment or a flag.",
         list.join(", ")
     ))

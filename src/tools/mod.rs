@@ -12,6 +12,7 @@ pub mod files;
 pub mod guard;
 pub mod output;
 pub mod preview;
+pub mod sandbox;
 pub mod simple_command;
 pub mod supervisor;
 pub mod undo;
@@ -25,6 +26,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use call::{ToolCall, ToolName};
+pub use sandbox::Sandbox;
 pub use workspace::Workspace;
 
 /// What a finished tool call produced.
@@ -156,15 +158,33 @@ pub enum Invocation {
 #[derive(Debug, Clone)]
 pub struct Tools {
     workspace: Workspace,
+    sandbox: Sandbox,
 }
 
 impl Tools {
+    /// The tools of `workspace`, running commands unconfined until [`Tools::with_sandbox`] says
+    /// otherwise (keel's front ends always do).
     pub fn new(workspace: Workspace) -> Self {
-        Self { workspace }
+        Self { workspace, sandbox: Sandbox::off() }
+    }
+
+    /// The same tools, running commands in `sandbox`.
+    pub fn with_sandbox(self, sandbox: Sandbox) -> Self {
+        Self { sandbox, ..self }
     }
 
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
+    }
+
+    /// The same tools, with commands given at most `mode`'s freedom (plan mode: read-only).
+    pub fn confined_to(&self, mode: sandbox::Mode) -> Self {
+        Self { sandbox: self.sandbox.at_most(mode), ..self.clone() }
+    }
+
+    /// The sandbox commands run in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     /// The tools as the model is told about them.
@@ -210,7 +230,9 @@ impl Tools {
             Err(err) => return ToolOutcome::error(err.to_string()),
         };
         match call {
-            Invocation::Bash(args) => bash::run(self.workspace.root(), &args, ctx).await,
+            Invocation::Bash(args) => {
+                bash::run(self.workspace.root(), &args, &self.sandbox, ctx).await
+            }
             Invocation::ReadFile(args) => {
                 self.blocking(move |workspace| files::read(workspace, &args).map(ToolOutcome::ok))
                     .await

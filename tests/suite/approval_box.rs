@@ -26,6 +26,7 @@ fn request(tool: &str, detail: &str, diff: Option<&str>, always: Option<&str>) -
         detail: detail.into(),
         diff: diff.map(str::to_owned),
         always: always.map(str::to_owned),
+        sandbox: None,
     }
 }
 

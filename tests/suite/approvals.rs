@@ -36,11 +36,13 @@ impl Tool {
     }
 
     /// Two calls of this tool, each leaving its own mark in the workspace. The two `bash` calls
-    /// are simple commands of one kind (`touch`), so "always" for the first covers the second.
+    /// are one line, so "always" for the first covers the second: a command that writes is
+    /// allowed always as exactly that line, never by its kind.
     fn calls(self) -> [Value; 2] {
         match self {
             Self::Bash => {
-                [json!({"command": "touch one.txt"}), json!({"command": "touch two.txt"})]
+                let both = json!({"command": "touch one.txt two.txt"});
+                [both.clone(), both]
             }
             Self::WriteFile => [
                 json!({"path": "one.txt", "content": "one\n"}),

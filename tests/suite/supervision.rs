@@ -25,7 +25,9 @@ const SCRUBBED: [&str; 8] = [
 /// The key keel talks to the fake server with.
 const KEY: &str = "sk-test-key-4711";
 
-/// `keel -p go` in `work` against `server`, with a clean environment and a private home.
+/// `keel -p go` in `work` against `server`, with a clean environment and a private home. The
+/// commands run unsandboxed, so the pids they write are keel's to check; `sandbox.rs` checks the
+/// same guarantees inside the sandbox.
 fn keel(server: &FakeLlm, home: &Path, work: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
     for name in SCRUBBED {
@@ -35,7 +37,7 @@ fn keel(server: &FakeLlm, home: &Path, work: &Path) -> Command {
         .env("HOME", home)
         .env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.anthropic_base())
-        .args(["-p", "go", "--output-format", "json", "--workdir"])
+        .args(["-p", "go", "--output-format", "json", "--sandbox", "off", "--workdir"])
         .arg(work)
         .stdin(Stdio::null());
     command

@@ -180,6 +180,12 @@ fn the_tui_on_a_session_another_keel_has_open_starts_a_new_one_and_says_so() {
     holder.kill().unwrap();
     holder.wait().unwrap();
     assert_eq!(std::fs::read(&log).unwrap(), log_before, "the TUI never wrote the held session");
+    // The sandbox covers a missing `.keel` with an empty folder while the holder's command runs;
+    // its supervisor removes it once that command is killed.
+    let until = Instant::now() + Duration::from_secs(5);
+    while workdir.path().join(".keel").exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(!workdir.path().join(".keel").exists(), "nothing of keel in the workspace");
 }
 

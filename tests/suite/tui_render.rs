@@ -367,6 +367,7 @@ fn snapshot_approval_modal_with_diff() {
             tool: "edit_file".into(),
             detail: "hello.py".into(),
             always: Some("every edit_file call for the rest of the session".into()),
+            sandbox: None,
             diff: Some(
                 "--- a/hello.py\n+++ b/hello.py\n@@ -1,2 +1,3 @@\n-def greet(name):\n+def greet(name: str) -> str:\n+    \"\"\"Return a greeting for name.\"\"\"\n     return f\"Hello, {name}!\"\n"
                     .into(),
@@ -670,6 +671,7 @@ fn approval_snapshot() -> Snapshot {
         detail: "rm -rf build".into(),
         diff: None,
         always: Some("`rm` commands".into()),
+        sandbox: None,
     }));
     snapshot
 }
@@ -904,6 +906,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
         tool: "write_file".into(),
         detail: "a/very/long/path/".repeat(10),
         always: None,
+        sandbox: None,
         diff: Some("+added line\n-removed line\n".repeat(50)),
     }));
     apps.push(app_with(snapshot).0);

@@ -84,6 +84,7 @@ fn approval(detail: &str) -> Snapshot {
             detail: detail.into(),
             diff: None,
             always: Some("`touch` commands".into()),
+            sandbox: None,
         })),
         ..Snapshot::default()
     }

@@ -132,7 +132,8 @@ async fn undo_reaches_the_last_prompt_that_changed_files_past_chat_only_prompts(
 
 /// A bin folder holding only what the commands below need: no git.
 fn path_without_git(dir: &Path) -> String {
-    for program in ["bash", "rm"] {
+    // bwrap too: commands still run in the sandbox.
+    for program in ["bash", "rm", "bwrap"] {
         let found = std::process::Command::new("sh")
             .args(["-c", &format!("command -v {program}")])
             .output()
@@ -145,8 +146,9 @@ fn path_without_git(dir: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_git_undo_falls_back_to_the_file_records_and_says_so() {
-    let (home, work, bin) =
-        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The programs' folder lies outside /tmp, which the sandbox replaces with a private one.
+    let bin = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let w = work.path();
     std::fs::write(w.join("gone.txt"), "bash removes this\n").unwrap();
     let server = FakeLlm::start(

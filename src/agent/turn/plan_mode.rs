@@ -1,13 +1,17 @@
-//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` for commands
-//! that only read (`tools::guard::check_read_only`) — but not change anything, and it ends its
-//! turn with a plan on the board. The person edits that board and approves it; the approved board
-//! then drives the work, in plan mode no more.
+//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` — but not change
+//! anything, and it ends its turn with a plan on the board. The person edits that board and
+//! approves it; the approved board then drives the work, in plan mode no more.
+//!
+//! Commands run in the read-only sandbox, so any command may run and none can write (but to a
+//! private `/tmp`). Where there is no sandbox (the person turned it off, or it cannot be set
+//! up), only commands the guard proves read-only may run (`tools::guard::check_read_only`).
 //!
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
 use crate::agent::board_edits;
 use crate::agent::turn::task::Agent;
+use crate::tools::sandbox::{Confinement, Sandbox};
 use crate::tools::{ToolName, guard};
 use serde_json::Value;
 
@@ -20,13 +24,15 @@ the board with todo and stop. Change nothing: the person approves the plan first
 pub const APPROVED: &str =
     "The plan is approved. Carry it out step by step, keeping the board up to date:";
 
-/// Why a call may not run in plan mode; `None` when it may.
-pub fn refusal(tool: &ToolName, input: &Value) -> Option<String> {
+/// Why a call may not run in plan mode, where commands run in `sandbox` (made read-only);
+/// `None` when it may.
+pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<String> {
     match tool {
         ToolName::WriteFile | ToolName::EditFile => Some(format!(
             "Plan mode: `{tool}` is not allowed, since nothing may change until the person \
              approves the plan. Put this change on the board as a step instead."
         )),
+        ToolName::Bash if sandbox.confinement() == Confinement::Confined => None,
         ToolName::Bash => {
             let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
             guard::check_read_only(command).err().map(|why| {
@@ -65,14 +71,16 @@ mod tests {
 
     #[test]
     fn plan_mode_refuses_changes_and_commands_that_do_not_only_read() {
+        let off = Sandbox::off();
         for tool in [ToolName::WriteFile, ToolName::EditFile] {
-            assert!(refusal(&tool, &json!({"path": "a"})).unwrap().contains("nothing may change"));
+            let why = refusal(&tool, &json!({"path": "a"}), &off).unwrap();
+            assert!(why.contains("nothing may change"));
         }
-        let bash = |command: &str| refusal(&ToolName::Bash, &json!({ "command": command }));
+        let bash = |command: &str| refusal(&ToolName::Bash, &json!({ "command": command }), &off);
         assert_eq!(bash("git log --oneline | head"), None);
         assert!(bash("echo x > a.txt").unwrap().contains("redirects output to `a.txt`"));
         assert!(bash("cargo build").unwrap().contains("`cargo` is not one"));
-        assert_eq!(refusal(&ToolName::ReadFile, &json!({"path": "a"})), None);
-        assert_eq!(refusal(&ToolName::Todo, &json!({"items": []})), None);
+        assert_eq!(refusal(&ToolName::ReadFile, &json!({"path": "a"}), &off), None);
+        assert_eq!(refusal(&ToolName::Todo, &json!({"items": []}), &off), None);
     }
 }

@@ -14,6 +14,7 @@ use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::board;
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
+use crate::tools::sandbox::Confinement;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -92,7 +93,8 @@ impl Agent {
         let mut state =
             State::new(&config.system_prompt, config.nag_threshold, config.board, label);
         state.set_plan_mode(config.plan && config.board);
-        let approvals = Approvals::new(config.approval);
+        state.set_sandbox(sandbox_label(tools.sandbox()));
+        let approvals = Approvals::new(config.approval).with_sandbox(tools.sandbox());
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         let mut agent = Self {
@@ -241,9 +243,9 @@ impl Agent {
             .map_err(|err| format!("the demo script is broken: {err}"))?
             .ran_in(&place);
         let prompt = script.prompt().to_owned();
-        self.tools = Tools::new(workspace);
+        self.tools = Tools::new(workspace).with_sandbox(self.tools.sandbox().clone());
         // The demo works in a throwaway folder and is meant to be watched, not steered.
-        self.approvals = Approvals::new(ApprovalMode::Auto);
+        self.approvals = Approvals::new(ApprovalMode::Auto).with_sandbox(self.tools.sandbox());
         self.specs = tool_specs(&self.tools, self.config.board);
         self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));
@@ -314,4 +316,9 @@ fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
     }
     specs.extend(tools.specs());
     specs
+}
+
+/// The sandbox as the status bar names it; nothing when the person turned it off.
+fn sandbox_label(sandbox: &crate::tools::Sandbox) -> Option<std::sync::Arc<str>> {
+    (sandbox.confinement() != Confinement::Off).then(|| sandbox.label().into())
 }

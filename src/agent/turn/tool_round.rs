@@ -6,7 +6,7 @@
 //! would repeat a step already done is answered as such (`repeated_step`); only then is approval asked.
 
 use super::plan_mode as plan;
-use crate::agent::approval::{Approvals, DECLINED, Verdict};
+use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
@@ -15,6 +15,7 @@ use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::{Command, Decision, board_edits, reminder};
 use crate::llm::tool_input;
 use crate::message::ContentBlock;
+use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
 use serde_json::Value;
 use std::sync::Arc;
@@ -145,8 +146,9 @@ impl Agent {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
         }
+        let tools = self.tools_for_call();
         if self.state.view().plan_mode
-            && let Some(why) = plan::refusal(&call.name, &call.input)
+            && let Some(why) = plan::refusal(&call.name, &call.input, tools.sandbox())
         {
             return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
         }
@@ -178,7 +180,7 @@ impl Agent {
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
         let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx) };
-        let run = self.tools.run(&call.name, &call.input, &ctx);
+        let run = tools.run(&call.name, &call.input, &ctx);
         tokio::pin!(run);
         let mut live = String::new();
         let mut stop = None;
@@ -214,6 +216,15 @@ impl Agent {
         }
     }
 
+    /// The tools as this call runs them: in plan mode, commands run in a read-only sandbox.
+    fn tools_for_call(&self) -> Tools {
+        if self.state.view().plan_mode {
+            self.tools.confined_to(SandboxMode::ReadOnly)
+        } else {
+            self.tools.clone()
+        }
+    }
+
     /// Shows the approval request and waits for the person's answer.
     async fn ask(&mut self, call: &ToolCall) -> Decision {
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
@@ -221,7 +232,8 @@ impl Agent {
             tool: call.name.to_string(),
             detail: call.detail(),
             diff: preview::preview(&self.tools, &call.name, &call.input),
-            always: Approvals::always_covers(&call.name, &call.input),
+            always: self.approvals.always_covers(&call.name, &call.input),
+            sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
         })));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(&self.outbox);

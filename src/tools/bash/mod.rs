@@ -15,7 +15,8 @@ pub mod environment;
 mod report;
 mod watch;
 
-use super::supervisor::Supervised;
+use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
+use super::supervisor::{self, Launch, Supervised};
 use super::{ToolContext, ToolOutcome, guard};
 use report::Ending;
 use serde::Deserialize;
@@ -69,8 +70,14 @@ pub fn timeout_for(args: &BashArgs) -> Duration {
     args.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
 }
 
-/// Runs the command and reports how it ended.
-pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome {
+/// Runs the command in `sandbox` and reports how it ended. An unavailable sandbox runs the
+/// command unconfined: the approval rules let that happen only when the person said yes to it.
+pub async fn run(
+    root: &Path,
+    args: &BashArgs,
+    sandbox: &Sandbox,
+    ctx: &ToolContext,
+) -> ToolOutcome {
     if let Err(reason) = guard::check_command_in(&args.command, root) {
         return ToolOutcome::error(format!(
             "Refused to run this command: {reason}. keel does not run it in any approval mode; \
@@ -82,8 +89,9 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
     }
     let timeout = timeout_for(args);
     let started = Instant::now();
+    let launch = launch(sandbox, root);
     let (mut supervised, output) =
-        match Supervised::start(&args.command, root, environment::apply).await {
+        match Supervised::start(&args.command, root, &launch, environment::apply).await {
             Ok(started) => started,
             Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
         };
@@ -109,6 +117,20 @@ pub async fn run(root: &Path, args: &BashArgs, ctx: &ToolContext) -> ToolOutcome
     };
     session.flush();
     ending.into_outcome(session.kept(), started.elapsed())
+}
+
+/// How the shell starts: through the sandbox, or directly when it runs unconfined.
+fn launch(sandbox: &Sandbox, root: &Path) -> Launch {
+    let (Availability::Ready { bwrap }, Some(keel)) =
+        (&sandbox.availability, supervisor::program())
+    else {
+        return Launch::default();
+    };
+    if sandbox.confinement() != Confinement::Confined {
+        return Launch::default();
+    }
+    let setup = bwrap::Setup { bwrap, workspace: root, keel, read_only: &sandbox.read_only };
+    bwrap::launch(&sandbox.policy, &setup)
 }
 
 #[cfg(test)]

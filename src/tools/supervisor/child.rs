@@ -9,13 +9,13 @@
 //! closing (keel exited or was killed), or a termination signal — on the last three it kills
 //! every process of the command, reports how that went, and exits.
 
-use super::procfs;
 use super::protocol::{KILL, Report, Status};
+use super::{Launch, placeholders, procfs};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -40,8 +40,17 @@ enum Event {
     Signalled,
 }
 
-/// Runs the supervisor for `command`; stdin must be the socket keel holds the other end of.
-pub fn main(command: &OsStr) -> ExitCode {
+/// Runs the supervisor for `command` (through the sandbox, when `launch` has one); stdin must be
+/// the socket keel holds the other end of.
+pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
+    let in_use = placeholders::hold(&launch.placeholders);
+    let code = supervise(command, &launch.prefix);
+    drop(in_use);
+    placeholders::remove(&launch.placeholders);
+    code
+}
+
+fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
     let Some(control) = control_socket() else {
         eprintln!("keel: this entry point is internal; keel starts it for each command");
         return ExitCode::FAILURE;
@@ -50,7 +59,7 @@ pub fn main(command: &OsStr) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let shell = match start(command) {
+    let shell = match start(command, prefix) {
         Ok(pid) => pid,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
@@ -110,13 +119,21 @@ fn terminating_signals() -> SigSet {
     set
 }
 
-/// Leaves keel's session, becomes a subreaper and starts `bash`; then lets go of the output pipes
-/// so that only the command holds them.
-fn start(command: &OsStr) -> Result<Pid, String> {
+/// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
+/// when there is one); then lets go of the output pipes so that only the command holds them.
+fn start(command: &OsStr, prefix: &[OsString]) -> Result<Pid, String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
-    let shell = std::process::Command::new("bash")
+    let mut shell = match prefix.split_first() {
+        Some((program, args)) => {
+            let mut shell = std::process::Command::new(program);
+            shell.args(args).arg("bash");
+            shell
+        }
+        None => std::process::Command::new("bash"),
+    };
+    let shell = shell
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())

@@ -16,13 +16,15 @@
 //! Cargo's path to the keel binary.
 
 mod child;
+mod placeholders;
 mod procfs;
 pub mod protocol;
 
+use super::sandbox;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use protocol::{KILL, Report, Status};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::OnceLock;
@@ -46,14 +48,38 @@ pub fn set_program(program: impl Into<PathBuf>) {
     let _ = PROGRAM.set(program.into());
 }
 
-/// Runs the supervisor when this process was started as one; `main` calls it first.
+/// Runs the supervisor, or the sandbox's last step ([`sandbox::confine`]), when this process
+/// was started as one; `main` calls it first.
 pub fn run_if_requested() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    if args.next()? != OsStr::new(ENTRY_ARG) {
+    let entry = args.next()?;
+    if entry == OsStr::new(sandbox::confine::ENTRY_ARG) {
+        return Some(sandbox::confine::main(&args.collect::<Vec<_>>()));
+    }
+    if entry != OsStr::new(ENTRY_ARG) {
         return None;
     }
     let command = args.next().unwrap_or_default();
-    Some(child::main(&command))
+    let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
+    let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
+    let launch = Launch { prefix: args.collect(), placeholders };
+    Some(child::main(&command, &launch))
+}
+
+/// How the shell is started: directly, or through a sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// The sandbox's program and arguments ([`sandbox::bwrap::prefix`]); `bash -c command`
+    /// follows them. Empty: `bash` is started directly.
+    pub prefix: Vec<OsString>,
+    /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
+    /// of the command is gone.
+    pub placeholders: Vec<PathBuf>,
+}
+
+/// The program that supervises commands, once [`set_program`] was called.
+pub fn program() -> Option<&'static Path> {
+    PROGRAM.get().map(PathBuf::as_path)
 }
 
 /// Why a command could not be started.
@@ -105,10 +131,12 @@ pub struct Output {
 
 impl Supervised {
     /// Starts `bash -c command` in `cwd` under a supervisor, with `configure` setting its
-    /// environment, and waits until the shell runs.
+    /// environment, and waits until the shell runs, as `launch` says: directly, or through a
+    /// sandbox.
     pub async fn start(
         command: &str,
         cwd: &Path,
+        launch: &Launch,
         configure: impl FnOnce(&mut Command),
     ) -> Result<(Self, Output), StartError> {
         let program = PROGRAM.get().ok_or(StartError::NotConfigured)?;
@@ -119,6 +147,9 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
+            .arg(launch.placeholders.len().to_string())
+            .args(&launch.placeholders)
+            .args(&launch.prefix)
             .current_dir(cwd)
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::piped())

@@ -229,6 +229,9 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
         None => "a: not offered for this call".to_owned(),
     };
     lines.extend(wrap(&[Span::styled(always, theme::DIM)], width, &Prefix::default()));
+    if let Some(sandbox) = &request.sandbox {
+        lines.extend(wrap(&[Span::styled(sandbox.clone(), theme::DIM)], width, &Prefix::default()));
+    }
     if let Some(diff) = &request.diff {
         lines.push(Line::default());
         for line in diff.trim_end().split('\n') {

@@ -2,7 +2,7 @@
 //! mode), the turn's time, tokens in and out (and the share of the prompt read from the
 //! provider's cache, where it says, and of the context window the next request takes), the cost where the model's price is known, rounds since the
 //! last board update against the reminder threshold (`↻ 1/3`), rounds the item in progress has
-//! stood still (marked stale), and the keys that matter now.
+//! stood still (marked stale), the sandbox commands run in, and the keys that matter now.
 //!
 //! Facts go on the left and hints on the right; when the line is too short, hints go first, then
 //! the facts in the order of [`rank`].
@@ -20,6 +20,8 @@ use ratatui::text::{Line, Span};
 use std::time::{Duration, Instant};
 
 const SEPARATOR: &str = " │ ";
+/// How the sandbox's label ends when it cannot be set up (see `tools::sandbox`).
+const UNAVAILABLE: &str = "unavailable";
 
 /// Everything the bar shows that is not in the snapshot.
 #[derive(Debug, Clone, Copy)]
@@ -38,11 +40,12 @@ pub struct StatusInfo<'a> {
 /// When each fact leaves a bar too short for all of them, first to last. The agent's state (with
 /// plan mode) and the reminder's counter always stay.
 mod rank {
-    pub const PROVIDER: u8 = 0;
-    pub const COST: u8 = 1;
-    pub const TOKENS: u8 = 2;
-    pub const TURN_TIME: u8 = 3;
-    pub const DRIFT: u8 = 4;
+    pub const SANDBOX: u8 = 0;
+    pub const PROVIDER: u8 = 1;
+    pub const COST: u8 = 2;
+    pub const TOKENS: u8 = 3;
+    pub const TURN_TIME: u8 = 4;
+    pub const DRIFT: u8 = 5;
     /// The highest rank in use.
     pub const LAST: u8 = DRIFT;
 }
@@ -150,7 +153,19 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
     groups.extend(cost(snapshot, info.price));
     groups.extend(reminder(snapshot));
     groups.extend(drift(snapshot));
+    groups.extend(sandbox(snapshot));
     groups
+}
+
+/// `sandbox: workspace · no network`: where commands run. A sandbox that cannot be set up stays
+/// in view, marked, for as long as it lasts.
+fn sandbox(snapshot: &Snapshot) -> Option<Group> {
+    let label = snapshot.sandbox.as_deref()?;
+    Some(if label.ends_with(UNAVAILABLE) {
+        Group::kept(vec![Span::styled(label.to_owned(), theme::STATUS_ATTENTION)])
+    } else {
+        Group::dropped_at(rank::SANDBOX, vec![Span::styled(label.to_owned(), theme::DIM)])
+    })
 }
 
 /// `turn 12s`: how long the running turn has taken so far, or the last one took.

@@ -1,0 +1,148 @@
+//! The `bwrap` command line that confines one command, and the probe that tells whether `bwrap`
+//! works here.
+//!
+//! The whole file system is mounted read-only (`--ro-bind / /`), then what the policy lets the
+//! command write is bound back writable: the workspace and the person's `writable_roots`. Inside
+//! the workspace `.git/hooks`, `.git/config` and `.keel` are bound read-only over that again:
+//! they run code or change settings later, outside any sandbox. `.keel` and `.git/hooks` are
+//! covered even when missing, so a command cannot create them either: bwrap makes an empty
+//! folder to mount on, which the supervisor removes once no sandbox uses it. `/tmp` is a
+//! private, empty tmpfs; `/proc` shows only the sandbox's own processes (`--unshare-pid`), so
+//! keel's `/proc/PID/environ` and `fd` are out of reach; the network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
+//! host name are the sandbox's own; and the command has no capabilities, even when keel runs as
+//! root (`--cap-drop ALL`), so it cannot remount what is read-only.
+//!
+//! `--die-with-parent` is not used: bwrap's launcher exits as soon as the shell does, and with
+//! that flag it would take the command's background jobs with it. They live on inside the
+//! sandbox instead, under keel's supervisor, which is a child subreaper: it adopts the sandbox's
+//! init process and kills it (and with it every process of the sandbox) when keel asks or is gone.
+
+use super::super::supervisor::Launch;
+use super::confine;
+use super::{Mode, Policy};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Paths inside the workspace that stay read-only, even when they do not exist yet.
+const PROTECTED_ALWAYS: [&str; 2] = [".keel", ".git/hooks"];
+/// Paths inside the workspace that stay read-only when they exist.
+const PROTECTED_IF_PRESENT: [&str; 1] = [".git/config"];
+
+/// What one sandboxed command needs besides the policy.
+#[derive(Debug, Clone)]
+pub struct Setup<'a> {
+    /// The `bwrap` program.
+    pub bwrap: &'a Path,
+    /// The workspace root, where the command starts.
+    pub workspace: &'a Path,
+    /// keel's own binary, which confines itself inside the sandbox and becomes the shell.
+    pub keel: &'a Path,
+    /// Folders that stay read-only even inside a writable place (keel's state folder).
+    pub read_only: &'a [PathBuf],
+}
+
+/// How the supervisor starts `bash -c COMMAND` confined: the program and arguments before it, and
+/// the empty folders bwrap makes to cover missing protected paths, which the supervisor removes
+/// once the sandbox is gone (so nothing of keel stays in the workspace).
+pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
+    let mut placeholders = Vec::new();
+    let mut args: Vec<OsString> = vec![setup.bwrap.into()];
+    let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
+    push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
+    push(&["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
+    push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+    if policy.mode == Mode::Workspace {
+        let writable = policy.writable_roots.iter().filter(|root| root.is_dir());
+        for root in std::iter::once(&setup.workspace.to_path_buf()).chain(writable) {
+            push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
+        }
+        for path in protected(setup.workspace) {
+            let (kind, path) = path;
+            match kind {
+                Protect::Existing => {
+                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+                }
+                Protect::Missing => {
+                    push(&[
+                        "--tmpfs".as_ref(),
+                        path.as_os_str(),
+                        "--remount-ro".as_ref(),
+                        path.as_os_str(),
+                    ]);
+                    placeholders.push(path);
+                }
+            }
+        }
+        for path in setup.read_only.iter().filter(|path| path.exists()) {
+            push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+    } else {
+        // Still readable where the private /tmp would hide it.
+        let root = setup.workspace.as_os_str();
+        push(&["--ro-bind".as_ref(), root, root]);
+    }
+    // keel's binary must be reachable inside, wherever it lives (a private /tmp hides /tmp).
+    push(&["--ro-bind".as_ref(), setup.keel.as_os_str(), setup.keel.as_os_str()]);
+    push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
+    if !policy.network {
+        push(&["--unshare-net".as_ref()]);
+    }
+    push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
+    push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
+    push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
+    Launch { prefix: args, placeholders }
+}
+
+/// Whether a protected path is bound over as it is, or covered by an empty read-only folder.
+enum Protect {
+    Existing,
+    Missing,
+}
+
+/// The workspace's protected paths, each with how to cover it. A missing `.git/hooks` is covered
+/// only when `.git` is a folder: a checkout whose `.git` is a file keeps its hooks elsewhere.
+fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
+    let mut paths = Vec::new();
+    for name in PROTECTED_ALWAYS {
+        let path = workspace.join(name);
+        // An empty folder may be another sandbox's placeholder, about to go: covered the same
+        // way, since bwrap makes the folder again if it is gone by then.
+        let empty = std::fs::read_dir(&path).is_ok_and(|mut entries| entries.next().is_none());
+        if path.symlink_metadata().is_ok() && !empty {
+            paths.push((Protect::Existing, path));
+        } else if path.parent().is_some_and(Path::is_dir) {
+            paths.push((Protect::Missing, path));
+        }
+    }
+    for name in PROTECTED_IF_PRESENT {
+        let path = workspace.join(name);
+        if path.symlink_metadata().is_ok() {
+            paths.push((Protect::Existing, path));
+        }
+    }
+    paths
+}
+
+/// Runs `bash -c :` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
+pub fn probe(bwrap: &Path) -> Result<(), String> {
+    let output = Command::new(bwrap)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"])
+        .args(["--new-session", "--cap-drop", "ALL", "--", "bash", "-c", ":"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| format!("`{}` cannot be started ({err})", bwrap.display()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    let said = said.trim();
+    Err(format!(
+        "`{}` failed its probe ({}{}{})",
+        bwrap.display(),
+        output.status,
+        if said.is_empty() { "" } else { ": " },
+        said
+    ))
+}

@@ -1,0 +1,91 @@
+//! The last step into the sandbox: keel's own binary, started by `bwrap` through an internal
+//! entry point, installs a seccomp filter on itself and becomes `bash` (`exec`), so the filter
+//! holds for every process the command starts.
+//!
+//! The filter closes what namespaces and read-only mounts leave open:
+//! - `socket(AF_UNIX, …)`: a Unix socket on a read-only mount can still be connected to, so a
+//!   command could drive the person's tmux server (`tmux -S /path/sock send-keys`), their session
+//!   bus or an agent. Socket pairs (`socketpair`) still work: programs use them between their own
+//!   processes.
+//! - `ptrace`, `process_vm_readv`/`writev` and `pidfd_getfd`: reaching into another process.
+//! - `io_uring_*`: it can open sockets without the `socket` call the filter sees.
+//!
+//! Each is refused with `EPERM`, so programs see an ordinary permission error.
+
+use nix::libc;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::ExitCode;
+
+/// The first argument that turns the keel binary into the sandbox's last step.
+pub const ENTRY_ARG: &str = "__keel_confine";
+
+/// Confines this process and `exec`s `args` (`bash -c COMMAND`); returns only on failure.
+pub fn main(args: &[OsString]) -> ExitCode {
+    let Some((program, rest)) = args.split_first() else {
+        eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
+        return ExitCode::FAILURE;
+    };
+    if let Err(err) = filter().and_then(|filter| {
+        seccompiler::apply_filter(&filter).map_err(|err| format!("cannot install it: {err}"))
+    }) {
+        eprintln!("keel: cannot confine the command: seccomp filter: {err}");
+        return ExitCode::FAILURE;
+    }
+    let err = std::process::Command::new(program).args(rest).exec();
+    eprintln!("keel: cannot start {}: {err}", program.to_string_lossy());
+    ExitCode::FAILURE
+}
+
+/// The filter: everything is allowed but the calls listed in the module's doc.
+pub fn filter() -> Result<BpfProgram, String> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|err| format!("unsupported architecture: {err}"))?;
+    let unix_domain = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        u64::from(libc::AF_UNIX.unsigned_abs()),
+    )
+    .map_err(|err| err.to_string())?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(
+        libc::SYS_socket,
+        vec![SeccompRule::new(vec![unix_domain]).map_err(|err| err.to_string())?],
+    );
+    for call in [
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_pidfd_getfd,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        // No rule at all: the call is refused whatever its arguments.
+        rules.insert(call, Vec::new());
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM.unsigned_abs()),
+        arch,
+    )
+    .map_err(|err| err.to_string())?;
+    BpfProgram::try_from(filter).map_err(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_compiles_for_this_machine() {
+        assert!(!filter().unwrap().is_empty());
+    }
+}

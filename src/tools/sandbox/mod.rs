@@ -1,0 +1,231 @@
+//! The sandbox every command runs in: what the kernel lets a command touch, whatever the guard
+//! made of its text.
+//!
+//! A [`Policy`] says what a command may write and whether it may reach the network; [`Sandbox`]
+//! is that policy plus whether the machine can enforce it, found out once at start by running a
+//! command through the sandbox ([`Sandbox::probe`]). On Linux the sandbox is `bwrap` (package
+//! `bubblewrap`, see [`bwrap`]) started by the command's supervisor, and inside it keel's own
+//! binary installs a seccomp filter before it becomes `bash` ([`confine`]). docs/sandbox.md says
+//! what each layer stops and what it costs.
+
+pub mod bwrap;
+pub mod confine;
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The environment variable that names the `bwrap` program (default: `bwrap` on `PATH`). Read
+/// from keel's own environment only: commands never see `KEEL_*` variables, and no config file
+/// can set it.
+pub const BWRAP_VARIABLE: &str = "KEEL_BWRAP";
+/// The program used when [`BWRAP_VARIABLE`] is not set.
+pub const DEFAULT_BWRAP: &str = "bwrap";
+/// What to install when the sandbox cannot be set up.
+pub const INSTALL_HINT: &str = "install bubblewrap (`apt-get install bubblewrap`, or your \
+    system's `bubblewrap` package), or run with `--sandbox off` to run commands unconfined";
+
+/// How much of the file system a command may change (`--sandbox`, config `sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// The workspace, a private `/tmp` and the person's `writable_roots`; never `.git/hooks`,
+    /// `.git/config` or `.keel/`.
+    #[default]
+    Workspace,
+    /// Only a private `/tmp` (plan mode).
+    ReadOnly,
+    /// No sandbox: the person's choice.
+    Off,
+}
+
+impl Mode {
+    /// The mode as `--sandbox` and config files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Workspace => "workspace",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+
+    /// How much a mode lets a command change: read-only < workspace < off.
+    pub fn looseness(self) -> u8 {
+        match self {
+            Self::ReadOnly => 0,
+            Self::Workspace => 1,
+            Self::Off => 2,
+        }
+    }
+}
+
+/// What commands may do, as the person (and, only stricter, the workspace) set it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    pub mode: Mode,
+    /// Whether commands may reach the network (`--network`, config `network = true`).
+    pub network: bool,
+    /// Folders outside the workspace that commands may write (the person's own config only).
+    pub writable_roots: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// The policy with at most `mode`'s freedom (plan mode asks for `ReadOnly`).
+    pub fn at_most(&self, mode: Mode) -> Self {
+        let mut policy = self.clone();
+        if mode.looseness() < policy.mode.looseness() {
+            policy.mode = mode;
+        }
+        policy
+    }
+}
+
+/// Whether the sandbox can be set up on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    /// `bwrap` ran a probe command with the namespaces keel asks for.
+    Ready { bwrap: PathBuf },
+    /// It cannot: why, in words that name what to install.
+    Missing(String),
+}
+
+/// The policy plus whether it can be enforced; what the `bash` tool runs commands with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    pub policy: Policy,
+    pub availability: Availability,
+    /// Folders that stay read-only even where the policy lets commands write (keel's state).
+    pub read_only: Vec<PathBuf>,
+}
+
+/// How the next command will run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// Inside the sandbox.
+    Confined,
+    /// Unconfined, because the person chose `--sandbox off`.
+    Off,
+    /// Unconfined would be the only way, and the person did not choose it.
+    Unavailable,
+}
+
+impl Sandbox {
+    /// No sandbox, as `--sandbox off` asks.
+    pub fn off() -> Self {
+        Self {
+            policy: Policy { mode: Mode::Off, ..Policy::default() },
+            availability: Availability::Missing("the sandbox is off".into()),
+            read_only: Vec::new(),
+        }
+    }
+
+    /// The sandbox for `policy`, probed with the `bwrap` program named by `bwrap` (the
+    /// [`BWRAP_VARIABLE`] setting, else [`DEFAULT_BWRAP`]). With `--sandbox off` nothing is probed.
+    pub fn probe(policy: Policy, bwrap: Option<&std::ffi::OsStr>) -> Self {
+        if policy.mode == Mode::Off {
+            return Self { policy, ..Self::off() };
+        }
+        let program = bwrap.map_or_else(|| PathBuf::from(DEFAULT_BWRAP), PathBuf::from);
+        let availability = match bwrap::probe(&program) {
+            Ok(()) => Availability::Ready { bwrap: program },
+            Err(why) => {
+                Availability::Missing(format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
+            }
+        };
+        Self { policy, availability, read_only: Vec::new() }
+    }
+
+    /// The sandbox from keel's own environment's [`BWRAP_VARIABLE`].
+    pub fn probe_from_env(policy: Policy) -> Self {
+        let program = std::env::var_os(BWRAP_VARIABLE).filter(|value| !value.is_empty());
+        Self::probe(policy, program.as_deref())
+    }
+
+    /// The sandbox keel's front ends run commands in: `policy`, probed with the `bwrap` that
+    /// keel's own environment names, keeping keel's state folder (sessions, undo snapshots)
+    /// read-only wherever it lives.
+    pub fn for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        let mut sandbox = Self::probe_from_env(policy);
+        sandbox.read_only.extend(crate::agent::journal::state_dir(env));
+        sandbox
+    }
+
+    /// This sandbox with at most `mode`'s freedom; with the sandbox off, as it is (plan mode
+    /// then falls back to the guard's read-only check).
+    pub fn at_most(&self, mode: Mode) -> Self {
+        if self.confinement() == Confinement::Off {
+            return self.clone();
+        }
+        Self { policy: self.policy.at_most(mode), ..self.clone() }
+    }
+
+    pub fn confinement(&self) -> Confinement {
+        match (&self.availability, self.policy.mode) {
+            (_, Mode::Off) => Confinement::Off,
+            (Availability::Ready { .. }, _) => Confinement::Confined,
+            (Availability::Missing(_), _) => Confinement::Unavailable,
+        }
+    }
+
+    /// Why commands cannot be confined, when they cannot and the person did not turn it off.
+    pub fn problem(&self) -> Option<&str> {
+        match (&self.availability, self.policy.mode) {
+            (Availability::Missing(why), Mode::Workspace | Mode::ReadOnly) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// The sandbox in a few words, for the approval box and the status bar:
+    /// `sandbox: workspace · no network`.
+    pub fn label(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.confinement() {
+            Confinement::Off => write!(f, "sandbox: off"),
+            Confinement::Unavailable => write!(f, "sandbox: unavailable"),
+            Confinement::Confined => {
+                let network = if self.policy.network { "network" } else { "no network" };
+                write!(f, "sandbox: {} · {network}", self.policy.mode.name())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_mode_only_tightens() {
+        let policy = Policy { mode: Mode::Workspace, ..Policy::default() };
+        assert_eq!(policy.at_most(Mode::ReadOnly).mode, Mode::ReadOnly);
+        let off = Policy { mode: Mode::Off, ..Policy::default() };
+        assert_eq!(off.at_most(Mode::ReadOnly).mode, Mode::ReadOnly);
+        let read_only = Policy { mode: Mode::ReadOnly, ..Policy::default() };
+        assert_eq!(read_only.at_most(Mode::Workspace).mode, Mode::ReadOnly);
+    }
+
+    #[test]
+    fn labels_say_mode_and_network() {
+        let ready = Availability::Ready { bwrap: PathBuf::from("bwrap") };
+        let sandbox =
+            Sandbox { policy: Policy::default(), availability: ready.clone(), read_only: vec![] };
+        assert_eq!(sandbox.label(), "sandbox: workspace · no network");
+        let policy = Policy { mode: Mode::ReadOnly, network: true, ..Policy::default() };
+        let sandbox = Sandbox { policy, availability: ready, read_only: vec![] };
+        assert_eq!(sandbox.label(), "sandbox: read-only · network");
+        assert_eq!(Sandbox::off().label(), "sandbox: off");
+        assert_eq!(Sandbox::off().at_most(Mode::ReadOnly).label(), "sandbox: off");
+        let missing = Sandbox {
+            policy: Policy::default(),
+            availability: Availability::Missing("x".into()),
+            read_only: vec![],
+        };
+        assert_eq!(missing.label(), "sandbox: unavailable");
+        assert_eq!(missing.problem(), Some("x"));
+        assert_eq!(Sandbox::off().problem(), None);
+    }
+}

@@ -1,0 +1,303 @@
+//! The sandbox, for real: commands run through the real `bwrap` and keel's own binary, and try
+//! what a hostile model or repository would. Folders that must stay untouched live outside `/tmp`
+//! (under Cargo's target folder), so it is the read-only mounts that protect them, not the
+//! sandbox's private `/tmp`. CI runs as root, who could write anywhere without the sandbox.
+//! `sandbox_keel.rs` runs attacks through the keel binary and a scripted model.
+
+use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// A folder outside `/tmp`, so that the sandbox's private `/tmp` does not hide it.
+fn outside_tmp() -> TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Tools for a workspace whose commands run in `policy`'s sandbox, which must be available.
+fn sandboxed(root: &Path, policy: Policy) -> Tools {
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    let sandbox = Sandbox::probe(policy, None);
+    assert!(
+        matches!(sandbox.availability, Availability::Ready { .. }),
+        "these tests need bwrap (package bubblewrap): {:?}",
+        sandbox.availability
+    );
+    Tools::new(Workspace::new(root).unwrap()).with_sandbox(sandbox)
+}
+
+fn workspace_policy() -> Policy {
+    Policy { mode: Mode::Workspace, ..Policy::default() }
+}
+
+async fn bash(tools: &Tools, command: &str) -> ToolOutcome {
+    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None };
+    tools.run(&ToolName::Bash, &json!({ "command": command }), &ctx).await
+}
+
+fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display())
+}
+
+#[tokio::test]
+async fn commands_write_the_workspace_and_nothing_outside_it() {
+    let work = outside_tmp();
+    let outside = outside_tmp();
+    let kept = outside.path().join("kept.txt");
+    std::fs::write(&kept, "kept\n").unwrap();
+    std::fs::create_dir(outside.path().join("tree")).unwrap();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let o = quoted(outside.path());
+    let out = bash(
+        &tools,
+        &format!(
+            "echo inside > made.txt; touch {o}/new.txt; echo more >> {o}/kept.txt; \
+             rm -f {o}/kept.txt; rm -rf {o}/tree; chmod 777 {o}; echo done"
+        ),
+    )
+    .await;
+    assert!(out.for_model.contains("done"), "{}", out.for_model);
+    assert_eq!(std::fs::read_to_string(work.path().join("made.txt")).unwrap(), "inside\n");
+    assert!(!outside.path().join("new.txt").exists());
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "kept\n");
+    assert!(outside.path().join("tree").is_dir());
+    assert!(out.for_model.contains("Read-only file system"), "{}", out.for_model);
+}
+
+#[tokio::test]
+async fn rm_through_a_symlink_to_an_outside_folder_deletes_nothing_outside() {
+    let work = outside_tmp();
+    let outside = outside_tmp();
+    std::fs::write(outside.path().join("precious.txt"), "mine\n").unwrap();
+    std::fs::create_dir(outside.path().join("folder")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), work.path().join("vendor")).unwrap();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let out = bash(&tools, "rm -rf vendor/*").await;
+    assert!(out.exit_code.is_some(), "the command ran: {}", out.for_model);
+    assert!(outside.path().join("precious.txt").exists(), "{}", out.for_model);
+    assert!(outside.path().join("folder").is_dir());
+}
+
+#[tokio::test]
+async fn a_loopback_server_is_out_of_reach_unless_the_network_is_allowed() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let _ = std::io::Write::write_all(&mut stream, b"pong\n");
+        }
+    });
+    let work = outside_tmp();
+    // In a script: the guard would refuse `/dev/tcp` on the command line itself.
+    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && head -n 1 <&3\n");
+    std::fs::write(work.path().join("fetch.sh"), script).unwrap();
+    let fetch = "bash fetch.sh";
+    let closed = bash(&sandboxed(work.path(), workspace_policy()), fetch).await;
+    assert!(closed.exit_code.is_some_and(|code| code != 0), "{}", closed.for_model);
+    assert!(!closed.for_model.contains("pong"), "{}", closed.for_model);
+    let open = Policy { network: true, ..workspace_policy() };
+    let reached = bash(&sandboxed(work.path(), open), fetch).await;
+    assert_eq!(reached.exit_code, Some(0), "{}", reached.for_model);
+    assert!(reached.for_model.contains("pong"), "{}", reached.for_model);
+}
+
+#[tokio::test]
+async fn hooks_git_config_and_keel_settings_stay_read_only_while_git_commits_work() {
+    let work = outside_tmp();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(work.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(work.path().join(".git/hooks")).unwrap();
+    std::fs::write(work.path().join("a.txt"), "a\n").unwrap();
+    let config_before = std::fs::read(work.path().join(".git/config")).unwrap();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let out = bash(
+        &tools,
+        "git add a.txt && git -c user.name=k -c user.email=k@k commit -qm one && echo COMMITTED; \
+         printf '#!/bin/sh\\ntouch /pwned\\n' > .git/hooks/pre-commit; \
+         echo '[core]' >> .git/config; git config core.hooksPath /elsewhere; \
+         mkdir -p .keel; echo 'sandbox = \"off\"' > .keel/config.toml; true",
+    )
+    .await;
+    assert!(out.for_model.contains("COMMITTED"), "{}", out.for_model);
+    assert!(!work.path().join(".git/hooks/pre-commit").exists(), "{}", out.for_model);
+    assert_eq!(std::fs::read(work.path().join(".git/config")).unwrap(), config_before);
+    assert!(!work.path().join(".keel/config.toml").exists(), "{}", out.for_model);
+
+    // The folder that covered the missing `.keel` goes with the sandbox: nothing of keel stays.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while work.path().join(".keel").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!work.path().join(".keel").exists(), "no .keel left in the workspace");
+
+    // A `.keel` that exists stays as it is too.
+    std::fs::create_dir(work.path().join(".keel")).unwrap();
+    std::fs::write(work.path().join(".keel/config.toml"), "approval = \"ask\"\n").unwrap();
+    let out = bash(&tools, "echo 'sandbox = \"off\"' > .keel/config.toml; rm -rf .keel").await;
+    assert_ne!(out.exit_code, Some(0));
+    let kept = std::fs::read_to_string(work.path().join(".keel/config.toml")).unwrap();
+    assert_eq!(kept, "approval = \"ask\"\n");
+}
+
+#[tokio::test]
+async fn keels_state_stays_read_only_even_inside_the_workspace() {
+    let work = outside_tmp();
+    let state = work.path().join("state/keel");
+    std::fs::create_dir_all(&state).unwrap();
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    let mut sandbox = Sandbox::probe(workspace_policy(), None);
+    sandbox.read_only.push(state.clone());
+    let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
+    let out = bash(&tools, "touch state/keel/session.jsonl; touch state/other").await;
+    assert!(!state.join("session.jsonl").exists(), "{}", out.for_model);
+    assert!(work.path().join("state/other").exists(), "{}", out.for_model);
+}
+
+#[tokio::test]
+async fn keels_process_and_its_proc_files_are_out_of_reach() {
+    let work = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let me = std::process::id();
+    let out = bash(
+        &tools,
+        &format!("cat /proc/{me}/environ; echo hi > /proc/{me}/fd/1; ls /proc | grep -c '^[0-9]'"),
+    )
+    .await;
+    assert!(
+        out.for_model.contains(&format!("/proc/{me}/environ: No such file")),
+        "{}",
+        out.for_model
+    );
+    assert!(out.for_model.contains(&format!("/proc/{me}/fd/1: No such file")), "{}", out.for_model);
+}
+
+/// A tmux server of the person's, with its socket outside `/tmp`; killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+    _dir: TempDir,
+}
+
+impl Tmux {
+    fn start() -> Self {
+        let dir = outside_tmp();
+        let socket = dir.path().join("s");
+        let status = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["new-session", "-d", "-x", "80", "-y", "10", "sh"])
+            .env_remove("TMUX")
+            .status()
+            .expect("tmux is installed (CI installs it)");
+        assert!(status.success());
+        Self { socket, _dir: dir }
+    }
+
+    fn command(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().unwrap()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command(&["kill-server"]);
+    }
+}
+
+#[tokio::test]
+async fn the_persons_tmux_server_cannot_be_driven() {
+    let tmux = Tmux::start();
+    assert!(tmux.command(&["list-sessions"]).status.success(), "the server runs");
+    let work = outside_tmp();
+    let marker = work.path().join("typed");
+    let tools = sandboxed(work.path(), workspace_policy());
+    let out = bash(
+        &tools,
+        &format!(
+            "tmux -S {} send-keys 'touch {}' Enter && echo DROVE",
+            quoted(&tmux.socket),
+            quoted(&marker)
+        ),
+    )
+    .await;
+    assert!(out.exit_code.is_some(), "the command ran: {}", out.for_model);
+    assert!(!out.for_model.contains("DROVE"), "{}", out.for_model);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!marker.exists(), "keys were typed into the person's shell");
+    // From outside, the same line works: it is the sandbox that stops it.
+    let outside = tmux.command(&["send-keys", &format!("touch {}", quoted(&marker)), "Enter"]);
+    assert!(outside.status.success());
+}
+
+#[tokio::test]
+async fn plan_mode_runs_a_writing_command_and_the_write_fails() {
+    let work = outside_tmp();
+    std::fs::write(work.path().join("notes.txt"), "as it was\n").unwrap();
+    let tools = sandboxed(work.path(), workspace_policy()).confined_to(Mode::ReadOnly);
+    assert_eq!(tools.sandbox().label(), "sandbox: read-only · no network");
+    let out =
+        bash(&tools, "cat notes.txt; echo changed > notes.txt; echo tmp > /tmp/x && cat /tmp/x")
+            .await;
+    assert!(out.for_model.contains("as it was"), "it reads: {}", out.for_model);
+    assert!(out.for_model.contains("Read-only file system"), "{}", out.for_model);
+    assert!(out.for_model.contains("tmp"), "its private /tmp is writable: {}", out.for_model);
+    assert_eq!(std::fs::read_to_string(work.path().join("notes.txt")).unwrap(), "as it was\n");
+}
+
+#[tokio::test]
+async fn background_jobs_stay_inside_and_keep_running_after_the_shell() {
+    let work = outside_tmp();
+    let outside = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let late = outside.path().join("late");
+    let out = bash(
+        &tools,
+        &format!(
+            "(sleep 0.3; touch done-late; touch {}) > /dev/null 2>&1 & \
+             setsid sh -c 'touch {}' ; echo started",
+            quoted(&late),
+            quoted(&late)
+        ),
+    )
+    .await;
+    assert!(out.for_model.contains("started"), "{}", out.for_model);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !work.path().join("done-late").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(work.path().join("done-late").exists(), "the background job ran on");
+    assert!(!late.exists(), "and stayed inside the sandbox");
+}
+
+#[tokio::test]
+async fn the_cover_of_a_missing_keel_folder_holds_while_any_sandbox_runs() {
+    let work = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    // Command after command: each finds the one before's cover, or none, and still runs.
+    for _ in 0..10 {
+        let out = bash(&tools, "true").await;
+        assert_eq!(out.exit_code, Some(0), "{}", out.for_model);
+    }
+    // A background job keeps the first sandbox alive past the second command's start; when it
+    // ends, the cover must stay for the second, which then tries to create `.keel`.
+    let first = bash(&tools, "(sleep 0.5; touch first-done) > /dev/null 2>&1 &").await;
+    assert_eq!(first.exit_code, Some(0), "{}", first.for_model);
+    let second = bash(&tools, "sleep 1.5; mkdir -p .keel/x && echo CREATED").await;
+    assert!(work.path().join("first-done").exists(), "the first sandbox ended meanwhile");
+    assert!(!second.for_model.contains("CREATED"), "{}", second.for_model);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while work.path().join(".keel").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!work.path().join(".keel").exists(), "the last sandbox took the cover away");
+}

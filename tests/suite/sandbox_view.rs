@@ -1,0 +1,69 @@
+//! Where a command runs, as the person sees it: the approval box and the status bar name the
+//! sandbox (`sandbox: workspace · no network`), and a sandbox that cannot be set up stays in the
+//! status bar, even on a narrow screen.
+
+use keel::agent::{Activity, ApprovalRequest, Snapshot};
+use keel::tui::{App, TuiOptions, render};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use std::sync::Arc;
+
+fn screen(snapshot: Snapshot, width: u16, height: u16) -> Vec<String> {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(Rect::new(0, 0, width, height));
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..height)
+        .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect::<String>().trim_end().into())
+        .collect()
+}
+
+fn with_sandbox(label: &str) -> Snapshot {
+    Snapshot {
+        seq: 1,
+        provider: Arc::from("anthropic"),
+        model: Arc::from("claude-sonnet-4-5"),
+        sandbox: Some(Arc::from(label)),
+        ..Snapshot::default()
+    }
+}
+
+#[test]
+fn the_approval_box_says_where_the_command_runs() {
+    let snapshot = Snapshot {
+        activity: Activity::AwaitingApproval,
+        pending_approval: Some(Arc::new(ApprovalRequest {
+            id: "call_1".into(),
+            tool: "bash".into(),
+            detail: "cargo test".into(),
+            diff: None,
+            always: Some("exactly this command line, for the rest of the session".into()),
+            sandbox: Some("sandbox: workspace · no network".into()),
+        })),
+        ..with_sandbox("sandbox: workspace · no network")
+    };
+    let rows = screen(snapshot, 80, 24);
+    assert!(rows.iter().any(|row| row.contains("│ sandbox: workspace · no network")), "{rows:#?}");
+    insta::assert_snapshot!(rows.join("\n"));
+}
+
+#[test]
+fn the_status_bar_names_the_sandbox_and_keeps_a_missing_one_in_view() {
+    let wide = screen(with_sandbox("sandbox: workspace · no network"), 120, 6);
+    let bar = wide.last().unwrap();
+    assert!(bar.contains("sandbox: workspace · no network"), "{bar}");
+    // Short of room, the sandbox's name goes first; a missing sandbox stays.
+    let narrow = screen(with_sandbox("sandbox: workspace · no network"), 50, 6);
+    assert!(!narrow.last().unwrap().contains("sandbox"), "{}", narrow.last().unwrap());
+    let missing = screen(with_sandbox("sandbox: unavailable"), 50, 6);
+    assert!(
+        missing.last().unwrap().contains("sandbox: unavailable"),
+        "{}",
+        missing.last().unwrap()
+    );
+    insta::assert_snapshot!(format!("{bar}\n{}", missing.last().unwrap()));
+}
