@@ -53,7 +53,7 @@ exactly, with enough lines to be unique), with new_text.";
 /// outside a tool call, such as the project's instructions.
 pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, ToolError> {
     let real = workspace.resolve(path)?;
-    open::open_regular(&real, path).map(|(file, _)| file)
+    open::open_regular(workspace, &real, path).map(|(file, _)| file)
 }
 
 /// `read_file`'s arguments.

@@ -7,6 +7,7 @@
 //! The `todo` tool lives with the board (`crate::todo`), since it changes agent state.
 
 pub mod bash;
+pub(crate) mod beneath;
 pub mod call;
 pub mod files;
 pub mod guard;
