@@ -41,6 +41,8 @@ fn main() -> ExitCode {
     if let Some(code) = supervisor::run_if_requested() {
         return code;
     }
+    // Before any thread starts: a file-size limit fails a write instead of killing keel.
+    keel::tools::size_limit::keep_writes_alive();
     match std::env::current_exe() {
         Ok(exe) => supervisor::set_program(exe),
         Err(err) => {
@@ -188,8 +190,9 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 price: config.prices.of(&config.model),
             };
             let result = headless::run(handle, start, printing).await?;
-            // A reader that left (`| head`) took what it wanted: not a failure.
-            if result.outcome == TurnOutcome::Success || result.reader_gone {
+            // A reader that left (`| head`) took what it wanted: not a failure. A session that
+            // could not be saved is one, whatever the turn did.
+            if (result.outcome == TurnOutcome::Success && !result.not_saved) || result.reader_gone {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(EXIT_FAILED)

@@ -14,6 +14,7 @@ pub mod guard;
 pub mod output;
 pub mod preview;
 pub mod simple_command;
+pub mod size_limit;
 pub mod supervisor;
 pub mod undo;
 pub mod workspace;

@@ -15,7 +15,11 @@ impl State {
             return None;
         }
         let written = self.undo.ignore_rules_written();
-        Some(self.journal.shadow_for_snapshot()?.including_ignored_near(&written))
+        let shadow = self.journal.shadow_for_snapshot();
+        if let Some(err) = self.journal.take_untold() {
+            self.not_saved(&err);
+        }
+        Some(shadow?.including_ignored_near(&written))
     }
 
     /// The turn's undo group begins, before its first tool that can change the workspace.

@@ -42,6 +42,8 @@ enum Event {
 
 /// Runs the supervisor for `command`; stdin must be the socket keel holds the other end of.
 pub fn main(command: &OsStr) -> ExitCode {
+    // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
+    crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
         eprintln!("keel: this entry point is internal; keel starts it for each command");
         return ExitCode::FAILURE;
