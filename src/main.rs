@@ -13,6 +13,7 @@ use keel::instructions;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::{Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
+use keel::visible::visible;
 use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -51,7 +52,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     if let Err(err) = color_eyre::install() {
-        eprintln!("keel: {err}");
+        eprintln!("keel: {}", visible(&err.to_string()));
     }
     // One thread runs every task (the front end, the agent, the HTTP client's connection tasks);
     // blocking work has tokio's blocking pool. Besides starting faster, it makes the HTTP
@@ -72,7 +73,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let usage = err.downcast_ref::<ConfigError>().is_some()
                 || err.downcast_ref::<UsageError>().is_some();
-            eprintln!("keel: {err:#}");
+            eprintln!("keel: {}", visible(&format!("{err:#}")));
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
@@ -104,7 +105,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     }
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
     for notice in &notices {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(notice));
     }
     if headless && config.approval == ApprovalMode::Ask {
         return Err(UsageError(format!(
@@ -124,7 +125,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let instructions = instructions::find(&workspace);
     let instructions_note = instructions.note();
     if let (Some(note), true) = (&instructions_note, headless) {
-        eprintln!("keel: {note}");
+        eprintln!("keel: {}", visible(note));
     }
     let agent_config = AgentConfig {
         system_prompt: instructions::system_prompt(SYSTEM_PROMPT, &instructions),
@@ -161,7 +162,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         return Err(UsageError(format!("{}, or try --demo", missing_key.replace('`', ""))).into());
     }
     if let (Some(place), true) = (&demo_place, headless) {
-        eprintln!("keel: {}", place.describe());
+        eprintln!("keel: {}", visible(&place.describe()));
     }
     let demo_prompt = match &provider {
         Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
@@ -173,7 +174,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let told = notices.len();
     let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(notice));
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
     let handle = agent::spawn_with_session(agent_config, provider, Tools::new(workspace), sessions);
@@ -252,7 +253,7 @@ fn open_session(
     match opened {
         Ok((log, restored)) => {
             for warning in &restored.warnings {
-                eprintln!("keel: {warning}");
+                eprintln!("keel: {}", visible(warning));
             }
             Ok(Sessions::Resume(store, log, restored))
         }
@@ -279,7 +280,7 @@ fn store_of(workspace: &Workspace) -> color_eyre::Result<SessionStore> {
     let mut notices = Vec::new();
     adopt_legacy_logs(&store, &mut notices);
     for notice in notices {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(&notice));
     }
     Ok(store)
 }
@@ -299,7 +300,7 @@ fn adopt_legacy_logs(store: &SessionStore, notices: &mut Vec<String>) {
 fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
     let sessions = store_of(workspace)?.list()?;
     if sessions.is_empty() {
-        println!("No saved sessions for {}.", workspace.root().display());
+        println!("No saved sessions for {}.", visible(&workspace.root().display().to_string()));
     }
     for info in sessions {
         let started = std::time::UNIX_EPOCH + Duration::from_secs(info.started_at);
@@ -307,11 +308,11 @@ fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
             info.first_prompt.lines().next().unwrap_or_default().chars().take(60).collect();
         println!(
             "{}  {}  {:>2}/{:<2}  {}",
-            info.id,
+            visible(&info.id),
             humantime::format_rfc3339_seconds(started),
             info.done,
             info.total,
-            prompt
+            visible(&prompt)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -326,7 +327,7 @@ fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
         }
         err => UsageError(err.to_string()),
     })?;
-    println!("{}", report.summary());
+    println!("{}", visible(&report.summary()));
     Ok(ExitCode::SUCCESS)
 }
 
