@@ -361,8 +361,15 @@ fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempD
             (std::env::current_dir().wrap_err("cannot read the current directory")?, None)
         }
     };
-    let workspace = Workspace::new(root.clone())
+    let mut workspace = Workspace::new(root.clone())
         .map_err(|err| UsageError(format!("workspace {}: {err}", root.display())))?;
+    if temp.is_none()
+        && let Ok(store) = SessionStore::from_env(workspace.root())
+    {
+        // What a write or an undo killed mid-way left in the workspace goes now.
+        workspace = workspace.noting_writes_in(store.pending_dir());
+        keel::tools::pending::sweep(&workspace);
+    }
     Ok((workspace, temp))
 }
 

@@ -18,7 +18,7 @@ mod open;
 mod plan;
 mod read;
 
-pub(crate) use atomic::{remove_leftover_temps, write_atomically};
+pub(crate) use atomic::{is_keel_temp, remove_leftover_temps, write_atomically};
 pub use plan::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 

@@ -12,6 +12,7 @@ pub mod call;
 pub mod files;
 pub mod guard;
 pub mod output;
+pub mod pending;
 pub mod preview;
 pub mod simple_command;
 pub mod size_limit;

@@ -38,6 +38,8 @@ const KEEL_REASON: &str = "the workspace's keel settings are the person's to edi
 pub struct Workspace {
     root: PathBuf,
     dir: Arc<OwnedFd>,
+    /// Where writes note their temporary files in flight (`super::pending`), if anywhere.
+    pending: Option<PathBuf>,
 }
 
 impl PartialEq for Workspace {
@@ -51,7 +53,19 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref().canonicalize()?;
         let dir = Arc::new(beneath::open_root(&root)?);
-        Ok(Self { root, dir })
+        Ok(Self { root, dir, pending: None })
+    }
+
+    /// Notes temporary files in flight in `dir` (keel's state for this workspace), so that the
+    /// next start can remove what a killed write left (`super::pending::sweep`).
+    pub fn noting_writes_in(mut self, dir: PathBuf) -> Self {
+        self.pending = Some(dir);
+        self
+    }
+
+    /// Where temporary files in flight are noted.
+    pub(crate) fn pending_dir(&self) -> Option<&Path> {
+        self.pending.as_deref()
     }
 
     /// The descriptor of the root, which every use of a resolved path starts from.

@@ -26,6 +26,8 @@ const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
 const WORKSPACE_FILE: &str = "workspace";
+/// The folder of notes of temporary files in flight (`tools::pending`).
+const PENDING_DIR: &str = "pending";
 /// The private index a session snapshots through, inside the shadow repository.
 const INDEX_PREFIX: &str = "keel-index-";
 /// How much of the workspace's path the folder name keeps, in characters (its end).
@@ -76,6 +78,11 @@ impl SessionStore {
     }
 
     /// The workspace's folder in the state folder.
+    /// Where writes in this workspace note their temporary files in flight.
+    pub fn pending_dir(&self) -> PathBuf {
+        self.dir.join(PENDING_DIR)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

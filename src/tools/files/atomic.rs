@@ -22,7 +22,7 @@
 
 use super::open::{check_regular, io_error, used_error};
 use crate::tools::workspace::swapped;
-use crate::tools::{ToolError, Workspace, beneath};
+use crate::tools::{ToolError, Workspace, beneath, pending};
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Write};
@@ -105,15 +105,20 @@ pub(crate) fn write_atomically(
         undo_folders();
         failed("cannot create a temporary file in its folder: ", err)
     })?;
+    // Noted outside the workspace, so that a kill before the rename is cleaned up at the next
+    // start (`tools::pending`).
+    let note = pending::note(workspace.pending_dir(), &relative.join(&temp));
     let written = fill(&mut file, target.as_ref(), content).and_then(|()| {
         drop(file);
         beneath::rename(dir, &temp, name)
     });
     if let Err(err) = written {
         let _ = beneath::remove_file(dir, &temp);
+        drop(note);
         undo_folders();
         return Err(failed("", err));
     }
+    drop(note);
     let note = rustix::fs::fsync(dir).err().map(|err| {
         format!(" (Its folder could not be synced, so the change may not survive a crash: {err}.)")
     });
@@ -138,6 +143,16 @@ fn write_failed(display: &str, existed: bool, step: &'static str, source: io::Er
             format!("`{display}` was not created")
         },
     }
+}
+
+/// Whether `name` is one [`create_temp`] makes, for any target.
+pub(crate) fn is_keel_temp(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(b".").and_then(|rest| rest.strip_suffix(b".tmp")) else {
+        return false;
+    };
+    let Some(at) = rest.len().checked_sub(TEMP_RANDOM_HEX) else { return false };
+    let (stem, random) = rest.split_at(at);
+    stem.ends_with(b".keel-") && random.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Whether `name` is one [`create_temp`] makes for a file whose name starts with `stem`.
@@ -234,6 +249,8 @@ mod tests {
         assert!(name.len() < 100, "{name}");
         assert!(is_temp_name(name.as_bytes(), long.as_bytes()));
         assert!(!is_temp_name(b".xxx.keel-zz.tmp", long.as_bytes()));
+        assert!(is_keel_temp(name.as_bytes()));
+        assert!(!is_keel_temp(b".a.keel-zz.tmp") && !is_keel_temp(b"a.txt"));
     }
 
     #[test]
