@@ -22,6 +22,10 @@ use std::time::Duration;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a response stream may stay silent before it counts as cut.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a response may go without an event that carries the answer (a server trickling
+/// bytes or sending only keep-alives), unless `KEEL_STALL_TIMEOUT` says otherwise.
+const STALL_TIMEOUT: Duration = Duration::from_secs(300);
+const STALL_TIMEOUT_VAR: &str = "KEEL_STALL_TIMEOUT";
 /// The headless demo's pause before each answer: quick, but still readable as it scrolls.
 const HEADLESS_DEMO_PACE: Duration = Duration::from_millis(150);
 /// The system prompt keel sends by default.
@@ -373,6 +377,21 @@ fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempD
     Ok((workspace, temp))
 }
 
+/// How long a response may make no progress: `KEEL_STALL_TIMEOUT` seconds, else the default.
+fn stall_timeout() -> color_eyre::Result<Duration> {
+    match std::env::var(STALL_TIMEOUT_VAR) {
+        Err(_) => Ok(STALL_TIMEOUT),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(seconds) if seconds > 0 => Ok(Duration::from_secs(seconds)),
+            _ => Err(UsageError(format!(
+                "{STALL_TIMEOUT_VAR} must be a whole number of seconds above 0, not {:?}",
+                visible(&text)
+            ))
+            .into()),
+        },
+    }
+}
+
 /// The configured provider, or `None` when there is no key.
 fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
     let (Some(kind), Some(api_key)) = (config.provider, config.api_key.clone()) else {
@@ -384,6 +403,7 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
         model: config.model.clone(),
         connect_timeout: CONNECT_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
+        stall_timeout: stall_timeout()?,
         retry: RetryPolicy::default(),
     };
     // A client that cannot be built means a bad setting (a base URL that is not a URL).
