@@ -115,9 +115,9 @@ impl SessionStore {
         if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file()) {
             return Err(SessionError::NotFound { id: id.to_owned(), dir: self.sessions_dir() });
         }
-        let bytes = std::fs::read(&path)
-            .map_err(|source| SessionError::Io { path: path.clone(), source })?;
-        Ok(super::replay::replay(&bytes).restored)
+        let io = |source| SessionError::Io { path: path.clone(), source };
+        let file = std::fs::File::open(&path).map_err(io)?;
+        Ok(super::replay::replay_from(std::io::BufReader::new(file)).map_err(io)?.restored)
     }
 
     /// Reopens the session whose log was written last.
@@ -139,8 +139,11 @@ impl SessionStore {
     pub fn list(&self) -> Result<Vec<SessionInfo>, SessionError> {
         let mut sessions = Vec::new();
         for (id, modified, path) in self.logs()? {
-            let Ok(bytes) = std::fs::read(&path) else { continue };
-            let replayed = super::replay::replay(&bytes);
+            // Read line by line: a large log is never held whole.
+            let Ok(file) = std::fs::File::open(&path) else { continue };
+            let Ok(replayed) = super::replay::replay_from(std::io::BufReader::new(file)) else {
+                continue;
+            };
             let restored = replayed.restored;
             let first_prompt = restored
                 .history
