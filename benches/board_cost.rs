@@ -91,6 +91,7 @@ async fn run(steps: Vec<Step>, board: bool) -> (Vec<Value>, Vec<usize>) {
         model: "bench".into(),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(30),
+        stall_timeout: Duration::from_secs(30),
         retry: RetryPolicy::default(),
     };
     let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());

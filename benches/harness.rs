@@ -30,6 +30,7 @@ async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
         model: "bench".into(),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(30),
+        stall_timeout: Duration::from_secs(30),
         retry: RetryPolicy::default(),
     };
     let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());

@@ -136,6 +136,7 @@ fn client() -> AnthropicClient {
         model: "bench".into(),
         connect_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(1),
+        stall_timeout: Duration::from_secs(1),
         retry: RetryPolicy::default(),
     })
     .unwrap()

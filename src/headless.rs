@@ -47,6 +47,8 @@ pub struct RunResult {
     pub error: Option<String>,
     /// Whoever read stdout closed it before the run ended: nobody is left to tell of a failure.
     pub reader_gone: bool,
+    /// The session log could not be written (the person was told on stderr): the run fails.
+    pub not_saved: bool,
 }
 
 /// Sends `start` (a prompt, or `Continue`), prints events until the turn ends, then stops the
@@ -68,6 +70,7 @@ pub async fn run(
     let mut interrupted = false;
     let mut reader_gone = false;
     let mut board: Vec<BoardItem> = Vec::new();
+    let mut not_saved = false;
     let result = loop {
         let event = tokio::select! {
             event = agent.events.recv() => event,
@@ -82,11 +85,13 @@ pub async fn run(
                 outcome: TurnOutcome::Error,
                 error: Some("the agent stopped unexpectedly".into()),
                 reader_gone,
+                not_saved,
             };
         };
         if let AgentEvent::Todo { items, .. } = &event {
             board.clone_from(items);
         }
+        not_saved |= matches!(event, AgentEvent::NotSaved { .. });
         if !reader_gone {
             // Held while one event is printed, never while the next is awaited: another thread
             // (a tool's blocking job, a panic message) can always write.
@@ -112,7 +117,7 @@ pub async fn run(
             }
         }
         if let AgentEvent::Result { outcome, error, .. } = event {
-            break RunResult { outcome, error, reader_gone };
+            break RunResult { outcome, error, reader_gone, not_saved };
         }
     };
     let _ = agent.commands.send(Command::Quit);
@@ -262,6 +267,7 @@ fn print_progress(
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{}", visible(text))?,
+        AgentEvent::NotSaved { reason } => writeln!(err, "keel: {}", visible(reason))?,
         AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }

@@ -14,6 +14,7 @@ use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::{Sandbox, Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
+use keel::visible::visible;
 use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,6 +23,10 @@ use std::time::Duration;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a response stream may stay silent before it counts as cut.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a response may go without an event that carries the answer (a server trickling
+/// bytes or sending only keep-alives), unless `KEEL_STALL_TIMEOUT` says otherwise.
+const STALL_TIMEOUT: Duration = Duration::from_secs(300);
+const STALL_TIMEOUT_VAR: &str = "KEEL_STALL_TIMEOUT";
 /// The headless demo's pause before each answer: quick, but still readable as it scrolls.
 const HEADLESS_DEMO_PACE: Duration = Duration::from_millis(150);
 /// The system prompt keel sends by default.
@@ -42,6 +47,8 @@ fn main() -> ExitCode {
     if let Some(code) = supervisor::run_if_requested() {
         return code;
     }
+    // Before any thread starts: a file-size limit fails a write instead of killing keel.
+    keel::tools::size_limit::keep_writes_alive();
     // Not dumpable: no other process of the person's (a command run unconfined, say) can read
     // keel's `/proc/PID/environ`, with its keys, or write to its `/proc/PID/fd`.
     if let Err(err) = nix::sys::prctl::set_dumpable(false) {
@@ -55,7 +62,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     if let Err(err) = color_eyre::install() {
-        eprintln!("keel: {err}");
+        eprintln!("keel: {}", visible(&err.to_string()));
     }
     // One thread runs every task (the front end, the agent, the HTTP client's connection tasks);
     // blocking work has tokio's blocking pool. Besides starting faster, it makes the HTTP
@@ -76,7 +83,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let usage = err.downcast_ref::<ConfigError>().is_some()
                 || err.downcast_ref::<UsageError>().is_some();
-            eprintln!("keel: {err:#}");
+            eprintln!("keel: {}", visible(&format!("{err:#}")));
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
@@ -110,7 +117,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
     notices.extend(sandbox.problem().map(str::to_owned));
     for notice in &notices {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(notice));
     }
     if headless && config.approval == ApprovalMode::Ask {
         return Err(UsageError(format!(
@@ -130,7 +137,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let instructions = instructions::find(&workspace);
     let instructions_note = instructions.note();
     if let (Some(note), true) = (&instructions_note, headless) {
-        eprintln!("keel: {note}");
+        eprintln!("keel: {}", visible(note));
     }
     let agent_config = config.agent_config(
         instructions::system_prompt(SYSTEM_PROMPT, &instructions),
@@ -158,7 +165,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         return Err(UsageError(format!("{}, or try --demo", missing_key.replace('`', ""))).into());
     }
     if let (Some(place), true) = (&demo_place, headless) {
-        eprintln!("keel: {}", place.describe());
+        eprintln!("keel: {}", visible(&place.describe()));
     }
     let demo_prompt = match &provider {
         Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
@@ -170,7 +177,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let told = notices.len();
     let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(notice));
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
     let handle = agent::spawn_with_session(
@@ -192,8 +199,9 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 price: config.prices.of(&config.model),
             };
             let result = headless::run(handle, start, printing).await?;
-            // A reader that left (`| head`) took what it wanted: not a failure.
-            if result.outcome == TurnOutcome::Success || result.reader_gone {
+            // A reader that left (`| head`) took what it wanted: not a failure. A session that
+            // could not be saved is one, whatever the turn did.
+            if (result.outcome == TurnOutcome::Success && !result.not_saved) || result.reader_gone {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(EXIT_FAILED)
@@ -253,7 +261,7 @@ fn open_session(
     match opened {
         Ok((log, restored)) => {
             for warning in &restored.warnings {
-                eprintln!("keel: {warning}");
+                eprintln!("keel: {}", visible(warning));
             }
             Ok(Sessions::Resume(store, log, restored))
         }
@@ -280,7 +288,7 @@ fn store_of(workspace: &Workspace) -> color_eyre::Result<SessionStore> {
     let mut notices = Vec::new();
     adopt_legacy_logs(&store, &mut notices);
     for notice in notices {
-        eprintln!("keel: {notice}");
+        eprintln!("keel: {}", visible(&notice));
     }
     Ok(store)
 }
@@ -300,7 +308,7 @@ fn adopt_legacy_logs(store: &SessionStore, notices: &mut Vec<String>) {
 fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
     let sessions = store_of(workspace)?.list()?;
     if sessions.is_empty() {
-        println!("No saved sessions for {}.", workspace.root().display());
+        println!("No saved sessions for {}.", visible(&workspace.root().display().to_string()));
     }
     for info in sessions {
         let started = std::time::UNIX_EPOCH + Duration::from_secs(info.started_at);
@@ -308,11 +316,11 @@ fn list_sessions(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
             info.first_prompt.lines().next().unwrap_or_default().chars().take(60).collect();
         println!(
             "{}  {}  {:>2}/{:<2}  {}",
-            info.id,
+            visible(&info.id),
             humantime::format_rfc3339_seconds(started),
             info.done,
             info.total,
-            prompt
+            visible(&prompt)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -327,7 +335,7 @@ fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
         }
         err => UsageError(err.to_string()),
     })?;
-    println!("{}", report.summary());
+    println!("{}", visible(&report.summary()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -361,9 +369,31 @@ fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempD
             (std::env::current_dir().wrap_err("cannot read the current directory")?, None)
         }
     };
-    let workspace = Workspace::new(root.clone())
+    let mut workspace = Workspace::new(root.clone())
         .map_err(|err| UsageError(format!("workspace {}: {err}", root.display())))?;
+    if temp.is_none()
+        && let Ok(store) = SessionStore::from_env(workspace.root())
+    {
+        // What a write or an undo killed mid-way left in the workspace goes now.
+        workspace = workspace.noting_writes_in(store.pending_dir());
+        keel::tools::pending::sweep(&workspace);
+    }
     Ok((workspace, temp))
+}
+
+/// How long a response may make no progress: `KEEL_STALL_TIMEOUT` seconds, else the default.
+fn stall_timeout() -> color_eyre::Result<Duration> {
+    match std::env::var(STALL_TIMEOUT_VAR) {
+        Err(_) => Ok(STALL_TIMEOUT),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(seconds) if seconds > 0 => Ok(Duration::from_secs(seconds)),
+            _ => Err(UsageError(format!(
+                "{STALL_TIMEOUT_VAR} must be a whole number of seconds above 0, not {:?}",
+                visible(&text)
+            ))
+            .into()),
+        },
+    }
 }
 
 /// The configured provider, or `None` when there is no key.
@@ -377,6 +407,7 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
         model: config.model.clone(),
         connect_timeout: CONNECT_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
+        stall_timeout: stall_timeout()?,
         retry: RetryPolicy::default(),
     };
     // A client that cannot be built means a bad setting (a base URL that is not a URL).

@@ -61,6 +61,9 @@ pub enum AgentEvent {
         /// Why this response stopped (`max_tokens`: cut at the output limit).
         stop_reason: StopReason,
     },
+    /// The session log could not be written: from here on nothing is saved, so undo and
+    /// `--continue` will miss it. Sent once.
+    NotSaved { reason: String },
     /// A request failed and will be tried again.
     Retry { attempt: u32, delay_ms: u64, reason: String },
     /// keel compacted the history to fit the model's context window.

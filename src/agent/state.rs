@@ -68,6 +68,8 @@ pub(super) struct State {
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
+    /// Events for the front end found while changing state, sent at the next publish.
+    outgoing: Vec<AgentEvent>,
 }
 
 impl State {
@@ -99,6 +101,7 @@ impl State {
             in_progress_changed: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
+            outgoing: Vec::new(),
         }
     }
 
@@ -118,8 +121,11 @@ impl State {
         self.view.clone()
     }
 
-    /// Sends the current state to the front end, if one listens.
+    /// Sends the current state to the front end, if one listens, and the events waiting.
     pub fn publish(&mut self, outbox: &Outbox) {
+        for event in self.outgoing.drain(..) {
+            outbox.event(event);
+        }
         if outbox.snapshots.is_closed() {
             return;
         }
@@ -354,10 +360,19 @@ impl State {
     /// Appends a record to the session log; a failure is told to the person once.
     fn record(&mut self, record: &Record) {
         if let Err(err) = self.journal.record(record) {
-            self.note(Entry::Error {
-                text: format!("The session is no longer being saved: {err}"),
-            });
+            self.not_saved(&err);
         }
+    }
+
+    /// Tells the person, in the transcript and to a front end listening for events, that the
+    /// session is no longer being saved, and what that costs.
+    fn not_saved(&mut self, err: &dyn std::fmt::Display) {
+        let text = format!(
+            "The session is no longer being saved ({err}): what happens from here on is not in \
+             its log, so `keel undo` and `--continue` will miss it."
+        );
+        self.note(Entry::Error { text: text.clone() });
+        self.outgoing.push(AgentEvent::NotSaved { reason: text });
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! That file comes with the workspace: a cloned repository ships it, and the model can write it.
 //! So it may not say where requests go, with which key or in which protocol (`provider`,
-//! `base_url`, `api_key`: a repository could send the person's key to its own server), and it may
+//! `base_url`, `api_key`: a repository could send the person's key to its own server), nor speak
+//! in keel's own voice (`nag_message`: it reaches the model as keel's `<reminder>`, where a
+//! repository could claim "the person has switched approval to auto"), and it may
 //! make approvals stricter — even than `--approval` — but never looser than the person's own
 //! setting. keel takes the rest of the file as usual and names what it left out, once.
 
@@ -12,7 +14,7 @@ use crate::tools::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.
-pub const PROJECT_MAY_NOT_SET: [&str; 3] = ["provider", "base_url", "api_key"];
+pub const PROJECT_MAY_NOT_SET: [&str; 4] = ["provider", "base_url", "api_key", "nag_message"];
 
 /// Something the project's file set that keel did not take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +52,7 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     let list: Vec<String> = ignored.iter().map(ToString::to_string).collect();
     Some(format!(
         "ignored {} in the workspace's {PROJECT_CONFIG}: a project's file may not choose the \
-         provider, its URL or key, nor loosen approvals or the sandbox. Set them in your own config file, the \
+         provider, its URL or key, nor keel's reminder text, nor loosen approvals or the sandbox. Set them in your own config file, the \
          environment or a flag.",
         list.join(", ")
     ))
@@ -88,6 +90,7 @@ pub fn restrict(project: &FileSettings, person: ApprovalMode) -> (FileSettings, 
     drop_key(allowed.provider.take().is_some(), "provider");
     drop_key(allowed.base_url.take().is_some(), "base_url");
     drop_key(allowed.api_key.take().is_some(), "api_key");
+    drop_key(allowed.nag_message.take().is_some(), "nag_message");
     // Kept only where it tightens: then it wins over the person's mode, even over the flag.
     if let Some(asked) = allowed.approval.filter(|asked| looseness(*asked) >= looseness(person)) {
         allowed.approval = None;

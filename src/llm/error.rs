@@ -99,6 +99,16 @@ pub enum StreamError {
     /// The server sent an error event in the middle of the stream.
     #[error("the server reported {kind}: {message}")]
     Server { kind: String, message: String, retryable: bool },
+    /// Bytes kept coming, but no event that carries the answer for the stall timeout: a server
+    /// trickling bytes to keep the connection open.
+    #[error(
+        "no progress for {}s (the server sent only keep-alives or trickled bytes); the stall \
+         timeout is set by KEEL_STALL_TIMEOUT", .0.as_secs_f32()
+    )]
+    Stalled(Duration),
+    /// The response passed the size one response may have.
+    #[error("the response passed {} MiB, the most keel reads of one response", .0 >> 20)]
+    TooLarge(usize),
 }
 
 impl From<std::convert::Infallible> for StreamError {
@@ -124,6 +134,7 @@ impl StreamError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Server { retryable, .. } => *retryable,
+            Self::TooLarge(_) => false,
             _ => true,
         }
     }
@@ -132,6 +143,8 @@ impl StreamError {
     pub fn reason(&self) -> String {
         match self {
             Self::Idle(after) => format!("no data for {}s", after.as_secs_f32()),
+            Self::Stalled(after) => format!("no progress for {}s", after.as_secs_f32()),
+            Self::TooLarge(_) => "response too large".to_owned(),
             Self::Transport(_) => "connection broke".to_owned(),
             Self::Cut { .. } => "stream cut off".to_owned(),
             Self::Empty => "empty response".to_owned(),

@@ -89,7 +89,7 @@ pub(crate) async fn complete<D: EventDecoder + Default>(
     let body = bytes::Bytes::from(body);
     retry::run(&settings.retry, events, || {
         let request = http.post(&endpoint.url).headers(headers.clone()).body(body.clone());
-        attempt::<D>(request, endpoint, settings.idle_timeout, events)
+        attempt::<D>(request, endpoint, settings, events)
     })
     .await
 }
@@ -97,9 +97,10 @@ pub(crate) async fn complete<D: EventDecoder + Default>(
 async fn attempt<D: EventDecoder + Default>(
     request: reqwest::RequestBuilder,
     endpoint: &Endpoint,
-    idle: Duration,
+    settings: &HttpSettings,
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<Completion, LlmError> {
+    let idle = settings.idle_timeout;
     let stream_error = |cause| LlmError::Stream { url: endpoint.url.clone(), cause };
     let response = match tokio::time::timeout(idle, request.send()).await {
         Err(_elapsed) => return Err(stream_error(StreamError::Idle(idle))),
@@ -122,7 +123,9 @@ async fn attempt<D: EventDecoder + Default>(
         });
     }
     let chunks = sse::with_idle_timeout(response.bytes_stream(), idle);
-    sse::drive(D::default(), chunks, events).await.map_err(stream_error)
+    sse::drive_within(D::default(), chunks, events, settings.stall_timeout)
+        .await
+        .map_err(stream_error)
 }
 
 fn send_error(error: &reqwest::Error, endpoint: &Endpoint) -> LlmError {

@@ -14,6 +14,9 @@ pub struct HttpSettings {
     pub connect_timeout: Duration,
     /// How long a stream may go without a byte before it counts as cut.
     pub idle_timeout: Duration,
+    /// How long a stream may go without an event that carries the answer (keep-alives and
+    /// trickled bytes do not count) before it counts as stalled.
+    pub stall_timeout: Duration,
     pub retry: RetryPolicy,
 }
 
@@ -25,6 +28,7 @@ impl fmt::Debug for HttpSettings {
             .field("model", &self.model)
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("stall_timeout", &self.stall_timeout)
             .field("retry", &self.retry)
             .finish()
     }

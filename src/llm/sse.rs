@@ -26,6 +26,11 @@ use tokio::sync::mpsc::UnboundedSender;
 /// The most body read without a complete event before the stream counts as malformed. Real
 /// events are a few hundred bytes.
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
+/// The most body one response may have. A model's longest answers are well under a MiB; past
+/// this the server is sending something else, and holding it would cost memory for nothing.
+pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
+/// Events that only keep a connection open: they are no progress.
+const KEEP_ALIVE_EVENTS: [&str; 1] = ["ping"];
 /// The name of an event that came without an `event:` line.
 const DEFAULT_EVENT: &str = "message";
 /// After the end marker, how long the rest of the body (the closing chunk) may take. Reading it
@@ -62,11 +67,29 @@ pub trait EventDecoder {
 }
 
 /// Runs `decoder` over the events of `chunks` until the end marker, the end of the body, or an
-/// error.
+/// error, with no stall timeout.
 pub async fn drive<D, S, B, E>(
+    decoder: D,
+    chunks: S,
+    out: &UnboundedSender<StreamEvent>,
+) -> Result<Completion, StreamError>
+where
+    D: EventDecoder,
+    S: Stream<Item = Result<B, E>>,
+    B: Into<Bytes>,
+    E: Into<StreamError>,
+{
+    drive_within(decoder, chunks, out, Duration::MAX).await
+}
+
+/// Like [`drive`], failing with [`StreamError::Stalled`] when no event that carries the answer
+/// (keep-alives do not count, nor bytes that make no event) arrives for `stall`, and with
+/// [`StreamError::TooLarge`] past [`MAX_RESPONSE_BYTES`].
+pub async fn drive_within<D, S, B, E>(
     mut decoder: D,
     chunks: S,
     out: &UnboundedSender<StreamEvent>,
+    stall: Duration,
 ) -> Result<Completion, StreamError>
 where
     D: EventDecoder,
@@ -77,13 +100,25 @@ where
     let counts = Counts::default();
     let mut events = std::pin::pin!(SseByteStream::new(Counted::new(chunks, &counts)));
     let mut any_event = false;
-    while let Some(event) = events.next().await {
+    let mut deadline = tokio::time::Instant::now().checked_add(stall);
+    loop {
+        let next = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, events.next()).await {
+                Ok(next) => next,
+                Err(_elapsed) => return Err(StreamError::Stalled(stall)),
+            },
+            None => events.next().await,
+        };
+        let Some(event) = next else { break };
         let event = event.map_err(framing_error)?;
         counts.since_event.store(0, Ordering::Relaxed);
         // A block of only an id or a retry time is no event to dispatch.
         let Some(data) = event.data else { continue };
         any_event = true;
         let name = event.event.as_deref().unwrap_or(DEFAULT_EVENT);
+        if !KEEP_ALIVE_EVENTS.contains(&name) {
+            deadline = tokio::time::Instant::now().checked_add(stall);
+        }
         if decoder.event(name, &data, out)? == Flow::Done {
             let _ = tokio::time::timeout(DRAIN_AFTER_END, async {
                 while events.next().await.is_some() {}
@@ -99,6 +134,9 @@ where
     }
     if let Some(error) = counts.take_failure() {
         return Err(error);
+    }
+    if counts.total.load(Ordering::Relaxed) > MAX_RESPONSE_BYTES {
+        return Err(StreamError::TooLarge(MAX_RESPONSE_BYTES));
     }
     if counts.since_event.load(Ordering::Relaxed) > MAX_EVENT_BYTES {
         return Err(StreamError::Framing(format!(
@@ -187,7 +225,9 @@ where
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let counts = self.counts;
-        if counts.since_event.load(Ordering::Relaxed) > MAX_EVENT_BYTES {
+        if counts.since_event.load(Ordering::Relaxed) > MAX_EVENT_BYTES
+            || counts.total.load(Ordering::Relaxed) > MAX_RESPONSE_BYTES
+        {
             return Poll::Ready(None);
         }
         match ready!(self.chunks.as_mut().poll_next(cx)) {

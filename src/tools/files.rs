@@ -18,7 +18,7 @@ mod open;
 mod planned_change;
 mod read;
 
-pub(crate) use atomic::{remove_leftover_temps, write_atomically};
+pub(crate) use atomic::{is_keel_temp, remove_leftover_temps, write_atomically};
 pub use planned_change::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
@@ -53,7 +53,7 @@ exactly, with enough lines to be unique), with new_text.";
 /// outside a tool call, such as the project's instructions.
 pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, ToolError> {
     let real = workspace.resolve(path)?;
-    open::open_regular(&real, path).map(|(file, _)| file)
+    open::open_regular(workspace, &real, path).map(|(file, _)| file)
 }
 
 /// `read_file`'s arguments.

@@ -7,13 +7,16 @@
 //! The `todo` tool lives with the board (`crate::board`), since it changes agent state.
 
 pub mod bash;
+pub(crate) mod beneath;
 pub mod call;
 pub mod files;
 pub mod guard;
 pub mod output;
+pub mod pending;
 pub mod preview;
 pub mod sandbox;
 pub mod simple_command;
+pub mod size_limit;
 pub mod supervisor;
 pub mod undo;
 pub mod workspace;

@@ -13,12 +13,18 @@
 //! file systems `.GIT` is a folder of its own that git ignores, but on case-insensitive ones
 //! (vfat, exFAT, ext4 with casefold, macOS) it *is* `.git`, and refusing a rare `.GIT` costs less
 //! than a hook written behind git's back.
+//!
+//! Resolving is the check; the use goes through the workspace's folder descriptor (see
+//! `super::beneath`), so a folder swapped for a symlink between the two is refused, not followed.
 
 use super::ToolError;
+use super::beneath;
 use std::ffi::OsStr;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// git's folder (or, in a submodule or a linked worktree, the file pointing to it).
 const GIT_DIR: &str = ".git";
@@ -27,16 +33,59 @@ const KEEL_DIR: &str = ".keel";
 const GIT_REASON: &str = "git's own files are not the model's to edit";
 const KEEL_REASON: &str = "the workspace's keel settings are the person's to edit, not the model's";
 
-/// The folder the tools work in, held as its canonical path.
+/// The folder the tools work in, held as its canonical path and an open descriptor of it.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<OwnedFd>,
+    /// Where writes note their temporary files in flight (`super::pending`), if anywhere.
+    pending: Option<PathBuf>,
+}
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
 }
 
 impl Workspace {
-    /// A workspace rooted at `root`, which must exist; it is canonicalised once here.
+    /// A workspace rooted at `root`, which must exist; it is canonicalised and opened once here.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Self { root: root.as_ref().canonicalize()? })
+        let root = root.as_ref().canonicalize()?;
+        let dir = Arc::new(beneath::open_root(&root)?);
+        Ok(Self { root, dir, pending: None })
+    }
+
+    /// Notes temporary files in flight in `dir` (keel's state for this workspace), so that the
+    /// next start can remove what a killed write left (`super::pending::sweep`).
+    pub fn noting_writes_in(mut self, dir: PathBuf) -> Self {
+        self.pending = Some(dir);
+        self
+    }
+
+    /// Where temporary files in flight are noted.
+    pub(crate) fn pending_dir(&self) -> Option<&Path> {
+        self.pending.as_deref()
+    }
+
+    /// The descriptor of the root, which every use of a resolved path starts from.
+    pub(crate) fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    /// `real` (a path [`Workspace::resolve`] returned) relative to the root, as the descriptor
+    /// functions take it; an error for a path outside.
+    pub(crate) fn below<'a>(&self, real: &'a Path) -> io::Result<&'a Path> {
+        real.strip_prefix(&self.root).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "the path is outside the workspace")
+        })
+    }
+
+    /// Opens the folder `real` (a resolved path) through the root's descriptor, checking that it
+    /// still is that folder once open; a folder replaced since it was resolved is refused.
+    pub(crate) fn open_folder(&self, real: &Path) -> io::Result<OwnedFd> {
+        let fd = beneath::open_folder(self.dir(), self.below(real)?)?;
+        if beneath::is_at(fd.as_fd(), real) { Ok(fd) } else { Err(swapped()) }
     }
 
     /// The canonical root.
@@ -130,6 +179,11 @@ impl Workspace {
     fn invalid(&self, path: &str, reason: &str) -> ToolError {
         ToolError::InvalidPath { path: path.to_owned(), reason: reason.to_owned() }
     }
+}
+
+/// The error for a folder found replaced between its check and its use.
+pub(crate) fn swapped() -> io::Error {
+    io::Error::from_raw_os_error(rustix::io::Errno::XDEV.raw_os_error())
 }
 
 /// Whether `name` is `protected`, regardless of ASCII case (see the module doc).

@@ -34,6 +34,7 @@ pub fn provider(server: &FakeLlm, wire: Wire) -> Provider {
         model: "fake".into(),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(30),
+        stall_timeout: Duration::from_secs(30),
         retry: RetryPolicy::default(),
     };
     match wire {

@@ -173,6 +173,7 @@ pub fn settings(base_url: &str, max_retries: u32) -> HttpSettings {
         model: "test-model".to_owned(),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
+        stall_timeout: Duration::from_secs(10),
         retry: fast_retry(max_retries),
     }
 }

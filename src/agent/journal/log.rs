@@ -12,10 +12,10 @@
 
 use super::SessionError;
 use super::record::Record;
-use super::replay::{Damage, Restored, replay};
+use super::replay::{Damage, Restored, replay_from};
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -78,13 +78,16 @@ impl SessionLog {
         if !file.metadata().map_err(io)?.is_file() {
             return Err(not_found());
         }
-        let mut file = lock(file, dir, id)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io)?;
-        let replayed = replay(&bytes);
+        let file = lock(file, dir, id)?;
+        // Read line by line: a log of hundreds of megabytes is never held whole.
+        let replayed = replay_from(std::io::BufReader::new(&*file)).map_err(io)?;
+        let length = file.metadata().map_err(io)?.len();
+        let valid_len = u64::try_from(replayed.valid_len).unwrap_or(u64::MAX);
         let mut restored = replayed.restored;
         if let Some(damage) = &replayed.damage {
-            let aside = set_aside(dir, id, &bytes[replayed.valid_len..])?;
+            let mut rest = &*file;
+            rest.seek(std::io::SeekFrom::Start(valid_len)).map_err(io)?;
+            let aside = set_aside(dir, id, rest)?;
             restored.warnings.push(describe(damage, &aside));
         } else if replayed.cut_off {
             restored.warnings.push(
@@ -93,9 +96,8 @@ impl SessionLog {
                     .to_owned(),
             );
         }
-        if replayed.valid_len < bytes.len() {
-            let len = u64::try_from(replayed.valid_len).unwrap_or(u64::MAX);
-            file.set_len(len).map_err(io)?;
+        if valid_len < length {
+            file.set_len(valid_len).map_err(io)?;
         }
         let mut log = Self { id: id.to_owned(), path, file };
         if replayed.missing_newline {
@@ -163,7 +165,7 @@ fn pid_path(dir: &Path, id: &str) -> PathBuf {
 }
 
 /// Moves the records beyond the valid prefix into a file of their own; returns its path.
-fn set_aside(dir: &Path, id: &str, rest: &[u8]) -> Result<PathBuf, SessionError> {
+fn set_aside(dir: &Path, id: &str, mut rest: impl Read) -> Result<PathBuf, SessionError> {
     let mut attempt: u32 = 0;
     loop {
         let suffix = if attempt == 0 { String::new() } else { format!("-{attempt}") };
@@ -172,7 +174,7 @@ fn set_aside(dir: &Path, id: &str, rest: &[u8]) -> Result<PathBuf, SessionError>
         match created {
             Ok(mut file) => {
                 let io = |source| SessionError::Io { path: path.clone(), source };
-                file.write_all(rest).map_err(io)?;
+                std::io::copy(&mut rest, &mut file).map_err(io)?;
                 file.sync_all().map_err(io)?;
                 return Ok(path);
             }

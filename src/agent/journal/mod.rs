@@ -83,17 +83,19 @@ pub(crate) struct Journal {
     store: Option<SessionStore>,
     /// Set once saving failed, so the person is told once, not at every record.
     failed: bool,
+    /// A failure to save found where it could not be returned, until it is told.
+    untold: Option<SessionError>,
 }
 
 impl Journal {
     /// Saves from the first record on to a new log in `store`.
     pub(crate) fn new_in(store: SessionStore) -> Self {
-        Self { log: None, store: Some(store), failed: false }
+        Self { log: None, store: Some(store), failed: false, untold: None }
     }
 
     /// Goes on saving to a reopened log.
     pub(crate) fn resume(log: SessionLog, store: SessionStore) -> Self {
-        Self { log: Some(log), store: Some(store), failed: false }
+        Self { log: Some(log), store: Some(store), failed: false, untold: None }
     }
 
     /// The same policy for a new conversation: saved, to a new log, if this one was.
@@ -132,11 +134,18 @@ impl Journal {
                 let id = log?.id().to_owned();
                 self.store.as_ref().map(|store| store.shadow(&id))
             }
-            Err(_) => {
+            Err(err) => {
                 self.failed = true;
+                self.untold = Some(err);
                 None
             }
         }
+    }
+
+    /// A failure to save that has not been told yet (found while opening the log for a
+    /// snapshot).
+    pub(crate) fn take_untold(&mut self) -> Option<SessionError> {
+        self.untold.take()
     }
 
     /// The shadow repository of the log already open, for undo.

@@ -15,6 +15,7 @@ use crate::agent::steps_done::Step;
 use crate::board::Board;
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::undo::{ObjectId, UndoStack};
+use std::io::BufRead;
 
 /// One thing the conversation showed, in order: a message, or the line where the model's view
 /// was compacted. The history a compaction shortened is still shown whole.
@@ -75,18 +76,30 @@ pub(super) struct Replayed {
 }
 
 /// Replays a log's bytes, up to the end of its longest valid prefix.
+#[cfg(test)]
 pub(super) fn replay(bytes: &[u8]) -> Replayed {
+    // Reading from memory cannot fail.
+    replay_from(bytes).unwrap_or_default()
+}
+
+/// Replays a log read line by line from `reader`, up to the end of its longest valid prefix:
+/// only the record being applied is held, never the whole log.
+pub(super) fn replay_from(mut reader: impl BufRead) -> std::io::Result<Replayed> {
     let mut state = Replay::default();
     let mut replayed = Replayed::default();
     let mut offset = 0;
     let mut line_number = 0;
-    while offset < bytes.len() {
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        let read = reader.read_until(b'\n', &mut buffer)?;
+        if read == 0 {
+            break;
+        }
         line_number += 1;
-        let rest = &bytes[offset..];
-        let (line, next, whole) = match rest.iter().position(|&byte| byte == b'\n') {
-            Some(end) => (&rest[..end], offset + end + 1, true),
-            None => (rest, bytes.len(), false),
-        };
+        let whole = buffer.last() == Some(&b'\n');
+        let line = if whole { &buffer[..buffer.len() - 1] } else { &buffer[..] };
+        let next = offset + read;
         if line.iter().all(u8::is_ascii_whitespace) {
             offset = next;
             replayed.valid_len = offset;
@@ -111,27 +124,40 @@ pub(super) fn replay(bytes: &[u8]) -> Replayed {
                 break;
             }
             (Err(reason), true) => {
-                replayed.damage = Some(describe_rest(&bytes[offset..], line_number, reason));
+                replayed.damage = Some(describe_rest(line, reader, line_number, reason)?);
                 break;
             }
         }
     }
     replayed.restored = state.restored;
-    replayed
+    Ok(replayed)
 }
 
-/// Counts what the lines from the damaged one on hold.
-fn describe_rest(rest: &[u8], line: usize, reason: String) -> Damage {
-    let lines: Vec<&[u8]> =
-        rest.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()).collect();
-    let messages = lines
-        .iter()
-        .filter(|line| {
-            serde_json::from_slice::<Record>(line)
-                .is_ok_and(|record| matches!(record, Record::Message { .. }))
-        })
-        .count();
-    Damage { line, reason, lines: lines.len(), messages }
+/// Counts what the lines from the damaged one (`first`) on hold, reading the rest line by line.
+fn describe_rest(
+    first: &[u8],
+    mut rest: impl BufRead,
+    line: usize,
+    reason: String,
+) -> std::io::Result<Damage> {
+    let is_message = |line: &[u8]| {
+        serde_json::from_slice::<Record>(line)
+            .is_ok_and(|record| matches!(record, Record::Message { .. }))
+    };
+    let (mut lines, mut messages) = (1, usize::from(is_message(first)));
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        if rest.read_until(b'\n', &mut buffer)? == 0 {
+            break;
+        }
+        let text = buffer.strip_suffix(b"\n").unwrap_or(&buffer);
+        if !text.is_empty() {
+            lines += 1;
+            messages += usize::from(is_message(text));
+        }
+    }
+    Ok(Damage { line, reason, lines, messages })
 }
 
 /// The state being rebuilt, and the calls that still owe a result.

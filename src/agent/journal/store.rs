@@ -26,6 +26,8 @@ const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
 const WORKSPACE_FILE: &str = "workspace";
+/// The folder of notes of temporary files in flight (`tools::pending`).
+const PENDING_DIR: &str = "pending";
 /// The private index a session snapshots through, inside the shadow repository.
 const INDEX_PREFIX: &str = "keel-index-";
 /// How much of the workspace's path the folder name keeps, in characters (its end).
@@ -76,6 +78,11 @@ impl SessionStore {
     }
 
     /// The workspace's folder in the state folder.
+    /// Where writes in this workspace note their temporary files in flight.
+    pub fn pending_dir(&self) -> PathBuf {
+        self.dir.join(PENDING_DIR)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -108,9 +115,9 @@ impl SessionStore {
         if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file()) {
             return Err(SessionError::NotFound { id: id.to_owned(), dir: self.sessions_dir() });
         }
-        let bytes = std::fs::read(&path)
-            .map_err(|source| SessionError::Io { path: path.clone(), source })?;
-        Ok(super::replay::replay(&bytes).restored)
+        let io = |source| SessionError::Io { path: path.clone(), source };
+        let file = std::fs::File::open(&path).map_err(io)?;
+        Ok(super::replay::replay_from(std::io::BufReader::new(file)).map_err(io)?.restored)
     }
 
     /// Reopens the session whose log was written last.
@@ -132,8 +139,11 @@ impl SessionStore {
     pub fn list(&self) -> Result<Vec<SessionInfo>, SessionError> {
         let mut sessions = Vec::new();
         for (id, modified, path) in self.logs()? {
-            let Ok(bytes) = std::fs::read(&path) else { continue };
-            let replayed = super::replay::replay(&bytes);
+            // Read line by line: a large log is never held whole.
+            let Ok(file) = std::fs::File::open(&path) else { continue };
+            let Ok(replayed) = super::replay::replay_from(std::io::BufReader::new(file)) else {
+                continue;
+            };
             let restored = replayed.restored;
             let first_prompt = restored
                 .history

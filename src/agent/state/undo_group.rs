@@ -11,7 +11,15 @@ impl State {
     /// Where the workspace is snapshotted around a turn's commands; `None` when the session
     /// is not saved.
     pub fn snapshot_source(&mut self) -> Option<Shadow> {
-        if self.snapshot_failed { None } else { self.journal.shadow_for_snapshot() }
+        if self.snapshot_failed {
+            return None;
+        }
+        let written = self.undo.ignore_rules_written();
+        let shadow = self.journal.shadow_for_snapshot();
+        if let Some(err) = self.journal.take_untold() {
+            self.not_saved(&err);
+        }
+        Some(shadow?.including_ignored_near(&written))
     }
 
     /// The turn's undo group begins, before its first tool that can change the workspace.

@@ -10,19 +10,25 @@
 //! What this means at the edges:
 //! - Symlinks are followed, and stay: `Workspace::resolve` hands over the real path, so writing
 //!   through a symlink inside the workspace replaces the file it points to, never the link.
+//! - The folder is opened through the workspace's descriptor (`beneath`), and the temporary file
+//!   is created and renamed by name inside that open folder: a folder swapped for a symlink after
+//!   the check is refused, so nothing is ever written outside the workspace.
+//! - A file-size limit (`ulimit -f`, `EFBIG`) is reported as such, the file left as it was.
 //! - The permission bits are kept (setuid, setgid and sticky included), and so are the owner and
 //!   group where the process may set them (as root; the group for a member of it). Extended
 //!   attributes and ACLs are not copied. A new file gets `0o666` less the umask (`0644` under the
 //!   usual `022`), like any editor's.
 //! - A file with several hard links gets a new inode: its other names keep the old content.
 
-use super::open::{check_regular, existing};
-use crate::tools::{ToolError, Workspace};
+use super::open::{check_regular, io_error, used_error};
+use crate::tools::workspace::swapped;
+use crate::tools::{ToolError, Workspace, beneath, pending};
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, File, Metadata, OpenOptions, Permissions};
+use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The mode a new file is created with, before the umask.
@@ -49,9 +55,10 @@ pub(crate) struct Written {
     pub created_folders: usize,
 }
 
-/// Replaces (or creates) the regular file at `path` with `content`, atomically; see the module
-/// doc.
+/// Replaces (or creates) the regular file at `path` (a resolved path in `workspace`) with
+/// `content`, atomically; see the module doc.
 pub(crate) fn write_atomically(
+    workspace: &Workspace,
     path: &Path,
     display: &str,
     content: &[u8],
@@ -62,51 +69,100 @@ pub(crate) fn write_atomically(
             reason: "it names no file".to_owned(),
         });
     };
-    let target = existing(path, display)?;
-    if let Some(meta) = &target {
-        check_regular(meta, display)?;
+    let name = Path::new(name);
+    let relative = workspace.below(folder).map_err(|source| io_error(display, source))?;
+    let root = workspace.dir();
+    let made = beneath::make_folder(root, relative).map_err(|err| {
+        if beneath::is_swapped(&err) {
+            used_error(display, err)
+        } else {
+            write_failed(display, false, "cannot create its folder: ", err)
+        }
+    })?;
+    let undo_folders = || beneath::remove_made(root, &made.created);
+    let dir = made.fd.as_fd();
+    // The folder was real when the path was resolved; one put in its place since (a symlink, a
+    // renamed folder) would send the write elsewhere.
+    if !beneath::is_at(dir, folder) {
+        undo_folders();
+        return Err(used_error(display, swapped()));
     }
-    let failed = |step: &'static str, source: io::Error| ToolError::WriteFailed {
+    let target = match beneath::metadata(dir, name) {
+        Ok(target) => target,
+        Err(err) => {
+            undo_folders();
+            return Err(used_error(display, err));
+        }
+    };
+    if let Some(meta) = &target
+        && let Err(err) = check_regular(meta, display)
+    {
+        undo_folders();
+        return Err(err);
+    }
+    let failed = |step, source| write_failed(display, target.is_some(), step, source);
+    let (mut file, temp) = create_temp(dir, name.as_os_str(), target.as_ref()).map_err(|err| {
+        undo_folders();
+        failed("cannot create a temporary file in its folder: ", err)
+    })?;
+    // Noted outside the workspace, so that a kill before the rename is cleaned up at the next
+    // start (`tools::pending`).
+    let note = pending::note(workspace.pending_dir(), &relative.join(&temp));
+    let written = fill(&mut file, target.as_ref(), content).and_then(|()| {
+        drop(file);
+        beneath::rename(dir, &temp, name)
+    });
+    if let Err(err) = written {
+        let _ = beneath::remove_file(dir, &temp);
+        drop(note);
+        undo_folders();
+        return Err(failed("", err));
+    }
+    drop(note);
+    let note = rustix::fs::fsync(dir).err().map(|err| {
+        format!(" (Its folder could not be synced, so the change may not survive a crash: {err}.)")
+    });
+    Ok(Written { note, created_folders: made.created.len() })
+}
+
+/// Why a write failed, and that the file was left as it was; a file-size limit (`EFBIG`) is
+/// named as such.
+fn write_failed(display: &str, existed: bool, step: &'static str, source: io::Error) -> ToolError {
+    let step = if source.raw_os_error() == Some(rustix::io::Errno::FBIG.raw_os_error()) {
+        "the file would exceed the size limit: "
+    } else {
+        step
+    };
+    ToolError::WriteFailed {
         path: display.to_owned(),
         step,
         source,
-        left: if target.is_some() {
+        left: if existed {
             format!("`{display}` was left as it was")
         } else {
             format!("`{display}` was not created")
         },
+    }
+}
+
+/// Whether `name` is one [`create_temp`] makes, for any target.
+pub(crate) fn is_keel_temp(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(b".").and_then(|rest| rest.strip_suffix(b".tmp")) else {
+        return false;
     };
-    let created =
-        create_folders(folder).map_err(|err| failed("cannot create its folder: ", err))?;
-    let undo_folders = || remove_folders(&created);
-    // The folder was real when the path was resolved; a symlink put in its place since would
-    // send the write elsewhere.
-    if folder.canonicalize().ok().as_deref() != Some(folder) {
-        undo_folders();
-        return Err(ToolError::InvalidPath {
-            path: display.to_owned(),
-            reason: "its folder was replaced (by a symlink?) after the path was checked, so \
-                     nothing was written; try again"
-                .to_owned(),
-        });
-    }
-    let (mut file, temp) = create_temp(folder, name, target.as_ref()).map_err(|err| {
-        undo_folders();
-        failed("cannot create a temporary file in its folder: ", err)
-    })?;
-    let written = fill(&mut file, target.as_ref(), content).and_then(|()| {
-        drop(file);
-        fs::rename(&temp, path)
-    });
-    if let Err(err) = written {
-        let _ = fs::remove_file(&temp);
-        undo_folders();
-        return Err(failed("", err));
-    }
-    let note = sync_folder(folder).err().map(|err| {
-        format!(" (Its folder could not be synced, so the change may not survive a crash: {err}.)")
-    });
-    Ok(Written { note, created_folders: created.len() })
+    let Some(at) = rest.len().checked_sub(TEMP_RANDOM_HEX) else { return false };
+    let (stem, random) = rest.split_at(at);
+    stem.ends_with(b".keel-") && random.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// Whether `name` is one [`create_temp`] makes for a file whose name starts with `stem`.
+fn is_temp_name(name: &[u8], stem: &[u8]) -> bool {
+    let mut prefix = b".".to_vec();
+    prefix.extend_from_slice(&stem[..stem.len().min(TEMP_NAME_STEM_BYTES)]);
+    prefix.extend_from_slice(b".keel-");
+    name.strip_prefix(prefix.as_slice()).and_then(|rest| rest.strip_suffix(b".tmp")).is_some_and(
+        |random| random.len() == TEMP_RANDOM_HEX && random.iter().all(u8::is_ascii_hexdigit),
+    )
 }
 
 /// Removes the temporary files a write to `path` (as the model names it) left behind when the
@@ -115,25 +171,19 @@ pub(crate) fn write_atomically(
 pub(crate) fn remove_leftover_temps(workspace: &Workspace, path: &str) -> usize {
     let Ok(target) = workspace.resolve_writable(path) else { return 0 };
     let (Some(folder), Some(name)) = (target.parent(), target.file_name()) else { return 0 };
-    let stem = &name.as_bytes()[..name.len().min(TEMP_NAME_STEM_BYTES)];
-    let mut prefix = b".".to_vec();
-    prefix.extend_from_slice(stem);
-    prefix.extend_from_slice(b".keel-");
-    let Ok(entries) = fs::read_dir(folder) else { return 0 };
+    let Ok(dir) = workspace.open_folder(folder) else { return 0 };
+    remove_temps_in(dir.as_fd(), |entry| is_temp_name(entry, name.as_bytes()))
+}
+
+/// Removes the regular files in the folder `dir` whose names `ours` accepts; returns how many.
+pub(crate) fn remove_temps_in(dir: BorrowedFd<'_>, ours: impl Fn(&[u8]) -> bool) -> usize {
+    let Ok(entries) = rustix::fs::Dir::read_from(dir) else { return 0 };
     let mut removed = 0;
     for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(random) = file_name
-            .as_bytes()
-            .strip_prefix(prefix.as_slice())
-            .and_then(|rest| rest.strip_suffix(b".tmp"))
-        else {
-            continue;
-        };
-        let ours = random.len() == TEMP_RANDOM_HEX && random.iter().all(u8::is_ascii_hexdigit);
-        if ours
-            && fs::symlink_metadata(entry.path()).is_ok_and(|meta| meta.is_file())
-            && fs::remove_file(entry.path()).is_ok()
+        let file_name = Path::new(OsStr::from_bytes(entry.file_name().to_bytes()));
+        if ours(file_name.as_os_str().as_bytes())
+            && beneath::metadata(dir, file_name).ok().flatten().is_some_and(|meta| meta.is_file())
+            && beneath::remove_file(dir, file_name).is_ok()
         {
             removed += 1;
         }
@@ -141,38 +191,10 @@ pub(crate) fn remove_leftover_temps(workspace: &Workspace, path: &str) -> usize 
     removed
 }
 
-/// Creates `folder` and its missing parents; returns the ones it created, deepest first. On
-/// failure, removes what it created.
-fn create_folders(folder: &Path) -> io::Result<Vec<PathBuf>> {
-    let missing: Vec<PathBuf> = folder
-        .ancestors()
-        .take_while(|at| fs::symlink_metadata(at).is_err())
-        .map(Path::to_path_buf)
-        .collect();
-    if missing.is_empty() {
-        return Ok(missing);
-    }
-    match fs::create_dir_all(folder) {
-        Ok(()) => Ok(missing),
-        Err(err) => {
-            remove_folders(&missing);
-            Err(err)
-        }
-    }
-}
-
-/// Removes folders this write created, deepest first; a folder something else has put a file in
-/// since is left.
-fn remove_folders(created: &[PathBuf]) {
-    for folder in created {
-        let _ = fs::remove_dir(folder);
-    }
-}
-
-/// Creates a new, empty file beside the target under an unused name:
+/// Creates a new, empty file beside the target, in the folder `dir`, under an unused name:
 /// `.NAME.keel-RANDOM.tmp`.
 fn create_temp(
-    folder: &Path,
+    dir: BorrowedFd<'_>,
     name: &OsStr,
     target: Option<&Metadata>,
 ) -> io::Result<(File, PathBuf)> {
@@ -183,8 +205,8 @@ fn create_temp(
         let mut temp_name = b".".to_vec();
         temp_name.extend_from_slice(stem);
         temp_name.extend_from_slice(format!(".keel-{:016x}.tmp", fastrand::u64(..)).as_bytes());
-        let temp = folder.join(OsString::from_vec(temp_name));
-        match OpenOptions::new().write(true).create_new(true).mode(mode).open(&temp) {
+        let temp = PathBuf::from(OsString::from_vec(temp_name));
+        match beneath::create_new(dir, &temp, mode) {
             Ok(file) => return Ok((file, temp)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some(err),
             Err(err) => return Err(err),
@@ -211,11 +233,6 @@ fn fill(file: &mut File, target: Option<&Metadata>, content: &[u8]) -> io::Resul
     file.sync_all()
 }
 
-/// Makes a rename in `folder` durable.
-fn sync_folder(folder: &Path) -> io::Result<()> {
-    File::open(folder)?.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,22 +240,29 @@ mod tests {
     #[test]
     fn temporary_names_stay_short_and_hidden() {
         let dir = tempfile::tempdir().unwrap();
+        let fd = beneath::open_root(dir.path()).unwrap();
+        let folder = beneath::open_folder(fd.as_fd(), Path::new("")).unwrap();
         let long = "x".repeat(250);
-        let (_file, temp) = create_temp(dir.path(), OsStr::new(&long), None).unwrap();
+        let (_file, temp) = create_temp(folder.as_fd(), OsStr::new(&long), None).unwrap();
         let name = temp.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with(".xxx") && name.ends_with(".tmp"), "{name}");
         assert!(name.len() < 100, "{name}");
+        assert!(is_temp_name(name.as_bytes(), long.as_bytes()));
+        assert!(!is_temp_name(b".xxx.keel-zz.tmp", long.as_bytes()));
+        assert!(is_keel_temp(name.as_bytes()));
+        assert!(!is_keel_temp(b".a.keel-zz.tmp") && !is_keel_temp(b"a.txt"));
     }
 
     #[test]
     fn folders_it_created_are_removed_again_but_not_others() {
         let dir = tempfile::tempdir().unwrap();
-        let created = create_folders(&dir.path().join("a/b/c")).unwrap();
-        assert_eq!(created.len(), 3);
-        fs::write(dir.path().join("a/kept.txt"), "x").unwrap();
-        remove_folders(&created);
+        let root = beneath::open_root(dir.path()).unwrap();
+        let made = beneath::make_folder(root.as_fd(), Path::new("a/b/c")).unwrap();
+        assert_eq!(made.created.len(), 3);
+        std::fs::write(dir.path().join("a/kept.txt"), "x").unwrap();
+        beneath::remove_made(root.as_fd(), &made.created);
         assert!(!dir.path().join("a/b").exists());
         assert!(dir.path().join("a/kept.txt").exists());
-        assert!(create_folders(dir.path()).unwrap().is_empty());
+        assert!(beneath::make_folder(root.as_fd(), Path::new("")).unwrap().created.is_empty());
     }
 }

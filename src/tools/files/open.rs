@@ -2,16 +2,17 @@
 //!
 //! Opening a FIFO for reading waits for a writer, reading a character device such as `/dev/zero`
 //! never ends, and a socket cannot be opened at all; any of them would freeze a tool call or the
-//! approval preview. So the type is checked from metadata first, *without opening*; then the file
-//! is opened with `O_NONBLOCK` (a FIFO swapped in after the check opens at once instead of
-//! waiting) and `O_NOFOLLOW` (the path was resolved to its real location, so a symlink there now
-//! means it was swapped), and the opened file is checked again with `fstat`, so a swap between
-//! the check and the open is caught before a single byte is read.
+//! approval preview. So the type is checked from metadata first, *without opening* (an `O_PATH`
+//! descriptor); then the file is opened with `O_NONBLOCK` (a FIFO swapped in after the check
+//! opens at once instead of waiting), through the workspace's descriptor (`beneath`: a symlink
+//! swapped in anywhere on the path is refused, so nothing outside is ever opened), and the opened
+//! file is checked again with `fstat`, so a swap between the check and the open is caught before
+//! a single byte is read.
 
-use crate::tools::ToolError;
-use std::fs::{self, File, FileType, Metadata};
+use crate::tools::{ToolError, Workspace, beneath};
+use std::fs::{File, FileType, Metadata};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// What kind of file `file_type` is, in words for an error; `None` for a regular file.
@@ -46,25 +47,43 @@ pub(super) fn check_regular(meta: &Metadata, display: &str) -> Result<(), ToolEr
 
 /// Opens the regular file at `path` (a real path from `Workspace::resolve`) for reading, with its
 /// metadata as the opened file reports it. Never blocks, never reads: see the module doc.
-pub(super) fn open_regular(path: &Path, display: &str) -> Result<(File, Metadata), ToolError> {
-    let meta = fs::metadata(path).map_err(|source| not_found_or_io(display, source))?;
+pub(super) fn open_regular(
+    workspace: &Workspace,
+    path: &Path,
+    display: &str,
+) -> Result<(File, Metadata), ToolError> {
+    let meta = existing(workspace, path, display)?
+        .ok_or_else(|| ToolError::NotFound { path: display.to_owned() })?;
     check_regular(&meta, display)?;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_NOCTTY)
-        .open(path)
-        .map_err(|source| not_found_or_io(display, source))?;
+    let relative = workspace.below(path).map_err(|source| io_error(display, source))?;
+    let file = beneath::open_for_reading(workspace.dir(), relative)
+        .map_err(|source| used_error(display, source))?;
     let opened = file.metadata().map_err(|source| io_error(display, source))?;
     check_regular(&opened, display)?;
     Ok((file, opened))
 }
 
 /// The file's metadata without following a final symlink; `None` when nothing is there.
-pub(super) fn existing(path: &Path, display: &str) -> Result<Option<Metadata>, ToolError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) => Ok(Some(meta)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(io_error(display, source)),
+pub(super) fn existing(
+    workspace: &Workspace,
+    path: &Path,
+    display: &str,
+) -> Result<Option<Metadata>, ToolError> {
+    let relative = workspace.below(path).map_err(|source| io_error(display, source))?;
+    beneath::metadata(workspace.dir(), relative).map_err(|source| used_error(display, source))
+}
+
+/// The error for a resolved path that could not be used: swapped since the check, or plain I/O.
+pub(super) fn used_error(display: &str, source: io::Error) -> ToolError {
+    if beneath::is_swapped(&source) {
+        ToolError::InvalidPath {
+            path: display.to_owned(),
+            reason: "it or a folder above it was replaced (by a symlink?) after the path was \
+                     checked, so it was not touched; try again"
+                .to_owned(),
+        }
+    } else {
+        not_found_or_io(display, source)
     }
 }
 
@@ -86,10 +105,10 @@ mod tests {
 
     #[test]
     fn devices_are_named_without_being_opened() {
-        let null = fs::metadata("/dev/null").unwrap();
+        let null = std::fs::metadata("/dev/null").unwrap();
         let err = check_regular(&null, "null").unwrap_err();
         assert!(matches!(err, ToolError::NotRegularFile { kind: "a character device", .. }));
-        let folder = fs::metadata("/").unwrap();
+        let folder = std::fs::metadata("/").unwrap();
         assert!(matches!(check_regular(&folder, "/"), Err(ToolError::IsDirectory { .. })));
     }
 }

@@ -26,6 +26,8 @@ pub struct PlannedChange {
     pub repeat: Option<Repeat>,
     /// The sentence reporting the change once made.
     report: String,
+    /// The workspace the path lies in, whose descriptor the write goes through.
+    workspace: Workspace,
 }
 
 /// How a write or an edit repeats a step already done.
@@ -50,7 +52,7 @@ impl PlannedChange {
             // Nothing to write, and nothing to undo.
             return Ok(ToolOutcome::ok(self.report));
         }
-        let written = write_atomically(&self.path, &self.display, &self.after)?;
+        let written = write_atomically(&self.workspace, &self.path, &self.display, &self.after)?;
         let mut outcome =
             ToolOutcome::ok(self.report + written.note.as_deref().unwrap_or_default());
         outcome.changes.push(FileChange {
@@ -67,7 +69,7 @@ impl PlannedChange {
 pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChange, ToolError> {
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
-    let before = read_existing(&path, &display)?;
+    let before = read_existing(workspace, &path, &display)?;
     let after = args.content.as_bytes().to_vec();
     let (report, repeat) = match &before {
         None => (format!("Wrote {} bytes to {display} (new file).", args.content.len()), None),
@@ -84,14 +86,15 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
             None,
         ),
     };
-    Ok(PlannedChange { path, display, before, after, repeat, report })
+    let workspace = workspace.clone();
+    Ok(PlannedChange { path, display, before, after, repeat, report, workspace })
 }
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
 pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange, ToolError> {
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
-    let Some(before) = read_existing(&path, &display)? else {
+    let Some(before) = read_existing(workspace, &path, &display)? else {
         return Err(ToolError::NotFound { path: display });
     };
     let text =
@@ -115,6 +118,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
                 before: Some(before),
                 repeat,
                 report,
+                workspace: workspace.clone(),
             });
         }
         (0, _) | (_, None) => return Err(ToolError::TextNotFound { path: display }),
@@ -133,7 +137,16 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
         format!("Edited {display}: replaced the text at line {line}.")
     };
     let after = after.into_bytes();
-    Ok(PlannedChange { path, display, before: Some(before), after, repeat: None, report })
+    let workspace = workspace.clone();
+    Ok(PlannedChange {
+        path,
+        display,
+        before: Some(before),
+        after,
+        repeat: None,
+        report,
+        workspace,
+    })
 }
 
 /// Whether an edit whose `old_text` is gone is already applied: its `new_text` is there, exactly
@@ -145,12 +158,16 @@ fn is_applied(text: &str, new_text: &str) -> bool {
 
 /// The file's content, `None` if it does not exist; refuses what is not a regular file and files
 /// too large to hold.
-fn read_existing(path: &Path, display: &str) -> Result<Option<Vec<u8>>, ToolError> {
-    let Some(meta) = existing(path, display)? else {
+fn read_existing(
+    workspace: &Workspace,
+    path: &Path,
+    display: &str,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    let Some(meta) = existing(workspace, path, display)? else {
         return Ok(None);
     };
     check_regular(&meta, display)?;
-    let (file, opened) = open_regular(path, display)?;
+    let (file, opened) = open_regular(workspace, path, display)?;
     let too_large =
         |size| ToolError::TooLarge { path: display.to_owned(), size, limit: MAX_EDIT_FILE_BYTES };
     if opened.len() > MAX_EDIT_FILE_BYTES {

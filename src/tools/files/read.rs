@@ -24,7 +24,7 @@ pub fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolError>
     let path = workspace.resolve(&args.path)?;
     let display = workspace.display(&path);
     let io_error = |source| io_error(&display, source);
-    let (mut file, _) = open_regular(&path, &display)?;
+    let (mut file, _) = open_regular(workspace, &path, &display)?;
     if is_binary(&mut file).map_err(io_error)? {
         return Err(ToolError::Binary { path: display.clone() });
     }

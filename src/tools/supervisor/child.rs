@@ -51,6 +51,8 @@ pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
 }
 
 fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
+    // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
+    crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
         eprintln!("keel: this entry point is internal; keel starts it for each command");
         return ExitCode::FAILURE;

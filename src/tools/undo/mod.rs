@@ -23,6 +23,14 @@ pub use shadow::{ObjectId, Shadow, ShadowError};
 
 use crate::tools::{FileChange, Workspace};
 
+/// The name of git's per-folder ignore rules.
+const IGNORE_FILE: &str = ".gitignore";
+/// Said when a prompt's commands changed ignore rules: what only the new rules ignore is beyond
+/// the snapshots.
+const IGNORED_BY_NEW_RULES: &str = "That prompt's commands changed a .gitignore: files it \
+created that only the new rules ignore were never snapshotted, so undo left them as they are \
+(files the snapshots already held were restored whatever the rules say).";
+
 /// What an undo works on.
 #[derive(Debug, Clone, Copy)]
 pub struct UndoContext<'a> {
@@ -125,6 +133,18 @@ impl UndoStack {
         self.take_last().is_some()
     }
 
+    /// The `.gitignore` files the newest turn changed through the file tools (absolute paths):
+    /// its snapshots must not take their rules as a reason to leave a file out.
+    pub fn ignore_rules_written(&self) -> Vec<std::path::PathBuf> {
+        let Some(turn) = self.turns.last() else { return Vec::new() };
+        turn.files
+            .iter()
+            .filter(|change| change.path.file_name().is_some_and(|name| name == IGNORE_FILE))
+            .filter(|change| change.before.as_deref() != Some(change.after.as_slice()))
+            .map(|change| change.path.clone())
+            .collect()
+    }
+
     /// Whether no turn left changes to undo.
     pub fn is_empty(&self) -> bool {
         self.turns.iter().all(Turn::is_empty)
@@ -140,9 +160,16 @@ impl UndoStack {
         if let (Some(before), Some(after)) = (&turn.before, &turn.after) {
             match context.shadow.map(|shadow| by_snapshot::undo(workspace, shadow, before, after)) {
                 Some(Ok(mut outcomes)) => {
+                    let rules_changed = outcomes.iter().any(|(path, _)| {
+                        std::path::Path::new(path).file_name().is_some_and(|n| n == IGNORE_FILE)
+                    });
                     // What the file tools did before the first command, after what came since.
                     outcomes.extend(by_records::undo(workspace, turn.early_files()));
-                    return UndoReport::from_outcomes(outcomes);
+                    let mut report = UndoReport::from_outcomes(outcomes);
+                    if rules_changed {
+                        report.notes.push(IGNORED_BY_NEW_RULES.to_owned());
+                    }
+                    return report;
                 }
                 Some(Err(err)) => notes.push(format!(
                     "The workspace snapshots could not be read ({err}), so only what write_file \

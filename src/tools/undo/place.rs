@@ -4,14 +4,16 @@
 //! repository, a model with a shell). So every path goes through `Workspace::resolve_writable`
 //! again — inside the workspace, no symlink leading out, nothing in `.git/` or `.keel/` — and its
 //! folder is resolved separately so that a final symlink is dealt with as the link it is, never
-//! followed. Files are compared and replaced without following a symlink or opening a FIFO, and
-//! written with the atomic writer; the folder is checked once more right before a removal.
+//! followed. Files are compared, replaced and removed through a descriptor of their folder opened
+//! beneath the workspace's (`tools::beneath`), never by name from `/`, so a folder swapped for a
+//! symlink while undo runs is refused, not followed; files are written with the atomic writer.
 
-use crate::tools::Workspace;
 use crate::tools::files::write_atomically;
-use std::fs::{self, OpenOptions};
+use crate::tools::workspace::swapped;
+use crate::tools::{Workspace, beneath};
 use std::io::{self, Read};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Why a file is left alone when it does not hold what keel left there.
@@ -31,6 +33,11 @@ pub(super) enum Content<'a> {
 /// A checked path inside the workspace.
 #[derive(Debug)]
 pub(super) struct Place {
+    workspace: Workspace,
+    /// The real folder it is in.
+    folder: PathBuf,
+    /// Its name in that folder.
+    name: PathBuf,
     path: PathBuf,
     display: String,
 }
@@ -48,7 +55,8 @@ impl Place {
         let folder = workspace.resolve_writable(folder).map_err(|err| err.to_string())?;
         let path = folder.join(name);
         let display = workspace.display(&path);
-        Ok(Self { path, display })
+        let name = PathBuf::from(name);
+        Ok(Self { workspace: workspace.clone(), folder, name, path, display })
     }
 
     pub fn path(&self) -> &Path {
@@ -61,37 +69,47 @@ impl Place {
 
     /// Whether the path holds exactly `expected` now (a symlink is never followed).
     pub fn holds(&self, expected: Content<'_>) -> Result<bool, String> {
-        let meta = match fs::symlink_metadata(&self.path) {
-            Ok(meta) => meta,
+        let dir = match self.workspace.open_folder(&self.folder) {
+            Ok(dir) => dir,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 return Ok(expected == Content::Absent);
             }
+            Err(err) => return Err(folder_error(&err)),
+        };
+        let meta = match beneath::metadata(dir.as_fd(), &self.name) {
+            Ok(Some(meta)) => meta,
+            Ok(None) => return Ok(expected == Content::Absent),
             Err(err) => return Err(format!("cannot look at it: {err}")),
         };
         match expected {
             Content::Absent => Ok(false),
             Content::Link(target) => Ok(meta.is_symlink()
-                && fs::read_link(&self.path).is_ok_and(|now| {
-                    std::os::unix::ffi::OsStrExt::as_bytes(now.as_os_str()) == target
-                })),
+                && beneath::read_link(dir.as_fd(), &self.name).is_ok_and(|now| now == target)),
             Content::File(bytes) => {
                 if !meta.is_file() || meta.len() != bytes.len() as u64 {
                     return Ok(false);
                 }
-                Ok(read_regular(&self.path)?.as_deref() == Some(bytes))
+                Ok(read_regular(dir.as_fd(), &self.name)?.as_deref() == Some(bytes))
             }
         }
     }
 
     /// Puts `content` back, atomically; `executable` sets or clears the execute bits.
     pub fn write(&self, content: &[u8], executable: Option<bool>) -> Result<(), String> {
-        write_atomically(&self.path, &self.display, content).map_err(|err| err.to_string())?;
+        write_atomically(&self.workspace, &self.path, &self.display, content)
+            .map_err(|err| err.to_string())?;
         if let Some(executable) = executable {
-            let meta = fs::metadata(&self.path).map_err(|err| err.to_string())?;
+            let dir = self.workspace.open_folder(&self.folder).map_err(|err| folder_error(&err))?;
+            let file = beneath::open_for_reading(dir.as_fd(), &self.name)
+                .map_err(|err| format!("restored, but its mode could not be set: {err}"))?;
+            let meta = file.metadata().map_err(|err| err.to_string())?;
+            if !meta.is_file() {
+                return Err("restored, but something else was put in its place".to_owned());
+            }
             let mode = meta.permissions().mode();
             let wanted = if executable { mode | EXECUTE_BITS } else { mode & !EXECUTE_BITS };
             if wanted != mode {
-                fs::set_permissions(&self.path, fs::Permissions::from_mode(wanted))
+                file.set_permissions(std::fs::Permissions::from_mode(wanted))
                     .map_err(|err| format!("restored, but its mode could not be set: {err}"))?;
             }
         }
@@ -100,50 +118,48 @@ impl Place {
 
     /// Removes the file or symlink (never what a symlink points to).
     pub fn remove(&self) -> Result<(), String> {
-        self.folder_unchanged()?;
-        fs::remove_file(&self.path).map_err(|err| format!("could not remove it: {err}"))
+        let dir = self.workspace.open_folder(&self.folder).map_err(|err| folder_error(&err))?;
+        beneath::remove_file(dir.as_fd(), &self.name)
+            .map_err(|err| format!("could not remove it: {err}"))
     }
 
     /// Removes the path if it is an empty folder (a folder the undone prompt created).
     pub fn remove_empty_folder(&self) {
-        if self.folder_unchanged().is_ok()
-            && fs::symlink_metadata(&self.path).is_ok_and(|meta| meta.is_dir())
+        if let Ok(dir) = self.workspace.open_folder(&self.folder)
+            && beneath::metadata(dir.as_fd(), &self.name).ok().flatten().is_some_and(|m| m.is_dir())
         {
-            let _ = fs::remove_dir(&self.path);
+            let _ = beneath::remove_folder(dir.as_fd(), &self.name);
         }
     }
 
     /// Makes the path a symlink to `target` again.
     pub fn link(&self, target: &[u8]) -> Result<(), String> {
-        if let Some(folder) = self.path.parent() {
-            fs::create_dir_all(folder).map_err(|err| format!("cannot create its folder: {err}"))?;
+        let relative = self.workspace.below(&self.folder).map_err(|err| err.to_string())?;
+        let made = beneath::make_folder(self.workspace.dir(), relative)
+            .map_err(|err| format!("cannot create its folder: {err}"))?;
+        if !beneath::is_at(made.fd.as_fd(), &self.folder) {
+            return Err(folder_error(&swapped()));
         }
-        self.folder_unchanged()?;
-        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(target);
-        std::os::unix::fs::symlink(target, &self.path)
+        let target =
+            Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(target));
+        beneath::symlink(made.fd.as_fd(), &self.name, target)
             .map_err(|err| format!("could not restore the symlink: {err}"))
-    }
-
-    /// The folder still is what it was when the path was checked (no symlink swapped in).
-    fn folder_unchanged(&self) -> Result<(), String> {
-        let folder = self.path.parent().unwrap_or(&self.path);
-        if folder.canonicalize().ok().as_deref() == Some(folder) {
-            Ok(())
-        } else {
-            Err("its folder was replaced (by a symlink?) while undo ran, so it was not touched"
-                .to_owned())
-        }
     }
 }
 
-/// The contents of the regular file at `path`; `None` if something else is there. Never follows
-/// a symlink and never waits on a FIFO swapped in after the check.
-fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_NOCTTY)
-        .open(path);
-    let mut file = match opened {
+/// Why the folder of a path could not be used.
+fn folder_error(err: &io::Error) -> String {
+    if beneath::is_swapped(err) {
+        "its folder was replaced (by a symlink?) while undo ran, so it was not touched".to_owned()
+    } else {
+        format!("cannot open its folder: {err}")
+    }
+}
+
+/// The contents of the regular file `name` in the folder `dir`; `None` if something else is
+/// there. Never follows a symlink and never waits on a FIFO swapped in after the check.
+fn read_regular(dir: BorrowedFd<'_>, name: &Path) -> Result<Option<Vec<u8>>, String> {
+    let mut file = match beneath::open_for_reading(dir, name) {
         Ok(file) => file,
         Err(err) if err.raw_os_error() == Some(nix::libc::ELOOP) => return Ok(None),
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),

@@ -5,7 +5,10 @@
 //! outside the workspace; the workspace is only its work tree. keel runs the `git` binary with
 //! the repository, the work tree and a private index given explicitly, so the workspace's own
 //! `.git` is never read for objects nor written. What git would ignore in the workspace (its
-//! `.gitignore` files, and `.git/info/exclude`, copied in) is left out of the snapshots.
+//! `.gitignore` files, and `.git/info/exclude`, copied in) is left out of the snapshots — except
+//! where the turn itself rewrote a `.gitignore` before the snapshot: rules a prompt wrote are no
+//! reason to leave its own changes out ([`Shadow::including_ignored_near`]). Files once in the
+//! private index stay covered whatever the rules say later, as tracked files do in git.
 //!
 //! Nothing of the person's git setup applies: their global and system config are not read (a
 //! clean filter such as git-lfs would store pointers instead of files), and the repository's
@@ -58,12 +61,22 @@ pub struct Shadow {
     /// Paths relative to the work tree that are never snapshotted (keel's state, when it lies
     /// inside the workspace).
     excluded: Vec<String>,
+    /// Folders relative to the work tree whose ignored files are snapshotted too: the turn itself
+    /// rewrote the ignore rules there, so those rules are no reason to leave a file out.
+    forced: Vec<String>,
 }
 
 impl Shadow {
     /// The repository at `git_dir` for the workspace `work_tree`, snapshotting through `index`.
     pub fn new(git_dir: PathBuf, work_tree: PathBuf, index: PathBuf) -> Self {
-        Self { git: GIT.into(), git_dir, work_tree, index, excluded: Vec::new() }
+        Self {
+            git: GIT.into(),
+            git_dir,
+            work_tree,
+            index,
+            excluded: Vec::new(),
+            forced: Vec::new(),
+        }
     }
 
     /// Runs `program` instead of `git` (to test a machine without git).
@@ -75,6 +88,19 @@ impl Shadow {
     /// Leaves `relative` (a path inside the work tree) out of every snapshot.
     pub fn excluding(mut self, relative: String) -> Self {
         self.excluded.push(relative);
+        self
+    }
+
+    /// Snapshots the files git would ignore in the folders of `ignore_files` (`.gitignore` files
+    /// the turn wrote, as absolute paths) as well; a path outside the work tree is skipped.
+    pub fn including_ignored_near(mut self, ignore_files: &[PathBuf]) -> Self {
+        for file in ignore_files {
+            let folder = file.parent().and_then(|folder| folder.strip_prefix(&self.work_tree).ok());
+            if let Some(folder) = folder.and_then(Path::to_str) {
+                let folder = if folder.is_empty() { "." } else { folder };
+                self.forced.push(folder.to_owned());
+            }
+        }
         self
     }
 
@@ -175,8 +201,23 @@ impl Shadow {
     /// Stages the whole work tree in the private index. Files git cannot read are skipped (git
     /// says so and goes on); anything fatal is an error.
     fn add_all(&self) -> Result<(), ShadowError> {
-        let mut args: Vec<String> =
-            ["add", "--all", "--ignore-errors", "--", "."].map(str::to_owned).to_vec();
+        self.add(&["."], false)?;
+        if self.forced.is_empty() {
+            return Ok(());
+        }
+        let forced: Vec<String> =
+            self.forced.iter().map(|folder| format!(":(literal){folder}")).collect();
+        self.add(&forced.iter().map(String::as_str).collect::<Vec<_>>(), true)
+    }
+
+    /// Stages `pathspecs` (what git ignores too, when `force`), keel's own state never.
+    fn add(&self, pathspecs: &[&str], force: bool) -> Result<(), ShadowError> {
+        let mut args: Vec<String> = ["add", "--all", "--ignore-errors"].map(str::to_owned).to_vec();
+        if force {
+            args.push("--force".to_owned());
+        }
+        args.push("--".to_owned());
+        args.extend(pathspecs.iter().map(|spec| (*spec).to_owned()));
         args.extend(self.excluded.iter().map(|path| format!(":(exclude,literal){path}")));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match self.run("add", &args, None) {
