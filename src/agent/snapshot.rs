@@ -4,7 +4,7 @@
 //! board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
 //! Front ends render the newest snapshot they have and drop the rest.
 
-use crate::llm::{RequestShape, WireFormat};
+use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{History, Usage};
 use crate::todo::TodoBoard;
 use std::sync::Arc;
@@ -166,6 +166,8 @@ pub struct Snapshot {
     pub system_prompt: Arc<str>,
     /// What each request carries besides the system prompt and the history.
     pub request: RequestShape,
+    /// The last request body sent in this conversation, byte for byte, for the inspector.
+    pub last_sent: Option<SentRequest>,
     /// Prompts submitted while a turn ran, sent one by one when it ends.
     pub queued: imbl::Vector<String>,
     /// The prompts that were queued when the person last interrupted a turn.

@@ -19,7 +19,7 @@ use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::steps::StepLog;
-use crate::llm::{RequestShape, WireFormat};
+use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
 use crate::tools::undo::UndoStack;
@@ -154,6 +154,11 @@ impl State {
     /// What every request carries besides the history, for the inspector to encode the body.
     pub fn set_request(&mut self, request: RequestShape) {
         self.view.request = request;
+    }
+
+    /// The request body that just went on the wire.
+    pub fn set_last_sent(&mut self, sent: SentRequest) {
+        self.view.last_sent = Some(sent);
     }
 
     /// Names the model in the status bar (the demo replaces the configured one).

@@ -40,6 +40,8 @@ pub struct App {
     /// Shown while the snapshot holds a request not answered yet.
     pub(super) approval: ApprovalModal,
     pub(super) inspector: Option<Box<HistoryOverlay>>,
+    /// The inspector was opened over the approval box, so it has the keyboard until closed.
+    pub(super) inspector_over_approval: bool,
     pub(super) help: Option<HelpOverlay>,
     pub(super) board: TodoPane,
     pub(super) main: MainView,
@@ -68,6 +70,7 @@ impl App {
             snapshot: Snapshot::default(),
             approval: ApprovalModal::default(),
             inspector: None,
+            inspector_over_approval: false,
             help: None,
             board: TodoPane::default(),
             main: MainView {
@@ -230,6 +233,12 @@ impl App {
 
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// Whether the approval box is shown and has the keyboard (no inspector opened over it).
+    pub(super) fn approval_on_top(&self) -> bool {
+        self.visible_approval().is_some()
+            && !(self.inspector.is_some() && self.inspector_over_approval)
     }
 
     /// The approval request the modal shows, unless already answered.

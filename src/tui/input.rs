@@ -64,6 +64,11 @@ impl App {
             return;
         }
         self.quit_armed_at = None;
+        // The inspector opens over the approval box: what the box is about was sent just before.
+        if self.approval_on_top() && lookup(KEYS, &key) == Some(main_view::Action::History) {
+            self.apply(Effect::OpenHistory);
+            return;
+        }
         self.walk(|layer, ctx| layer.key(&key, ctx));
     }
 
@@ -87,7 +92,7 @@ impl App {
     /// The status-bar hints of the view that has the keyboard.
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
-        let approval = self.visible_approval().is_some().then_some(&self.approval as &dyn Layer);
+        let approval = self.approval_on_top().then_some(&self.approval as &dyn Layer);
         let layers: [Option<&dyn Layer>; 5] = [
             approval,
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
@@ -117,7 +122,7 @@ impl App {
     fn walk(&mut self, mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = self.visible_approval().is_some();
+        let show_approval = self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
         let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(5);
         if show_approval {
@@ -158,6 +163,7 @@ impl App {
             Effect::OpenHistory => {
                 self.help = None;
                 self.inspector = Some(Box::new(HistoryOverlay::open(&self.snapshot)));
+                self.inspector_over_approval = self.visible_approval().is_some();
             }
             Effect::OpenHelp => {
                 self.inspector = None;

@@ -34,7 +34,7 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
         action: Action::History,
-        help: "inspect the whole request as the provider receives it",
+        help: "inspect the last request exactly as sent (also over an approval)",
         hint: Some("request"),
     },
     Binding {

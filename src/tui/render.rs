@@ -39,10 +39,14 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     if let Some(help) = &app.help {
         help.render(covered, buf);
     }
+    let approval = app.visible_approval();
+    if let Some(request) = approval.filter(|_| !app.approval_on_top()) {
+        app.approval.render(request, covered, buf);
+    }
     if let Some(inspector) = &app.inspector {
         inspector.render(covered, buf);
     }
-    if let Some(request) = app.visible_approval() {
+    if let Some(request) = approval.filter(|_| app.approval_on_top()) {
         app.approval.render(request, covered, buf);
     }
     if app.no_color {

@@ -14,6 +14,7 @@ mod history_search;
 pub mod history_text;
 mod history_wire;
 mod paste_tokens;
+mod raw_json;
 pub mod status_bar;
 pub mod todo_pane;
 pub mod tool_log;
