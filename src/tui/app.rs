@@ -14,6 +14,7 @@ use super::view::composer::Composer;
 use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
 use super::view::history_overlay::HistoryOverlay;
+use super::view::pager::Pager;
 use super::view::todo_pane::TodoPane;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
@@ -29,6 +30,8 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverlayKind {
     History,
+    /// The output pager.
+    Output,
     Help,
 }
 
@@ -43,6 +46,7 @@ pub struct App {
     /// The inspector was opened over the approval box, so it has the keyboard until closed.
     pub(super) inspector_over_approval: bool,
     pub(super) help: Option<HelpOverlay>,
+    pub(super) pager: Option<Box<Pager>>,
     pub(super) board: TodoPane,
     pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
@@ -72,6 +76,7 @@ impl App {
             inspector: None,
             inspector_over_approval: false,
             help: None,
+            pager: None,
             board: TodoPane::default(),
             main: MainView {
                 composer: Composer::new(),
@@ -111,6 +116,9 @@ impl App {
         }
         if let Some(inspector) = &mut self.inspector {
             inspector.update(&snapshot);
+        }
+        if let Some(pager) = &mut self.pager {
+            pager.update(&snapshot);
         }
         let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
         if self.answered.as_ref() != pending {
@@ -170,6 +178,9 @@ impl App {
         if let Some(inspector) = &mut self.inspector {
             inspector.prepare(covered);
         }
+        if let Some(pager) = &mut self.pager {
+            pager.prepare(covered);
+        }
         if let Some(help) = &mut self.help {
             help.prepare(covered);
         }
@@ -213,13 +224,20 @@ impl App {
 
     /// The overlay on top, if one is open.
     pub fn overlay(&self) -> Option<OverlayKind> {
-        if self.inspector.is_some() {
+        if self.pager.is_some() {
+            Some(OverlayKind::Output)
+        } else if self.inspector.is_some() {
             Some(OverlayKind::History)
         } else if self.help.is_some() {
             Some(OverlayKind::Help)
         } else {
             None
         }
+    }
+
+    /// The output pager, while it is open.
+    pub fn pager(&self) -> Option<&Pager> {
+        self.pager.as_deref()
     }
 
     /// With the inspector open: (the hit jumped to, how many hits).

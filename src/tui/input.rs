@@ -12,7 +12,8 @@ use super::main_view::{self, KEYS};
 use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::history_overlay::{self, HistoryOverlay};
-use super::view::{approval_modal, composer, conversation, todo_pane};
+use super::view::pager::Pager;
+use super::view::{approval_modal, composer, conversation, pager, todo_pane};
 use crate::agent::Command;
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -34,6 +35,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         slash,
         HelpSection::of("Board (after /todos, or when a plan is ready)", todo_pane::KEYS),
         HelpSection::of("Request inspector (Ctrl+T)", history_overlay::KEYS),
+        HelpSection::of("Tool output (Ctrl+G)", pager::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
@@ -93,8 +95,9 @@ impl App {
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
         let approval = self.approval_on_top().then_some(&self.approval as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 5] = [
+        let layers: [Option<&dyn Layer>; 6] = [
             approval,
+            self.pager.as_deref().map(|pager| pager as &dyn Layer),
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
             self.help.as_ref().map(|help| help as &dyn Layer),
             Some(&self.board),
@@ -124,9 +127,12 @@ impl App {
         let busy = self.is_busy();
         let show_approval = self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(5);
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(6);
         if show_approval {
             layers.push(&mut self.approval);
+        }
+        if let Some(pager) = &mut self.pager {
+            layers.push(pager.as_mut());
         }
         if let Some(inspector) = &mut self.inspector {
             layers.push(inspector.as_mut());
@@ -145,6 +151,9 @@ impl App {
         if self.inspector.as_deref().is_some_and(View::is_done) {
             self.inspector = None;
         }
+        if self.pager.as_deref().is_some_and(View::is_done) {
+            self.pager = None;
+        }
         if self.help.as_ref().is_some_and(View::is_done) {
             self.help = None;
         }
@@ -162,11 +171,18 @@ impl App {
             }
             Effect::OpenHistory => {
                 self.help = None;
+                self.pager = None;
                 self.inspector = Some(Box::new(HistoryOverlay::open(&self.snapshot)));
                 self.inspector_over_approval = self.visible_approval().is_some();
             }
+            Effect::OpenOutput => {
+                self.help = None;
+                self.inspector = None;
+                self.pager = Pager::open(&self.snapshot).map(Box::new);
+            }
             Effect::OpenHelp => {
                 self.inspector = None;
+                self.pager = None;
                 self.help = Some(HelpOverlay::new(help_sections()));
             }
             Effect::FocusBoard => self.board.focus(&self.snapshot),

@@ -19,6 +19,7 @@ pub enum Action {
     PlanMode,
     QuitIfEmpty,
     History,
+    Output,
     Interrupt,
     Help,
 }
@@ -36,6 +37,13 @@ pub const KEYS: &[Binding<Action>] = &[
         action: Action::History,
         help: "inspect the last request exactly as sent (also over an approval)",
         hint: Some("request"),
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('g'), KeySpec::plain(KeyCode::F(3))],
+        action: Action::Output,
+        help: "the newest tool call's whole output, in a pager with search ([ and ] for other calls)",
+        // Named in the tool pane's border instead, where the output is.
+        hint: None,
     },
     Binding {
         keys: &[KeySpec::char('?')],
@@ -148,6 +156,7 @@ impl View for MainView {
                 ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)))
             }
             Action::History => ctx.effect(Effect::OpenHistory),
+            Action::Output => ctx.effect(Effect::OpenOutput),
             Action::Help => ctx.effect(Effect::OpenHelp),
             Action::QuitIfEmpty => ctx.effect(Effect::Quit),
             // Ctrl+C is the app's before any view sees it: the way out always works.

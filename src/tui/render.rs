@@ -21,7 +21,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
 
     app.main.conversation.render(&source, regions.conversation, buf);
     app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
-    tool_log::render(&snapshot.tools, regions.tools, buf, app.frame);
+    tool_log::render(&snapshot.tools, regions.tools, buf, (app.frame, app.now));
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
     let hints = app.hints();
     let info = StatusInfo {
@@ -45,6 +45,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     }
     if let Some(inspector) = &app.inspector {
         inspector.render(covered, buf);
+    }
+    if let Some(pager) = &app.pager {
+        pager.render(covered, buf);
     }
     if let Some(request) = approval.filter(|_| app.approval_on_top()) {
         app.approval.render(request, covered, buf);

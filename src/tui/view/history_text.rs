@@ -48,6 +48,12 @@ impl MessageText {
         Self::laid_out(title, &super::raw_json::pretty(raw))
     }
 
+    /// One line of plain text, control characters made visible (a line of a tool's output).
+    pub fn plain(line: &str) -> Self {
+        let text = clean_line(line).into_owned();
+        Self { lines: vec![TextLine { text, key: None, header: false }] }
+    }
+
     /// The JSON text in `raw` without the header and the layout: what it was made from.
     pub fn json(&self) -> String {
         let body = self.lines.iter().filter(|line| !line.header);

@@ -13,6 +13,7 @@ pub mod history_overlay;
 mod history_search;
 pub mod history_text;
 mod history_wire;
+pub mod pager;
 mod paste_tokens;
 mod raw_json;
 pub mod status_bar;
