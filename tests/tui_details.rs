@@ -1,0 +1,42 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Small truths of the screen: a blocked board item is dimmed rather than drawn in palette
+//! colour 8 (the background of some themes), and what else the tour of the TUI found.
+
+use keel::agent::Snapshot;
+use keel::todo::TodoBoard;
+use keel::tui::view::todo_pane::TodoPane;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use serde_json::json;
+use std::sync::Arc;
+
+#[test]
+fn a_blocked_item_is_dimmed_not_drawn_in_palette_colour_8() {
+    let mut board = TodoBoard::default();
+    board
+        .update(&json!({"items": [
+            {"id": "1", "text": "Split the tokenizer out", "status": "in_progress", "activeForm": "Splitting"},
+            {"id": "2", "text": "Test the tokenizer", "status": "pending", "blocked_by": ["1"]},
+        ]}))
+        .unwrap();
+    let snapshot = Snapshot { board: Arc::new(board), ..Snapshot::default() };
+    let area = Rect::new(0, 0, 50, 6);
+    let mut buf = Buffer::empty(area);
+    TodoPane::default().render(&snapshot, area, &mut buf, false, 0);
+    let row = (0..area.height)
+        .find(|y| {
+            (0..area.width).map(|x| buf[(x, *y)].symbol()).collect::<String>().contains("Test")
+        })
+        .expect("the blocked item is drawn");
+    let text: Vec<_> = (0..area.width)
+        .map(|x| &buf[(x, row)])
+        .filter(|cell| cell.symbol().chars().all(char::is_alphabetic) && cell.symbol() != " ")
+        .collect();
+    assert!(!text.is_empty());
+    for cell in text {
+        assert_ne!(cell.fg, Color::DarkGray, "colour 8 is the background in Solarized Dark");
+        assert_ne!(cell.fg, Color::Indexed(8));
+        assert!(cell.modifier.contains(Modifier::DIM), "{:?} is dimmed", cell.symbol());
+    }
+}
