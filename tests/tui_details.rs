@@ -40,3 +40,21 @@ fn a_blocked_item_is_dimmed_not_drawn_in_palette_colour_8() {
         assert!(cell.modifier.contains(Modifier::DIM), "{:?} is dimmed", cell.symbol());
     }
 }
+
+#[test]
+fn ctrl_w_deletes_back_to_whitespace_like_readline() {
+    use keel::tui::view::composer::Composer;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut composer = Composer::new();
+    for c in "cat src/tui/view.rs --flag=a.b  ".chars() {
+        composer.input(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let ctrl_w = KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    composer.input(ctrl_w);
+    assert_eq!(composer.text(), "cat src/tui/view.rs ", "the flag goes whole, with the blanks");
+    composer.input(ctrl_w);
+    assert_eq!(composer.text(), "cat ", "the path goes whole, not one part of it");
+    composer.input(ctrl_w);
+    composer.input(ctrl_w);
+    assert_eq!(composer.text(), "");
+}
