@@ -11,6 +11,7 @@
 
 mod board;
 mod compaction;
+mod resumed;
 mod tool_runs;
 mod undo_group;
 
@@ -348,6 +349,7 @@ impl State {
                 None => {}
             }
         }
+        self.show_resumed();
     }
 
     /// Appends a record to the session log; a failure is told to the person once.
