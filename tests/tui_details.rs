@@ -58,3 +58,56 @@ fn ctrl_w_deletes_back_to_whitespace_like_readline() {
     composer.input(ctrl_w);
     assert_eq!(composer.text(), "");
 }
+
+/// The screen with `snapshot` applied to `app`, as text.
+fn screen_of(app: &mut keel::tui::App, (width, height): (u16, u16)) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    app.prepare(Rect::new(0, 0, width, height));
+    terminal.draw(|frame| keel::tui::render(app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_call_that_failed_was_declined_or_rejected_says_so_on_its_line() {
+    use keel::agent::{Entry, ToolStatus};
+    let call = |id: &str, name: &str, summary: &str| Entry::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        summary: summary.into(),
+    };
+    let transcript: imbl::Vector<Entry> = [
+        Entry::User { text: "Clean up.".into() },
+        call("c1", "bash", "make clean"),
+        call("c2", "todo", "2 items"),
+        call("c3", "bash", "rm -rf target"),
+        call("c4", "read_file", "Makefile"),
+    ]
+    .into_iter()
+    .collect();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = keel::tui::App::new(tx, keel::tui::TuiOptions::default());
+    app.apply_snapshot(Snapshot { transcript: transcript.clone(), ..Snapshot::default() });
+    let before = screen_of(&mut app, (80, 16));
+    assert!(!before.contains("failed"), "nothing has ended yet:\n{before}");
+
+    // The calls end after their lines were laid out: the lines are marked all the same.
+    let marks: imbl::HashMap<String, ToolStatus> = [
+        ("c1".to_owned(), ToolStatus::Failed),
+        ("c2".to_owned(), ToolStatus::Failed),
+        ("c3".to_owned(), ToolStatus::Declined),
+    ]
+    .into_iter()
+    .collect();
+    app.apply_snapshot(Snapshot { transcript, call_marks: marks, ..Snapshot::default() });
+    let after = screen_of(&mut app, (80, 16));
+    insta::assert_snapshot!("call_marks_80x16", after);
+    assert!(after.contains("make clean ✗ failed"), "{after}");
+    assert!(after.contains("todo 2 items ✗ rejected"), "a refused board update: {after}");
+    assert!(after.contains("rm -rf target ⊘ declined"), "{after}");
+    assert!(after.contains("read_file Makefile  "), "a call that succeeded is left as it was");
+}

@@ -141,6 +141,9 @@ pub struct Snapshot {
     pub transcript: imbl::Vector<Entry>,
     pub board: Arc<TodoBoard>,
     pub tools: imbl::Vector<Arc<ToolRun>>,
+    /// How the calls that did not succeed ended, by id — board updates included — for the
+    /// conversation to mark their lines.
+    pub call_marks: imbl::HashMap<String, ToolStatus>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<Arc<str>>,
     pub activity: Activity,

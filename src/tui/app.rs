@@ -102,6 +102,8 @@ impl App {
     /// Takes in the agent's newest state.
     pub fn apply_snapshot(&mut self, snapshot: Snapshot) {
         self.main.conversation.sync(&snapshot.transcript);
+        let source = super::main_view::source(&snapshot);
+        self.main.conversation.sync_marks(&snapshot.call_marks, &source);
         if !self.recall_seeded {
             self.recall_seeded = true;
             for entry in &snapshot.transcript {

@@ -1,6 +1,6 @@
 //! What a resumed session shows besides its conversation: the tool pane rebuilt from the
 //! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
-//! cut off), and one line saying the session was resumed.
+//! cut off, and so are their lines in the conversation), and one line saying it was resumed.
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
 //! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
@@ -33,13 +33,15 @@ impl State {
         let mut calls = 0;
         for block in history.iter().flat_map(|message| &message.content) {
             let Some(call) = ToolCall::from_block(block) else { continue };
+            let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
+            let status = ended(output, is_error);
+            self.mark_call(&call.id, status);
             if call.name == ToolName::Todo {
                 continue;
             }
             calls += 1;
-            let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
             self.view.tools.push_back(Arc::new(ToolRun {
-                status: ended(output, is_error),
+                status,
                 id: call.id.clone(),
                 name: call.name.to_string(),
                 summary: call.summary(),
