@@ -111,3 +111,18 @@ fn a_call_that_failed_was_declined_or_rejected_says_so_on_its_line() {
     assert!(after.contains("rm -rf target ⊘ declined"), "{after}");
     assert!(after.contains("read_file Makefile  "), "a call that succeeded is left as it was");
 }
+
+#[test]
+fn tab_completes_a_slash_command_in_the_composer() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = keel::tui::App::new(tx, keel::tui::TuiOptions::default());
+    for c in "/comp".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    let screen = screen_of(&mut app, (60, 12));
+    assert!(screen.contains("/compact "), "{screen}");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(rx.try_recv().ok(), Some(keel::agent::Command::Compact), "it runs as typed whole");
+}

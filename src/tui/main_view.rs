@@ -170,6 +170,13 @@ impl View for MainView {
             Some(action) => return self.act(action, ctx),
             None => {}
         }
+        if key.code == KeyCode::Tab
+            && key.modifiers.is_empty()
+            && let Some(completed) = commands::complete(&self.composer.text())
+        {
+            self.composer.prefill(&completed);
+            return;
+        }
         if let Some(action) = lookup(conversation::KEYS, key) {
             self.conversation.act(&source(ctx.snapshot), action);
             return;

@@ -78,6 +78,7 @@ pub const EDITING_HELP: &[(&str, &str)] = &[
     ("Ctrl+A / Ctrl+E", "start / end of the line"),
     ("Ctrl+← / Ctrl+→", "previous / next word"),
     ("Backspace / Delete", "delete a character"),
+    ("Tab", "complete a slash command's name (/comp → /compact)"),
     ("Ctrl+W", "delete back to the whitespace before the cursor (a path or flag whole)"),
     ("Alt+Backspace", "delete the word before the cursor"),
     ("Ctrl+K / Ctrl+U", "delete to the end / the start of the line"),
