@@ -12,7 +12,7 @@
 use super::super::keymap::{Binding, KeySpec};
 use super::super::text::{clean_paste, group_thousands, human_bytes, width as text_width};
 use super::super::theme;
-use super::{pane, paste_tokens};
+use super::{pane, paste_tokens, word_delete};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -236,7 +236,7 @@ impl Composer {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let changed = match key.code {
             KeyCode::Char('u' | 'U') if ctrl => self.edit(TextArea::delete_line_by_head),
-            KeyCode::Char('w' | 'W') if ctrl => self.edit(delete_to_whitespace),
+            KeyCode::Char('w' | 'W') if ctrl => self.edit(word_delete::to_whitespace),
             KeyCode::Char('z' | 'Z') if ctrl => self.editor.undo(),
             KeyCode::Char('r' | 'R') if ctrl => self.editor.redo(),
             _ => self.edit(|editor| editor.input(key)),
@@ -397,25 +397,6 @@ const MAX_UNDO: usize = 200;
 
 fn is_big(text: &str) -> bool {
     text.len() > INLINE_PASTE_MAX_BYTES || text.matches('\n').count() >= INLINE_PASTE_MAX_LINES
-}
-
-/// Readline's Ctrl+W: deletes back over any whitespace before the cursor and then up to the
-/// whitespace before that, so `--flag=a/b.c` goes whole; at the start of a line it joins the line
-/// to the one above.
-fn delete_to_whitespace(editor: &mut TextArea<'static>) -> bool {
-    let (row, column) = editor.cursor();
-    let before: Vec<char> =
-        editor.lines().get(row).map(|line| line.chars().take(column).collect()).unwrap_or_default();
-    let blanks = before.iter().rev().take_while(|c| c.is_whitespace()).count();
-    let word = before.iter().rev().skip(blanks).take_while(|c| !c.is_whitespace()).count();
-    let count = blanks + word;
-    if count == 0 {
-        return editor.delete_char();
-    }
-    for _ in 0..count {
-        editor.move_cursor(CursorMove::Back);
-    }
-    editor.delete_str(count)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod raw_json;
 pub mod status_bar;
 pub mod todo_pane;
 pub mod tool_log;
+mod word_delete;
 
 use super::theme;
 use ratatui::text::Line;
