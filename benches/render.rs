@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What one frame costs with a long session on screen: a full frame at 120×40 (conversation of
 //! 10,000 messages of mixed Markdown, a board of 20 items, the tool pane and the status bar),
-//! scrolling by a page, and the first frame of the raw history inspector.
+//! scrolling by a page, the first frame of the raw history inspector, and the output pager
+//! opened and searched on a tool call of 50,000 lines.
 //!
 //! A frame is what the event loop does for it: `App::prepare` (lay out what will show, into the
 //! caches) and then `render` into a `TestBackend` of the screen's size.
@@ -112,9 +113,68 @@ fn rendering(c: &mut Criterion) {
     group.finish();
 }
 
+/// Lines of the tool output the pager is measured on (`seq 1 50000`).
+const OUTPUT_LINES: usize = 50_000;
+
+fn pager(c: &mut Criterion) {
+    let mut group = c.benchmark_group("output_pager_50k_lines");
+    let output: String = (1..=OUTPUT_LINES).map(|n| format!("{n}\n")).collect();
+    let run = keel::agent::ToolRun {
+        id: "call_1".into(),
+        name: "bash".into(),
+        summary: "seq 1 50000".into(),
+        status: keel::agent::ToolStatus::Succeeded,
+        exit_code: Some(0),
+        started: Instant::now(),
+        duration: Some(Duration::from_millis(300)),
+        output: output.into(),
+    };
+    let (commands, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(commands, TuiOptions::default());
+    let tools = std::iter::once(std::sync::Arc::new(run)).collect();
+    app.apply_snapshot(keel::agent::Snapshot { tools, ..keel::agent::Snapshot::default() });
+    let mut screen = terminal();
+    frame(&mut app, &mut screen);
+    let key = |app: &mut App, code| app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+    // Ctrl+G: index the output and draw the first frame; Esc (untimed) closes it.
+    group.bench_function("open", |b| {
+        b.iter_custom(|runs| {
+            let mut total = Duration::ZERO;
+            for _ in 0..runs {
+                let started = Instant::now();
+                app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL));
+                frame(&mut app, &mut screen);
+                total += started.elapsed();
+                assert_eq!(black_box(app.overlay()), Some(OverlayKind::Output));
+                key(&mut app, KeyCode::Esc);
+            }
+            total
+        });
+    });
+    // `/31415` Enter over every line, the jump and its frame.
+    group.bench_function("search", |b| {
+        b.iter_custom(|runs| {
+            let mut total = Duration::ZERO;
+            for _ in 0..runs {
+                app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL));
+                key(&mut app, KeyCode::Char('/'));
+                "31415".chars().for_each(|c| key(&mut app, KeyCode::Char(c)));
+                let started = Instant::now();
+                key(&mut app, KeyCode::Enter);
+                frame(&mut app, &mut screen);
+                total += started.elapsed();
+                assert_eq!(black_box(app.pager().map(|pager| pager.hit_count())), Some(1));
+                key(&mut app, KeyCode::Esc);
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(5));
-    targets = rendering
+    targets = rendering, pager
 }
 criterion_main!(benches);

@@ -144,7 +144,19 @@ fn print_plan(
     board: &mut Vec<BoardItem>,
 ) -> std::io::Result<()> {
     let mut words = Vec::new();
-    printer.print(err, &mut words, event)?;
+    match event {
+        // The model's last words were printed already when the board came after them: once.
+        AgentEvent::Result { text, .. }
+            if printer.held.is_empty() && printer.released.as_deref() == Some(text.as_str()) =>
+        {
+            let mut event = event.clone();
+            if let AgentEvent::Result { text, .. } = &mut event {
+                text.clear();
+            }
+            printer.print(err, &mut words, &event)?;
+        }
+        _ => printer.print(err, &mut words, event)?,
+    }
     err.write_all(&words)?;
     if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
         writeln!(out, "{}", Board::from_items(std::mem::take(board)).render())?;
@@ -166,6 +178,8 @@ fn print_json(out: &mut impl Write, event: &AgentEvent) -> std::io::Result<()> {
 struct Printer {
     /// Answers not printed yet: the last answer so far, in parts when it was continued.
     held: Vec<String>,
+    /// The answer last printed as progress, whole.
+    released: Option<String>,
     /// Model responses so far (each reports its usage).
     responses: u32,
     /// Their tokens, added up.
@@ -214,9 +228,14 @@ impl Printer {
 
     /// Prints the held answers as progress: something came after them.
     fn release(&mut self, err: &mut impl Write) -> std::io::Result<()> {
-        for text in self.held.drain(..) {
-            writeln!(err, "{}", visible(&text))?;
+        if self.held.is_empty() {
+            return Ok(());
         }
+        for text in &self.held {
+            writeln!(err, "{}", visible(text))?;
+        }
+        self.released = Some(self.held.concat());
+        self.held.clear();
         Ok(())
     }
 }
@@ -385,5 +404,34 @@ mod tests {
         assert!(err.contains("Planning."), "{err}");
         assert!(!err.contains("All done."), "{err}");
         assert_eq!(out, "All done.\n");
+    }
+
+    #[test]
+    fn with_plan_the_last_words_print_once_when_the_board_came_after_them() {
+        let mut printer = Printer::default();
+        let (mut err, mut out) = (Vec::new(), Vec::new());
+        let mut board = Vec::new();
+        let events = [
+            AgentEvent::AssistantText { text: "Here is the plan.".into() },
+            AgentEvent::Todo { items: Vec::new(), done: 0, total: 0, rounds_in_progress: 0 },
+            AgentEvent::Result {
+                outcome: TurnOutcome::Success,
+                text: "Here is the plan.".into(),
+                rounds: 1,
+                done: 0,
+                total: 0,
+                error: None,
+                stop_reason: None,
+            },
+        ];
+        for event in &events {
+            print_plan(&mut printer, &mut err, &mut out, event, &mut board).unwrap();
+        }
+        let err = String::from_utf8(err).unwrap();
+        assert_eq!(err.matches("Here is the plan.").count(), 1, "{err}");
+        assert!(
+            err.contains("(no response from the model)"),
+            "the closing line is still printed: {err}"
+        );
     }
 }

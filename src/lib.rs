@@ -7,6 +7,7 @@ pub mod agent;
 pub mod board;
 pub mod cli;
 pub mod config;
+pub mod count;
 pub mod headless;
 pub mod instructions;
 pub mod llm;

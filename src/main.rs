@@ -174,6 +174,15 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let first_run_help = provider
         .is_none()
         .then(|| format!("No model is configured: {missing_key}. Then start keel again."));
+    if !headless && !tui::has_terminal() {
+        return Err(UsageError(
+            "keel's screen needs a terminal, and there is none here (stdout or the keyboard is \
+             not one). To run without one, give the prompt to -p: keel -p \"your task\" \
+             --approval auto"
+                .to_owned(),
+        )
+        .into());
+    }
     let told = notices.len();
     let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
@@ -222,8 +231,11 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
                 no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
                 prices: config.prices.clone(),
             };
-            tui::run(handle, options).await?;
-            ExitCode::SUCCESS
+            match tui::run(handle, options).await? {
+                // As a shell reports a process a signal ended: 128 + its number (SIGTERM: 143).
+                Some(signal) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(EXIT_FAILED)),
+                None => ExitCode::SUCCESS,
+            }
         }
     };
     drop(demo_dir);

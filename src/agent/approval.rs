@@ -81,6 +81,7 @@ impl Approvals {
                 "keel is in read-only mode: `{tool}` is not allowed. Only read_file and todo can run; \
                  tell the user what you would do instead."
             )),
+            ApprovalMode::Ask if changes_nothing(tool, input) => Verdict::Run,
             ApprovalMode::Ask
                 if allowed(tool, input).is_some_and(|kind| self.always.contains(&kind)) =>
             {
@@ -140,9 +141,31 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
 pub const DECLINED: &str =
     "The user declined to run this tool call. Ask them what they would like to do instead.";
 
+/// An edit whose `old_text` and `new_text` are the same: it changes nothing, so there is nothing
+/// to approve (the tool reports "no change" and writes nothing).
+fn changes_nothing(tool: &ToolName, input: &Value) -> bool {
+    let text = |key| input.get(key).and_then(Value::as_str);
+    *tool == ToolName::EditFile
+        && text("old_text").is_some()
+        && text("old_text") == text("new_text")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edit_that_changes_nothing_needs_no_approval() {
+        let approvals = Approvals::new(ApprovalMode::Ask);
+        let same = json!({"path": "a.txt", "old_text": "x = 1", "new_text": "x = 1"});
+        assert_eq!(approvals.check(&ToolName::EditFile, &same), Verdict::Run);
+        let change = json!({"path": "a.txt", "old_text": "x = 1", "new_text": "x = 2"});
+        assert_eq!(approvals.check(&ToolName::EditFile, &change), Verdict::Ask);
+        let no_texts = json!({"path": "a.txt"});
+        assert_eq!(approvals.check(&ToolName::EditFile, &no_texts), Verdict::Ask);
+        let write = json!({"path": "a.txt", "old_text": "x", "new_text": "x", "content": "y"});
+        assert_eq!(approvals.check(&ToolName::WriteFile, &write), Verdict::Ask);
+    }
     use serde_json::json;
 
     #[test]

@@ -5,7 +5,7 @@
 //! Front ends render the newest snapshot they have and drop the rest.
 
 use crate::board::Board;
-use crate::llm::{RequestShape, WireFormat};
+use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{History, Usage};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -143,6 +143,9 @@ pub struct Snapshot {
     pub transcript: imbl::Vector<Entry>,
     pub board: Arc<Board>,
     pub tools: imbl::Vector<Arc<ToolRun>>,
+    /// How the calls that did not succeed ended, by id — board updates included — for the
+    /// conversation to mark their lines.
+    pub call_marks: imbl::HashMap<String, ToolStatus>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<Arc<str>>,
     pub activity: Activity,
@@ -168,6 +171,8 @@ pub struct Snapshot {
     pub system_prompt: Arc<str>,
     /// What each request carries besides the system prompt and the history.
     pub request: RequestShape,
+    /// The last request body sent in this conversation, byte for byte, for the inspector.
+    pub last_sent: Option<SentRequest>,
     /// Prompts submitted while a turn ran, sent one by one when it ends.
     pub queued: imbl::Vector<String>,
     /// The prompts that were queued when the person last interrupted a turn.

@@ -11,6 +11,7 @@
 
 mod board;
 mod compaction;
+mod resumed;
 mod tool_runs;
 mod undo_group;
 
@@ -20,7 +21,7 @@ use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use crate::agent::steps_done::StepLog;
 use crate::board::Board;
-use crate::llm::{RequestShape, WireFormat};
+use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::tools::undo::UndoStack;
 use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
@@ -165,6 +166,11 @@ impl State {
     /// What every request carries besides the history, for the inspector to encode the body.
     pub fn set_request(&mut self, request: RequestShape) {
         self.view.request = request;
+    }
+
+    /// The request body that just went on the wire.
+    pub fn set_last_sent(&mut self, sent: SentRequest) {
+        self.view.last_sent = Some(sent);
     }
 
     /// Names the model in the status bar (the demo replaces the configured one).
@@ -355,6 +361,7 @@ impl State {
                 None => {}
             }
         }
+        self.show_resumed();
     }
 
     /// Appends a record to the session log; a failure is told to the person once.

@@ -77,7 +77,7 @@ impl<P: Protocol> HttpClient<P> {
             &self.http,
             &self.endpoint,
             &self.headers,
-            body,
+            (P::WIRE, body),
             &self.settings,
             events,
         )

@@ -10,7 +10,7 @@ use super::overflow;
 use super::retry;
 use super::settings::HttpSettings;
 use super::sse::{self, EventDecoder};
-use super::types::{Completion, StreamEvent};
+use super::types::{Completion, SentRequest, StreamEvent, WireFormat};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Response, StatusCode};
 use std::time::{Duration, SystemTime};
@@ -81,13 +81,16 @@ pub(crate) async fn complete<D: EventDecoder + Default>(
     http: &reqwest::Client,
     endpoint: &Endpoint,
     headers: &HeaderMap,
-    body: Vec<u8>,
+    (format, body): (WireFormat, Vec<u8>),
     settings: &HttpSettings,
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<Completion, LlmError> {
-    // Shared, not copied, by each attempt: the body carries the whole history.
+    // Shared, not copied, by each attempt (and the inspector): the body carries the whole history.
     let body = bytes::Bytes::from(body);
     retry::run(&settings.retry, events, || {
+        let sent = SentRequest { body: body.clone(), at: SystemTime::now(), format };
+        // The receiver may be gone (headless mode shutting down); the request goes on regardless.
+        let _ = events.send(StreamEvent::Sent(sent));
         let request = http.post(&endpoint.url).headers(headers.clone()).body(body.clone());
         attempt::<D>(request, endpoint, settings, events)
     })

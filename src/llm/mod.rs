@@ -34,5 +34,6 @@ pub use protocol::Protocol;
 pub use provider::Provider;
 pub use settings::HttpSettings;
 pub use types::{
-    ChatRequest, Completion, RequestShape, StopReason, StreamEvent, ToolSpec, WireFormat, WireSpan,
+    ChatRequest, Completion, RequestShape, SentRequest, StopReason, StreamEvent, ToolSpec,
+    WireFormat, WireSpan,
 };

@@ -58,6 +58,19 @@ pub enum StreamEvent {
     /// The attempt failed and will be tried again after `delay`. Anything streamed so far by this
     /// attempt is void.
     Retrying { attempt: u32, delay: Duration, reason: String },
+    /// A request went on the wire (sent again with every retry): what the inspector shows.
+    Sent(SentRequest),
+}
+
+/// A request body exactly as it went on the wire, and when. Cheap to clone: the bytes are shared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentRequest {
+    /// The bytes of the body, as sent.
+    pub body: bytes::Bytes,
+    /// When the attempt that sent them began.
+    pub at: std::time::SystemTime,
+    /// The protocol the body speaks.
+    pub format: WireFormat,
 }
 
 /// A finished answer from the model.

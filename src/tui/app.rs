@@ -17,6 +17,7 @@ use super::view::composer::Composer;
 use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
 use super::view::inspector::Inspector;
+use super::view::pager::Pager;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
 use ratatui::layout::Rect;
@@ -31,6 +32,8 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverlayKind {
     History,
+    /// The output pager.
+    Output,
     Help,
 }
 
@@ -42,7 +45,10 @@ pub struct App {
     /// Shown while the snapshot holds a request not answered yet.
     pub(super) approval: ApprovalModal,
     pub(super) inspector: Option<Box<Inspector>>,
+    /// The inspector was opened over the approval box, so it has the keyboard until closed.
+    pub(super) inspector_over_approval: bool,
     pub(super) help: Option<HelpOverlay>,
+    pub(super) pager: Option<Box<Pager>>,
     pub(super) board: BoardPane,
     pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
@@ -74,7 +80,9 @@ impl App {
             snapshot: Snapshot::default(),
             approval: ApprovalModal::default(),
             inspector: None,
+            inspector_over_approval: false,
             help: None,
+            pager: None,
             board: BoardPane::default(),
             main: MainView {
                 composer: Composer::new(),
@@ -108,6 +116,8 @@ impl App {
     /// see `type_ahead`).
     pub fn apply_snapshot_at(&mut self, snapshot: Snapshot, now: Instant) {
         self.main.conversation.sync(&snapshot.transcript);
+        let source = super::main_view::source(&snapshot);
+        self.main.conversation.sync_marks(&snapshot.call_marks, &source);
         if !self.recall_seeded {
             self.recall_seeded = true;
             for entry in &snapshot.transcript {
@@ -122,6 +132,9 @@ impl App {
         }
         if let Some(inspector) = &mut self.inspector {
             inspector.update(&snapshot);
+        }
+        if let Some(pager) = &mut self.pager {
+            pager.update(&snapshot);
         }
         let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
         if self.answered.as_ref() != pending {
@@ -184,6 +197,9 @@ impl App {
         if let Some(inspector) = &mut self.inspector {
             inspector.prepare(covered);
         }
+        if let Some(pager) = &mut self.pager {
+            pager.prepare(covered);
+        }
         if let Some(help) = &mut self.help {
             help.prepare(covered);
         }
@@ -227,13 +243,20 @@ impl App {
 
     /// The overlay on top, if one is open.
     pub fn overlay(&self) -> Option<OverlayKind> {
-        if self.inspector.is_some() {
+        if self.pager.is_some() {
+            Some(OverlayKind::Output)
+        } else if self.inspector.is_some() {
             Some(OverlayKind::History)
         } else if self.help.is_some() {
             Some(OverlayKind::Help)
         } else {
             None
         }
+    }
+
+    /// The output pager, while it is open.
+    pub fn pager(&self) -> Option<&Pager> {
+        self.pager.as_deref()
     }
 
     /// With the inspector open: (the hit jumped to, how many hits).
@@ -247,6 +270,12 @@ impl App {
 
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// Whether the approval box is shown and has the keyboard (no inspector opened over it).
+    pub(super) fn approval_on_top(&self) -> bool {
+        self.visible_approval().is_some()
+            && !(self.inspector.is_some() && self.inspector_over_approval)
     }
 
     /// The approval request the modal shows, unless already answered.

@@ -81,9 +81,48 @@ pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
 
+/// What Tab makes of `typed` in the composer: a slash command's name typed in part, completed —
+/// whole (with a space to go on) when one command fits, else as far as every fitting one agrees.
+/// `None`: nothing to complete (not a command name being typed, or no further to go).
+pub fn complete(typed: &str) -> Option<String> {
+    if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+        return None;
+    }
+    let fitting: Vec<&str> = SLASH_COMMANDS
+        .iter()
+        .map(|(name, ..)| *name)
+        .filter(|name| name.starts_with(typed))
+        .collect();
+    match fitting.as_slice() {
+        [] => None,
+        [only] => Some(format!("{only} ")),
+        [first, rest @ ..] => {
+            let agreed = rest.iter().fold(first.len(), |length, name| {
+                first.bytes().zip(name.bytes()).take(length).take_while(|(a, b)| a == b).count()
+            });
+            // An exact name that is also the start of a longer one (`/todo`, `/todos`) is done.
+            match first.get(..agreed) {
+                Some(prefix) if prefix.len() > typed.len() => Some(prefix.to_owned()),
+                _ if fitting.contains(&typed) => Some(format!("{typed} ")),
+                _ => None,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tab_completes_a_command_name() {
+        assert_eq!(complete("/comp").as_deref(), Some("/compact "));
+        assert_eq!(complete("/to").as_deref(), Some("/todo"), "/todo and /todos agree so far");
+        assert_eq!(complete("/todo").as_deref(), Some("/todo "));
+        assert_eq!(complete("/nope"), None);
+        assert_eq!(complete("/clear now"), None, "only a name being typed");
+        assert_eq!(complete("fix /cl"), None);
+    }
 
     #[test]
     fn commands_are_recognised() {

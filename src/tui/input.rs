@@ -13,7 +13,8 @@ use super::main_view::{self, KEYS};
 use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::inspector::{self, Inspector};
-use super::view::{approval_modal, board, composer, conversation};
+use super::view::pager::Pager;
+use super::view::{approval_modal, board, composer, conversation, pager};
 use crate::agent::Command;
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -35,6 +36,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         slash,
         HelpSection::of("Board (after /todos)", board::KEYS),
         HelpSection::of("Request inspector (Ctrl+T)", inspector::KEYS),
+        HelpSection::of("Tool output (Ctrl+G)", pager::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
@@ -67,7 +69,12 @@ impl App {
             return;
         }
         self.quit_armed_at = None;
-        let boxed = self.visible_approval().is_some();
+        // The inspector opens over the approval box: what the box is about was sent just before.
+        if self.approval_on_top() && lookup(KEYS, &key) == Some(main_view::Action::History) {
+            self.apply(Effect::OpenInspector);
+            return;
+        }
+        let boxed = self.approval_on_top();
         let answers = boxed && self.type_ahead.accepts(now);
         if boxed && !answers {
             self.type_ahead.divert(now);
@@ -99,10 +106,11 @@ impl App {
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
         // While typing goes past the box, the hints are those of where the keys go.
-        let answering = self.visible_approval().is_some() && !self.type_ahead.holding(self.now);
+        let answering = self.approval_on_top() && !self.type_ahead.holding(self.now);
         let approval = answering.then_some(&self.approval as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 5] = [
+        let layers: [Option<&dyn Layer>; 6] = [
             approval,
+            self.pager.as_deref().map(|pager| pager as &dyn Layer),
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
             self.help.as_ref().map(|help| help as &dyn Layer),
             Some(&self.board),
@@ -135,11 +143,14 @@ impl App {
     ) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = to_approval && self.visible_approval().is_some();
+        let show_approval = to_approval && self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(5);
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(6);
         if show_approval {
             layers.push(&mut self.approval);
+        }
+        if let Some(pager) = &mut self.pager {
+            layers.push(pager.as_mut());
         }
         if let Some(inspector) = &mut self.inspector {
             layers.push(inspector.as_mut());
@@ -158,6 +169,9 @@ impl App {
         if self.inspector.as_deref().is_some_and(View::is_done) {
             self.inspector = None;
         }
+        if self.pager.as_deref().is_some_and(View::is_done) {
+            self.pager = None;
+        }
         if self.help.as_ref().is_some_and(View::is_done) {
             self.help = None;
         }
@@ -175,10 +189,18 @@ impl App {
             }
             Effect::OpenInspector => {
                 self.help = None;
+                self.pager = None;
                 self.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
+                self.inspector_over_approval = self.visible_approval().is_some();
+            }
+            Effect::OpenOutput => {
+                self.help = None;
+                self.inspector = None;
+                self.pager = Pager::open(&self.snapshot).map(Box::new);
             }
             Effect::OpenHelp => {
                 self.inspector = None;
+                self.pager = None;
                 self.help = Some(HelpOverlay::new(help_sections()));
             }
             Effect::FocusBoard => self.board.focus(&self.snapshot),

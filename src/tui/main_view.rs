@@ -19,6 +19,7 @@ pub enum Action {
     PlanMode,
     QuitIfEmpty,
     History,
+    Output,
     Interrupt,
     Help,
 }
@@ -34,8 +35,15 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('t'), KeySpec::plain(KeyCode::F(2))],
         action: Action::History,
-        help: "inspect the whole request as the provider receives it",
+        help: "inspect the last request exactly as sent (also over an approval)",
         hint: Some("request"),
+    },
+    Binding {
+        keys: &[KeySpec::ctrl('g'), KeySpec::plain(KeyCode::F(3))],
+        action: Action::Output,
+        help: "the newest tool call's whole output, in a pager with search ([ and ] for other calls)",
+        // Named in the tool pane's border instead, where the output is.
+        hint: None,
     },
     Binding {
         keys: &[KeySpec::char('?')],
@@ -144,6 +152,7 @@ impl View for MainView {
                 ctx.effect(Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)))
             }
             Action::History => ctx.effect(Effect::OpenInspector),
+            Action::Output => ctx.effect(Effect::OpenOutput),
             Action::Help => ctx.effect(Effect::OpenHelp),
             Action::QuitIfEmpty => ctx.effect(Effect::Quit),
             // Ctrl+C is the app's before any view sees it: the way out always works.
@@ -156,6 +165,13 @@ impl View for MainView {
             Some(Action::Help | Action::QuitIfEmpty) if !self.composer.is_empty() => {}
             Some(action) => return self.act(action, ctx),
             None => {}
+        }
+        if key.code == KeyCode::Tab
+            && key.modifiers.is_empty()
+            && let Some(completed) = commands::complete(&self.composer.text())
+        {
+            self.composer.prefill(&completed);
+            return;
         }
         if let Some(action) = lookup(conversation::KEYS, key) {
             self.conversation.act(&source(ctx.snapshot), action);

@@ -76,10 +76,17 @@ pub fn no_color_requested(value: Option<&std::ffi::OsStr>) -> bool {
     value.is_some_and(|value| !value.is_empty())
 }
 
+/// Whether keel's screen can run here: it draws on stdout and reads keys from a terminal.
+pub fn has_terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout())
+        && terminal_input::TerminalInput::available()
+}
+
 /// Runs the TUI until the person quits, the terminal's input ends, or SIGTERM, SIGHUP or SIGINT
 /// arrives. The terminal is restored on every way out, panics included (install color-eyre's
-/// hooks before calling this, so its report prints after the terminal is restored).
-pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<()> {
+/// hooks before calling this, so its report prints after the terminal is restored). Returns the
+/// number of the signal that ended it, if one did, for the exit status (128 + the number).
+pub async fn run(agent: AgentHandle, options: TuiOptions) -> color_eyre::Result<Option<i32>> {
     let AgentHandle { commands, mut snapshots, events, task } = agent;
     // The TUI draws snapshots; the discrete events are for printing front ends. Dropping their
     // receiver tells the agent nobody reads them.
@@ -108,14 +115,15 @@ enum Wake {
     Snapshots(usize),
     Tick,
     Frame,
-    Signal,
+    /// SIGTERM, SIGHUP or SIGINT: its number.
+    Signal(i32),
 }
 
 async fn event_loop(
     terminal: &mut terminal::Tui,
     app: &mut App,
     snapshots: &mut UnboundedReceiver<Snapshot>,
-) -> color_eyre::Result<()> {
+) -> color_eyre::Result<Option<i32>> {
     let frame_interval = Duration::from_secs(1) / MAX_FPS;
     let mut input = terminal_input::TerminalInput::open()?;
     let mut tick = tokio::time::interval(TICK);
@@ -127,11 +135,12 @@ async fn event_loop(
     let mut snapshots_open = true;
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
+    let mut signalled = None;
 
     loop {
         // Leave before drawing: after SIGHUP there may be no terminal left to draw on.
         if app.should_quit() {
-            return Ok(());
+            return Ok(signalled);
         }
         let next_frame = last_frame.map_or_else(Instant::now, |at| at + frame_interval);
         if dirty && Instant::now() >= next_frame {
@@ -147,9 +156,9 @@ async fn event_loop(
             }
             _ = tick.tick() => Wake::Tick,
             () = tokio::time::sleep_until(next_frame), if dirty => Wake::Frame,
-            _ = terminate.recv() => Wake::Signal,
-            _ = hangup.recv() => Wake::Signal,
-            _ = interrupt.recv() => Wake::Signal,
+            _ = terminate.recv() => Wake::Signal(libc_number(nix::sys::signal::SIGTERM)),
+            _ = hangup.recv() => Wake::Signal(libc_number(nix::sys::signal::SIGHUP)),
+            _ = interrupt.recv() => Wake::Signal(libc_number(nix::sys::signal::SIGINT)),
         };
         let _section = terminal::ui_section();
         match wake {
@@ -160,7 +169,11 @@ async fn event_loop(
                 }
             }
             Wake::Terminal(Some(Err(error))) => return Err(error.into()),
-            Wake::Terminal(None) | Wake::Signal => app.quit(),
+            Wake::Terminal(None) => app.quit(),
+            Wake::Signal(number) => {
+                signalled = Some(number);
+                app.quit();
+            }
             Wake::Snapshots(0) => {
                 snapshots_open = false;
                 app.agent_stopped();
@@ -179,6 +192,11 @@ async fn event_loop(
             Wake::Frame => {}
         }
     }
+}
+
+/// A signal's number, as the exit status counts it.
+fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
+    signal as i32
 }
 
 /// Lays out and draws one frame inside a synchronized update.

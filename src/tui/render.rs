@@ -21,7 +21,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
 
     app.main.conversation.render(&source, regions.conversation, buf);
     app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
-    tool_log::render(&snapshot.tools, regions.tools, buf, app.frame);
+    tool_log::render(&snapshot.tools, regions.tools, buf, (app.frame, app.now));
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
     if !app.board.focused {
         plan_hint::render(snapshot, regions.composer, buf);
@@ -42,10 +42,17 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     if let Some(help) = &app.help {
         help.render(covered, buf);
     }
+    let approval = app.visible_approval();
+    if let Some(request) = approval.filter(|_| !app.approval_on_top()) {
+        app.approval.render(request, covered, buf, app.type_ahead.holding(app.now));
+    }
     if let Some(inspector) = &app.inspector {
         inspector.render(covered, buf);
     }
-    if let Some(request) = app.visible_approval() {
+    if let Some(pager) = &app.pager {
+        pager.render(covered, buf);
+    }
+    if let Some(request) = approval.filter(|_| app.approval_on_top()) {
         app.approval.render(request, covered, buf, app.type_ahead.holding(app.now));
     }
     if app.no_color {

@@ -24,6 +24,8 @@ pub enum Effect {
         decision: Decision,
     },
     OpenInspector,
+    /// Open the pager on the newest tool call's output.
+    OpenOutput,
     OpenHelp,
     /// Give the board the keyboard (`/todos`).
     FocusBoard,

@@ -181,13 +181,7 @@ pub fn tail_lines(text: &str, max_lines: usize, max_bytes: usize) -> Vec<Cow<'_,
 
 /// A token count in a few characters: `950`, `12.3k`, `4.1M`.
 pub fn compact_count(count: u64) -> String {
-    const THOUSAND: u64 = 1_000;
-    const MILLION: u64 = 1_000_000;
-    match count {
-        n if n < THOUSAND => n.to_string(),
-        n if n < MILLION => format!("{:.1}k", n as f64 / THOUSAND as f64),
-        n => format!("{:.1}M", n as f64 / MILLION as f64),
-    }
+    crate::count::compact(count)
 }
 
 /// `98304` as `98,304`.

@@ -57,8 +57,9 @@ pub const TODO_IN_PROGRESS: Style = Style::new().fg(Color::Yellow).add_modifier(
 pub const TODO_ACTIVE_FORM: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::ITALIC);
 /// A finished board item.
 pub const TODO_DONE: Style = Style::new().fg(Color::Green).add_modifier(Modifier::DIM);
-/// An item waiting for open blockers.
-pub const TODO_BLOCKED: Style = Style::new().fg(Color::DarkGray);
+/// An item waiting for open blockers: dimmed, not grey — palette colour 8 is the background in
+/// some themes (Solarized Dark).
+pub const TODO_BLOCKED: Style = Style::new().add_modifier(Modifier::DIM);
 /// The mark on an item in progress that has stood still too long.
 pub const TODO_STALE: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 /// The `PLAN` badge of plan mode, on the board and in the status bar.

@@ -107,10 +107,12 @@ async fn the_snapshot_and_the_inspector_speak_the_sessions_protocol() {
         );
 
         // The inspector shows the whole body that request sent: parameters, system, tools and
-        // messages, made by the provider's own encoding.
+        // messages, the very bytes the server received, in their order.
+        let inspector = Inspector::open(&snapshot);
+        assert!(inspector.shows_sent(), "{format:?}");
+        assert_eq!(inspector.body_bytes(), &bodies[1].body[..], "{format:?}");
+        assert_eq!(inspector.shown_body().as_bytes(), &bodies[1].body[..], "{format:?}");
         let received: serde_json::Value = serde_json::from_slice(&bodies[1].body).unwrap();
-        let then = Snapshot { history: sent, ..snapshot.clone() };
-        assert_eq!(Inspector::open(&then).body(), received, "{format:?}");
         assert!(received["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
 
         let small = inspector_screen_at(snapshot.clone(), (40, 12));
@@ -161,7 +163,10 @@ async fn long_parts_are_folded_and_search_finds_and_unfolds_what_they_hide() {
         llm::text("There is no notes.txt."),
     ];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
-    let snapshot = one_turn(&server, WireFormat::Anthropic).await;
+    let mut snapshot = one_turn(&server, WireFormat::Anthropic).await;
+    // A fixed time for the title: 2026-01-02 14:03:27 UTC.
+    snapshot.last_sent.as_mut().unwrap().at =
+        std::time::UNIX_EPOCH + Duration::from_secs(1_767_362_607);
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let mut app = App::new(tx, TuiOptions::default());
     app.apply_snapshot(snapshot);

@@ -94,6 +94,7 @@ async fn print_plan_reads_refuses_every_change_prints_the_board_and_exits_0() {
         "[ ] #1: Edit notes.txt\n[ ] #2: Check the result  (blocked by #1)\n\n(0/2 completed)\n"
     );
     assert!(stderr.contains("Here is the plan."), "the model's words go to stderr: {stderr}");
+    assert_eq!(stderr.matches("Here is the plan.").count(), 1, "said once: {stderr}");
     assert_eq!(files(work.path()), [("notes.txt".to_owned(), NOTES.to_owned())], "nothing changed");
 
     let bodies = server.bodies().await;

@@ -295,7 +295,8 @@ async fn a_resumed_transcript_shows_the_models_thinking_folded_before_its_answer
                 agent::Entry::User { .. },
                 agent::Entry::Thinking { text, redacted: false },
                 agent::Entry::Assistant { text: answer },
-            ] if text == "Weighing it." && answer == "Here it is."
+                agent::Entry::Notice { text: resumed },
+            ] if text == "Weighing it." && answer == "Here it is." && resumed.starts_with("Resumed")
         ),
         "{shown:?}"
     );

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 const WIDE: (u16, u16) = (120, 40);
 const NARROW: (u16, u16) = (60, 20);
-const NOTE: &str = "Compacted the model's view to fit the window: ~19400 → 6100 tokens; 14 old tool results elided.";
+const NOTE: &str = "Compacted the model's view to fit the window: ~19.4k → 6.1k tokens; 14 old tool results elided.";
 
 fn screen(snapshot: Snapshot, (width, height): (u16, u16)) -> Vec<String> {
     let (tx, _rx) = unbounded_channel();

@@ -89,6 +89,8 @@ fn sigterm_restores_the_terminal() {
         .unwrap();
     let screen = tmux.wait_for("keel to exit", KEY_TIMEOUT, |screen| exit_line(screen).is_some());
     assert!(!tmux.alternate_screen(), "the alternate screen is left:\n{screen}");
+    let exited = exit_line(&screen).unwrap();
+    assert_eq!(exited.trim_end(), format!("{EXITED} 143"), "128 + SIGTERM, as a shell counts it");
     tmux.assert_shell_answers();
 }
 

@@ -238,7 +238,7 @@ fn at_40x12_the_inspector_says_how_to_close_it_and_cuts_no_word() {
     assert!(lines[10].contains("Esc"), "the border says how to close it: {screen}");
     assert!(lines[11].contains("Esc"), "and so does the status bar: {screen}");
     // Every word of the title and the hints is whole: each is one known piece or nothing.
-    for piece in ["Anthropic Messages", "2 messages", "as sent"] {
+    for piece in ["preview, not sent yet", "Anthropic Messages", "2 messages"] {
         let start = piece.split(' ').next().unwrap();
         if lines[0].contains(start) {
             assert!(lines[0].contains(piece), "{piece:?} cut: {}", lines[0]);

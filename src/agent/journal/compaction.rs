@@ -99,8 +99,8 @@ impl Compaction {
         };
         format!(
             "Compacted the model's view {why}: ~{} → {} tokens; {}.",
-            self.tokens_before,
-            self.tokens_after,
+            crate::count::compact(self.tokens_before),
+            crate::count::compact(self.tokens_after),
             parts.join(", ")
         )
     }
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(masked.masked(), 2);
         assert_eq!(
             masked.note(),
-            "Compacted the model's view to fit the window: ~9000 → 4000 tokens; 2 old tool results elided."
+            "Compacted the model's view to fit the window: ~9.0k → 4.0k tokens; 2 old tool results elided."
         );
         let summarised = Compaction {
             trigger: Trigger::Request,
@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(summarised.masked(), 0);
         assert_eq!(
             summarised.note(),
-            "Compacted the model's view on /compact: ~9000 → 4000 tokens; 5 messages summarised."
+            "Compacted the model's view on /compact: ~9.0k → 4.0k tokens; 5 messages summarised."
         );
     }
 

@@ -2,7 +2,7 @@
 //! it goes on and ends.
 
 use super::State;
-use crate::agent::snapshot::ToolRun;
+use crate::agent::snapshot::{ToolRun, ToolStatus};
 use std::sync::Arc;
 
 /// How many of the newest tool runs an update looks through: a run changes only while its
@@ -11,6 +11,13 @@ use std::sync::Arc;
 const TOOL_RUN_SEARCH: usize = 256;
 
 impl State {
+    /// Notes how call `id` ended, when it did not succeed, for its line in the conversation.
+    pub fn mark_call(&mut self, id: &str, status: ToolStatus) {
+        if !matches!(status, ToolStatus::Succeeded | ToolStatus::Running) {
+            self.view.call_marks.insert(id.to_owned(), status);
+        }
+    }
+
     /// Replaces the tool run with the same id (among the newest), or adds it.
     pub fn update_tool(&mut self, run: ToolRun) {
         let tools = &self.view.tools;

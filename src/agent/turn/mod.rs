@@ -358,6 +358,7 @@ pub(super) fn on_stream_event(
                 reason,
             });
         }
+        StreamEvent::Sent(sent) => state.set_last_sent(sent),
     }
     state.publish(outbox);
 }

@@ -273,6 +273,7 @@ impl Agent {
         started: Instant,
     ) {
         let duration = started.elapsed();
+        self.state.mark_call(&call.id, status);
         if call.name != ToolName::Todo {
             self.state.update_tool(ToolRun {
                 status,

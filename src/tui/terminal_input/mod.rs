@@ -49,6 +49,11 @@ pub struct TerminalInput {
 
 impl TerminalInput {
     /// Starts reading the terminal: standard input if it is one, else the controlling terminal.
+    /// Whether there is a terminal to read keys from: stdin, or else the controlling terminal.
+    pub fn available() -> bool {
+        io::stdin().is_terminal() || File::open(CONTROLLING_TERMINAL).is_ok()
+    }
+
     pub fn open() -> io::Result<Self> {
         let stdin = io::stdin();
         // A duplicate of the descriptor reads unbuffered, so `poll` sees every byte not read yet.

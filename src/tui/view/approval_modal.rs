@@ -7,9 +7,9 @@
 //! that began before the box goes on, the answer line says the keys go to the composer (see
 //! `type_ahead`).
 
-use super::super::keymap::{Binding, KeySpec, hints};
+use super::super::keymap::{Binding, KeySpec, hints, keys_label};
 use super::super::layout::centered;
-use super::super::stack::{Ctx, Effect, View};
+use super::super::stack::{Ctx, Effect, Hints, View};
 use super::super::text::{shown_exactly, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, hard_wrap, wrap};
@@ -31,6 +31,8 @@ const MARGIN: u16 = 1;
 const ANSWER_ROWS: usize = 2;
 /// Rows the box adds to its body: borders and the answer rows.
 const CHROME_ROWS: usize = 2 + ANSWER_ROWS;
+/// The hint of the "always" answer, left out where the box does not offer it.
+const ALWAYS_HINT: &str = "always";
 /// Indentation of the command under the heading.
 const INDENT: &str = "  ";
 
@@ -56,7 +58,7 @@ pub const KEYS: &[Binding<Action>] = &[
         keys: &[KeySpec::char('a')],
         action: Action::Answer(Decision::Always),
         help: "allow it and calls like it this session (bash: one simple command's program and subcommand)",
-        hint: Some("always"),
+        hint: Some(ALWAYS_HINT),
     },
     Binding {
         keys: &[KeySpec::char('n')],
@@ -185,6 +187,16 @@ impl View for ApprovalModal {
             }
             scroll => self.scroll(scroll),
         }
+    }
+
+    /// The answers the box offers (no "always" where it offers none), then the inspector.
+    fn hints(&self, ctx: &Ctx<'_>) -> Hints {
+        let pending = ctx.snapshot.pending_approval.as_ref();
+        let offers_always = pending.is_some_and(|request| request.always.is_some());
+        let mut shown = hints(KEYS);
+        shown.retain(|(_, hint)| offers_always || *hint != ALWAYS_HINT);
+        shown.push((keys_label(&[KeySpec::ctrl('t')]), "request"));
+        shown
     }
 
     /// The wheel scrolls the diff.

@@ -12,7 +12,7 @@
 use super::super::keymap::{Binding, KeySpec};
 use super::super::text::{clean_paste, group_thousands, human_bytes, width as text_width};
 use super::super::theme;
-use super::{pane, paste_tokens};
+use super::{pane, paste_tokens, word_delete};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -78,7 +78,9 @@ pub const EDITING_HELP: &[(&str, &str)] = &[
     ("Ctrl+A / Ctrl+E", "start / end of the line"),
     ("Ctrl+← / Ctrl+→", "previous / next word"),
     ("Backspace / Delete", "delete a character"),
-    ("Ctrl+W / Alt+Backspace", "delete the word before the cursor"),
+    ("Tab", "complete a slash command's name (/comp → /compact)"),
+    ("Ctrl+W", "delete back to the whitespace before the cursor (a path or flag whole)"),
+    ("Alt+Backspace", "delete the word before the cursor"),
     ("Ctrl+K / Ctrl+U", "delete to the end / the start of the line"),
     ("Ctrl+Z / Ctrl+R", "undo / redo"),
     ("Ctrl+Y", "paste what was last deleted"),
@@ -234,6 +236,7 @@ impl Composer {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let changed = match key.code {
             KeyCode::Char('u' | 'U') if ctrl => self.edit(TextArea::delete_line_by_head),
+            KeyCode::Char('w' | 'W') if ctrl => self.edit(word_delete::to_whitespace),
             KeyCode::Char('z' | 'Z') if ctrl => self.editor.undo(),
             KeyCode::Char('r' | 'R') if ctrl => self.editor.redo(),
             _ => self.edit(|editor| editor.input(key)),

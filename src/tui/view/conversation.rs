@@ -10,14 +10,16 @@ use super::super::keymap::{Binding, KeySpec};
 use super::super::lazy_list::{Blocks, LazyList, is_extension};
 use super::super::markdown;
 use super::super::text::first_line;
+use super::super::text::width as text_width;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use super::entry_lines::{Fold, MARGIN, layout_entry, one_line, prose};
+use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
 use super::pane;
-use crate::agent::Entry;
+use crate::agent::{Entry, ToolStatus};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 use std::sync::Arc;
@@ -124,6 +126,8 @@ struct Content {
     streaming: Option<(Arc<str>, usize, Vec<Line<'static>>)>,
     /// Whether the model's thinking is drawn whole.
     thinking: Fold,
+    /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
+    marks: imbl::HashMap<String, ToolStatus>,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -142,6 +146,25 @@ impl Conversation {
         let blocks = if intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
         let content = Content { intro, later_intro, blocks, ..Content::default() };
         Self { content, ..Self::default() }
+    }
+
+    /// Takes in how calls ended: the lines of calls newly marked are laid out again.
+    pub fn sync_marks(&mut self, marks: &imbl::HashMap<String, ToolStatus>, source: &Source<'_>) {
+        let content = &mut self.content;
+        if marks.len() == content.marks.len() {
+            return;
+        }
+        let new: Vec<&String> =
+            marks.keys().filter(|id| !content.marks.contains_key(*id)).collect();
+        let first = content.blocks.iter().position(|block| match block {
+            BlockRef::Entry(index) => matches!(
+                source.transcript.get(*index),
+                Some(Entry::ToolCall { id, .. }) if new.contains(&id)
+            ),
+            _ => false,
+        });
+        content.marks = marks.clone();
+        self.list.invalidate_from(first.unwrap_or(0), true);
     }
 
     /// Takes in a new transcript: appended entries become blocks; anything else (a cleared
@@ -330,7 +353,7 @@ impl Blocks for Laying<'_> {
             (Item::Streaming(_), Some((_, cached_width, cached))) if *cached_width == width => {
                 lines.extend(cached.iter().cloned());
             }
-            _ => lines.extend(layout_item(item, width, self.content.thinking)),
+            _ => lines.extend(layout_item(item, width, self.content)),
         }
         lines
     }
@@ -344,10 +367,20 @@ impl Blocks for Laying<'_> {
     }
 }
 
-fn layout_item(item: Item<'_>, width: usize, thinking: Fold) -> Vec<Line<'static>> {
+fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'static>> {
+    let thinking = content.thinking;
     match item {
         Item::Intro(lines) => {
             lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
+        }
+        Item::Entry(entry @ Entry::ToolCall { id, name, .. }) if content.marks.contains_key(id) => {
+            let mark = content.marks.get(id).map_or(("", Style::new()), |s| call_mark(name, *s));
+            // Laid out narrower by the mark, which then ends its line.
+            let mut lines = layout_entry(entry, width.saturating_sub(text_width(mark.0)), thinking);
+            if let Some(first) = lines.first_mut() {
+                first.spans.push(Span::styled(mark.0, mark.1));
+            }
+            lines
         }
         Item::Entry(entry) => layout_entry(entry, width, thinking),
         Item::Note(text) => prose(text, width, "· ", theme::NOTICE),

@@ -9,8 +9,9 @@ use super::super::text::{
 };
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use crate::agent::Entry;
+use crate::agent::{Entry, ToolStatus};
 use crate::visible::one_line as one_line_of;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// A prompt longer than this is shown folded to its first [`USER_FOLDED_LINES`], with a note: a
@@ -193,6 +194,18 @@ fn strip_tags(text: &str) -> &str {
         return &trimmed[open_end + 1..close_start];
     }
     trimmed
+}
+
+/// The mark at the end of the line of a call that did not succeed: ` ✗ failed`, ` ⊘ declined`,
+/// ` ■ interrupted` — and ` ✗ rejected` for a board update the board refused.
+pub(super) fn call_mark(name: &str, status: ToolStatus) -> (&'static str, Style) {
+    match status {
+        ToolStatus::Failed if name == crate::board::TOOL_NAME => (" ✗ rejected", theme::RUN_FAILED),
+        ToolStatus::Failed => (" ✗ failed", theme::RUN_FAILED),
+        ToolStatus::Declined => (" ⊘ declined", theme::RUN_STOPPED),
+        ToolStatus::Interrupted => (" ■ interrupted", theme::RUN_STOPPED),
+        ToolStatus::Running | ToolStatus::Succeeded => ("", Style::new()),
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,13 @@ pub mod conversation;
 mod entry_lines;
 pub mod help_overlay;
 pub mod inspector;
+pub mod pager;
 mod paste_tokens;
 pub(super) mod plan_hint;
+mod raw_json;
 pub mod status_bar;
 pub mod tool_log;
+mod word_delete;
 
 use super::theme;
 use ratatui::text::Line;

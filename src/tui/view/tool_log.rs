@@ -15,16 +15,27 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bytes read from the end of an output to find its last lines.
 const TAIL_BYTES: usize = 16 * 1024;
+/// How to read a call's whole output, in the pane's bottom border.
+const OUTPUT_HINT: &str = " Ctrl+G whole output ";
 /// Indentation of output lines under their call.
 const OUTPUT_INDENT: &str = "  ";
 
-/// Draws the newest calls of `runs` into `area`. `frame` animates running calls.
-pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, frame: u64) {
-    let block = pane(Span::styled(" Tools ", theme::TITLE), false);
+/// Draws the newest calls of `runs` into `area`. `frame` animates running calls; `now` says how
+/// long they have been running.
+pub fn render(
+    runs: &imbl::Vector<Arc<ToolRun>>,
+    area: Rect,
+    buf: &mut Buffer,
+    (frame, now): (u64, Instant),
+) {
+    let mut block = pane(Span::styled(" Tools ", theme::TITLE), false);
+    if !runs.is_empty() {
+        block = block.title_bottom(Line::styled(OUTPUT_HINT, theme::DIM).right_aligned());
+    }
     let inner = block.inner(area);
     block.render(area, buf);
     if inner.is_empty() {
@@ -48,7 +59,7 @@ pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, f
     let mut lines: Vec<Line<'static>> = Vec::with_capacity(height);
     for index in runs.len() - headers..runs.len() {
         let run = &runs[index];
-        lines.push(header(run, width, frame));
+        lines.push(header(run, width, frame, now));
         if index == newest && room_for_output > 0 {
             for text in tail_lines(&run.output, room_for_output, TAIL_BYTES) {
                 if text.trim().is_empty() && lines.len() == headers {
@@ -69,9 +80,9 @@ pub fn render(runs: &imbl::Vector<Arc<ToolRun>>, area: Rect, buf: &mut Buffer, f
 }
 
 /// `✓ bash  cargo test   exit 0 · 1.2s`, cut to `width` (the summary gives way first).
-fn header(run: &ToolRun, width: usize, frame: u64) -> Line<'static> {
+fn header(run: &ToolRun, width: usize, frame: u64, now: Instant) -> Line<'static> {
     let (mark, style) = mark(run.status, frame);
-    let outcome = outcome(run);
+    let outcome = outcome(run, now);
     let name = one_line(&run.name);
     let lead = format!("{mark} {name} ");
     let tail = if outcome.is_empty() { String::new() } else { format!("  {outcome}") };
@@ -99,11 +110,18 @@ fn mark(status: ToolStatus, frame: u64) -> (char, Style) {
     }
 }
 
-/// `exit 0 · 1.2s`, `declined`, `running`.
-fn outcome(run: &ToolRun) -> String {
+/// `exit 0 · 1.2s`, `declined`, `running 3.4s`.
+fn outcome(run: &ToolRun, now: Instant) -> String {
     let mut parts = Vec::new();
     match run.status {
-        ToolStatus::Running => parts.push("running".to_owned()),
+        ToolStatus::Running => {
+            // Whole seconds: the line changes once a second, not every frame.
+            let seconds = now.saturating_duration_since(run.started).as_secs();
+            parts.push(match seconds {
+                0 => "running".to_owned(),
+                _ => format!("running {}", format_duration(Duration::from_secs(seconds))),
+            });
+        }
         ToolStatus::Declined => parts.push("declined".to_owned()),
         ToolStatus::Interrupted => parts.push("interrupted".to_owned()),
         ToolStatus::Succeeded | ToolStatus::Failed => {

@@ -1,13 +1,14 @@
-//! The request inspector (Ctrl+T / F2): the whole body of the request the provider receives for
-//! the history now — parameters, system prompt, tools, then every message — made by the
-//! provider's own encoding (`wire`), pretty-printed part by part, long parts folded to
-//! their first lines (`o` unfolds), with search (`search`) that finds folded text too.
+//! The request inspector (Ctrl+T / F2): the whole body of the last request sent — parameters,
+//! system prompt, tools, then every message — exactly as it went on the wire and titled with when
+//! (`wire`); before anything is sent, a preview of the next, labelled so. It is laid out part by
+//! part in the wire's own order, long parts folded to their first lines (`o` unfolds), with search
+//! (`search`) that finds folded text too.
 //!
 //! Each part's text is made only when it is drawn or searched, and kept (`text`), and its
 //! rows are laid out by a `LazyList` like the conversation's, so opening the inspector on 10,000
 //! messages lays out only the few on screen.
 
-mod search;
+pub(super) mod search;
 pub mod text;
 mod wire;
 
@@ -28,8 +29,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
 use search::{Search, Typed};
 use text::row_line;
-use wire::{Laid, Wired};
+use wire::{Laid, Source, Wired};
 
+/// Where the time of day lies in an RFC 3339 stamp (`2026-01-02T14:03:27Z`).
+const TIME_OF_DAY: std::ops::Range<usize> = 11..19;
 /// Share of the view kept above a search hit when jumping to it, in percent.
 const HIT_CONTEXT_PERCENT: usize = 30;
 
@@ -127,7 +130,8 @@ pub struct Inspector {
 }
 
 impl Inspector {
-    /// Opens on the request for `snapshot`'s history, long parts folded, showing its end.
+    /// Opens on the last request `snapshot` says was sent (or a preview of the next), long parts
+    /// folded, showing its end.
     pub fn open(snapshot: &Snapshot) -> Self {
         Self {
             wired: Wired::of(snapshot, true),
@@ -137,14 +141,21 @@ impl Inspector {
         }
     }
 
-    /// Takes in a newer snapshot; encodes the request again only when something it carries
-    /// changed, staying where the view is when the history only grew.
+    /// Takes in a newer snapshot; reads the request again only when another was sent (or, for a
+    /// preview, when something it carries changed), staying where the view is when it only grew.
     pub fn update(&mut self, snapshot: &Snapshot) {
         if self.wired.same_as(snapshot) {
             return;
         }
-        let appended = is_extension(&self.wired.history, &snapshot.history);
+        let (was_sent, messages) = (self.wired.source != Source::Preview, self.wired.messages);
+        let preview_grew = !was_sent
+            && snapshot.last_sent.is_none()
+            && is_extension(&self.wired.history, &snapshot.history);
         self.wired = Wired::of(snapshot, self.wired.folded);
+        let appended = preview_grew
+            || (was_sent
+                && self.wired.source != Source::Preview
+                && self.wired.messages >= messages);
         // Cache marks move to the newest messages as the history grows: every part may change.
         self.list.invalidate_from(0, appended);
         if self.search.has_query() {
@@ -154,9 +165,20 @@ impl Inspector {
         }
     }
 
-    /// The whole request body the inspector shows.
-    pub fn body(&self) -> serde_json::Value {
-        self.wired.body()
+    /// The bytes of the body the inspector holds: those sent, or the preview's.
+    pub fn body_bytes(&self) -> &[u8] {
+        self.wired.bytes()
+    }
+
+    /// The body as the inspector shows it, every part unfolded and its layout taken away: for a
+    /// request that was sent, the bytes that went on the wire.
+    pub fn shown_body(&self) -> String {
+        self.wired.shown_json()
+    }
+
+    /// Whether it shows a request that was sent (not a preview of the next).
+    pub fn shows_sent(&self) -> bool {
+        self.wired.source != Source::Preview
     }
 
     /// How many messages have been laid out: those on screen or scrolled past, not all of them.
@@ -272,8 +294,12 @@ impl Inspector {
         Clear.render(screen, buf);
         let format = format_name(self.wired.format);
         let messages = format!("{} messages", self.wired.messages);
+        let source = match self.wired.source {
+            Source::Sent(at) => format!("sent {}", clock(at)),
+            Source::Preview => "preview, not sent yet".to_owned(),
+        };
         let title =
-            fitted_title(" Request", &[format, &messages, "as sent"], usize::from(screen.width));
+            fitted_title(" Request", &[&source, format, &messages], usize::from(screen.width));
         let footer = self.footer(usize::from(screen.width)).unwrap_or_else(|| {
             let hint =
                 if self.wired.folded { " o unfold · Esc close " } else { " o fold · Esc close " };
@@ -375,6 +401,13 @@ impl View for Inspector {
     fn is_done(&self) -> bool {
         self.is_closed()
     }
+}
+
+/// The time of day of `at` in UTC, to the second: `14:03:27 UTC`.
+fn clock(at: std::time::SystemTime) -> String {
+    let stamp = humantime::format_rfc3339_seconds(at).to_string();
+    let time = stamp.get(TIME_OF_DAY).unwrap_or(&stamp);
+    format!("{time} UTC")
 }
 
 fn format_name(format: WireFormat) -> &'static str {

@@ -38,9 +38,31 @@ impl MessageText {
 
     /// `── title ──` followed by `value` as pretty JSON, then a blank line.
     pub fn titled(title: &str, value: &Value) -> Self {
+        let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+        Self::laid_out(title, &pretty)
+    }
+
+    /// `── title ──` followed by the JSON text `raw` as it is — its keys in its own order, its
+    /// strings as escaped — one member a line, then a blank line.
+    pub fn raw(title: &str, raw: &str) -> Self {
+        Self::laid_out(title, &crate::tui::view::raw_json::pretty(raw))
+    }
+
+    /// One line of plain text, control characters made visible (a line of a tool's output).
+    pub fn plain(line: &str) -> Self {
+        let text = clean_line(line).into_owned();
+        Self { lines: vec![TextLine { text, key: None, header: false }] }
+    }
+
+    /// The JSON text in `raw` without the header and the layout: what it was made from.
+    pub fn json(&self) -> String {
+        let body = self.lines.iter().filter(|line| !line.header);
+        crate::tui::view::raw_json::compact(&body.map(|line| line.text.as_str()).collect::<String>())
+    }
+
+    fn laid_out(title: &str, pretty: &str) -> Self {
         let mut lines =
             vec![TextLine { text: format!("── {title} ──"), key: None, header: true }];
-        let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
         // JSON escapes C0 controls but not DEL or C1 controls, which a terminal may act on.
         lines.extend(pretty.lines().map(clean_line).map(|line| TextLine {
             key: key_range(&line),

@@ -1,8 +1,11 @@
-//! The request the inspector shows: the whole body the provider's own encoding makes for the
-//! history now (`WireFormat::encode`, the bytes `HttpClient` sends), cut into parts — the
-//! parameters, the system prompt, the tools, then each message — without building a tree of the
-//! whole body: each part stays raw JSON until it is drawn or searched, and its text is kept (it
-//! does not depend on the width). Long parts are folded to their first lines until unfolded.
+//! The request the inspector shows: the last body sent, byte for byte as it went on the wire
+//! (`Snapshot::last_sent`), or — labelled as such — a preview of the next one, made by the
+//! provider's own encoding (`WireFormat::encode`) when nothing has been sent yet. It is cut into
+//! parts in the body's own order — the parameters, the system prompt, the tools, then each
+//! message — without building a tree of the whole body: each part stays raw JSON until it is
+//! drawn or searched, and is shown as it is, keys in the wire's order, so a `cache_control` is
+//! where it was sent. Its text is kept (it does not depend on the width). Long parts are folded
+//! to their first lines until unfolded.
 
 use super::text::{MessageText, Row, rows};
 use crate::agent::Snapshot;
@@ -10,11 +13,12 @@ use crate::llm::{RequestShape, WireFormat};
 use crate::message::History;
 use crate::tui::lazy_list::Blocks;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Lines of a folded part shown before the note saying how many more there are.
 const FOLDED_LINES: usize = 24;
@@ -22,8 +26,9 @@ const FOLDED_LINES: usize = 24;
 /// One part of the body; a range is where its raw JSON lies in the body.
 #[derive(Debug)]
 pub(super) enum Part {
-    /// Every top-level field that is not the system prompt, the tools or the messages.
-    Parameters(Value),
+    /// A run of top-level fields that are not the system prompt, the tools or the messages:
+    /// each name as written on the wire, and where its value lies.
+    Parameters(Vec<(String, Range<usize>)>),
     System(Range<usize>),
     Tools {
         count: usize,
@@ -37,15 +42,27 @@ pub(super) enum Part {
     Broken(String),
 }
 
+/// Where the body shown came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Source {
+    /// Sent at that time: the bytes that went on the wire.
+    Sent(SystemTime),
+    /// Nothing sent yet in this conversation: the body the next request would carry now.
+    #[default]
+    Preview,
+}
+
 /// The request being inspected.
 #[derive(Debug, Default)]
 pub(super) struct Wired {
+    pub(super) source: Source,
+    /// For a preview: what it was made from.
     pub(super) history: History,
-    pub(super) system: Arc<str>,
+    system: Arc<str>,
+    request: RequestShape,
     pub(super) format: WireFormat,
-    pub(super) request: RequestShape,
-    /// The body as encoded; the parts point into it.
-    body: Arc<str>,
+    /// The body; the parts point into it.
+    body: bytes::Bytes,
     pub(super) parts: Vec<Part>,
     /// How many of the parts are messages.
     pub(super) messages: usize,
@@ -57,27 +74,27 @@ pub(super) struct Wired {
 
 impl Wired {
     pub(super) fn of(snapshot: &Snapshot, folded: bool) -> Self {
-        let request = snapshot.request.request(&snapshot.system_prompt, &snapshot.history);
-        let (body, parts): (Arc<str>, _) =
-            match snapshot.wire_format.encode(&snapshot.request.model, &request) {
-                Ok(body) => match String::from_utf8(body) {
-                    Ok(body) => {
-                        let parts = split(&body);
-                        (body.into(), parts)
-                    }
-                    Err(err) => {
-                        ("".into(), vec![Part::Broken(format!("the body is not UTF-8: {err}"))])
-                    }
-                },
-                Err(err) => ("".into(), vec![Part::Broken(err.to_string())]),
-            };
+        let (source, format, body) = match &snapshot.last_sent {
+            Some(sent) => (Source::Sent(sent.at), sent.format, Ok(sent.body.clone())),
+            None => {
+                let request = snapshot.request.request(&snapshot.system_prompt, &snapshot.history);
+                let body = snapshot.wire_format.encode(&snapshot.request.model, &request);
+                (Source::Preview, snapshot.wire_format, body.map(bytes::Bytes::from))
+            }
+        };
+        let parts = match body.as_ref().map(|body| std::str::from_utf8(body)) {
+            Ok(Ok(text)) => split(text),
+            Ok(Err(err)) => vec![Part::Broken(format!("the body is not UTF-8: {err}"))],
+            Err(err) => vec![Part::Broken(err.to_string())],
+        };
         let messages = parts.iter().filter(|part| matches!(part, Part::Message { .. })).count();
         Self {
+            source,
             history: snapshot.history.clone(),
             system: Arc::clone(&snapshot.system_prompt),
-            format: snapshot.wire_format,
             request: snapshot.request.clone(),
-            body,
+            format,
+            body: body.unwrap_or_default(),
             texts: vec![None; parts.len()],
             parts,
             messages,
@@ -85,33 +102,56 @@ impl Wired {
         }
     }
 
-    /// Whether `snapshot` would make the same body.
+    /// Whether `snapshot` would show the same body.
     pub(super) fn same_as(&self, snapshot: &Snapshot) -> bool {
-        self.format == snapshot.wire_format
-            && self.system == snapshot.system_prompt
-            && self.request == snapshot.request
-            && self.history.ptr_eq(&snapshot.history)
+        match (&snapshot.last_sent, self.source) {
+            (Some(sent), Source::Sent(at)) => {
+                at == sent.at && self.format == sent.format && self.body == sent.body
+            }
+            (None, Source::Preview) => {
+                self.format == snapshot.wire_format
+                    && self.system == snapshot.system_prompt
+                    && self.request == snapshot.request
+                    && self.history.ptr_eq(&snapshot.history)
+            }
+            _ => false,
+        }
     }
 
-    /// The whole body as the inspector holds it, for tests that hold it to what was sent.
-    pub(super) fn body(&self) -> Value {
-        let mut body = Map::new();
+    /// The bytes of the body shown.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// The body put back together from the text of every part as it is shown, unfolded, less
+    /// the layout: for tests that hold it to the bytes the server received.
+    pub(super) fn shown_json(&self) -> String {
+        let mut fields = Vec::new();
         let mut messages = Vec::new();
-        for part in &self.parts {
+        for (block, part) in self.parts.iter().enumerate() {
+            let json = self.text(block).json();
             match part {
-                Part::Parameters(Value::Object(fields)) => body.extend(fields.clone()),
-                Part::Parameters(_) | Part::Broken(_) => {}
-                Part::System(raw) => {
-                    body.insert("system".into(), self.parse(raw));
+                Part::Parameters(_) => {
+                    let inner = json.strip_prefix('{').and_then(|json| json.strip_suffix('}'));
+                    fields.push(inner.unwrap_or(&json).to_owned());
                 }
-                Part::Tools { raw, .. } => {
-                    body.insert("tools".into(), self.parse(raw));
+                Part::System(_) => fields.push(format!("\"system\":{json}")),
+                Part::Tools { .. } => fields.push(format!("\"tools\":{json}")),
+                Part::Message { index, .. } => {
+                    if *index == 0 {
+                        fields.push(String::new());
+                    }
+                    messages.push(json);
                 }
-                Part::Message { raw, .. } => messages.push(self.parse(raw)),
+                Part::Broken(_) => {}
             }
         }
-        body.insert("messages".into(), Value::Array(messages));
-        Value::Object(body)
+        let messages = format!("\"messages\":[{}]", messages.join(","));
+        let fields: Vec<String> = fields
+            .into_iter()
+            .map(|field| if field.is_empty() { messages.clone() } else { field })
+            .collect();
+        format!("{{{}}}", fields.join(","))
     }
 
     /// Part `block`'s whole text, made afresh unless it was kept.
@@ -120,12 +160,23 @@ impl Wired {
             return Arc::clone(text);
         }
         let text = match self.parts.get(block) {
-            Some(Part::Parameters(value)) => MessageText::titled("request", value),
-            Some(Part::System(raw)) => MessageText::titled("system", &self.parse(raw)),
-            Some(Part::Tools { count, raw }) => {
-                MessageText::titled(&format!("tools ({count})"), &self.parse(raw))
+            Some(Part::Parameters(fields)) => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(key, value)| format!("{key}:{}", self.raw(value)))
+                    .collect();
+                MessageText::raw("request", &format!("{{{}}}", fields.join(",")))
             }
-            Some(Part::Message { index, raw }) => MessageText::new(*index, &self.parse(raw)),
+            Some(Part::System(raw)) => MessageText::raw("system", self.raw(raw)),
+            Some(Part::Tools { count, raw }) => {
+                MessageText::raw(&format!("tools ({count})"), self.raw(raw))
+            }
+            Some(Part::Message { index, raw }) => {
+                let raw = self.raw(raw);
+                let role = serde_json::from_str::<Role<'_>>(raw).ok().and_then(|role| role.role);
+                let role = role.as_deref().unwrap_or("message");
+                MessageText::raw(&format!("messages[{index}] · {role}"), raw)
+            }
             Some(Part::Broken(why)) => MessageText::titled("request", &Value::String(why.clone())),
             None => MessageText { lines: Vec::new() },
         };
@@ -145,56 +196,72 @@ impl Wired {
     pub(super) fn hides(&self, block: usize, line: usize) -> bool {
         self.folded && line > FOLDED_LINES && self.text(block).folded(FOLDED_LINES).is_some()
     }
-}
 
-impl Wired {
-    /// The part of the body at `raw`, as a JSON tree.
-    fn parse(&self, raw: &Range<usize>) -> Value {
-        let text = self.body.get(raw.clone()).unwrap_or_default();
-        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    /// The text of the body at `raw`.
+    fn raw(&self, raw: &Range<usize>) -> &str {
+        self.body.get(raw.clone()).and_then(|bytes| std::str::from_utf8(bytes).ok()).unwrap_or("")
     }
 }
 
-/// The body's parts in the order shown: parameters, system, tools, messages. One pass over the
-/// body, which is neither copied nor built into a tree: each part is where it lies.
+/// A message's role, read without reading the rest.
+#[derive(serde::Deserialize)]
+struct Role<'a> {
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+}
+
+/// The body's parts in its own order: runs of parameters, the system prompt, the tools, the
+/// messages. One pass over the body, which is neither copied nor built into a tree: each part is
+/// where it lies.
 fn split(body: &str) -> Vec<Part> {
     let fields = match serde_json::from_str::<TopLevel<'_>>(body) {
         Ok(TopLevel(fields)) => fields,
         Err(err) => return vec![Part::Broken(format!("the body is not a JSON object: {err}"))],
     };
-    let at = |raw: &RawValue| {
-        let start = raw.get().as_ptr() as usize - body.as_ptr() as usize;
-        start..start + raw.get().len()
+    let at = |raw: &str| {
+        let start = raw.as_ptr() as usize - body.as_ptr() as usize;
+        start..start + raw.len()
     };
-    let mut parameters = Map::new();
-    let (mut system, mut tools, mut messages) = (None, None, Vec::new());
+    let mut parts = Vec::new();
     for (key, field) in fields {
-        match (key.as_ref(), field) {
-            ("system", Field::Raw(raw)) => system = Some(Part::System(at(raw))),
+        let part = match (key.as_ref(), field) {
+            ("system", Field::Raw(raw)) => Part::System(at(raw.get())),
             ("tools", Field::Raw(raw)) => {
                 let count =
                     serde_json::from_str::<Vec<&RawValue>>(raw.get()).map_or(0, |t| t.len());
-                tools = Some(Part::Tools { count, raw: at(raw) });
+                Part::Tools { count, raw: at(raw.get()) }
             }
             (_, Field::Messages(list)) => {
-                messages = list
-                    .into_iter()
-                    .enumerate()
-                    .map(|(index, raw)| Part::Message { index, raw: at(raw) })
-                    .collect();
+                parts.extend(
+                    list.into_iter()
+                        .enumerate()
+                        .map(|(index, raw)| Part::Message { index, raw: at(raw.get()) }),
+                );
+                continue;
             }
             (_, Field::Raw(raw)) => {
-                let value = serde_json::from_str(raw.get())
-                    .unwrap_or_else(|_| Value::String(raw.get().to_owned()));
-                parameters.insert(key.into_owned(), value);
+                let field = (wire_key(body, &key), at(raw.get()));
+                if let Some(Part::Parameters(fields)) = parts.last_mut() {
+                    fields.push(field);
+                    continue;
+                }
+                Part::Parameters(vec![field])
             }
-        }
+        };
+        parts.push(part);
     }
-    let mut parts = vec![Part::Parameters(Value::Object(parameters))];
-    parts.extend(system);
-    parts.extend(tools);
-    parts.extend(messages);
     parts
+}
+
+/// A top-level key as the body wrote it, quotes and escapes included: the text itself when it
+/// was read in place, else the key written again.
+fn wire_key(body: &str, key: &str) -> String {
+    let start = (key.as_ptr() as usize).checked_sub(body.as_ptr() as usize);
+    let quoted = start.and_then(|start| body.get(start.checked_sub(1)?..start + key.len() + 1));
+    match quoted {
+        Some(quoted) if quoted.starts_with('"') && quoted.ends_with('"') => quoted.to_owned(),
+        _ => serde_json::to_string(key).unwrap_or_default(),
+    }
 }
 
 /// A top-level field of the body: the messages, each where it lies, or any other field whole.

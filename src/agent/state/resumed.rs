@@ -1,0 +1,81 @@
+//! What a resumed session shows besides its conversation: the tool pane rebuilt from the
+//! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
+//! cut off, and so are their lines in the conversation), and one line saying it was resumed.
+//!
+//! The log keeps what the model read of each result, not the longer output the person saw, so a
+//! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
+
+use super::State;
+use crate::agent::approval::DECLINED;
+use crate::agent::journal::CUT_OFF;
+use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
+use crate::agent::turn::INTERRUPTED;
+use crate::message::ContentBlock;
+use crate::tools::{ToolCall, ToolName};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl State {
+    /// Rebuilds the tool pane from the history and says the session was resumed.
+    pub(super) fn show_resumed(&mut self) {
+        if self.view.history.is_empty() {
+            return;
+        }
+        let history = self.view.history.clone();
+        let mut results: HashMap<&str, (&str, bool)> = HashMap::new();
+        for block in history.iter().flat_map(|message| &message.content) {
+            if let ContentBlock::ToolResult { tool_use_id, content, is_error } = block {
+                results.insert(tool_use_id, (content, *is_error));
+            }
+        }
+        let now = Instant::now();
+        let mut calls = 0;
+        for block in history.iter().flat_map(|message| &message.content) {
+            let Some(call) = ToolCall::from_block(block) else { continue };
+            let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
+            let status = ended(output, is_error);
+            self.mark_call(&call.id, status);
+            if call.name == ToolName::Todo {
+                continue;
+            }
+            calls += 1;
+            self.view.tools.push_back(Arc::new(ToolRun {
+                status,
+                id: call.id.clone(),
+                name: call.name.to_string(),
+                summary: call.summary(),
+                exit_code: None,
+                started: now,
+                duration: None,
+                output: output.into(),
+            }));
+        }
+        let messages = history.len();
+        let board = &self.view.board;
+        let board = if board.is_empty() {
+            String::new()
+        } else {
+            format!(", the board at {}/{}", board.done(), board.items().len())
+        };
+        self.note(Entry::Notice {
+            text: format!(
+                "Resumed: {messages} messages and {calls} tool calls{board}. Tokens and cost \
+                 count from here."
+            ),
+        });
+    }
+}
+
+/// How a call ended, from the result the model got.
+fn ended(output: &str, is_error: bool) -> ToolStatus {
+    if output == DECLINED {
+        ToolStatus::Declined
+    } else if output.starts_with(INTERRUPTED) || output.starts_with(CUT_OFF) {
+        ToolStatus::Interrupted
+    } else if is_error {
+        ToolStatus::Failed
+    } else {
+        ToolStatus::Succeeded
+    }
+}

@@ -1,0 +1,435 @@
+//! The output pager (Ctrl+G / F3): the whole output keel kept of one tool call, not only the
+//! tail the tool pane has room for, scrollable, with search (`/`, `n`, `N`) and `[` / `]` to step
+//! to the call before or after.
+//!
+//! Each line of the output is one block of a `LazyList`: the output is indexed once (where each
+//! line starts), and a line is cleaned and broken into rows only when it is on screen or
+//! scrolled past, so opening it on 50,000 lines lays out the screenful shown. Search makes each
+//! line's text once, when a query is committed.
+
+use super::super::keymap::{Binding, KeySpec, hints};
+use super::super::lazy_list::{Blocks, LazyList};
+use super::super::stack::{Ctx, Hints, View};
+use super::super::text::{first_line, truncate, width as text_width};
+use super::super::theme;
+use super::conversation::WHEEL_LINES;
+use super::inspector::search::{Search, Typed};
+use super::inspector::text::{MessageText, Row, row_line, rows};
+use super::pane;
+use crate::agent::{Snapshot, ToolRun};
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Widget};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Share of the view kept above a search hit when jumping to it, in percent.
+const HIT_CONTEXT_PERCENT: usize = 30;
+
+/// What a key does in the pager.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Search,
+    NextHit,
+    PreviousHit,
+    PreviousCall,
+    NextCall,
+    Close,
+}
+
+/// The pager's keys.
+pub const KEYS: &[Binding<Action>] = &[
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('g')],
+        action: Action::Close,
+        help: "close the output",
+        hint: Some("close"),
+    },
+    Binding {
+        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        action: Action::Down,
+        help: "scroll down",
+        hint: Some("scroll"),
+    },
+    Binding {
+        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
+        action: Action::Up,
+        help: "scroll up",
+        hint: Some("scroll"),
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')],
+        action: Action::PageUp,
+        help: "up a page",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::PageDown), KeySpec::char(' ')],
+        action: Action::PageDown,
+        help: "down a page",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
+        action: Action::Top,
+        help: "the first line",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)],
+        action: Action::Bottom,
+        help: "the last line (and follow a running command)",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::char('/')],
+        action: Action::Search,
+        help: "search (Enter to find, Esc to cancel)",
+        hint: Some("search"),
+    },
+    Binding {
+        keys: &[KeySpec::char('n')],
+        action: Action::NextHit,
+        help: "next match",
+        hint: Some("next"),
+    },
+    Binding {
+        keys: &[KeySpec::char('N')],
+        action: Action::PreviousHit,
+        help: "previous match",
+        hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::char('[')],
+        action: Action::PreviousCall,
+        help: "the tool call before",
+        hint: Some("call before"),
+    },
+    Binding {
+        keys: &[KeySpec::char(']')],
+        action: Action::NextCall,
+        help: "the tool call after",
+        hint: None,
+    },
+];
+
+/// The hints while the search line is open.
+const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
+
+/// The output of one call, indexed by line.
+#[derive(Debug, Default)]
+struct Output {
+    run: Option<Arc<ToolRun>>,
+    /// Where each line lies in the output (without its `\n`).
+    lines: Vec<Range<usize>>,
+}
+
+impl Output {
+    fn of(run: Arc<ToolRun>) -> Self {
+        let text = &run.output;
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for (at, _) in text.match_indices('\n') {
+            lines.push(start..at);
+            start = at + 1;
+        }
+        if start < text.len() || lines.is_empty() {
+            lines.push(start..text.len());
+        }
+        Self { run: Some(run), lines }
+    }
+
+    fn text(&self, index: usize) -> Arc<MessageText> {
+        let line = self.run.as_ref().zip(self.lines.get(index));
+        let line = line.and_then(|(run, range)| run.output.get(range.clone())).unwrap_or("");
+        Arc::new(MessageText::plain(line))
+    }
+}
+
+/// A line laid out: its text and its rows at the width.
+type Laid = (Arc<MessageText>, Vec<Row>);
+
+impl Blocks for Output {
+    type Laid = Laid;
+
+    fn count(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn lay_out(&self, index: usize, width: usize) -> Laid {
+        let text = self.text(index);
+        let rows = rows(&text, width);
+        (text, rows)
+    }
+
+    fn rows(laid: &Laid) -> usize {
+        laid.1.len()
+    }
+
+    fn is_stable(&self, _index: usize) -> bool {
+        true
+    }
+}
+
+/// The open pager.
+#[derive(Debug)]
+pub struct Pager {
+    /// Which call is shown: its id.
+    id: String,
+    output: Output,
+    list: LazyList<Laid>,
+    search: Search,
+    closed: bool,
+}
+
+impl Pager {
+    /// Opens on the newest call of `snapshot`'s tool pane, at its first line; `None` when no
+    /// tool has run.
+    pub fn open(snapshot: &Snapshot) -> Option<Self> {
+        let run = snapshot.tools.back()?;
+        Some(Self::on(Arc::clone(run)))
+    }
+
+    fn on(run: Arc<ToolRun>) -> Self {
+        let output = Output::of(run);
+        let mut list = LazyList::default();
+        list.top(&output);
+        let id = output.run.as_ref().map(|run| run.id.clone()).unwrap_or_default();
+        Self { id, output, list, search: Search::default(), closed: false }
+    }
+
+    /// Takes in a newer snapshot: the output of a running call grows where the view is.
+    pub fn update(&mut self, snapshot: &Snapshot) {
+        let Some(run) = snapshot.tools.iter().find(|run| run.id == self.id) else {
+            return;
+        };
+        if self.output.run.as_ref().is_some_and(|shown| Arc::ptr_eq(shown, run)) {
+            return;
+        }
+        self.output = Output::of(Arc::clone(run));
+        self.list.invalidate_from(0, true);
+        if self.search.has_query() {
+            self.find();
+        }
+    }
+
+    /// How many lines the output has.
+    pub fn line_count(&self) -> usize {
+        self.output.lines.len()
+    }
+
+    /// How many lines have been laid out: those on screen or scrolled past.
+    pub fn laid_out(&self) -> usize {
+        self.list.laid_out()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub fn hit_count(&self) -> usize {
+        self.search.hits.len()
+    }
+
+    /// Applies a key's action; `snapshot` holds the calls `[` and `]` step through.
+    pub fn act(&mut self, action: Action, snapshot: &Snapshot) {
+        let page = self.list.viewport().1.saturating_sub(1).max(1);
+        match action {
+            Action::Up => self.list.scroll_up(&self.output, 1),
+            Action::Down => self.list.scroll_down(&self.output, 1),
+            Action::PageUp => self.list.scroll_up(&self.output, page),
+            Action::PageDown => self.list.scroll_down(&self.output, page),
+            Action::Top => self.list.top(&self.output),
+            Action::Bottom => self.list.bottom(),
+            Action::Search => self.search.open(),
+            Action::NextHit => self.step_hit(true),
+            Action::PreviousHit => self.step_hit(false),
+            Action::PreviousCall => self.step_call(snapshot, false),
+            Action::NextCall => self.step_call(snapshot, true),
+            Action::Close => self.closed = true,
+        }
+    }
+
+    /// A key while the search line is open.
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if self.search.type_key(key) == Typed::Committed {
+            self.find();
+            let top = self.list.top_block(&self.output);
+            if let Some(index) = self.search.first_from(top, true) {
+                self.go_to_hit(index);
+            }
+        }
+    }
+
+    fn step_call(&mut self, snapshot: &Snapshot, forward: bool) {
+        let Some(at) = snapshot.tools.iter().position(|run| run.id == self.id) else {
+            return;
+        };
+        let next = if forward { at.checked_add(1) } else { at.checked_sub(1) };
+        if let Some(run) = next.and_then(|next| snapshot.tools.get(next)) {
+            let search = std::mem::take(&mut self.search);
+            *self = Self::on(Arc::clone(run));
+            self.search = search;
+            if self.search.has_query() {
+                self.find();
+            }
+        }
+    }
+
+    fn find(&mut self) {
+        let output = &self.output;
+        self.search.find(output.lines.len(), |line| output.text(line));
+    }
+
+    fn step_hit(&mut self, forward: bool) {
+        let next = self.search.step(forward).or_else(|| {
+            let top = self.list.top_block(&self.output);
+            self.search.first_from(top, forward)
+        });
+        if let Some(index) = next {
+            self.go_to_hit(index);
+        }
+    }
+
+    fn go_to_hit(&mut self, index: usize) {
+        let Some(hit) = self.search.hits.get(index).copied() else {
+            return;
+        };
+        self.search.current = Some(index);
+        let row = self.list.laid(&self.output, hit.block).map_or(0, |(_, rows)| {
+            rows.iter().position(|row| hit.start < row.end.max(row.start + 1)).unwrap_or(0)
+        });
+        let context = self.list.viewport().1 * HIT_CONTEXT_PERCENT / 100;
+        self.list.show(&self.output, hit.block, row, context);
+    }
+
+    /// Lays out what the next frame at `screen` shows.
+    pub fn prepare(&mut self, screen: Rect) {
+        let inner = pane(Line::default(), true).inner(screen);
+        self.list.prepare(&self.output, usize::from(inner.width), usize::from(inner.height));
+    }
+
+    /// Draws the pager over `screen`.
+    pub fn render(&self, screen: Rect, buf: &mut Buffer) {
+        Clear.render(screen, buf);
+        let width = usize::from(screen.width);
+        let block = pane(self.title(width), true).title_bottom(self.footer(width));
+        let inner = block.inner(screen);
+        block.render(screen, buf);
+        if inner.is_empty() {
+            return;
+        }
+        let (columns, height) = (usize::from(inner.width), usize::from(inner.height));
+        let mut y = inner.y;
+        for (index, laid, skip) in self.list.visible(&self.output, columns, height) {
+            let (text, rows) = laid.as_ref();
+            for row in rows.iter().skip(skip) {
+                if y >= inner.bottom() {
+                    return;
+                }
+                let highlights = self.search.highlights(index, row.line);
+                let line = row_line(text, *row, &highlights).style(theme::RUN_OUTPUT);
+                buf.set_line(inner.x, y, &line, inner.width);
+                y += 1;
+            }
+        }
+    }
+
+    /// ` bash  seq 1 50000 · 50000 lines `, cut to the border.
+    fn title(&self, width: usize) -> Line<'static> {
+        let Some(run) = &self.output.run else {
+            return Line::default();
+        };
+        let lines = self.output.lines.len();
+        let tail = format!(" · {lines} line{} ", if lines == 1 { "" } else { "s" });
+        let lead = format!(" {} ", run.name);
+        let room = width.saturating_sub(4 + text_width(&lead) + text_width(&tail));
+        let summary = truncate(&first_line(&run.summary), room).into_owned();
+        Line::from(vec![
+            Span::styled(lead, theme::TOOL_NAME),
+            Span::styled(summary, theme::TITLE),
+            Span::styled(tail, theme::DIM),
+        ])
+    }
+
+    /// The bottom border: the search line while typing, else the search's result or the hint.
+    fn footer(&self, width: usize) -> Line<'static> {
+        let room = width.saturating_sub(2);
+        if let Some(input) = &self.search.input {
+            let typed = truncate(input, room.saturating_sub(3)).into_owned();
+            return Line::from(vec![
+                Span::styled(" /", theme::KEY),
+                Span::raw(format!("{typed}█ ")),
+            ]);
+        }
+        let query = &self.search.shown;
+        let text = if query.is_empty() {
+            " / search · [ ] other calls · Esc close ".to_owned()
+        } else if self.search.hits.is_empty() {
+            format!(" no match for “{query}” ")
+        } else {
+            let current = self.search.current.map_or(0, |index| index + 1);
+            format!(" “{query}” {current}/{} ", self.search.hits.len())
+        };
+        let text = if text_width(&text) <= room { text } else { " Esc ".to_owned() };
+        Line::styled(text, theme::DIM).right_aligned()
+    }
+}
+
+impl View for Pager {
+    type Action = Action;
+
+    fn keys(&self) -> &'static [Binding<Action>] {
+        KEYS
+    }
+
+    fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Pager::act(self, action, ctx.snapshot);
+    }
+
+    /// While the search line is open every key types into it.
+    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
+        if self.search.is_typing() {
+            self.type_key(key);
+        } else if let Some(action) = super::super::keymap::lookup(KEYS, key) {
+            View::act(self, action, ctx);
+        }
+    }
+
+    fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
+        let typing = self.search.is_typing();
+        if typing {
+            self.search.paste(text);
+        }
+        typing
+    }
+
+    fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
+        if up {
+            self.list.scroll_up(&self.output, WHEEL_LINES);
+        } else {
+            self.list.scroll_down(&self.output, WHEEL_LINES);
+        }
+        true
+    }
+
+    fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
+        if self.search.is_typing() {
+            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
+        } else {
+            hints(KEYS)
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.closed
+    }
+}

@@ -1,0 +1,89 @@
+//! A resumed session looks resumed: the tool pane is rebuilt from the log — each call marked as
+//! it ended, declined and interrupted ones included — and a line says the session was resumed.
+
+use keel::agent::journal::{Record, SessionStore};
+use keel::agent::{self, AgentConfig, Command, Entry, Sessions, ToolStatus};
+use keel::message::{ContentBlock, Message, Role};
+use keel::tools::{Tools, Workspace};
+use keel::tui::{App, TuiOptions, render};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn call(id: &str, name: &str, input: serde_json::Value) -> ContentBlock {
+    ContentBlock::ToolUse { id: id.into(), name: name.into(), input }
+}
+
+fn result(id: &str, content: &str, is_error: bool) -> ContentBlock {
+    ContentBlock::ToolResult { tool_use_id: id.into(), content: content.into(), is_error }
+}
+
+#[tokio::test]
+async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_resumed() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let sessions = SessionStore::new(state.path(), &dir.path().canonicalize().unwrap());
+    let mut log = sessions.create().unwrap();
+    let declined = "The user declined to run this tool call. Ask them what they would like to \
+                    do instead.";
+    let messages = [
+        Message::user_text("Clean up the build."),
+        Message::assistant(vec![
+            call("c1", "read_file", json!({"path": "Makefile"})),
+            call("c2", "bash", json!({"command": "make clean"})),
+            call("c3", "bash", json!({"command": "rm -rf target"})),
+        ]),
+        Message {
+            role: Role::User,
+            content: vec![
+                result("c1", "1\tall:\n2\t\tcargo build", false),
+                result("c2", "make: *** No rule to make target 'clean'.  Stop.", true),
+                result("c3", declined, true),
+            ],
+        },
+        Message::assistant(vec![ContentBlock::Text { text: "There is no clean target.".into() }]),
+    ];
+    for message in messages {
+        log.append(&Record::Message { message }).unwrap();
+    }
+    let id = log.id().to_owned();
+    drop(log);
+
+    let (log, restored) = sessions.open(&id).unwrap();
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let mut handle = agent::spawn_with_session(
+        AgentConfig::default(),
+        None,
+        tools,
+        Sessions::Resume(sessions.clone(), log, restored),
+    );
+    let snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
+    let ended: Vec<(&str, ToolStatus)> =
+        snapshot.tools.iter().map(|run| (run.summary.as_str(), run.status)).collect();
+    assert_eq!(
+        ended,
+        [
+            ("Makefile", ToolStatus::Succeeded),
+            ("make clean", ToolStatus::Failed),
+            ("rm -rf target", ToolStatus::Declined)
+        ]
+    );
+    assert!(
+        matches!(snapshot.transcript.last(), Some(Entry::Notice { text }) if text.starts_with("Resumed: 4 messages and 3 tool calls")),
+        "{:?}",
+        snapshot.transcript.last()
+    );
+
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 100, 24));
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    insta::assert_snapshot!("resumed_session_100x24", terminal.backend());
+
+    handle.commands.send(Command::Quit).unwrap();
+    tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
+}
