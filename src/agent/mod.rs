@@ -21,6 +21,7 @@ mod repeat;
 mod snapshot;
 mod state;
 mod steps;
+mod streaming;
 mod task;
 mod tool_round;
 mod turn;
@@ -33,6 +34,7 @@ pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
     TurnClock,
 };
+pub use streaming::StreamingText;
 pub use task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 pub use turn::INTERRUPTED;
 

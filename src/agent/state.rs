@@ -19,6 +19,7 @@ use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::steps::StepLog;
+use super::streaming::StreamingText;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::todo::TodoBoard;
@@ -68,6 +69,8 @@ pub(super) struct State {
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
+    /// Answers streamed so far, to number the next one.
+    streamed_answers: u64,
 }
 
 impl State {
@@ -99,6 +102,7 @@ impl State {
             in_progress_changed: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
+            streamed_answers: 0,
         }
     }
 
@@ -138,9 +142,21 @@ impl State {
         self.view.activity = activity;
     }
 
-    /// The answer streaming in right now (`None` once it is done or void).
-    pub fn set_streaming(&mut self, text: Option<Arc<str>>) {
-        self.view.streaming = text;
+    /// More of the answer streaming in: a new answer's first delta starts a new text.
+    pub fn stream_text(&mut self, delta: &str) {
+        let answers = &mut self.streamed_answers;
+        self.view
+            .streaming
+            .get_or_insert_with(|| {
+                *answers += 1;
+                StreamingText::new(*answers)
+            })
+            .push(delta);
+    }
+
+    /// The answer streaming in is done or void.
+    pub fn end_streaming(&mut self) {
+        self.view.streaming = None;
     }
 
     pub fn set_pending_approval(&mut self, request: Option<Arc<ApprovalRequest>>) {

@@ -15,6 +15,7 @@ pub mod history_text;
 mod history_wire;
 mod paste_tokens;
 pub mod status_bar;
+mod streaming_lines;
 pub mod todo_pane;
 pub mod tool_log;
 
