@@ -58,8 +58,6 @@ pub(super) struct Agent {
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
     pub(super) turn_undo: TurnUndo,
-    /// The turn's closing snapshot, taken while a request after its commands is out.
-    pub(super) closing: Option<super::turn_undo::Closing>,
 }
 
 /// Where the running turn's undo group stands.
@@ -109,7 +107,6 @@ impl Agent {
             meter,
             demo_dir: None,
             turn_undo: TurnUndo::Idle,
-            closing: None,
         };
         agent.tell_request_shape();
         agent

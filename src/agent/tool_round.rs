@@ -36,8 +36,6 @@ impl Agent {
         calls: Vec<ToolCall>,
         cut: Option<&str>,
     ) -> Option<Stop> {
-        // A snapshot taken while the request was out is not the turn's last: these tools follow.
-        self.drop_closing_snapshot().await;
         let mut results = Vec::with_capacity(calls.len());
         // Where this round's valid board answers are among the results.
         let mut board_answers = Vec::new();

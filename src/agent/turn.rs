@@ -236,9 +236,6 @@ impl Agent {
     /// Sends the history as it is and waits for the whole answer, showing it as it streams and
     /// listening for the person meanwhile.
     async fn send(&mut self) -> Result<Completion, Failure> {
-        if self.provider.is_some() {
-            self.start_closing_snapshot();
-        }
         let Some(provider) = &self.provider else {
             return Err(Failure::NotConfigured);
         };

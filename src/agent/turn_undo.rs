@@ -6,21 +6,10 @@
 //! first command the workspace is snapshotted in the shadow repository, and again when the turn
 //! ends. A turn that ran no command runs no git at all, and one that ran no changing tool
 //! records nothing.
-//!
-//! The closing snapshot is taken off the critical path: once a command has run, every request
-//! sends the model the workspace as the turn has left it so far, and nothing of keel's changes it
-//! until the answer's tools run. So the snapshot is started as the request goes out, while the
-//! model thinks. If the answer ends the turn, that snapshot is the turn's closing one; if it asks
-//! for tools, the snapshot is finished and dropped before any of them runs (they may change the
-//! workspace), and the next request starts another.
 
 use super::task::{Agent, TurnUndo};
 use crate::tools::ToolName;
-use crate::tools::undo::{ObjectId, ShadowError};
-use tokio::task::JoinHandle;
-
-/// A snapshot being taken on a blocking thread.
-pub(super) type Closing = JoinHandle<Result<ObjectId, ShadowError>>;
+use crate::tools::undo::ObjectId;
 
 impl Agent {
     /// Before a tool that can change the workspace: begins the turn's undo group, and before its
@@ -37,38 +26,11 @@ impl Agent {
         }
     }
 
-    /// A request is going out: once the turn has run a command, its closing snapshot starts.
-    pub(super) fn start_closing_snapshot(&mut self) {
-        if self.turn_undo != TurnUndo::Commands || self.closing.is_some() {
-            return;
-        }
-        if let Some(shadow) = self.state.snapshot_source() {
-            self.closing = Some(tokio::task::spawn_blocking(move || shadow.snapshot()));
-        }
-    }
-
-    /// The answer asks for tools: the snapshot taken meanwhile is not the turn's last, and must
-    /// be finished before a tool changes what it reads.
-    pub(super) async fn drop_closing_snapshot(&mut self) {
-        if let Some(closing) = self.closing.take() {
-            let _ = closing.await;
-        }
-    }
-
     /// The turn is over: a turn that ran a command is snapshotted as it left the workspace.
     pub(super) async fn end_undo_group(&mut self) {
-        let closing = self.closing.take();
-        if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) != TurnUndo::Commands {
-            if let Some(closing) = closing {
-                let _ = closing.await;
-            }
-            return;
-        }
-        let after = match closing {
-            Some(closing) => self.taken(closing).await,
-            None => self.snapshot().await,
-        };
-        if let Some(after) = after {
+        if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) == TurnUndo::Commands
+            && let Some(after) = self.snapshot().await
+        {
             self.state.end_turn(after);
         }
     }
@@ -77,12 +39,7 @@ impl Agent {
     /// repository or the snapshot failed (the person is told once).
     async fn snapshot(&mut self) -> Option<ObjectId> {
         let shadow = self.state.snapshot_source()?;
-        self.taken(tokio::task::spawn_blocking(move || shadow.snapshot())).await
-    }
-
-    /// The snapshot `taking` takes, once it is done; a failure is told once.
-    async fn taken(&mut self, taking: Closing) -> Option<ObjectId> {
-        match taking.await {
+        match tokio::task::spawn_blocking(move || shadow.snapshot()).await {
             Ok(Ok(tree)) => Some(tree),
             Ok(Err(err)) => {
                 self.state.snapshot_failed(&err);
