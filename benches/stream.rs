@@ -174,7 +174,7 @@ fn openai_recording() -> String {
 }
 
 fn streaming(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut group = c.benchmark_group("sse_decode_10MB");
     for (name, wire, body) in [
         ("anthropic", WireFormat::Anthropic, anthropic_recording()),
