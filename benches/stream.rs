@@ -2,13 +2,24 @@
 //! How fast a streamed answer is read: SSE framing, event decoding and tool-call assembly over a
 //! 10 MB recorded stream, for both wire protocols, delivered in chunks the size a socket hands
 //! over. Reported as throughput (criterion's `Throughput::Bytes`).
+//!
+//! Then a long answer through the whole of `keel -p`, as a process: 256 KB and 1 MB of text in
+//! 16-byte deltas, each delta shown as it comes. Linear time is the larger taking about four
+//! times the smaller's; with `KEEL_BENCH_BASELINE=/path/to/an/older/keel` that binary is timed on
+//! the same answers in the same run.
+
+mod support;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::stream;
 use keel::llm::WireFormat;
 use serde_json::{Value, json};
 use std::convert::Infallible;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::fake_llm;
+use support::loopback::Loopback;
 use tokio::sync::mpsc;
 
 /// The size of the recorded stream.
@@ -163,7 +174,7 @@ fn openai_recording() -> String {
 }
 
 fn streaming(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut group = c.benchmark_group("sse_decode_10MB");
     for (name, wire, body) in [
         ("anthropic", WireFormat::Anthropic, anthropic_recording()),
@@ -205,9 +216,82 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
+/// One word of the long answer: 16 bytes, which the fake server streams as one delta.
+const ANSWER_WORD: &str = "streamed-words, ";
+/// The long answers' sizes.
+const ANSWER_SIZES: [usize; 2] = [256 << 10, 1 << 20];
+/// Runs of the new binary per size (the median is reported).
+const ANSWER_RUNS: usize = 3;
+
+/// `keel -p` from `binary` answered with `server`'s one long answer: (wall time, own time).
+fn long_answer_once(
+    runtime: &tokio::runtime::Runtime,
+    server: &Loopback,
+    binary: &Path,
+) -> (Duration, Duration) {
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    server.take();
+    let mut command = Command::new(binary);
+    command
+        .args(["-p", "Say a lot.", "--workdir"])
+        .arg(work.path())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = command.spawn().unwrap();
+    let status = runtime
+        .block_on(async { tokio::task::spawn_blocking(move || child.wait()).await })
+        .unwrap()
+        .unwrap();
+    let wall = started.elapsed();
+    assert!(status.success(), "the long answer failed");
+    let exchanges = server.take_when(1);
+    let server_time = exchanges[0].answer_sent - exchanges[0].request_arrived;
+    (wall, wall.saturating_sub(server_time))
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+fn long_answer(_c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let keel = PathBuf::from(env!("CARGO_BIN_EXE_keel"));
+    let baseline = std::env::var("KEEL_BENCH_BASELINE").ok().map(PathBuf::from);
+    let mut walls = Vec::new();
+    for bytes in ANSWER_SIZES {
+        let answer = ANSWER_WORD.repeat(bytes / ANSWER_WORD.len());
+        let server = runtime.block_on(Loopback::start(vec![fake_llm::text(&answer)]));
+        let runs: Vec<_> =
+            (0..ANSWER_RUNS).map(|_| long_answer_once(&runtime, &server, &keel)).collect();
+        let wall = median(runs.iter().map(|run| run.0).collect());
+        let own = median(runs.iter().map(|run| run.1).collect());
+        walls.push(wall);
+        let before = baseline.as_ref().map_or_else(String::new, |baseline| {
+            let (wall, own) = long_answer_once(&runtime, &server, baseline);
+            format!(" (baseline, once: wall {wall:.2?}, own {own:.2?})")
+        });
+        println!(
+            "keel -p, {} KB answer in {}-byte deltas: wall {wall:.2?}, own {own:.2?}{before}",
+            bytes >> 10,
+            ANSWER_WORD.len()
+        );
+    }
+    println!(
+        "1 MB takes {:.2}x the time of 256 KB (linear: 4x)",
+        walls[1].as_secs_f64() / walls[0].as_secs_f64()
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(10));
-    targets = streaming
+    targets = streaming, long_answer
 }
 criterion_main!(benches);

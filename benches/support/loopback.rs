@@ -10,6 +10,7 @@
 
 use super::fake_llm::{self, Step, window};
 use serde_json::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,6 +40,8 @@ pub struct Loopback {
     pub base_url: String,
     pub exchanges: Arc<Mutex<Vec<Exchange>>>,
     pub bodies: Arc<Mutex<Vec<Value>>>,
+    /// Connections accepted so far.
+    pub connections: Arc<AtomicUsize>,
 }
 
 /// Whether the server keeps every request body it parsed (for benchmarks that inspect them).
@@ -68,8 +71,11 @@ impl Loopback {
         let bodies = Arc::new(Mutex::new(Vec::new()));
         let steps = Arc::new(steps);
         let (log, kept) = (Arc::clone(&exchanges), Arc::clone(&bodies));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::clone(&connections);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::Relaxed);
                 // The answer goes out in two writes; Nagle would hold the second back.
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(
@@ -82,7 +88,12 @@ impl Loopback {
                 ));
             }
         });
-        Self { base_url, exchanges, bodies }
+        Self { base_url, exchanges, bodies, connections }
+    }
+
+    /// Connections accepted since the last call.
+    pub fn take_connections(&self) -> usize {
+        self.connections.swap(0, Ordering::Relaxed)
     }
 
     pub fn take(&self) -> Vec<Exchange> {

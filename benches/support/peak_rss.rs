@@ -31,6 +31,11 @@ impl Measured {
         }
     }
 
+    /// `program` alone, its memory unmeasured (GNU time's own start would count as its time).
+    pub fn unmeasured(program: impl AsRef<Path>) -> Self {
+        Self { command: Command::new(program.as_ref()), report: None }
+    }
+
     pub fn spawn(&mut self) -> std::io::Result<Child> {
         self.command.spawn()
     }

@@ -18,6 +18,7 @@ mod reminder;
 mod snapshot;
 mod state;
 mod steps_done;
+mod streaming;
 mod turn;
 
 pub use command::{Command, Decision};
@@ -27,6 +28,7 @@ pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
     TurnClock,
 };
+pub use streaming::StreamingText;
 pub use turn::INTERRUPTED;
 pub use turn::task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 

@@ -1,9 +1,10 @@
 //! The agent's state as a front end sees it: an immutable view, cheap to build and send.
 //!
-//! Every large part is shared, not copied: the history and transcript are `imbl` vectors and the
-//! board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
+//! Every large part is shared, not copied: the history, the transcript and the text streaming in are
+//! `imbl` vectors and the board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
 //! Front ends render the newest snapshot they have and drop the rest.
 
+use super::streaming::StreamingText;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{History, Usage};
@@ -147,7 +148,7 @@ pub struct Snapshot {
     /// conversation to mark their lines.
     pub call_marks: imbl::HashMap<String, ToolStatus>,
     /// The assistant text streaming in right now, not yet part of the history.
-    pub streaming: Option<Arc<str>>,
+    pub streaming: Option<StreamingText>,
     pub activity: Activity,
     /// The turn's time, for the status bar.
     pub turn_clock: TurnClock,

@@ -19,6 +19,7 @@ use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
 use super::reminder::{self, NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
+use super::streaming::StreamingText;
 use crate::agent::steps_done::StepLog;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
@@ -71,6 +72,8 @@ pub(super) struct State {
     steps: StepLog,
     /// Events for the front end found while changing state, sent at the next publish.
     outgoing: Vec<AgentEvent>,
+    /// Answers streamed so far, to number the next one.
+    streamed_answers: u64,
 }
 
 impl State {
@@ -103,6 +106,7 @@ impl State {
             board_edits: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),
+            streamed_answers: 0,
         }
     }
 
@@ -150,9 +154,21 @@ impl State {
         self.view.activity = activity;
     }
 
-    /// The answer streaming in right now (`None` once it is done or void).
-    pub fn set_streaming(&mut self, text: Option<Arc<str>>) {
-        self.view.streaming = text;
+    /// More of the answer streaming in: a new answer's first delta starts a new text.
+    pub fn stream_text(&mut self, delta: &str) {
+        let answers = &mut self.streamed_answers;
+        self.view
+            .streaming
+            .get_or_insert_with(|| {
+                *answers += 1;
+                StreamingText::new(*answers)
+            })
+            .push(delta);
+    }
+
+    /// The answer streaming in is done or void.
+    pub fn end_streaming(&mut self) {
+        self.view.streaming = None;
     }
 
     pub fn set_pending_approval(&mut self, request: Option<Arc<ApprovalRequest>>) {

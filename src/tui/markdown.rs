@@ -109,6 +109,12 @@ pub fn render(text: &str, width: usize, margin: &str) -> Vec<Line<'static>> {
     parse(text).lines(width, margin)
 }
 
+/// The blank line `render` puts between two top-level blocks, at this width and margin.
+pub fn block_gap(width: usize, margin: &str) -> Vec<Line<'static>> {
+    let blank = Logical { spans: Vec::new(), prefix: Prefix::default(), fit: Fit::Wrap };
+    Document { logical: vec![blank] }.lines(width, margin)
+}
+
 #[derive(Debug)]
 enum Container {
     Quote,

@@ -57,6 +57,7 @@ mod size_limits;
 mod sse;
 mod status_bar;
 mod stop_reasons;
+mod streaming_text;
 mod supervision;
 mod thinking;
 mod too_long;

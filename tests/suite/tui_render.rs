@@ -7,7 +7,8 @@ use crate::support::tui::{
     app, app_with, ctrl, draw, key, new_app, press, screen_text, sent, type_text,
 };
 use keel::agent::{
-    Activity, ApprovalRequest, Command, Decision, Entry, Snapshot, ToolRun, ToolStatus,
+    Activity, ApprovalRequest, Command, Decision, Entry, Snapshot, StreamingText, ToolRun,
+    ToolStatus,
 };
 use keel::board::Board;
 use keel::message::{ContentBlock, Message, Role, Usage};
@@ -248,7 +249,7 @@ fn snapshot_streaming_markdown() {
     snap_both("streaming_markdown", || {
         let snapshot = Snapshot {
             transcript: transcript(vec![user("How will you add the hints?")]),
-            streaming: Some(Arc::from(
+            streaming: Some(StreamingText::from(
                 "## Plan\n\nI'll **add type hints** to `hello.py` and keep *behaviour* the same:\n\n\
                  1. Read the file\n2. Annotate `greet`\n   - parameters\n   - return type\n\n\
                  ```python\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n> Tests run last.",
@@ -325,7 +326,7 @@ fn snapshot_retry_drops_the_partial_answer_and_counts_down() {
         let prompt = transcript(vec![user("Summarise the README")]);
         let (mut app, _rx) = app_with(Snapshot {
             transcript: prompt.clone(),
-            streaming: Some(Arc::from("The README says that keel is a termi")),
+            streaming: Some(StreamingText::from("The README says that keel is a termi")),
             activity: Activity::Thinking,
             ..base_snapshot()
         });
@@ -605,7 +606,7 @@ fn following_shows_new_output_as_it_arrives() {
     let (mut app, _rx) = app_with(long_conversation(60));
     draw(&mut app, WIDE);
     let mut more = long_conversation(60);
-    more.streaming = Some(Arc::from("streaming words arrive here"));
+    more.streaming = Some(StreamingText::from("streaming words arrive here"));
     app.apply_snapshot(more);
     assert!(screen_text(&draw(&mut app, WIDE)).contains("streaming words arrive here"));
 }
@@ -885,7 +886,7 @@ fn busy_snapshot() -> Snapshot {
         snapshot.transcript.push_back(entry);
     }
     snapshot.transcript.push_back(Entry::Error { text: "a very long error ".repeat(20) });
-    snapshot.streaming = Some(Arc::from("# Title\n\n```\ncode\n```\n- a\n- b"));
+    snapshot.streaming = Some(StreamingText::from("# Title\n\n```\ncode\n```\n- a\n- b"));
     snapshot.queued.push_back("queued prompt".into());
     snapshot.history = sample_history();
     snapshot

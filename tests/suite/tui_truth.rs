@@ -335,14 +335,14 @@ async fn esc_mid_stream_keeps_what_was_shown_marked_interrupted_and_out_of_the_h
     let shown = tokio::time::timeout(WAIT, async {
         loop {
             let snapshot = handle.snapshots.recv().await.unwrap();
-            if snapshot.streaming.as_deref().is_some_and(|text| !text.is_empty()) {
+            if snapshot.streaming.as_ref().is_some_and(|text| !text.is_empty()) {
                 return snapshot;
             }
         }
     })
     .await
     .expect("nothing streamed");
-    let partial = shown.streaming.as_deref().unwrap().to_owned();
+    let partial = shown.streaming.as_ref().unwrap().to_string();
     app.apply_snapshot(shown);
     let before = screen(&mut app, (120, 40));
     let first_words: String = partial.split_whitespace().take(4).collect::<Vec<_>>().join(" ");

@@ -238,7 +238,7 @@ impl Agent {
                         }
                     }
                     Some(event) = stream_rx.recv() => {
-                        on_stream_event(&mut self.state, &self.outbox, None, event);
+                        on_stream_event(&mut self.state, &self.outbox, false, event);
                     }
                     result = &mut completion => break result,
                 }

@@ -153,7 +153,7 @@ impl Agent {
 
     /// Puts a finished answer into the history and tells the front ends.
     fn accept_answer(&mut self, completion: Completion, text: String) {
-        self.state.set_streaming(None);
+        self.state.end_streaming();
         self.state.add_usage(completion.usage);
         self.meter.reported(completion.usage.input_tokens);
         if completion.usage.input_tokens > 0 {
@@ -187,7 +187,7 @@ impl Agent {
 
     fn finish_turn(&mut self, end: TurnEnd) {
         let TurnEnd { outcome, error, text, rounds, stop_reason } = end;
-        self.state.set_streaming(None);
+        self.state.end_streaming();
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
         match (&outcome, &error) {
@@ -260,13 +260,19 @@ impl Agent {
         let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
         let completion = provider.complete(&request, &stream_tx);
         tokio::pin!(completion);
-        let mut partial = String::new();
         loop {
             tokio::select! {
                 biased;
                 command = self.inbox.recv() => {
                     if let Some(stop) = during_turn(&mut self.state, &self.outbox, command) {
-                        self.state.set_streaming(None);
+                        let partial = self
+                            .state
+                            .view()
+                            .streaming
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default();
+                        self.state.end_streaming();
                         // What was shown stays on screen (the turn's end marks it
                         // interrupted); it never enters the history sent to the model.
                         if !partial.trim().is_empty() {
@@ -276,10 +282,10 @@ impl Agent {
                     }
                 }
                 Some(event) = stream_rx.recv() => {
-                    on_stream_event(&mut self.state, &self.outbox, Some(&mut partial), event);
+                    on_stream_event(&mut self.state, &self.outbox, true, event);
                 }
                 result = &mut completion => {
-                    self.state.set_streaming(None);
+                    self.state.end_streaming();
                     return result.map_err(Failure::Provider);
                 }
             }
@@ -327,26 +333,25 @@ pub(super) fn during_turn(
     }
 }
 
-/// Shows what a request reports as it streams: its text (into `partial`, when the answer is to
-/// be shown as it comes) and its retries.
+/// Shows what a request reports as it streams: its text (when `show_text`: the answer is to be
+/// shown as it comes) and its retries. A delta costs what its own length does, however long the
+/// answer has grown (see `streaming`).
 pub(super) fn on_stream_event(
     state: &mut State,
     outbox: &Outbox,
-    partial: Option<&mut String>,
+    show_text: bool,
     event: StreamEvent,
 ) {
     match event {
         StreamEvent::TextDelta(delta) => {
-            let Some(partial) = partial else { return };
-            partial.push_str(&delta);
-            state.set_streaming(Some(partial.as_str().into()));
+            if !show_text {
+                return;
+            }
+            state.stream_text(&delta);
             state.set_activity(Activity::Thinking);
         }
         StreamEvent::Retrying { attempt, delay, reason } => {
-            if let Some(partial) = partial {
-                partial.clear();
-            }
-            state.set_streaming(None);
+            state.end_streaming();
             state.set_activity(Activity::Retrying {
                 attempt,
                 until: Instant::now() + delay,

@@ -15,14 +15,14 @@ use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
 use super::pane;
-use crate::agent::{Entry, ToolStatus};
+use super::streaming_lines::StreamingLines;
+use crate::agent::{Entry, StreamingText, ToolStatus};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
-use std::sync::Arc;
 
 /// Lines moved by one mouse-wheel notch.
 pub const WHEEL_LINES: usize = 3;
@@ -80,7 +80,7 @@ pub const MOUSE_HELP: &[(&str, &str)] = &[("Mouse wheel", "scroll the pane under
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
     pub transcript: &'a imbl::Vector<Entry>,
-    pub streaming: Option<&'a Arc<str>>,
+    pub streaming: Option<&'a StreamingText>,
     pub queued: &'a imbl::Vector<String>,
 }
 
@@ -98,7 +98,7 @@ enum Item<'a> {
     Intro(&'a [Line<'static>]),
     Entry(&'a Entry),
     Note(&'a str),
-    Streaming(&'a str),
+    Streaming(&'a StreamingText),
     Queued(&'a str),
 }
 
@@ -122,8 +122,8 @@ struct Content {
     notes: Vec<String>,
     /// The transcript the blocks were built from, to tell an append from a replacement.
     seen: imbl::Vector<Entry>,
-    /// The streaming text laid out at a width, kept while it does not change.
-    streaming: Option<(Arc<str>, usize, Vec<Line<'static>>)>,
+    /// The streaming text laid out, kept as it grows.
+    streaming: StreamingLines,
     /// Whether the model's thinking is drawn whole.
     thinking: Fold,
     /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
@@ -176,7 +176,7 @@ impl Conversation {
             content.blocks =
                 if content.intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
             content.notes.clear();
-            content.streaming = None;
+            content.streaming.clear();
             content.seen = imbl::Vector::new();
             self.list.invalidate_from(0, false);
             self.unseen_below = false;
@@ -208,18 +208,9 @@ impl Conversation {
 
     /// Lays out what the next frame will show, at this inner size, into the cache.
     pub fn prepare(&mut self, source: &Source<'_>, width: usize, height: usize) {
-        let fresh = match (source.streaming, &self.content.streaming) {
-            (Some(text), Some((cached, cached_width, _))) => {
-                !Arc::ptr_eq(cached, text) || *cached_width != width
-            }
-            (streaming, _) => streaming.is_some(),
-        };
-        if fresh {
-            self.content.streaming = source
-                .streaming
-                .map(|text| (Arc::clone(text), width, markdown::render(text, width, MARGIN)));
-        } else if source.streaming.is_none() {
-            self.content.streaming = None;
+        match source.streaming {
+            Some(text) => self.content.streaming.update(text, width, MARGIN),
+            None => self.content.streaming.clear(),
         }
         self.list.prepare(&Laying { content: &self.content, source }, width, height);
         if self.list.is_following() {
@@ -349,9 +340,9 @@ impl Blocks for Laying<'_> {
         if index > 0 && !(item.is_compact() && previous_compact) {
             lines.push(Line::default());
         }
-        match (item, &self.content.streaming) {
-            (Item::Streaming(_), Some((_, cached_width, cached))) if *cached_width == width => {
-                lines.extend(cached.iter().cloned());
+        match item {
+            Item::Streaming(_) if self.content.streaming.width() == width => {
+                lines.extend(self.content.streaming.lines().iter().cloned());
             }
             _ => lines.extend(layout_item(item, width, self.content)),
         }
@@ -384,7 +375,7 @@ fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'sta
         }
         Item::Entry(entry) => layout_entry(entry, width, thinking),
         Item::Note(text) => prose(text, width, "· ", theme::NOTICE),
-        Item::Streaming(text) => markdown::render(text, width, MARGIN),
+        Item::Streaming(text) => markdown::render(&text.to_string(), width, MARGIN),
         Item::Queued(text) => vec![one_line(
             vec![Span::styled("⧗ queued  ", theme::QUEUED)],
             &first_line(text),

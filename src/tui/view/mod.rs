@@ -15,6 +15,7 @@ mod paste_tokens;
 pub(super) mod plan_hint;
 mod raw_json;
 pub mod status_bar;
+mod streaming_lines;
 pub mod tool_log;
 mod word_delete;
 

@@ -57,7 +57,9 @@ impl MessageText {
     /// The JSON text in `raw` without the header and the layout: what it was made from.
     pub fn json(&self) -> String {
         let body = self.lines.iter().filter(|line| !line.header);
-        crate::tui::view::raw_json::compact(&body.map(|line| line.text.as_str()).collect::<String>())
+        crate::tui::view::raw_json::compact(
+            &body.map(|line| line.text.as_str()).collect::<String>(),
+        )
     }
 
     fn laid_out(title: &str, pretty: &str) -> Self {
