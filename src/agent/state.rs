@@ -201,6 +201,12 @@ impl State {
         self.view.plan_ready = false;
     }
 
+    /// A new prompt starts a turn: the reminder with no board may go out once again.
+    pub fn start_prompted_turn(&mut self) {
+        self.start_turn();
+        self.set_reminded_without_board(false);
+    }
+
     /// Appends to the history.
     pub fn push_message(&mut self, message: Message) {
         self.record(&Record::Message { message: message.clone() });

@@ -5,14 +5,14 @@
 //!
 //! Only results and inputs change; every call keeps its one result, so the history stays valid
 //! for both protocols. An assistant turn that carries thinking is left exactly as it came (the
-//! Anthropic API checks it), and the newest valid board answer — the current board — is never
-//! elided.
+//! Anthropic API checks it), and the current board is never elided: the newest accepted answer
+//! that is a whole board, with the compact answers accepted after it.
 
 use crate::agent::journal::compaction::Mask;
 use crate::message::{ContentBlock, History, Role};
 use crate::tools::{ToolCall, ToolName};
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The rounds kept whole when masking alone is enough.
 pub const KEEP_ROUNDS: usize = 3;
@@ -27,7 +27,7 @@ const KILOBYTE: f64 = 1000.0;
 /// whole (0: only the newest board answer is kept).
 pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
     let calls = calls_of(history);
-    let current_board = newest_board(history, &calls);
+    let current_board = current_board(history, &calls);
     let recent = recent_start(history, keep_rounds);
     let mut masks = Vec::new();
     for message in history.iter().take(recent) {
@@ -35,7 +35,7 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
             match block {
                 ContentBlock::ToolResult { tool_use_id, content, is_error } => {
                     let Some(call) = calls.get(tool_use_id.as_str()) else { continue };
-                    if Some(tool_use_id.as_str()) == current_board || is_stub(content) {
+                    if current_board.contains(tool_use_id.as_str()) || is_stub(content) {
                         continue;
                     }
                     let stub = if call.call.name == ToolName::Todo {
@@ -51,7 +51,7 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
                 }
                 ContentBlock::ToolUse { id, .. } => {
                     let Some(call) = calls.get(id.as_str()) else { continue };
-                    if call.thinking || Some(id.as_str()) == current_board {
+                    if call.thinking || current_board.contains(id.as_str()) {
                         continue;
                     }
                     if let Some(input) = elided_input(&call.call) {
@@ -105,20 +105,31 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
     calls
 }
 
-/// The id of the newest board update that was accepted: its answer is the current board.
-fn newest_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> Option<&'a str> {
-    history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
-        match block {
-            ContentBlock::ToolResult { tool_use_id, is_error: false, .. }
-                if calls
-                    .get(tool_use_id.as_str())
-                    .is_some_and(|c| c.call.name == ToolName::Todo) =>
-            {
-                Some(tool_use_id.as_str())
+/// The ids of the board updates whose answers together say what the board is now: the newest
+/// accepted one answered with the whole board, and the accepted ones after it, answered with
+/// what changed. Rejected updates changed nothing and are passed over.
+fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> HashSet<&'a str> {
+    let mut kept = HashSet::new();
+    let accepted =
+        history.iter().rev().flat_map(|message| message.content.iter().rev()).filter_map(|block| {
+            match block {
+                ContentBlock::ToolResult { tool_use_id, content, is_error: false }
+                    if calls
+                        .get(tool_use_id.as_str())
+                        .is_some_and(|c| c.call.name == ToolName::Todo) =>
+                {
+                    Some((tool_use_id.as_str(), content.as_str()))
+                }
+                _ => None,
             }
-            _ => None,
+        });
+    for (id, answer) in accepted {
+        kept.insert(id);
+        if crate::todo::is_whole(answer) {
+            break;
         }
-    })
+    }
+    kept
 }
 
 /// Where the newest `keep` rounds (answers that asked for tools) begin; the history's length
