@@ -183,7 +183,8 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
         message.content.last(),
         Some(&ContentBlock::Reminder {
             // The board follows the reminder's words, as the todo tool renders it.
-            text: "<reminder>Update your todos.</reminder>\n\n[>] #1: step 1\n[ ] #2: step 2\n\n\
+            text: "<reminder>Update your todos in the same response as your next step's tool \
+                   call, not in a response of its own.</reminder>\n\n[>] #1: step 1\n[ ] #2: step 2\n\n\
                    (0/2 completed)"
                 .into()
         })

@@ -26,11 +26,9 @@ pub const TOOL_NAME: &str = "todo";
 /// The tool's description as the model reads it: what the board is for, the cheap way to keep
 /// it (changes only, alongside a step's own call), and the two rules a model runs into.
 pub const TOOL_DESCRIPTION: &str = "Track progress on multi-step tasks. Send the plan once as \
-items; after that send only changes as update, e.g. [{\"id\":\"2\",\"status\":\"completed\"},\
-{\"id\":\"3\",\"status\":\"in_progress\"}], in the same response as your next step's tool \
-call. An update entry with a new id and a text adds an item. Sending items again replaces the \
-list: leaving out an unfinished item needs \"replace\": true. Optional blocked_by: ids that must be \
-completed first.";
+items (whole list); then only changes as update [{id, ...fields that change}] with a step's \
+call; a new id with text adds an item. Dropping an unfinished item needs replace: true. \
+blocked_by: ids that must be completed first.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
@@ -294,23 +292,16 @@ pub fn input_schema() -> Value {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string", "description": "Stable, e.g. \"1\"."},
+                        "id": {"type": "string"},
                         "text": {"type": "string"},
                         "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                        "activeForm": {
-                            "type": "string",
-                            "description": "Shown while in progress, e.g. \"Adding tests\"."
-                        },
+                        "activeForm": {"type": "string", "description": "e.g. \"Adding tests\""},
                         "blocked_by": {"type": "array", "items": {"type": "string"}}
                     },
                     "required": ["id", "text", "status"]
                 }
             },
-            "update": {
-                "type": "array",
-                "items": {"type": "object", "required": ["id"]},
-                "description": "Changes by id: {id, status?, text?, activeForm?, blocked_by?}."
-            },
+            "update": {"type": "array"},
             "replace": {"type": "boolean"}
         }
     })
