@@ -220,7 +220,7 @@ async fn no_reminder_right_after_a_todo_call_or_when_everything_is_done() {
 }
 
 #[tokio::test]
-async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
+async fn the_reminder_with_no_board_fires_once_a_turn_and_never_when_off() {
     let steps = || {
         let mut steps: Vec<Value> = (0..7).map(|_| step("", vec![listing()])).collect();
         steps.push(step("done", vec![]));
@@ -236,7 +236,8 @@ async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
             _ => None,
         })
         .collect();
-    assert_eq!(rounds, vec![3, 3], "after rounds 3 and 6 of 7");
+    // With no board the reminder goes out once a turn (docs/board.md, "The reminder").
+    assert_eq!(rounds, vec![3], "after round 3 of 7, and not again in the turn");
 
     let mut run = start(steps(), config(0), Duration::ZERO);
     run.send(Command::Submit("go".into()));

@@ -38,6 +38,10 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
                     if current_board.contains(tool_use_id.as_str()) || is_stub(content) {
                         continue;
                     }
+                    // A refused update changed no board, so no later one superseded it.
+                    if call.call.name == ToolName::Todo && *is_error {
+                        continue;
+                    }
                     let stub = if call.call.name == ToolName::Todo {
                         SUPERSEDED_BOARD.to_owned()
                     } else {
@@ -354,3 +358,6 @@ mod tests {
         assert!(input["content"].as_str().unwrap().ends_with("[elided] (3.0 KB)"));
     }
 }
+
+#[cfg(test)]
+mod board_tests;
