@@ -192,6 +192,33 @@ mod tests {
     }
 
     #[test]
+    fn items_that_only_wait_for_open_blockers_do_not_count_as_open() {
+        use crate::todo::{Status, TodoItem};
+        let item = |id: &str, status, blocked_by: &[&str]| TodoItem {
+            id: id.into(),
+            text: "step".into(),
+            status,
+            active_form: None,
+            blocked_by: blocked_by.iter().map(|id| (*id).to_owned()).collect(),
+        };
+        // A validated board always has an open item free to start (blockers form no cycle and
+        // exist); one restored from a saved session need not. Every open item here waits for one
+        // that is gone or for another that waits.
+        let blocked = TodoBoard::from_items(vec![
+            item("1", Status::Completed, &[]),
+            item("2", Status::Pending, &["gone"]),
+            item("3", Status::Pending, &["2"]),
+        ]);
+        assert!(blocked.has_open_items());
+        assert!(!is_due(10, 3, &blocked));
+        let free = TodoBoard::from_items(vec![
+            item("1", Status::Pending, &[]),
+            item("2", Status::Pending, &["1"]),
+        ]);
+        assert!(is_due(3, 3, &free), "one free item is enough");
+    }
+
+    #[test]
     fn thresholds_parse_from_flags_and_files() {
         assert_eq!("4".parse(), Ok(NagThreshold::Fixed(4)));
         assert_eq!(" AUTO ".parse(), Ok(NagThreshold::Auto));
