@@ -303,3 +303,11 @@ fn an_update_cannot_grow_the_board_past_its_cap_whatever_it_sends() {
     );
     assert_eq!(board, before);
 }
+
+#[test]
+fn the_conversation_names_an_update_by_its_changes() {
+    use keel::todo::summarize_update;
+    assert_eq!(summarize_update(&update(json!([{"id": "1", "status": "completed"}]))), "1 change");
+    assert_eq!(summarize_update(&update(json!([{"id": "1"}, {"id": "2"}]))), "2 changes");
+    assert_eq!(summarize_update(&update(json!("x"))), "malformed update");
+}
