@@ -52,13 +52,10 @@ enum Board {
     Partial,
 }
 
-/// The board's items as a model writes them: a step worth naming, and what it is doing.
+/// The board's items as a model writes them: a step worth naming. (`activeForm` is optional
+/// and left out in every run alike.)
 fn item(k: usize, status: &str) -> Value {
-    let mut item = json!({"id": k.to_string(), "text": format!("Update module_{k}.rs to the new API and check it"), "status": status});
-    if status == "in_progress" {
-        item["activeForm"] = json!(format!("Updating module_{k}.rs"));
-    }
-    item
+    json!({"id": k.to_string(), "text": format!("Update module_{k}.rs to the new API and check it"), "status": status})
 }
 
 /// The whole list once `done` steps are completed.
@@ -80,25 +77,22 @@ fn whole_list(done: usize) -> Value {
 fn partial(k: usize) -> Value {
     let mut entries = vec![json!({"id": k.to_string(), "status": "completed"})];
     if k < STEPS {
-        let next = k + 1;
-        entries.push(json!({"id": next.to_string(), "status": "in_progress", "activeForm": format!("Updating module_{next}.rs")}));
+        entries.push(json!({"id": (k + 1).to_string(), "status": "in_progress"}));
     }
     json!({ "update": entries })
 }
 
-/// The task's script: (the plan,) then per step a read, a write, and the command with the
-/// board's update beside it; then the closing answer.
+/// The task's script: per step a read (the first one with the plan beside it), a write, and the
+/// command with the board's update beside it; then the closing answer.
 fn task(board: Board) -> Vec<Step> {
     let mut steps = Vec::new();
-    if board != Board::Off {
-        steps.push(Step {
-            text: "Planning.".into(),
-            tools: vec![("todo".into(), whole_list(0))],
-            ..Step::default()
-        });
-    }
     for k in 1..=STEPS {
-        steps.push(fake_llm::tool("read_file", json!({"path": format!("module_{k}.rs")})));
+        let mut read = fake_llm::tool("read_file", json!({"path": format!("module_{k}.rs")}));
+        if k == 1 && board != Board::Off {
+            // The plan goes with the first step's first call, as the system prompt asks.
+            read.tools.insert(0, ("todo".into(), whole_list(0)));
+        }
+        steps.push(read);
         let content =
             format!("// step {k}\n{}", "let updated = call(new_api);\n".repeat(WRITE_BYTES / 30));
         steps.push(fake_llm::tool(
@@ -132,7 +126,9 @@ fn workspace(dir: &Path) {
 /// Runs the task through the real agent against the loopback server; returns the request
 /// bodies and their sizes on the wire, and the board the run ended with.
 async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
-    let server = Loopback::start(task(board)).await;
+    let steps = task(board);
+    let requests = steps.len();
+    let server = Loopback::start(steps).await;
     let dir = tempfile::tempdir().unwrap();
     workspace(dir.path());
     let settings = HttpSettings {
@@ -168,7 +164,8 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
     let _ = handle.task.await;
     let progress = std::fs::read_to_string(dir.path().join("progress.log")).unwrap_or_default();
     assert_eq!(progress.lines().count(), STEPS, "every step done once");
-    let sizes = server.take().iter().map(|exchange| exchange.request_bytes).collect();
+    // One request a step; waiting for the last one's record, which may land after keel is done.
+    let sizes = server.take_when(requests).iter().map(|exchange| exchange.request_bytes).collect();
     let bodies = std::mem::take(&mut *server.bodies.lock().unwrap());
     (bodies, sizes, last_board)
 }
@@ -231,7 +228,7 @@ fn cost(bodies: &[Value], sizes: &[usize]) -> Cost {
             body["messages"].as_array().into_iter().flatten().map(unmarked).collect();
         // The model's answer to the request before is the first message this one adds.
         if let Some(answer) = messages.get(before.len()).filter(|_| !before.is_empty()) {
-            cost.output += size(&answer["content"]);
+            cost.output += output(answer);
         }
         let cached = if before.is_empty() {
             0
@@ -271,6 +268,23 @@ fn cost(bodies: &[Value], sizes: &[usize]) -> Cost {
     }
     cost.output += CLOSING.len();
     cost
+}
+
+/// What the model wrote of an answer: its text, and each call's name and input (the call's id
+/// and the blocks' framing come from the API, not the model).
+fn output(answer: &Value) -> usize {
+    answer["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|block| match block["type"].as_str() {
+            Some("text") => block["text"].as_str().map_or(0, str::len),
+            Some("tool_use") => {
+                block["name"].as_str().map_or(0, str::len) + block["input"].to_string().len()
+            }
+            _ => block.to_string().len(),
+        })
+        .sum()
 }
 
 fn tokens(bytes: usize) -> usize {

@@ -21,16 +21,23 @@ pub fn answer(before: &TodoBoard, after: &TodoBoard) -> String {
     if before.is_empty() || !same_items {
         return after.render();
     }
-    let changes: Vec<String> = before
-        .items()
-        .iter()
-        .zip(after.items())
-        .flat_map(|(old, new)| changes(old, new, after))
-        .collect();
+    let mut named = Vec::new();
+    let mut changes = Vec::new();
+    for (old, new) in before.items().iter().zip(after.items()) {
+        let said = self::changes(old, new, after);
+        if old.status != new.status {
+            named.push(new.id.as_str());
+        }
+        changes.extend(said);
+    }
     let said = if changes.is_empty() { NOTHING_CHANGED.to_owned() } else { changes.join(", ") };
     let mut out = format!("{COMPACT_PREFIX}{said}.\n");
+    // The item in progress by its line, unless this update just started it: then the line
+    // above names it, and the model has its text from the plan it sent.
     if let Some(item) = after.in_progress() {
-        let _ = writeln!(out, "{}", after.render_item(item));
+        if !named.contains(&item.id.as_str()) {
+            let _ = writeln!(out, "{}", after.render_item(item));
+        }
     } else if let Some(next) = after.next_open() {
         let _ = writeln!(out, "Next: {}", after.render_item(next));
     }
