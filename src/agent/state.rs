@@ -65,6 +65,9 @@ pub(super) struct State {
     pace: Pace,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
+    /// The history was compacted: from then on board updates are answered with the whole board,
+    /// so every request carries it (docs/board.md, "Answers").
+    compacted: bool,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
@@ -97,6 +100,7 @@ impl State {
             board_on,
             pace: Pace::default(),
             in_progress_changed: false,
+            compacted: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
         }
@@ -291,6 +295,7 @@ impl State {
         self.snapshot_failed = false;
         self.pace = Pace::default();
         self.in_progress_changed = false;
+        self.compacted = false;
         self.board_edits.clear();
         self.steps = StepLog::default();
     }
@@ -320,6 +325,7 @@ impl State {
             ..
         } = restored;
         self.view.history = history.iter().cloned().collect::<History>();
+        self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
         self.view.rounds_since_todo = rounds_since_todo;
         self.restore_board_keeping(pace, board_edits, steps);

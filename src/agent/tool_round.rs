@@ -129,6 +129,8 @@ impl Agent {
         let mut board = (*self.state.view().board).clone();
         match board.apply(input) {
             Ok(answer) => {
+                // After a compaction every request carries the whole board.
+                let answer = if self.state.compacted() { board.render() } else { answer };
                 self.state.set_board(board);
                 self.event(board_edits::todo_event(&self.state));
                 (ToolStatus::Succeeded, ToolOutcome::ok(answer))

@@ -25,11 +25,39 @@ const KILOBYTE: f64 = 1000.0;
 
 /// The masks that elide what can go from `history`, keeping the newest `keep_rounds` rounds
 /// whole (0: only the newest board answer is kept).
+#[cfg(test)]
 pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
+    plan_with_board(history, keep_rounds, None)
+}
+
+/// As `plan`; with `board` (the current board rendered), a compaction also makes the current
+/// board whole in the history: when the newest accepted board answer is a compact one, it
+/// becomes the whole board and every board answer before it one line.
+pub fn plan_with_board(history: &History, keep_rounds: usize, board: Option<&str>) -> Vec<Mask> {
     let calls = calls_of(history);
-    let current_board = current_board(history, &calls);
-    let recent = recent_start(history, keep_rounds);
+    let mut current_board = current_board(history, &calls);
     let mut masks = Vec::new();
+    if let (Some(board), Some(newest)) = (board, newest_answer(history, &calls))
+        && !crate::todo::is_whole(newest.1)
+    {
+        masks.push(Mask::Result { id: newest.0.to_owned(), content: board.to_owned() });
+        current_board = HashSet::from([newest.0]);
+        // The compact answers after the old whole board are superseded too, kept or not.
+        for block in history.iter().flat_map(|message| &message.content) {
+            if let ContentBlock::ToolResult { tool_use_id, content, is_error: false } = block
+                && tool_use_id != newest.0
+                && !crate::todo::is_whole(content)
+                && calls.get(tool_use_id.as_str()).is_some_and(|c| c.call.name == ToolName::Todo)
+            {
+                masks.push(Mask::Result {
+                    id: tool_use_id.clone(),
+                    content: SUPERSEDED_BOARD.to_owned(),
+                });
+                current_board.insert(tool_use_id.as_str());
+            }
+        }
+    }
+    let recent = recent_start(history, keep_rounds);
     for message in history.iter().take(recent) {
         for block in &message.content {
             match block {
@@ -107,6 +135,25 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
         }
     }
     calls
+}
+
+/// The newest accepted board answer: its call's id and its text.
+fn newest_answer<'a>(
+    history: &'a History,
+    calls: &HashMap<&str, Call>,
+) -> Option<(&'a str, &'a str)> {
+    history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
+        match block {
+            ContentBlock::ToolResult { tool_use_id, content, is_error: false }
+                if calls
+                    .get(tool_use_id.as_str())
+                    .is_some_and(|c| c.call.name == ToolName::Todo) =>
+            {
+                Some((tool_use_id.as_str(), content.as_str()))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// The ids of the board updates whose answers together say what the board is now: the newest

@@ -124,3 +124,23 @@ fn a_later_whole_board_supersedes_the_earlier_one_and_the_compact_answers_before
     assert!(result(&history, "u1").contains("#9: One more"));
     assert_eq!(result(&history, "u2"), answers[3].1, "the compact answer after it");
 }
+
+#[test]
+fn a_compaction_makes_the_current_board_whole_where_the_newest_answer_was_compact() {
+    let step = json!({"update": [{"id": "1", "status": "in_progress"}]});
+    let next = json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "in_progress"}]});
+    let (history, answers) = task(&[step, next]);
+    let mut board = TodoBoard::default();
+    board.apply(&plan_of(8)).unwrap();
+    board.apply(&json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "in_progress"}]})).unwrap();
+    let current = board.render();
+    let mut compacted = history.clone();
+    let masks = plan_with_board(&history, 0, Some(&current));
+    apply_masks(compacted.iter_mut(), &masks).unwrap();
+    assert_eq!(result(&compacted, "u1"), current, "the newest answer is now the whole board");
+    assert!(answers[2].1.starts_with(crate::todo::COMPACT_PREFIX), "it was compact");
+    assert_eq!(result(&compacted, "u0"), SUPERSEDED_BOARD);
+    assert_eq!(result(&compacted, "plan"), SUPERSEDED_BOARD);
+    // Once whole, a second plan leaves it so.
+    assert!(plan_with_board(&compacted, 0, Some(&current)).iter().all(|mask| mask.id() != "u1"));
+}
