@@ -39,8 +39,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// The reminder keel adds when the model has not touched its board for a while.
-pub const DEFAULT_NAG_MESSAGE: &str = "<reminder>Update your todos.</reminder>";
+/// The reminder keel adds when the model has not touched its board for a while. It asks for the
+/// update alongside the next step: a response spent on the board alone costs a whole request.
+pub const DEFAULT_NAG_MESSAGE: &str = "<reminder>Update your todos in the same response as your \
+next step's tool call, not in a response of its own.</reminder>";
 /// Tool rounds without a `todo` call before the reminder is added.
 pub const DEFAULT_NAG_THRESHOLD: u32 = reminder::DEFAULT_THRESHOLD;
 /// Model responses one user turn may take before keel stops it.

@@ -90,6 +90,9 @@ pub struct Pace {
     pub silent: Option<u32>,
     /// The silent rounds between the model's last board updates, newest first.
     pub gaps: [Option<u32>; 2],
+    /// The reminder went out in this turn while there was no board (at most once a turn).
+    #[serde(default)]
+    pub reminded_without_board: bool,
 }
 
 impl Pace {
@@ -105,7 +108,7 @@ impl Pace {
             (false, true) => self.rounds_in_progress.saturating_add(1),
             _ => 0,
         };
-        Self { round: self.round.saturating_add(1), rounds_in_progress, silent, gaps }
+        Self { round: self.round.saturating_add(1), rounds_in_progress, silent, gaps, ..self }
     }
 
     /// The rhythm the model keeps: the same gap twice in a row.
@@ -132,9 +135,14 @@ pub fn after_round(rounds_since_todo: u32, called_todo: bool) -> u32 {
     if called_todo { 0 } else { rounds_since_todo.saturating_add(1) }
 }
 
-/// Whether the next request carries the reminder. A threshold of 0 turns it off.
+/// Whether the next request carries the reminder: the model was silent `threshold` rounds and
+/// the board is empty or has an item to work on. Items that wait only for blockers still open
+/// do not count. A threshold of 0 turns it off. (With no board, the agent sends it at most once
+/// a turn.)
 pub fn is_due(rounds_since_todo: u32, threshold: u32, board: &Board) -> bool {
-    threshold > 0 && rounds_since_todo >= threshold && (board.is_empty() || board.has_open_items())
+    threshold > 0
+        && rounds_since_todo >= threshold
+        && (board.is_empty() || board.has_unblocked_open_items())
 }
 
 /// Whether the item in progress has stood still for more than twice the threshold (never with
@@ -181,6 +189,33 @@ mod tests {
     fn never_due_when_off_or_when_everything_is_done() {
         assert!(!is_due(10, 0, &Board::default()));
         assert!(!is_due(10, 3, &board("completed")));
+    }
+
+    #[test]
+    fn items_that_only_wait_for_open_blockers_do_not_count_as_open() {
+        use crate::board::{BoardItem, Status};
+        let item = |id: &str, status, blocked_by: &[&str]| BoardItem {
+            id: id.into(),
+            text: "step".into(),
+            status,
+            active_form: None,
+            blocked_by: blocked_by.iter().map(|id| (*id).to_owned()).collect(),
+        };
+        // A validated board always has an open item free to start (blockers form no cycle and
+        // exist); one restored from a saved session need not. Every open item here waits for one
+        // that is gone or for another that waits.
+        let blocked = Board::from_items(vec![
+            item("1", Status::Completed, &[]),
+            item("2", Status::Pending, &["gone"]),
+            item("3", Status::Pending, &["2"]),
+        ]);
+        assert!(blocked.has_open_items());
+        assert!(!is_due(10, 3, &blocked));
+        let free = Board::from_items(vec![
+            item("1", Status::Pending, &[]),
+            item("2", Status::Pending, &["1"]),
+        ]);
+        assert!(is_due(3, 3, &free), "one free item is enough");
     }
 
     #[test]

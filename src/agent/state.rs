@@ -67,6 +67,9 @@ pub(super) struct State {
     pace: Pace,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
+    /// The history was compacted: from then on board updates are answered with the whole board,
+    /// so every request carries it (docs/board.md, "Answers").
+    compacted: bool,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
@@ -103,6 +106,7 @@ impl State {
             board_on,
             pace: Pace::default(),
             in_progress_changed: false,
+            compacted: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),
@@ -234,6 +238,12 @@ impl State {
         self.view.plan_ready = false;
     }
 
+    /// A new prompt starts a turn: the reminder with no board may go out once again.
+    pub fn start_prompted_turn(&mut self) {
+        self.start_turn();
+        self.set_reminded_without_board(false);
+    }
+
     /// Appends to the history.
     pub fn push_message(&mut self, message: Message) {
         self.record(&Record::Message { message: message.clone() });
@@ -319,6 +329,7 @@ impl State {
         self.snapshot_failed = false;
         self.pace = Pace::default();
         self.in_progress_changed = false;
+        self.compacted = false;
         self.board_edits.clear();
         self.steps = StepLog::default();
     }
@@ -348,6 +359,7 @@ impl State {
             ..
         } = restored;
         self.view.history = history.iter().cloned().collect::<History>();
+        self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
         self.view.rounds_since_todo = rounds_since_todo;
         self.restore_board_keeping(pace, board_edits, steps);

@@ -1,15 +1,19 @@
 //! The task board the model plans on: the `todo` tool's validation and rendering, and the
 //! person's own edits to it.
 //!
-//! Every update replaces the whole list. It is validated in a fixed order and the first failure
-//! rejects it whole, leaving the board as it was; the error text goes back to the model verbatim,
-//! so the messages here are part of keel's contract with the model (see docs/board.md).
-//! `validate` holds that order (dependencies included); `edit` turns the person's `/todo`
-//! commands and keys into new boards through the same checks.
+//! An update is the whole list (`items`) or changes by id (`update`); `partial` makes either
+//! into one whole list. It is validated in a fixed order and the first failure rejects it whole,
+//! leaving the board as it was; the error text goes back to the model verbatim, so the messages
+//! here are part of keel's contract with the model (see docs/board.md). `validate` holds that
+//! order (dependencies included); `answer` says what the model reads back; `edit` turns the
+//! person's `/todo` commands and keys into new boards through the same checks.
 
+pub mod answer;
 pub mod edit;
+mod partial;
 mod validate;
 
+pub use answer::{COMPACT_PREFIX, is_whole};
 pub use edit::{BoardEdit, EditError};
 
 use serde::{Deserialize, Serialize};
@@ -19,10 +23,12 @@ use thiserror::Error;
 
 /// The tool's name as the model calls it.
 pub const TOOL_NAME: &str = "todo";
-/// The tool's description as the model reads it: the contract's three sentences, and one for
-/// dependencies.
-pub const TOOL_DESCRIPTION: &str = "Update the task list. Send the whole list every time. Track \
-progress on multi-step tasks. Optional blocked_by: ids that must be completed first.";
+/// The tool's description as the model reads it: what the board is for, the cheap way to keep
+/// it (changes only, alongside a step's own call), and the two rules a model runs into.
+pub const TOOL_DESCRIPTION: &str = "Track progress on multi-step tasks. Send the plan once as \
+items (whole list); then only changes as update [{id, ...fields that change}] with a step's \
+call; a new id with text adds an item. Dropping an unfinished item needs replace: true. \
+blocked_by: ids that must be completed first.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
@@ -112,6 +118,22 @@ pub enum BoardError {
     Cycle(Vec<String>),
     #[error("Item {id}: cannot be {} while blocked by #{blocker}", .status.as_str())]
     StillBlocked { id: String, status: Status, blocker: String },
+    #[error("send either items (the whole list) or update (changes by id), not both")]
+    BothForms,
+    #[error("update must be an array")]
+    UpdateNotAnArray,
+    #[error("Update {0}: id required")]
+    UpdateIdRequired(usize),
+    #[error("Update: no item '{0}' on the board; give a text to add it")]
+    UnknownItem(String),
+    /// The items, in board order, as `#id "text"`.
+    #[error(
+        "The list leaves out {} not completed: {}. Nothing was changed. Send them too (as \
+         completed if they are done), or send \"replace\": true with the list to start a new plan.",
+        if .0.len() == 1 { "an item" } else { "items" },
+        .0.join(", ")
+    )]
+    Dropped(Vec<String>),
 }
 
 /// The board: the list the model last sent that passed validation, or the person's edit of it.
@@ -126,11 +148,31 @@ impl Board {
         Self { items }
     }
 
-    /// Validates `input` (the tool's arguments) and, if it passes, replaces the board with it.
-    /// Returns the rendered board for the model.
+    /// Validates `input` (the tool's arguments, either form) and, if it passes, makes it the
+    /// board. Returns the whole board rendered (the person's view).
     pub fn update(&mut self, input: &Value) -> Result<String, BoardError> {
-        self.items = validate::parse_items(input)?;
+        self.apply(input)?;
         Ok(self.render())
+    }
+
+    /// Validates `input` (either form) and, if it passes, makes it the board. Returns what the
+    /// model reads back (`answer`): the whole board or what changed. A whole list that leaves
+    /// out an item not completed is refused unless it says `"replace": true`.
+    pub fn apply(&mut self, input: &Value) -> Result<String, BoardError> {
+        let (list, partial) = partial::whole_list(self, input)?;
+        let items = validate::parse_items(&list)?;
+        let replace = input.get("replace").and_then(Value::as_bool) == Some(true);
+        if !partial && !replace {
+            let dropped = partial::dropped(self, &items);
+            if !dropped.is_empty() {
+                let named = dropped.iter().map(|item| format!("#{} \"{}\"", item.id, item.text));
+                return Err(BoardError::Dropped(named.collect()));
+            }
+        }
+        let after = Self { items };
+        let said = answer::answer(self, &after);
+        *self = after;
+        Ok(said)
     }
 
     /// The board as text, exactly as the model reads it.
@@ -140,19 +182,31 @@ impl Board {
         }
         let mut out = String::new();
         for item in &self.items {
-            let _ = write!(out, "{} #{}: {}", item.status.marker(), item.id, item.text);
-            if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
-                let _ = write!(out, "  <- {active}");
-            }
-            let open = self.open_blockers(item);
-            if !open.is_empty() {
-                let list: Vec<String> = open.iter().map(|id| format!("#{id}")).collect();
-                let _ = write!(out, "  (blocked by {})", list.join(", "));
-            }
+            out.push_str(&self.render_item(item));
             out.push('\n');
         }
-        let _ = write!(out, "\n({}/{} completed)", self.done(), self.total());
+        out.push('\n');
+        out.push_str(&self.progress());
         out
+    }
+
+    /// One item's line: `[>] #2: Add type hints  <- Adding type hints`, with its open blockers.
+    pub fn render_item(&self, item: &BoardItem) -> String {
+        let mut out = format!("{} #{}: {}", item.status.marker(), item.id, item.text);
+        if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
+            let _ = write!(out, "  <- {active}");
+        }
+        let open = self.open_blockers(item);
+        if !open.is_empty() {
+            let list: Vec<String> = open.iter().map(|id| format!("#{id}")).collect();
+            let _ = write!(out, "  (blocked by {})", list.join(", "));
+        }
+        out
+    }
+
+    /// The progress line, `(1/3 completed)`.
+    pub fn progress(&self) -> String {
+        format!("({}/{} completed)", self.done(), self.total())
     }
 
     pub fn items(&self) -> &[BoardItem] {
@@ -194,11 +248,23 @@ impl Board {
     pub fn has_open_items(&self) -> bool {
         self.items.iter().any(|item| item.status != Status::Completed)
     }
+
+    /// Whether any item not yet completed could be worked on now: none of its blockers is open.
+    pub fn has_unblocked_open_items(&self) -> bool {
+        self.next_open().is_some()
+    }
 }
 
 /// One line describing an update as the model sent it, for the conversation view
 /// (`6 items, 2 completed`), whether or not it is valid.
 pub fn summarize_update(input: &Value) -> String {
+    if let Some(update) = input.get("update") {
+        return match update.as_array() {
+            Some(entries) if entries.len() == 1 => "1 change".to_owned(),
+            Some(entries) => format!("{} changes", entries.len()),
+            None => "malformed update".to_owned(),
+        };
+    }
     let Some(items) = input.get("items").and_then(Value::as_array) else {
         return "malformed update".to_owned();
     };
@@ -215,7 +281,7 @@ pub fn summarize_update(input: &Value) -> String {
 }
 
 /// The JSON schema the model follows when it calls `todo`. Lean on purpose: it is sent with
-/// every request, and the description already says what the list is.
+/// every request, and the description already says what the list is and how `update` works.
 pub fn input_schema() -> Value {
     json!({
         "type": "object",
@@ -226,20 +292,18 @@ pub fn input_schema() -> Value {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string", "description": "Stable, e.g. \"1\"."},
+                        "id": {"type": "string"},
                         "text": {"type": "string"},
                         "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                        "activeForm": {
-                            "type": "string",
-                            "description": "Shown while in progress, e.g. \"Adding tests\"."
-                        },
+                        "activeForm": {"type": "string", "description": "e.g. \"Adding tests\""},
                         "blocked_by": {"type": "array", "items": {"type": "string"}}
                     },
                     "required": ["id", "text", "status"]
                 }
-            }
-        },
-        "required": ["items"]
+            },
+            "update": {"type": "array"},
+            "replace": {"type": "boolean"}
+        }
     })
 }
 

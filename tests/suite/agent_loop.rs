@@ -182,7 +182,8 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
         message.content.last(),
         Some(&ContentBlock::Reminder {
             // The board follows the reminder's words, as the todo tool renders it.
-            text: "<reminder>Update your todos.</reminder>\n\n[>] #1: step 1\n[ ] #2: step 2\n\n\
+            text: "<reminder>Update your todos in the same response as your next step's tool \
+                   call, not in a response of its own.</reminder>\n\n[>] #1: step 1\n[ ] #2: step 2\n\n\
                    (0/2 completed)"
                 .into()
         })
@@ -218,7 +219,7 @@ async fn no_reminder_right_after_a_todo_call_or_when_everything_is_done() {
 }
 
 #[tokio::test]
-async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
+async fn the_reminder_with_no_board_fires_once_a_turn_and_never_when_off() {
     let steps = || {
         let mut steps: Vec<Value> = (0..7).map(|_| step("", vec![listing()])).collect();
         steps.push(step("done", vec![]));
@@ -234,7 +235,8 @@ async fn the_reminder_fires_at_most_once_per_threshold_and_never_when_off() {
             _ => None,
         })
         .collect();
-    assert_eq!(rounds, vec![3, 3], "after rounds 3 and 6 of 7");
+    // With no board the reminder goes out once a turn (docs/board.md, "The reminder").
+    assert_eq!(rounds, vec![3], "after round 3 of 7, and not again in the turn");
 
     let mut run = start(steps(), config(0), Duration::ZERO);
     run.send(Command::Submit("go".into()));

@@ -57,9 +57,10 @@ fn messages(body: &Value) -> Vec<String> {
 async fn board_answers_already_sent_stay_as_sent_and_a_resume_sends_the_same() {
     let look = || tool("read_file", json!({"path": "notes.txt"}));
     let bad = tool("todo", json!({"items": "not a list"}));
-    // Round 5 updates the board twice: only its newer answer goes out whole.
+    // Round 5 updates the board twice, the second time with a fourth item: only its newer
+    // answer, the whole board, goes out whole.
     let twice = llm::Step {
-        tools: vec![("todo".into(), board(1, 3)), ("todo".into(), board(2, 3))],
+        tools: vec![("todo".into(), board(1, 3)), ("todo".into(), board(2, 4))],
         ..text("")
     };
     let script = vec![
@@ -102,7 +103,7 @@ async fn board_answers_already_sent_stay_as_sent_and_a_resume_sends_the_same() {
     assert!(last[2].ends_with("(1/3 completed)"), "{}", last[2]);
     assert_eq!(last[3], "items must be an array", "an error is not a board answer");
     assert_eq!(last[4], SUPERSEDED, "the round's earlier update is one line");
-    assert!(last[5].ends_with("(2/3 completed)"), "{}", last[5]);
+    assert!(last[5].starts_with("[x] #1: Step 1\n") && last[5].ends_with("(2/4 completed)"));
 
     // Reopened, the history is the one the uninterrupted session held: the same bytes go out.
     let (log, restored) = store.open_newest().unwrap();

@@ -140,7 +140,7 @@ async fn auto_leaves_a_steady_rhythm_alone_and_reminds_one_round_past_it() {
     // Before the rhythm shows twice the default applies (once in each gap); after it, the
     // reminder waits for five silent rounds, and comes again five later.
     assert_eq!(seen, [(3, 3), (3, 3), (5, 5), (5, 5)]);
-    assert!(reminders.iter().all(|r| r["text"] == "<reminder>Update your todos.</reminder>"));
+    assert!(reminders.iter().all(|r| r["text"] == "<reminder>Update your todos in the same response as your next step's tool call, not in a response of its own.</reminder>"));
     // The same item stays in progress: the drift count runs on through the updates.
     let drift: Vec<u64> = todos.iter().map(|t| t["rounds_in_progress"].as_u64().unwrap()).collect();
     assert_eq!(drift, [0, 4, 9]);

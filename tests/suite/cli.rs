@@ -40,7 +40,7 @@ fn the_demo_finishes_its_board_headless() {
     assert!(stdout.starts_with("## Done"), "the answer alone goes to stdout: {stdout}");
     assert!(!stdout.contains("todo:"), "progress stays off stdout");
     assert!(stderr.contains("(6/6 completed)"), "{stderr}");
-    assert!(stderr.contains("<reminder>Update your todos.</reminder>"), "{stderr}");
+    assert!(stderr.contains(keel::agent::DEFAULT_NAG_MESSAGE), "{stderr}");
     // The demo's tools really ran.
     let greeting = std::fs::read_to_string(work.path().join("greet.sh")).unwrap();
     assert!(greeting.contains("Hello"));

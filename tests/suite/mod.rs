@@ -6,6 +6,8 @@ mod approvals;
 mod board_edits;
 mod board_history;
 mod board_pane;
+mod board_partial;
+mod board_partial_wire;
 mod board_properties;
 mod board_validation;
 mod board_wire;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::Duration;
 
-const REMINDER: &str = "<reminder>Update your todos.</reminder>";
+const REMINDER: &str = "<reminder>Update your todos in the same response as your next step's tool call, not in a response of its own.</reminder>";
 /// The board after the reminder's words: `board(0, 2)` as the todo tool renders it.
 const BOARD: &str = "[>] #1: Step 1\n[ ] #2: Step 2\n\n(0/2 completed)";
 

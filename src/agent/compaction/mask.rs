@@ -5,14 +5,14 @@
 //!
 //! Only results and inputs change; every call keeps its one result, so the history stays valid
 //! for both protocols. An assistant turn that carries thinking is left exactly as it came (the
-//! Anthropic API checks it), and the newest valid board answer — the current board — is never
-//! elided.
+//! Anthropic API checks it), and the current board is never elided: the newest accepted answer
+//! that is a whole board, with the compact answers accepted after it.
 
 use crate::agent::journal::compaction::Mask;
 use crate::message::{ContentBlock, History, Role};
 use crate::tools::{ToolCall, ToolName};
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The rounds kept whole when masking alone is enough.
 pub const KEEP_ROUNDS: usize = 3;
@@ -25,17 +25,49 @@ const KILOBYTE: f64 = 1000.0;
 
 /// The masks that elide what can go from `history`, keeping the newest `keep_rounds` rounds
 /// whole (0: only the newest board answer is kept).
+#[cfg(test)]
 pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
+    plan_with_board(history, keep_rounds, None)
+}
+
+/// As `plan`; with `board` (the current board rendered), a compaction also makes the current
+/// board whole in the history: when the newest accepted board answer is a compact one, it
+/// becomes the whole board and every board answer before it one line.
+pub fn plan_with_board(history: &History, keep_rounds: usize, board: Option<&str>) -> Vec<Mask> {
     let calls = calls_of(history);
-    let current_board = newest_board(history, &calls);
-    let recent = recent_start(history, keep_rounds);
+    let mut current_board = current_board(history, &calls);
     let mut masks = Vec::new();
+    if let (Some(board), Some(newest)) = (board, newest_answer(history, &calls))
+        && !crate::board::is_whole(newest.1)
+    {
+        masks.push(Mask::Result { id: newest.0.to_owned(), content: board.to_owned() });
+        current_board = HashSet::from([newest.0]);
+        // The compact answers after the old whole board are superseded too, kept or not.
+        for block in history.iter().flat_map(|message| &message.content) {
+            if let ContentBlock::ToolResult { tool_use_id, content, is_error: false } = block
+                && tool_use_id != newest.0
+                && !crate::board::is_whole(content)
+                && calls.get(tool_use_id.as_str()).is_some_and(|c| c.call.name == ToolName::Todo)
+            {
+                masks.push(Mask::Result {
+                    id: tool_use_id.clone(),
+                    content: SUPERSEDED_BOARD.to_owned(),
+                });
+                current_board.insert(tool_use_id.as_str());
+            }
+        }
+    }
+    let recent = recent_start(history, keep_rounds);
     for message in history.iter().take(recent) {
         for block in &message.content {
             match block {
                 ContentBlock::ToolResult { tool_use_id, content, is_error } => {
                     let Some(call) = calls.get(tool_use_id.as_str()) else { continue };
-                    if Some(tool_use_id.as_str()) == current_board || is_stub(content) {
+                    if current_board.contains(tool_use_id.as_str()) || is_stub(content) {
+                        continue;
+                    }
+                    // A refused update changed no board, so no later one superseded it.
+                    if call.call.name == ToolName::Todo && *is_error {
                         continue;
                     }
                     let stub = if call.call.name == ToolName::Todo {
@@ -51,7 +83,7 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
                 }
                 ContentBlock::ToolUse { id, .. } => {
                     let Some(call) = calls.get(id.as_str()) else { continue };
-                    if call.thinking || Some(id.as_str()) == current_board {
+                    if call.thinking || current_board.contains(id.as_str()) {
                         continue;
                     }
                     if let Some(input) = elided_input(&call.call) {
@@ -105,20 +137,50 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
     calls
 }
 
-/// The id of the newest board update that was accepted: its answer is the current board.
-fn newest_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> Option<&'a str> {
+/// The newest accepted board answer: its call's id and its text.
+fn newest_answer<'a>(
+    history: &'a History,
+    calls: &HashMap<&str, Call>,
+) -> Option<(&'a str, &'a str)> {
     history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
         match block {
-            ContentBlock::ToolResult { tool_use_id, is_error: false, .. }
+            ContentBlock::ToolResult { tool_use_id, content, is_error: false }
                 if calls
                     .get(tool_use_id.as_str())
                     .is_some_and(|c| c.call.name == ToolName::Todo) =>
             {
-                Some(tool_use_id.as_str())
+                Some((tool_use_id.as_str(), content.as_str()))
             }
             _ => None,
         }
     })
+}
+
+/// The ids of the board updates whose answers together say what the board is now: the newest
+/// accepted one answered with the whole board, and the accepted ones after it, answered with
+/// what changed. Rejected updates changed nothing and are passed over.
+fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> HashSet<&'a str> {
+    let mut kept = HashSet::new();
+    let accepted =
+        history.iter().rev().flat_map(|message| message.content.iter().rev()).filter_map(|block| {
+            match block {
+                ContentBlock::ToolResult { tool_use_id, content, is_error: false }
+                    if calls
+                        .get(tool_use_id.as_str())
+                        .is_some_and(|c| c.call.name == ToolName::Todo) =>
+                {
+                    Some((tool_use_id.as_str(), content.as_str()))
+                }
+                _ => None,
+            }
+        });
+    for (id, answer) in accepted {
+        kept.insert(id);
+        if crate::board::is_whole(answer) {
+            break;
+        }
+    }
+    kept
 }
 
 /// Where the newest `keep` rounds (answers that asked for tools) begin; the history's length
@@ -343,3 +405,6 @@ mod tests {
         assert!(input["content"].as_str().unwrap().ends_with("[elided] (3.0 KB)"));
     }
 }
+
+#[cfg(test)]
+mod board_tests;

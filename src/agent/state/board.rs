@@ -7,6 +7,7 @@ use crate::agent::journal::Record;
 use crate::agent::reminder::Pace;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::agent::turn::plan_mode as plan;
+use crate::board::is_whole;
 use crate::board::{BoardEdit, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
 
@@ -110,19 +111,33 @@ impl State {
     }
 
     /// Appends a round's results to the history. `board_answers` are the positions of its valid
-    /// board answers: when the model updated the board more than once in the round, only the
-    /// newest answer goes out whole and the earlier ones become one line (`board::SUPERSEDED`).
-    /// Answers already sent are never rewritten: the history's prefix stays byte for byte what
-    /// the provider cached (compaction shortens old board answers when the window needs it).
+    /// board answers: when the model updated the board more than once in the round, an answer a
+    /// later whole board of the same round replaced becomes one line (`board::SUPERSEDED`); a
+    /// compact answer stays, as what it says is not in the whole board before it. Answers
+    /// already sent are never rewritten: the history's prefix stays byte for byte what the
+    /// provider cached (compaction shortens old board answers when the window needs it).
     pub fn push_results(&mut self, mut results: Vec<ContentBlock>, board_answers: &[usize]) {
-        if let Some((_, earlier)) = board_answers.split_last() {
-            for &block in earlier {
-                if let Some(ContentBlock::ToolResult { content, .. }) = results.get_mut(block) {
-                    SUPERSEDED.clone_into(content);
-                }
+        let whole = |block: usize| matches!(results.get(block), Some(ContentBlock::ToolResult { content, .. }) if is_whole(content));
+        let Some(newest_whole) = board_answers.iter().rposition(|&block| whole(block)) else {
+            self.push_message(Message { role: Role::User, content: results });
+            return;
+        };
+        for &block in &board_answers[..newest_whole] {
+            if let Some(ContentBlock::ToolResult { content, .. }) = results.get_mut(block) {
+                SUPERSEDED.clone_into(content);
             }
         }
         self.push_message(Message { role: Role::User, content: results });
+    }
+
+    /// Whether the reminder already went out in this turn while there was no board: with no
+    /// board it is sent at most once a turn.
+    pub fn reminded_without_board(&self) -> bool {
+        self.pace.reminded_without_board
+    }
+
+    pub fn set_reminded_without_board(&mut self, reminded: bool) {
+        self.set_pace(Pace { reminded_without_board: reminded, ..self.pace });
     }
 
     /// Takes over the board's bookkeeping from a saved session.

@@ -62,13 +62,14 @@ impl Agent {
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
-        self.state.start_turn();
         match prompt {
             Some(prompt) => {
+                self.state.start_prompted_turn();
                 self.state.push_prompt(prompt.clone());
                 self.state.note(Entry::User { text: prompt });
             }
             None => {
+                self.state.start_turn();
                 let history = &self.state.view().history;
                 if history.last().is_none_or(|last| last.role == Role::Assistant) {
                     let text = history.last().map(Message::text).unwrap_or_default();

@@ -102,8 +102,9 @@ impl Agent {
         results.extend(self.state.take_board_note());
         let view = self.state.view();
         let threshold = view.nag_threshold;
-        let remind =
-            stop.is_none() && reminder::is_due(view.rounds_since_todo, threshold, &view.board);
+        let remind = stop.is_none()
+            && reminder::is_due(view.rounds_since_todo, threshold, &view.board)
+            && !(view.board.is_empty() && self.state.reminded_without_board());
         if remind {
             let text = self.config.nag_message.clone();
             self.event(AgentEvent::Reminder {
@@ -116,20 +117,26 @@ impl Agent {
             let board = self.state.view().board.render();
             results.push(ContentBlock::Reminder { text: format!("{text}\n\n{board}") });
             self.state.reset_rounds();
+            if self.state.view().board.is_empty() {
+                self.state.set_reminded_without_board(true);
+            }
         }
         self.state.push_results(results, &board_answers);
         self.state.publish(&self.outbox);
         stop
     }
 
-    /// Applies a `todo` update; a rejected one leaves the board as it was.
+    /// Applies a `todo` update, either form; a rejected one leaves the board as it was. The
+    /// model reads back the whole board or what changed (`todo::answer`).
     fn update_board(&mut self, input: &Value) -> Finished {
         let mut board = (*self.state.view().board).clone();
-        match board.update(input) {
-            Ok(rendered) => {
+        match board.apply(input) {
+            Ok(answer) => {
+                // After a compaction every request carries the whole board.
+                let answer = if self.state.compacted() { board.render() } else { answer };
                 self.state.set_board(board);
                 self.event(board_edits::todo_event(&self.state));
-                (ToolStatus::Succeeded, ToolOutcome::ok(rendered))
+                (ToolStatus::Succeeded, ToolOutcome::ok(answer))
             }
             Err(err) => (ToolStatus::Failed, ToolOutcome::error(err.to_string())),
         }

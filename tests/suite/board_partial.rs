@@ -1,0 +1,313 @@
+//! The board's two forms of update (docs/board.md): `update` changes items by id and goes
+//! through exactly the whole list's validation, in its order, leaving the board as it was when
+//! refused; a whole list that leaves out an unfinished item is refused unless it says
+//! `"replace": true`; and what the model reads back — the whole board where it anchors the plan,
+//! a few lines where the plan only moved on.
+
+use keel::board::{Board, COMPACT_PREFIX, Status, is_whole};
+use serde_json::{Value, json};
+
+fn item(id: &str, text: &str, status: &str) -> Value {
+    json!({"id": id, "text": text, "status": status})
+}
+
+/// A board of `1` in progress, `2` pending, `3` pending blocked by `2`.
+fn three() -> Board {
+    let mut board = Board::default();
+    board
+        .apply(&json!({"items": [
+            item("1", "Read the code", "in_progress"),
+            item("2", "Write the parser", "pending"),
+            {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
+        ]}))
+        .unwrap();
+    board
+}
+
+fn update(entries: Value) -> Value {
+    json!({ "update": entries })
+}
+
+#[test]
+fn an_update_changes_only_the_named_fields_of_the_named_items() {
+    let mut board = three();
+    board
+        .apply(&update(json!([
+            {"id": "1", "status": "completed"},
+            {"id": "2", "status": "in_progress", "activeForm": "Writing the parser"}
+        ])))
+        .unwrap();
+    let statuses: Vec<Status> = board.items().iter().map(|item| item.status).collect();
+    assert_eq!(statuses, [Status::Completed, Status::InProgress, Status::Pending]);
+    assert_eq!(board.items()[1].text, "Write the parser", "text kept");
+    assert_eq!(board.items()[1].active_form.as_deref(), Some("Writing the parser"));
+    assert_eq!(board.items()[2].blocked_by, ["2"], "blockers kept");
+    // Numbers are ids as text, as in the whole list; text and blockers change too.
+    board.apply(&update(json!([{"id": 3, "text": "Test it well", "blocked_by": []}]))).unwrap();
+    assert_eq!(board.items()[2].text, "Test it well");
+    assert!(board.items()[2].blocked_by.is_empty());
+}
+
+#[test]
+fn an_unknown_id_with_a_text_adds_an_item_at_the_end_and_without_one_is_refused() {
+    let mut board = three();
+    board.apply(&update(json!([{"id": "4", "text": "Write the docs"}]))).unwrap();
+    assert_eq!(board.total(), 4);
+    assert_eq!(board.items()[3].text, "Write the docs");
+    assert_eq!(board.items()[3].status, Status::Pending, "status defaults as in a whole list");
+    let before = board.clone();
+    let err = board.apply(&update(json!([{"id": "9", "status": "completed"}]))).unwrap_err();
+    assert_eq!(err.to_string(), "Update: no item '9' on the board; give a text to add it");
+    assert_eq!(board, before);
+}
+
+#[test]
+fn the_shape_of_an_update_is_checked_before_anything_changes() {
+    let cases = [
+        (json!({"update": "1 done"}), "update must be an array"),
+        (json!({"update": [{"id": "1"}, {"status": "completed"}]}), "Update 2: id required"),
+        (json!({"update": [{"id": "  "}]}), "Update 1: id required"),
+        (json!({"update": ["1"]}), "Update 1: id required"),
+        (
+            json!({"update": [], "items": []}),
+            "send either items (the whole list) or update (changes by id), not both",
+        ),
+    ];
+    for (input, expected) in cases {
+        let mut board = three();
+        let before = board.clone();
+        assert_eq!(board.apply(&input).unwrap_err().to_string(), expected, "{input}");
+        assert_eq!(board, before, "{input}: the board stays as it was");
+    }
+}
+
+/// Each rule of the whole list's validation, met through an update, in the documented order:
+/// (what the case shows, the update's entries, the error).
+fn rules() -> Vec<(&'static str, Value, &'static str)> {
+    let adds = |n: usize| -> Value {
+        (10..10 + n).map(|i| json!({"id": i.to_string(), "text": "more"})).collect()
+    };
+    vec![
+        ("1. at most 20 items, before any entry's own rule", adds(18), "Max 20 todos allowed"),
+        ("2. text required", json!([{"id": "2", "text": "  "}]), "Item 2: text required"),
+        (
+            "2. text at most 500 characters",
+            json!([{"id": "2", "text": "x".repeat(501)}]),
+            "Item 2: text is 501 characters; at most 500: name the step briefly",
+        ),
+        (
+            "2. activeForm at most 500 characters",
+            json!([{"id": "1", "activeForm": "x".repeat(501)}]),
+            "Item 1: text is 501 characters; at most 500: name the step briefly",
+        ),
+        (
+            "2. status, quoted as sent",
+            json!([{"id": "1", "status": " Done "}]),
+            "Item 1: invalid status 'Done'",
+        ),
+        (
+            "2. the first bad item in board order, not update order",
+            json!([{"id": "3", "status": "x"}, {"id": "1", "text": ""}]),
+            "Item 1: text required",
+        ),
+        (
+            "3. one item in progress",
+            json!([{"id": "2", "status": "in_progress"}]),
+            "Only one task can be in_progress at a time",
+        ),
+        (
+            "3. in progress before dependencies",
+            json!([{"id": "2", "status": "in_progress", "blocked_by": "1"}]),
+            "Only one task can be in_progress at a time",
+        ),
+        (
+            "4. blocked_by a list of ids",
+            json!([{"id": "2", "blocked_by": [1]}]),
+            "Item 2: blocked_by must be a list of ids",
+        ),
+        (
+            "4. blockers exist",
+            json!([{"id": "2", "blocked_by": ["9"]}]),
+            "Item 2: blocked by unknown item '9'",
+        ),
+        (
+            "4. no cycle",
+            json!([{"id": "2", "blocked_by": ["3"]}]),
+            "Items 2 -> 3 -> 2: blocked_by forms a cycle",
+        ),
+        (
+            "4. nothing starts while blocked",
+            json!([{"id": "1", "status": "completed"}, {"id": "3", "status": "in_progress"}]),
+            "Item 3: cannot be in_progress while blocked by #2",
+        ),
+        (
+            "4. nothing finishes while blocked",
+            json!([{"id": "3", "status": "completed"}]),
+            "Item 3: cannot be completed while blocked by #2",
+        ),
+    ]
+}
+
+#[test]
+fn an_update_meets_every_rule_of_the_whole_list_in_its_order_and_changes_nothing_when_refused() {
+    for (case, entries, expected) in rules() {
+        let mut board = three();
+        let before = board.clone();
+        let err = board.apply(&update(entries)).unwrap_err();
+        assert_eq!(err.to_string(), expected, "{case}");
+        assert_eq!(board, before, "{case}: a refused update leaves the board as it was");
+    }
+}
+
+#[test]
+fn the_same_rules_give_the_same_words_as_the_whole_list() {
+    // The merged list, sent whole, is refused with exactly the update's error.
+    let mut by_update = three();
+    let mut whole = three();
+    let partial = by_update.apply(&update(json!([{"id": "3", "status": "completed"}])));
+    let list = json!({"items": [
+        item("1", "Read the code", "in_progress"),
+        item("2", "Write the parser", "pending"),
+        {"id": "3", "text": "Test the parser", "status": "completed", "blocked_by": ["2"]}
+    ]});
+    assert_eq!(partial.unwrap_err(), whole.apply(&list).unwrap_err());
+}
+
+#[test]
+fn a_whole_list_that_drops_unfinished_items_is_refused_naming_them() {
+    let mut board = three();
+    let before = board.clone();
+    let err =
+        board.apply(&json!({"items": [item("1", "Read the code", "completed")]})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "The list leaves out items not completed: #2 \"Write the parser\", #3 \"Test the parser\". \
+         Nothing was changed. Send them too (as completed if they are done), or send \
+         \"replace\": true with the list to start a new plan."
+    );
+    assert_eq!(board, before);
+    // One left out is named alone.
+    let err = board
+        .apply(&json!({"items": [
+            item("1", "Read the code", "completed"),
+            item("2", "Write the parser", "in_progress")
+        ]}))
+        .unwrap_err();
+    assert!(err.to_string().starts_with("The list leaves out an item not completed: #3 "), "{err}");
+    assert_eq!(board, before);
+}
+
+#[test]
+fn completed_items_may_go_and_replace_starts_a_new_plan_on_purpose() {
+    let mut board = three();
+    board.apply(&update(json!([{"id": "1", "status": "completed"}]))).unwrap();
+    // #1 is done: a list without it loses nothing.
+    board
+        .apply(&json!({"items": [
+            item("2", "Write the parser", "in_progress"),
+            {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
+        ]}))
+        .unwrap();
+    assert_eq!(board.total(), 2);
+    let answer = board
+        .apply(&json!({"replace": true, "items": [item("a", "Another plan", "pending")]}))
+        .unwrap();
+    assert_eq!(answer, "[ ] #a: Another plan\n\n(0/1 completed)");
+    // `replace` must be true itself, not merely present.
+    let before = board.clone();
+    assert!(board.apply(&json!({"replace": "yes", "items": []})).is_err());
+    assert_eq!(board, before);
+    assert_eq!(board.apply(&json!({"replace": true, "items": []})).unwrap(), "No todos.");
+}
+
+#[test]
+fn the_first_plan_and_a_change_of_the_items_are_answered_with_the_whole_board() {
+    let mut board = Board::default();
+    let first = board
+        .apply(&json!({"items": [item("1", "Read", "in_progress"), item("2", "Write", "pending")]}))
+        .unwrap();
+    assert_eq!(first, "[>] #1: Read\n[ ] #2: Write\n\n(0/2 completed)");
+    assert!(is_whole(&first));
+    let added = board.apply(&update(json!([{"id": "3", "text": "Test"}]))).unwrap();
+    assert_eq!(added, board.render());
+    let moved = board
+        .apply(&json!({"items": [
+            item("2", "Write", "pending"),
+            item("1", "Read", "in_progress"),
+            item("3", "Test", "pending")
+        ]}))
+        .unwrap();
+    assert_eq!(moved, board.render(), "a new order is a change of the items");
+}
+
+#[test]
+fn a_step_forward_is_answered_with_what_changed_and_the_progress_line() {
+    let mut board = three();
+    let answer = board
+        .apply(&update(json!([
+            {"id": "1", "status": "completed"},
+            {"id": "2", "status": "in_progress", "activeForm": "Writing the parser"}
+        ])))
+        .unwrap();
+    // #2 was just started: the change line names it, and its text is in the plan the model sent.
+    assert_eq!(answer, "Updated: #1 completed, #2 in_progress.\n(1/3 completed)");
+    assert!(!is_whole(&answer) && answer.starts_with(COMPACT_PREFIX));
+    // The whole-list form that moves the plan on is answered the same way.
+    let answer = board
+        .apply(&json!({"items": [
+            item("1", "Read the code", "completed"),
+            item("2", "Write the parser", "completed"),
+            {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
+        ]}))
+        .unwrap();
+    assert_eq!(answer, "Updated: #2 completed.\nNext: [ ] #3: Test the parser\n(2/3 completed)");
+    let answer = board.apply(&update(json!([{"id": "3", "status": "completed"}]))).unwrap();
+    assert_eq!(answer, "Updated: #3 completed.\n(3/3 completed)");
+    // An update that leaves the item in progress as it was shows it by its line.
+    let mut board = three();
+    let answer =
+        board.apply(&update(json!([{"id": "3", "text": "Test the parser well"}]))).unwrap();
+    assert_eq!(answer, "Updated: #3 renamed.\n[>] #1: Read the code\n(0/3 completed)");
+}
+
+#[test]
+fn renames_blockers_and_no_change_are_said_in_a_few_words() {
+    let mut board = three();
+    let answer = board
+        .apply(&update(json!([
+            {"id": "2", "text": "Write the lexer"},
+            {"id": "3", "blocked_by": ["1", "2"]}
+        ])))
+        .unwrap();
+    assert_eq!(
+        answer,
+        "Updated: #2 renamed, #3 blocked by #1, #2.\n[>] #1: Read the code\n(0/3 completed)"
+    );
+    let answer = board.apply(&update(json!([{"id": "3", "blocked_by": null}]))).unwrap();
+    assert!(answer.starts_with("Updated: #3 no longer blocked.\n"), "{answer}");
+    let answer = board.apply(&update(json!([{"id": "1"}]))).unwrap();
+    assert!(answer.starts_with("Updated: nothing changed.\n"), "{answer}");
+    // The person's view is the whole board, whatever the model read.
+    assert!(board.render().starts_with("[>] #1: Read the code\n[ ] #2: Write the lexer\n"));
+}
+
+#[test]
+fn an_update_cannot_grow_the_board_past_its_cap_whatever_it_sends() {
+    let entries: Vec<Value> =
+        (0..10_000).map(|i| json!({"id": format!("n{i}"), "text": "x"})).collect();
+    let mut board = three();
+    let before = board.clone();
+    assert_eq!(
+        board.apply(&update(json!(entries))).unwrap_err().to_string(),
+        "Max 20 todos allowed"
+    );
+    assert_eq!(board, before);
+}
+
+#[test]
+fn the_conversation_names_an_update_by_its_changes() {
+    use keel::board::summarize_update;
+    assert_eq!(summarize_update(&update(json!([{"id": "1", "status": "completed"}]))), "1 change");
+    assert_eq!(summarize_update(&update(json!([{"id": "1"}, {"id": "2"}]))), "2 changes");
+    assert_eq!(summarize_update(&update(json!("x"))), "malformed update");
+}
