@@ -9,6 +9,7 @@ pub mod config;
 pub mod headless;
 pub mod instructions;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod pricing;
 pub mod todo;

@@ -15,6 +15,7 @@ mod context;
 mod cut;
 mod event;
 pub mod journal;
+mod mcp_tools;
 mod plan;
 mod reminder;
 mod repeat;

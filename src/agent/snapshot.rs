@@ -171,6 +171,8 @@ pub struct Snapshot {
     /// The prompts that were queued when the person last interrupted a turn.
     pub handed_back: HandedBack,
     pub pending_approval: Option<Arc<ApprovalRequest>>,
+    /// The MCP servers, their state and tools (for `/mcp` and the status bar).
+    pub mcp: Arc<[crate::mcp::ServerView]>,
 }
 
 impl Snapshot {

@@ -10,7 +10,7 @@ use super::event::AgentEvent;
 use super::journal::Journal;
 use super::snapshot::{Activity, Entry};
 use super::state::{ModelLabel, Outbox, State};
-use super::{AgentConfig, ApprovalMode, Command, board_edits};
+use super::{AgentConfig, ApprovalMode, Command, board_edits, mcp_tools};
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::todo;
@@ -58,6 +58,8 @@ pub(super) struct Agent {
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
     pub(super) turn_undo: TurnUndo,
+    /// The MCP server failures the person has been told of.
+    pub(super) mcp_told: std::collections::HashSet<String>,
 }
 
 /// Where the running turn's undo group stands.
@@ -107,6 +109,7 @@ impl Agent {
             meter,
             demo_dir: None,
             turn_undo: TurnUndo::Idle,
+            mcp_told: std::collections::HashSet::new(),
         };
         agent.tell_request_shape();
         agent
@@ -114,8 +117,22 @@ impl Agent {
 
     /// Runs until `Quit` or until every front end is gone.
     pub async fn run(mut self) {
+        let mut mcp_changes = self.tools.mcp().subscribe();
+        if !self.tools.mcp().is_empty() {
+            self.mcp_changed();
+        }
         self.state.publish(&self.outbox);
-        while let Some(command) = self.inbox.recv().await {
+        loop {
+            let command = tokio::select! {
+                command = self.inbox.recv() => command,
+                () = mcp_tools::next_change(&mut mcp_changes) => {
+                    self.mcp_changed();
+                    continue;
+                }
+            };
+            let Some(command) = command else {
+                break;
+            };
             match command {
                 Command::Submit(prompt) => {
                     self.state.queue(prompt);
@@ -257,7 +274,7 @@ impl Agent {
 
     /// Tells front ends what each request carries besides the history, so the inspector shows
     /// the body as sent.
-    fn tell_request_shape(&mut self) {
+    pub(super) fn tell_request_shape(&mut self) {
         let model = self.provider.as_ref().map_or("", Provider::model);
         self.state.set_request(RequestShape {
             model: model.into(),
@@ -283,19 +300,23 @@ impl Agent {
 /// The meter for `config`'s window, counting the system prompt and the tool schemas into every
 /// request.
 fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
-    let schemas = serde_json::to_vec(specs).map_or(0, |bytes| bytes.len());
     let source = if config.context_window_assumed {
         WindowSource::Assumed
     } else {
         WindowSource::Configured
     };
     ContextMeter::new(config.context_window, source, config.compact_at, config.max_tokens)
-        .with_overhead(config.system_prompt.len() + schemas)
+        .with_overhead(overhead(config, specs))
+}
+
+/// What every request carries besides the history, in bytes: the system prompt and the schemas.
+pub(super) fn overhead(config: &AgentConfig, specs: &[ToolSpec]) -> usize {
+    config.system_prompt.len() + serde_json::to_vec(specs).map_or(0, |bytes| bytes.len())
 }
 
 /// The tools the model is told about: the board first (unless it is off), then the workspace
 /// tools.
-fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
+pub(super) fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
     let mut specs = Vec::new();
     if board {
         specs.push(ToolSpec {

@@ -55,6 +55,7 @@ impl Agent {
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
+        self.refresh_mcp_tools().await;
         self.state.start_turn();
         match prompt {
             Some(prompt) => {

@@ -91,6 +91,8 @@ pub struct FileSettings {
     pub compact_at: Option<f64>,
     /// Prices by model name, over keel's own table.
     pub prices: Option<BTreeMap<String, Price>>,
+    /// MCP servers by name; only the person's own file may name them.
+    pub mcp_servers: Option<BTreeMap<String, crate::mcp::ServerConfig>>,
 }
 
 /// The settings given as flags.
@@ -134,6 +136,8 @@ pub struct Config {
     pub ignored: Vec<Ignored>,
     /// Model prices: the files' over keel's own table.
     pub prices: Prices,
+    /// The MCP servers of the person's own config, by name.
+    pub mcp_servers: Vec<crate::mcp::Server>,
 }
 
 impl Config {
@@ -203,6 +207,8 @@ pub enum ConfigError {
     ZeroRounds,
     #[error("prices: {0}")]
     BadPrice(#[from] BadPrice),
+    #[error("mcp_servers.{name} {why}")]
+    BadMcpServer { name: String, why: String },
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -327,6 +333,13 @@ pub fn merge(
     for file in files.iter().rev() {
         prices.extend(file.prices.clone().unwrap_or_default());
     }
+    let mut mcp_servers = Vec::new();
+    for (name, server) in user.mcp_servers.iter().flatten() {
+        let checked = server
+            .check(name)
+            .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
+        mcp_servers.push(checked);
+    }
     Ok(Config {
         provider,
         model,
@@ -348,5 +361,6 @@ pub fn merge(
         approval_source,
         ignored,
         prices: Prices::new(prices)?,
+        mcp_servers,
     })
 }

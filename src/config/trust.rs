@@ -11,7 +11,7 @@ use crate::agent::ApprovalMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.
-pub const PROJECT_MAY_NOT_SET: [&str; 3] = ["provider", "base_url", "api_key"];
+pub const PROJECT_MAY_NOT_SET: [&str; 4] = ["provider", "base_url", "api_key", "mcp_servers"];
 
 /// Something the project's file set that keel did not take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     let list: Vec<String> = ignored.iter().map(ToString::to_string).collect();
     Some(format!(
         "ignored {} in the workspace's {PROJECT_CONFIG}: a project's file may not choose the \
-         provider, its URL or key, nor loosen approvals. Set them in your own config file, the \
+         provider, its URL or key, nor MCP servers, nor loosen approvals. Set them in your own config file, the \
          environment or a flag.",
         list.join(", ")
     ))
@@ -82,6 +82,8 @@ pub fn restrict(project: &FileSettings, person: ApprovalMode) -> (FileSettings, 
     drop_key(allowed.provider.take().is_some(), "provider");
     drop_key(allowed.base_url.take().is_some(), "base_url");
     drop_key(allowed.api_key.take().is_some(), "api_key");
+    // An MCP server is a program keel would start, or a server it would send to.
+    drop_key(allowed.mcp_servers.take().is_some(), "mcp_servers");
     // Kept only where it tightens: then it wins over the person's mode, even over the flag.
     if let Some(asked) = allowed.approval.filter(|asked| looseness(*asked) >= looseness(person)) {
         allowed.approval = None;

@@ -83,6 +83,15 @@ impl ContextMeter {
         self
     }
 
+    /// The system prompt and tool schemas changed (an MCP server's tools arrived): what the
+    /// provider reported no longer holds.
+    pub fn set_overhead(&mut self, bytes: usize) {
+        if self.overhead != bytes as u64 {
+            self.overhead = bytes as u64;
+            self.reported = None;
+        }
+    }
+
     pub fn window(&self) -> u64 {
         self.window
     }
