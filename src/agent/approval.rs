@@ -69,7 +69,8 @@ impl Approvals {
         match self.mode {
             ApprovalMode::ReadOnly if read_only => Verdict::Run,
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed, since its MCP server does                  not mark it read-only (readOnlyHint). Tell the user what you would do instead."
+                "keel is in read-only mode: `{tool}` is not allowed, since its MCP server does \
+                 not mark it read-only (readOnlyHint). Tell the user what you would do instead."
             )),
             _ => self.check(tool, input),
         }

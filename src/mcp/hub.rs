@@ -258,9 +258,7 @@ impl Hub {
         cancel: &CancellationToken,
     ) -> ToolOutcome {
         let Some(index) = self.slot_of(exposed) else {
-            return ToolOutcome::error(format!(
-                "Unknown tool `{exposed}`: no MCP server that keel started offers it."
-            ));
+            return self.no_such_tool(exposed);
         };
         let slot = &self.inner.servers[index];
         let Some((server, tool)) = self.find(exposed) else {
@@ -278,7 +276,9 @@ impl Hub {
             Value::Object(map) => Some(map.clone()),
             Value::Null => None,
             _ => {
-                return ToolOutcome::error(format!("`{exposed}` takes a JSON object of arguments."));
+                return ToolOutcome::error(format!(
+                    "`{exposed}` takes a JSON object of arguments."
+                ));
             }
         };
         let mut params = CallToolRequestParams::new(tool.name.clone());
@@ -312,6 +312,25 @@ impl Hub {
                     server.name, tool.name
                 ))
             }
+        }
+    }
+
+    /// The answer for a name no server's tool goes by: why its server has no tools, when the
+    /// name is one of a server that failed.
+    fn no_such_tool(&self, exposed: &str) -> ToolOutcome {
+        let failed = self.servers().into_iter().find_map(|server| match server.status {
+            Status::Failed(why)
+                if exposed.starts_with(&Namer::default().name(&server.name, "")) =>
+            {
+                Some((server.name, why))
+            }
+            _ => None,
+        });
+        match failed {
+            Some((server, why)) => unavailable(&server, &why),
+            None => ToolOutcome::error(format!(
+                "Unknown tool `{exposed}`: no MCP server keel started offers it."
+            )),
         }
     }
 
