@@ -71,3 +71,32 @@ pub fn failure_line(server: &ServerView) -> Option<String> {
         .map_or_else(String::new, |log| format!(" (its stderr: {})", log.display()));
     Some(format!("MCP server `{}` failed: {}{log}", visible(&server.name), visible(why)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::RemoteTool;
+    use serde_json::json;
+
+    #[test]
+    fn servers_texts_are_shown_with_their_control_characters_visible() {
+        let servers = [ServerView {
+            name: "evil\u{1b}]0;title\u{7}".into(),
+            reached_by: "http://x/mcp".into(),
+            status: Status::Ready,
+            tools: vec![RemoteTool {
+                exposed: "mcp__evil__t".into(),
+                name: "t".into(),
+                description: "safe\rrm -rf".into(),
+                input_schema: json!({}),
+                read_only: true,
+            }],
+            log: None,
+        }];
+        let shown = render(&servers);
+        assert!(!shown.contains('\u{1b}') && !shown.contains('\r'), "{shown:?}");
+        assert!(shown.contains("evil^[]0;title^G (ready, 1 tool)"), "{shown}");
+        assert!(shown.contains("mcp__evil__t [read-only]  safe␍rm -rf"), "{shown}");
+        assert_eq!(render(&[]), NONE_CONFIGURED);
+    }
+}
