@@ -189,14 +189,20 @@ async fn calls_are_answered_with_text_images_and_errors_over_both_transports() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_fails_hangs_or_dies_gives_a_clear_error_and_the_turn_goes_on() {
+    let place = Place::new("");
+    // A server that never answers, whose own child must go with it.
+    let grandchild = place.home.path().join("grandchild.pid");
+    let mute = format!(
+        "[mcp_servers.mute]\ncommand = \"sh\"\nargs = [\"-c\", 'sleep 30 & echo $! > \"$0\"; wait', \
+         {grandchild:?}]\nstartup_timeout_ms = 500\n"
+    );
     let config = format!(
-        "{}{}{}{}",
+        "{}{mute}{}{}",
         "[mcp_servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n",
-        "[mcp_servers.mute]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_ms = 500\n",
         stdio_server("slow", "tool_timeout_ms = 500"),
         stdio_server("dying", ""),
     );
-    let place = Place::new(&config);
+    std::fs::write(place.home.path().join(".config/keel/config.toml"), config).unwrap();
     let llm = FakeLlm::start(
         vec![
             calls(&[
@@ -227,6 +233,8 @@ async fn a_server_that_fails_hangs_or_dies_gives_a_clear_error_and_the_turn_goes
     let told = stderr(&output);
     assert!(told.contains("MCP server `missing` failed: could not start"), "{told}");
     assert!(told.contains("MCP server `mute` failed: did not start within 500 ms"), "{told}");
+    let grandchild = std::fs::read_to_string(grandchild).unwrap();
+    assert!(wait_gone(grandchild.trim()), "the silent server's child outlived its timeout");
     let events = json_lines(&output);
     assert_eq!(events.last().unwrap()["outcome"], "success");
 }

@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// An open session with a server.
 pub type Session = RunningService<RoleClient, ()>;
@@ -27,12 +28,15 @@ pub struct Started {
 /// Where the environment of a stdio server comes from; the process's own in keel.
 pub type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
-/// Starts `server` and completes the MCP handshake. The caller bounds the time it may take.
+/// Starts `server` and completes the MCP handshake. The caller bounds the time it may take; a
+/// stdio server's process group is put in `group` as soon as it exists, so that a caller who
+/// gives up waiting can kill it.
 pub async fn start(
     server: &Server,
     workspace: &Path,
     log: Option<&Path>,
     env: Env<'_>,
+    group: &AtomicI32,
 ) -> Result<Started, String> {
     match &server.transport {
         Transport::Stdio { command, args, env: set, env_vars } => {
@@ -55,6 +59,7 @@ pub async fn start(
                 .spawn()
                 .map_err(|err| format!("could not start `{command}`: {err}"))?;
             let process_group = child.id().and_then(|pid| i32::try_from(pid).ok());
+            group.store(process_group.unwrap_or(0), Ordering::SeqCst);
             let session = ().serve(child).await.map_err(|err| handshake_failed(&err))?;
             Ok(Started { session, process_group })
         }

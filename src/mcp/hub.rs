@@ -19,6 +19,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::RoleClient;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -141,16 +142,24 @@ impl Hub {
         let slot = &self.inner.servers[index];
         let env = |name: &str| std::env::var(name).ok();
         let timeout = slot.config.startup_timeout;
+        let group = AtomicI32::new(0);
         let started = tokio::time::timeout(timeout, async {
-            let started =
-                connect::start(&slot.config, workspace, slot.log.as_deref(), &env).await?;
+            let log = slot.log.as_deref();
+            let started = connect::start(&slot.config, workspace, log, &env, &group).await?;
             let listed = started.session.peer().list_all_tools().await;
             Ok::<_, String>((started, listed))
         })
         .await;
         let outcome = match started {
-            Err(_) => Err(format!("did not start within {} ms", timeout.as_millis())),
-            Ok(Err(why)) => Err(why),
+            Err(_) => {
+                // What it started so far goes with it.
+                kill_group(Some(group.load(Ordering::SeqCst)));
+                Err(format!("did not start within {} ms", timeout.as_millis()))
+            }
+            Ok(Err(why)) => {
+                kill_group(Some(group.load(Ordering::SeqCst)));
+                Err(why)
+            }
             Ok(Ok((started, Err(err)))) => {
                 kill_group(started.process_group);
                 Err(format!("could not list its tools: {err}"))
