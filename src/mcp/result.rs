@@ -15,19 +15,15 @@ const EMPTY: &str = "(the tool returned nothing)";
 
 /// The outcome of a call the server answered with `result` (a `CallToolResult` as JSON).
 pub fn outcome(result: &Value) -> ToolOutcome {
-    let mut parts: Vec<String> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(content_text)
-        .collect();
-    if let Some(structured) = result.get("structuredContent").filter(|value| !value.is_null()) {
-        let json = serde_json::to_string_pretty(structured).unwrap_or_default();
-        // Servers often send the same JSON as text too: once is enough.
-        if !parts.iter().any(|part| same_json(part, structured)) {
-            parts.push(json);
-        }
+    let content = result.get("content").and_then(Value::as_array);
+    let mut parts: Vec<String> = content.into_iter().flatten().map(content_text).collect();
+    // The protocol asks servers to send structured content as text too (the filesystem server
+    // sends its own text beside it): it is added only when no text says it already.
+    let has_text = content.into_iter().flatten().any(|block| block["type"] == "text");
+    if let Some(structured) = result.get("structuredContent").filter(|value| !value.is_null())
+        && !has_text
+    {
+        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
     }
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let text = if parts.is_empty() { EMPTY.to_owned() } else { parts.join("\n") };
@@ -66,11 +62,6 @@ fn content_text(block: &Value) -> String {
     }
 }
 
-/// Whether `text` is `value` written as JSON.
-fn same_json(text: &str, value: &Value) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,7 +71,6 @@ mod tests {
     fn texts_images_structure_and_errors_are_read() {
         let answer = outcome(&json!({
             "content": [
-                {"type": "text", "text": "hello"},
                 {"type": "image", "data": "AAAA", "mimeType": "image/png"},
                 {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}},
                 {"type": "mystery"}
@@ -89,7 +79,7 @@ mod tests {
         }));
         assert_eq!(
             answer.for_model,
-            "hello\n[image: image/png, about 3 bytes, not shown]\ninside\n[mystery content, not \
+            "[image: image/png, about 3 bytes, not shown]\ninside\n[mystery content, not \
              shown]\n{\n  \"n\": 1\n}"
         );
         assert!(!answer.is_error);
