@@ -101,6 +101,9 @@ async fn ask_mode_shows_server_tool_and_arguments_and_always_covers_that_tool_on
         })
         .collect();
     assert_eq!(results, ["changed", "changed", "echo: hi"]);
+    // The inspector's request and the context estimate carry the server's tools.
+    let sent: Vec<&str> = last.request.tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert!(sent.contains(&"mcp__local__echo") && sent.contains(&"bash"), "{sent:?}");
     // `/mcp` reads the servers from the snapshot.
     let listed = keel::mcp::listing::render(&last.mcp);
     assert!(listed.starts_with("local (ready, 7 tools) — sh -c"), "{listed}");

@@ -150,6 +150,8 @@ mod tests {
             assert_eq!(ToolName::parse(name).as_str(), name);
         }
         assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
+        assert_eq!(ToolName::parse("mcp__fs__read"), ToolName::Mcp("mcp__fs__read".into()));
+        assert!(ToolName::parse("mcp__fs__read").changes_things(), "an MCP tool is approved");
     }
 
     #[test]

@@ -259,6 +259,20 @@ mod tests {
     }
 
     #[test]
+    fn tool_schemas_that_arrive_later_count_at_once() {
+        let mut meter = ContextMeter::new(100_000, WindowSource::Assumed, 0.8, 0);
+        let history = history(&["x"]);
+        meter.sent(&history);
+        meter.reported(10);
+        assert_eq!(meter.estimate(&history), 10);
+        meter.set_overhead(40_000);
+        // The report no longer holds: the request is counted afresh, schemas and all.
+        let afresh = meter.estimate_of(history.iter());
+        assert_eq!(meter.estimate(&history), afresh);
+        assert!(afresh >= 4_000, "an MCP server's schemas count: {afresh}");
+    }
+
+    #[test]
     fn after_a_report_it_adds_what_came_since_at_the_servers_rate() {
         let mut meter = ContextMeter::new(100_000, WindowSource::Assumed, 0.8, 0);
         let mut history = history(&[&"a".repeat(1000)]);
