@@ -6,7 +6,7 @@
 
 use super::snapshot::Entry;
 use super::task::{Agent, overhead, tool_specs};
-use crate::mcp::listing;
+use crate::mcp::{Status, listing};
 use tokio::sync::watch;
 
 impl Agent {
@@ -15,6 +15,17 @@ impl Agent {
         let hub = self.tools.mcp().clone();
         if hub.is_empty() {
             return;
+        }
+        let starting: Vec<String> = hub
+            .servers()
+            .into_iter()
+            .filter(|server| server.status == Status::Starting)
+            .map(|server| server.name)
+            .collect();
+        if !starting.is_empty() {
+            let text = format!("Waiting for MCP servers to start: {}.", starting.join(", "));
+            self.state.note(Entry::Notice { text });
+            self.state.publish(&self.outbox);
         }
         hub.settled().await;
         self.mcp_changed();

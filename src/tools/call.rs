@@ -127,7 +127,12 @@ pub fn summary(name: &ToolName, input: &Value) -> String {
     if *name == ToolName::Todo {
         return todo::summarize_update(input);
     }
-    let Some(text) = name.summary_field().and_then(|field| input.get(field)?.as_str()) else {
+    // An MCP tool's arguments are its own: all of them, as compact JSON.
+    let arguments = matches!(name, ToolName::Mcp(_)).then(|| input.to_string());
+    let Some(text) = arguments
+        .as_deref()
+        .or_else(|| name.summary_field().and_then(|field| input.get(field)?.as_str()))
+    else {
         return name.as_str().to_owned();
     };
     let mut lines = text.trim().lines();
@@ -152,6 +157,8 @@ mod tests {
         assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
         assert_eq!(ToolName::parse("mcp__fs__read"), ToolName::Mcp("mcp__fs__read".into()));
         assert!(ToolName::parse("mcp__fs__read").changes_things(), "an MCP tool is approved");
+        let mcp = ToolName::parse("mcp__fs__read");
+        assert_eq!(summary(&mcp, &json!({"path": "a", "n": 1})), r#"{"n":1,"path":"a"}"#);
     }
 
     #[test]
