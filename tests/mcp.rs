@@ -405,7 +405,9 @@ async fn keel_mcp_list_prints_the_servers_and_their_tools() {
     assert!(printed.contains("  mcp__local__echo [read-only]  Echoes its text back."), "{printed}");
     assert!(printed.contains("off (disabled) — x"), "{printed}");
     assert!(printed.contains("broken (failed: could not start `/nonexistent/x`"), "{printed}");
-    let _ = place.log("local");
+    // The stdio server's stderr (here libtest's own lines) went to its log, not to the screen.
+    assert!(place.log("local").contains("running 1 test"), "{}", place.log("local"));
+    assert!(!stderr(&output).contains("running 1 test"), "{}", stderr(&output));
 }
 
 #[test]
