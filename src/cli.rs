@@ -83,6 +83,18 @@ pub enum SubCommand {
     /// Take back what the last prompt that changed files changed, bash included; repeat to step
     /// back.
     Undo,
+    /// The MCP servers of your config.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// `keel mcp …`.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum McpCommand {
+    /// Start each configured MCP server, print its state and tools, stop them and exit.
+    List,
 }
 
 impl Cli {

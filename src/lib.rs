@@ -11,6 +11,7 @@ pub mod count;
 pub mod headless;
 pub mod instructions;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod pricing;
 pub mod tools;

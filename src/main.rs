@@ -6,12 +6,14 @@ use keel::agent::Command;
 use keel::agent::Sessions;
 use keel::agent::journal::{self, SessionError, SessionStore};
 use keel::agent::{self, ApprovalMode, TurnOutcome};
+use keel::cli::McpCommand;
 use keel::cli::{Cli, SubCommand};
 use keel::config::{self, Config, ConfigError, advice};
 use keel::headless;
 use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
+use keel::mcp;
 use keel::tools::{Sandbox, Tools, Workspace, supervisor};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
@@ -100,7 +102,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     match cli.command {
         Some(SubCommand::Sessions) => return list_sessions(&workspace),
         Some(SubCommand::Undo) => return undo(&workspace),
-        None => {}
+        Some(SubCommand::Mcp { .. }) | None => {}
     }
     let env = |name: &str| std::env::var(name).ok();
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
@@ -118,6 +120,18 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     notices.extend(sandbox.problem().map(str::to_owned));
     for notice in &notices {
         eprintln!("keel: {}", visible(notice));
+    }
+    // Started now, in the background: the first screen does not wait for them.
+    let mcp = mcp::Hub::start(
+        config.mcp_servers.clone(),
+        workspace.root(),
+        journal::state_dir(&env).as_deref(),
+    );
+    if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
+        mcp.settled().await;
+        println!("{}", mcp::listing::render(&mcp.servers()));
+        mcp.shutdown();
+        return Ok(ExitCode::SUCCESS);
     }
     if headless && config.approval == ApprovalMode::Ask {
         return Err(UsageError(format!(
@@ -189,14 +203,18 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         eprintln!("keel: {}", visible(notice));
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
-    let handle = agent::spawn_with_session(
-        agent_config,
-        provider,
-        Tools::new(workspace).with_sandbox(sandbox),
-        sessions,
-    );
+    let tools = Tools::new(workspace).with_sandbox(sandbox).with_mcp(mcp.clone());
+    let handle = agent::spawn_with_session(agent_config, provider, tools, sessions);
     let code = match headless_prompt {
         Some(prompt) => {
+            // No screen shows the servers: a failed one is told on stderr.
+            let hub = mcp.clone();
+            tokio::spawn(async move {
+                hub.settled().await;
+                for line in hub.servers().iter().filter_map(mcp::listing::failure_line) {
+                    eprintln!("keel: {line}");
+                }
+            });
             let start = match (prompt.is_empty(), demo_prompt) {
                 (true, _) if resuming => Command::Continue,
                 (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
@@ -238,6 +256,7 @@ async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             }
         }
     };
+    mcp.shutdown();
     drop(demo_dir);
     Ok(code)
 }

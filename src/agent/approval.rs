@@ -91,6 +91,19 @@ impl Approvals {
         }
     }
 
+    /// What to do with a call of an MCP tool, which its server marks read-only or not: the
+    /// read-only mode runs only marked tools; otherwise it is decided as any other change.
+    pub fn check_mcp(&self, tool: &ToolName, input: &Value, read_only: bool) -> Verdict {
+        match self.mode {
+            ApprovalMode::ReadOnly if read_only => Verdict::Run,
+            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
+                "keel is in read-only mode: `{tool}` is not allowed, since its MCP server does \
+                 not mark it read-only (readOnlyHint). Tell the user what you would do instead."
+            )),
+            _ => self.check(tool, input),
+        }
+    }
+
     /// Remembers an "always" answer for this kind of call; a call no "always" can cover (a
     /// command line that is not one simple command) is allowed this once only.
     pub fn allow_always(&mut self, tool: &ToolName, input: &Value) {
@@ -133,6 +146,7 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
             })
         }
         ToolName::WriteFile | ToolName::EditFile => Some(Allowed::Tool(tool.clone())),
+        ToolName::Mcp(_) => Some(Allowed::Tool(tool.clone())),
         ToolName::Todo | ToolName::ReadFile | ToolName::Unknown(_) => None,
     }
 }

@@ -80,6 +80,15 @@ impl ContextMeter {
         self
     }
 
+    /// The system prompt and tool schemas changed (an MCP server's tools arrived): what the
+    /// provider reported no longer holds.
+    pub fn set_overhead(&mut self, bytes: usize) {
+        if self.overhead != bytes as u64 {
+            self.overhead = bytes as u64;
+            self.reported = None;
+        }
+    }
+
     pub fn window(&self) -> u64 {
         self.window
     }
@@ -244,6 +253,20 @@ mod tests {
         let bytes = 400 + message_bytes(&history[0]);
         assert_eq!(meter.estimate(&history), bytes.div_ceil(4));
         assert_eq!((meter.room(), meter.threshold()), (800, 640));
+    }
+
+    #[test]
+    fn tool_schemas_that_arrive_later_count_at_once() {
+        let mut meter = ContextMeter::new(100_000, WindowSource::Assumed, 0.8, 0);
+        let history = history(&["x"]);
+        meter.sent(&history);
+        meter.reported(10);
+        assert_eq!(meter.estimate(&history), 10);
+        meter.set_overhead(40_000);
+        // The report no longer holds: the request is counted afresh, schemas and all.
+        let afresh = meter.estimate_of(history.iter());
+        assert_eq!(meter.estimate(&history), afresh);
+        assert!(afresh >= 4_000, "an MCP server's schemas count: {afresh}");
     }
 
     #[test]

@@ -182,6 +182,8 @@ pub struct Snapshot {
     /// The sandbox commands run in, for the status bar (`sandbox: workspace · no network`, or
     /// `sandbox: unavailable`); `None` when the person turned it off.
     pub sandbox: Option<Arc<str>>,
+    /// The MCP servers, their state and tools (for `/mcp` and the status bar).
+    pub mcp: Arc<[crate::mcp::ServerView]>,
 }
 
 impl Snapshot {

@@ -193,6 +193,11 @@ impl State {
         self.view.last_sent = Some(sent);
     }
 
+    /// The MCP servers as they stand now.
+    pub fn set_mcp(&mut self, servers: Vec<crate::mcp::ServerView>) {
+        self.view.mcp = servers.into();
+    }
+
     /// Names the model in the status bar (the demo replaces the configured one).
     pub fn set_label(&mut self, label: ModelLabel<'_>) {
         self.view.provider = label.provider.into();
@@ -322,6 +327,7 @@ impl State {
             system_prompt: Arc::clone(&self.view.system_prompt),
             request: self.view.request.clone(),
             handed_back: self.view.handed_back.clone(),
+            mcp: Arc::clone(&self.view.mcp),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

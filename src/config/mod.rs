@@ -62,6 +62,8 @@ pub struct FileSettings {
     pub network: Option<bool>,
     /// Folders outside the workspace commands may write; the person's own file only.
     pub writable_roots: Option<Vec<PathBuf>>,
+    /// MCP servers by name; only the person's own file may name them.
+    pub mcp_servers: Option<BTreeMap<String, crate::mcp::ServerConfig>>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -156,6 +158,8 @@ pub struct Config {
     pub prices: Prices,
     /// What commands may do: `--sandbox`, `--network`, `writable_roots`.
     pub sandbox: SandboxPolicy,
+    /// The MCP servers of the person's own config, by name.
+    pub mcp_servers: Vec<crate::mcp::Server>,
 }
 
 impl Config {
@@ -245,6 +249,8 @@ pub enum ConfigError {
     ZeroRounds,
     #[error("prices: {0}")]
     BadPrice(#[from] BadPrice),
+    #[error("mcp_servers.{name} {why}")]
+    BadMcpServer { name: String, why: String },
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -367,6 +373,13 @@ pub fn merge(
     for file in files.iter().rev() {
         prices.extend(file.prices.clone().unwrap_or_default());
     }
+    let mut mcp_servers = Vec::new();
+    for (name, server) in user.mcp_servers.iter().flatten() {
+        let checked = server
+            .check(name)
+            .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
+        mcp_servers.push(checked);
+    }
     Ok(Config {
         provider,
         model,
@@ -389,5 +402,6 @@ pub fn merge(
         ignored,
         prices: Prices::new(prices)?,
         sandbox,
+        mcp_servers,
     })
 }

@@ -14,7 +14,8 @@ use crate::tools::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.
-pub const PROJECT_MAY_NOT_SET: [&str; 4] = ["provider", "base_url", "api_key", "nag_message"];
+pub const PROJECT_MAY_NOT_SET: [&str; 5] =
+    ["provider", "base_url", "api_key", "nag_message", "mcp_servers"];
 
 /// Something the project's file set that keel did not take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +53,7 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     let list: Vec<String> = ignored.iter().map(ToString::to_string).collect();
     Some(format!(
         "ignored {} in the workspace's {PROJECT_CONFIG}: a project's file may not choose the \
-         provider, its URL or key, nor keel's reminder text, nor loosen approvals or the sandbox. Set them in your own config file, the \
+         provider, its URL or key, nor keel's reminder text, nor MCP servers, nor loosen approvals or the sandbox. Set them in your own config file, the \
          environment or a flag.",
         list.join(", ")
     ))
@@ -91,6 +92,8 @@ pub fn restrict(project: &FileSettings, person: ApprovalMode) -> (FileSettings, 
     drop_key(allowed.base_url.take().is_some(), "base_url");
     drop_key(allowed.api_key.take().is_some(), "api_key");
     drop_key(allowed.nag_message.take().is_some(), "nag_message");
+    // An MCP server is a program keel would start, or a server it would send to.
+    drop_key(allowed.mcp_servers.take().is_some(), "mcp_servers");
     // Kept only where it tightens: then it wins over the person's mode, even over the flag.
     if let Some(asked) = allowed.approval.filter(|asked| looseness(*asked) >= looseness(person)) {
         allowed.approval = None;

@@ -20,6 +20,8 @@ pub enum ToolName {
     ReadFile,
     WriteFile,
     EditFile,
+    /// A tool of an MCP server, by the name the model calls it (`mcp__SERVER__TOOL`).
+    Mcp(String),
     /// A name the model made up; answered with an error that lists the real ones.
     Unknown(String),
 }
@@ -37,6 +39,7 @@ impl ToolName {
             "read_file" => Self::ReadFile,
             "write_file" => Self::WriteFile,
             "edit_file" => Self::EditFile,
+            other if crate::mcp::is_mcp(other) => Self::Mcp(other.to_owned()),
             other => Self::Unknown(other.to_owned()),
         }
     }
@@ -49,13 +52,14 @@ impl ToolName {
             Self::ReadFile => "read_file",
             Self::WriteFile => "write_file",
             Self::EditFile => "edit_file",
-            Self::Unknown(name) => name,
+            Self::Mcp(name) | Self::Unknown(name) => name,
         }
     }
 
     /// Whether the tool runs commands or changes files: the calls an approval mode decides on.
+    /// An MCP tool may do anything its server does, so it counts as one.
     pub fn changes_things(&self) -> bool {
-        matches!(self, Self::Bash | Self::WriteFile | Self::EditFile)
+        matches!(self, Self::Bash | Self::WriteFile | Self::EditFile | Self::Mcp(_))
     }
 
     /// Whether what the tool changes is all in the file records it reports (so undo needs no
@@ -69,7 +73,7 @@ impl ToolName {
         match self {
             Self::Bash => Some("command"),
             Self::ReadFile | Self::WriteFile | Self::EditFile => Some("path"),
-            Self::Todo | Self::Unknown(_) => None,
+            Self::Todo | Self::Mcp(_) | Self::Unknown(_) => None,
         }
     }
 }
@@ -104,9 +108,12 @@ impl ToolCall {
         summary(&self.name, &self.input)
     }
 
-    /// What the call does, whole: the command or the path exactly as the model sent it (the
-    /// one-line summary when the tool has no such argument).
+    /// What the call does, whole: the command or the path exactly as the model sent it, an MCP
+    /// call's arguments as pretty JSON (the one-line summary when the tool has no such argument).
     pub fn detail(&self) -> String {
+        if let ToolName::Mcp(_) = self.name {
+            return serde_json::to_string_pretty(&self.input).unwrap_or_default();
+        }
         self.name
             .summary_field()
             .and_then(|field| self.input.get(field)?.as_str())
@@ -120,7 +127,12 @@ pub fn summary(name: &ToolName, input: &Value) -> String {
     if *name == ToolName::Todo {
         return board::summarize_update(input);
     }
-    let Some(text) = name.summary_field().and_then(|field| input.get(field)?.as_str()) else {
+    // An MCP tool's arguments are its own: all of them, as compact JSON.
+    let arguments = matches!(name, ToolName::Mcp(_)).then(|| input.to_string());
+    let Some(text) = arguments
+        .as_deref()
+        .or_else(|| name.summary_field().and_then(|field| input.get(field)?.as_str()))
+    else {
         return name.as_str().to_owned();
     };
     let mut lines = text.trim().lines();
@@ -143,6 +155,10 @@ mod tests {
             assert_eq!(ToolName::parse(name).as_str(), name);
         }
         assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
+        assert_eq!(ToolName::parse("mcp__fs__read"), ToolName::Mcp("mcp__fs__read".into()));
+        assert!(ToolName::parse("mcp__fs__read").changes_things(), "an MCP tool is approved");
+        let mcp = ToolName::parse("mcp__fs__read");
+        assert_eq!(summary(&mcp, &json!({"path": "a", "n": 1})), r#"{"n":1,"path":"a"}"#);
     }
 
     #[test]

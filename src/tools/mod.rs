@@ -22,6 +22,7 @@ pub mod undo;
 pub mod workspace;
 
 use crate::llm::ToolSpec;
+use crate::mcp::Hub;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -157,23 +158,34 @@ pub enum Invocation {
     EditFile(files::EditArgs),
 }
 
-/// The registry of workspace tools.
+/// The registry of workspace tools, and the MCP servers' tools when there are servers.
 #[derive(Debug, Clone)]
 pub struct Tools {
     workspace: Workspace,
     sandbox: Sandbox,
+    mcp: Hub,
 }
 
 impl Tools {
     /// The tools of `workspace`, running commands unconfined until [`Tools::with_sandbox`] says
     /// otherwise (keel's front ends always do).
     pub fn new(workspace: Workspace) -> Self {
-        Self { workspace, sandbox: Sandbox::off() }
+        Self { workspace, sandbox: Sandbox::off(), mcp: Hub::default() }
     }
 
     /// The same tools, running commands in `sandbox`.
     pub fn with_sandbox(self, sandbox: Sandbox) -> Self {
         Self { sandbox, ..self }
+    }
+
+    /// The same tools, with the tools of `hub`'s servers besides.
+    pub fn with_mcp(self, hub: Hub) -> Self {
+        Self { mcp: hub, ..self }
+    }
+
+    /// The MCP servers.
+    pub fn mcp(&self) -> &Hub {
+        &self.mcp
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -203,6 +215,9 @@ impl Tools {
             spec(ToolName::WriteFile, files::WRITE_DESCRIPTION, files::write_schema()),
             spec(ToolName::EditFile, files::EDIT_DESCRIPTION, files::edit_schema()),
         ]
+        .into_iter()
+        .chain(self.mcp.specs())
+        .collect()
     }
 
     /// Decodes a call; the error says which argument is missing or of the wrong type.
@@ -219,15 +234,20 @@ impl Tools {
             ToolName::EditFile => {
                 decode(tool, &files::edit_schema(), input).map(Invocation::EditFile)
             }
-            ToolName::Todo | ToolName::Unknown(_) => Err(ToolError::UnknownTool {
-                name: tool.to_owned(),
-                available: ToolName::WORKSPACE.map(|name| name.as_str().to_owned()).join(", "),
-            }),
+            ToolName::Todo | ToolName::Mcp(_) | ToolName::Unknown(_) => {
+                Err(ToolError::UnknownTool {
+                    name: tool.to_owned(),
+                    available: ToolName::WORKSPACE.map(|name| name.as_str().to_owned()).join(", "),
+                })
+            }
         }
     }
 
     /// Runs a call to the end. Never fails: whatever went wrong comes back as an error outcome.
     pub async fn run(&self, name: &ToolName, input: &Value, ctx: &ToolContext) -> ToolOutcome {
+        if let ToolName::Mcp(exposed) = name {
+            return self.mcp.call(exposed, input, &ctx.cancel).await;
+        }
         let call = match Self::parse(name, input) {
             Ok(call) => call,
             Err(err) => return ToolOutcome::error(err.to_string()),

@@ -15,6 +15,7 @@ pub enum Slash {
     Undo,
     Compact,
     Demo,
+    Mcp,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -42,6 +43,7 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         Slash::Compact,
         "summarise the work so far for the model (the board and your requests stay)",
     ),
+    ("/mcp", Slash::Mcp, "list the MCP servers, their state and their tools"),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),

@@ -113,6 +113,12 @@ impl MainView {
                 }
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
+            Parsed::Command(Slash::Mcp) => {
+                self.composer.take();
+                let servers = &ctx.snapshot.mcp;
+                self.conversation.push_note(crate::mcp::listing::render(servers));
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
             Parsed::Command(command) => {
                 self.composer.take();
                 ctx.effect(match command {
@@ -125,7 +131,7 @@ impl MainView {
                     Slash::Todos => Effect::FocusBoard,
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
-                    Slash::Todo => return,
+                    Slash::Todo | Slash::Mcp => return,
                 });
             }
             Parsed::Unknown(name) => {

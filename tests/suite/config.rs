@@ -144,7 +144,7 @@ fn keys() -> Vec<Key> {
             // A workspace may not set it (keel's own voice): see tests/config_voice.rs.
             name: "nag_message",
             layers: vec![(User, |s| s.user.push_str("nag_message = \"user\"\n"), "user")],
-            default: "<reminder>Update your todos.</reminder>",
+            default: keel::agent::DEFAULT_NAG_MESSAGE,
             read: |c| c.nag_message.clone(),
         },
         Key {

@@ -5,6 +5,7 @@
 //! tool call in the history gets exactly one result (an interrupted or declined call gets one
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
+mod mcp_tools;
 mod output_limit;
 pub(super) mod plan_mode;
 mod repeated_step;
@@ -62,6 +63,7 @@ impl Agent {
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
+        self.refresh_mcp_tools().await;
         match prompt {
             Some(prompt) => {
                 self.state.start_prompted_turn();

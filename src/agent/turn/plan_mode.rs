@@ -42,8 +42,20 @@ pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<Stri
                 )
             })
         }
-        ToolName::ReadFile | ToolName::Todo | ToolName::Unknown(_) => None,
+        // Whether the server marks the tool read-only is the tool round's to check.
+        ToolName::ReadFile | ToolName::Todo | ToolName::Mcp(_) | ToolName::Unknown(_) => None,
     }
+}
+
+/// Why a call of an MCP tool may not run in plan mode: its server does not mark it read-only.
+pub fn mcp_refusal(tool: &ToolName, read_only: bool) -> Option<String> {
+    (!read_only).then(|| {
+        format!(
+            "Plan mode: `{tool}` is not allowed, since its MCP server does not mark it read-only \
+             (readOnlyHint) and nothing may change until the person approves the plan. Put it on \
+             the board as a step instead."
+        )
+    })
 }
 
 impl Agent {

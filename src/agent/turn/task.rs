@@ -4,6 +4,7 @@
 //! mode and its approval); during a turn the turn loop (`turn`) and the tool round
 //! (`tool_round`) listen for them instead.
 
+use super::mcp_tools;
 use crate::agent::approval::Approvals;
 use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::event::AgentEvent;
@@ -59,6 +60,8 @@ pub(in crate::agent) struct Agent {
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
     pub(in crate::agent) turn_undo: TurnUndo,
+    /// The MCP server failures the person has been told of.
+    pub(in crate::agent) mcp_told: std::collections::HashSet<String>,
 }
 
 /// Where the running turn's undo group stands.
@@ -109,6 +112,7 @@ impl Agent {
             meter,
             demo_dir: None,
             turn_undo: TurnUndo::Idle,
+            mcp_told: std::collections::HashSet::new(),
         };
         agent.tell_request_shape();
         agent
@@ -116,8 +120,22 @@ impl Agent {
 
     /// Runs until `Quit` or until every front end is gone.
     pub async fn run(mut self) {
+        let mut mcp_changes = self.tools.mcp().subscribe();
+        if !self.tools.mcp().is_empty() {
+            self.mcp_changed();
+        }
         self.state.publish(&self.outbox);
-        while let Some(command) = self.inbox.recv().await {
+        loop {
+            let command = tokio::select! {
+                command = self.inbox.recv() => command,
+                () = mcp_tools::next_change(&mut mcp_changes) => {
+                    self.mcp_changed();
+                    continue;
+                }
+            };
+            let Some(command) = command else {
+                break;
+            };
             match command {
                 Command::Submit(prompt) => {
                     self.state.queue(prompt);
@@ -267,7 +285,7 @@ impl Agent {
 
     /// Tells front ends what each request carries besides the history, so the inspector shows
     /// the body as sent.
-    fn tell_request_shape(&mut self) {
+    pub(super) fn tell_request_shape(&mut self) {
         let model = self.provider.as_ref().map_or("", Provider::model);
         self.state.set_request(RequestShape {
             model: model.into(),
@@ -293,19 +311,23 @@ impl Agent {
 /// The meter for `config`'s window, counting the system prompt and the tool schemas into every
 /// request.
 fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
-    let schemas = serde_json::to_vec(specs).map_or(0, |bytes| bytes.len());
     let source = if config.context_window_assumed {
         WindowSource::Assumed
     } else {
         WindowSource::Configured
     };
     ContextMeter::new(config.context_window, source, config.compact_at, config.max_tokens)
-        .with_overhead(config.system_prompt.len() + schemas)
+        .with_overhead(overhead(config, specs))
+}
+
+/// What every request carries besides the history, in bytes: the system prompt and the schemas.
+pub(super) fn overhead(config: &AgentConfig, specs: &[ToolSpec]) -> usize {
+    config.system_prompt.len() + serde_json::to_vec(specs).map_or(0, |bytes| bytes.len())
 }
 
 /// The tools the model is told about: the board first (unless it is off), then the workspace
 /// tools.
-fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
+pub(super) fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
     let mut specs = Vec::new();
     if board {
         specs.push(ToolSpec {

@@ -159,10 +159,28 @@ impl Agent {
         {
             return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
         }
+        // An MCP tool counts as read-only only when its server marks it so.
+        let mcp_read_only = match &call.name {
+            ToolName::Mcp(exposed) => {
+                let read_only =
+                    self.tools.mcp().find(exposed).is_some_and(|(_, tool)| tool.read_only);
+                if self.state.view().plan_mode
+                    && let Some(why) = plan::mcp_refusal(&call.name, read_only)
+                {
+                    return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+                }
+                Some(read_only)
+            }
+            _ => None,
+        };
         if let Some(done) = self.repeated_step(call).await {
             return Ok((ToolStatus::Succeeded, done));
         }
-        match self.approvals.check(&call.name, &call.input) {
+        let verdict = match mcp_read_only {
+            Some(read_only) => self.approvals.check_mcp(&call.name, &call.input, read_only),
+            None => self.approvals.check(&call.name, &call.input),
+        };
+        match verdict {
             Verdict::Run => {}
             Verdict::Refuse(why) => return Ok((ToolStatus::Declined, ToolOutcome::error(why))),
             Verdict::Ask => match self.ask(call).await {
@@ -237,7 +255,7 @@ impl Agent {
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
             id: call.id.clone(),
             tool: call.name.to_string(),
-            detail: call.detail(),
+            detail: mcp_detail(&self.tools, call).unwrap_or_else(|| call.detail()),
             diff: preview::preview(&self.tools, &call.name, &call.input),
             always: self.approvals.always_covers(&call.name, &call.input),
             sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
@@ -321,6 +339,16 @@ fn argument_problem(input: &Value) -> Option<String> {
 fn board_off(call: &ToolCall) -> ToolOutcome {
     let unknown = Tools::parse(&call.name, &call.input).err();
     ToolOutcome::error(unknown.map_or_else(String::new, |err| err.to_string()))
+}
+
+/// What the approval box shows for an MCP call: the server, its own name for the tool, and the
+/// arguments as pretty JSON.
+fn mcp_detail(tools: &Tools, call: &ToolCall) -> Option<String> {
+    let ToolName::Mcp(exposed) = &call.name else {
+        return None;
+    };
+    let (server, tool) = tools.mcp().find(exposed)?;
+    Some(format!("MCP server `{}`, tool `{}`\n{}", server.name, tool.name, call.detail()))
 }
 
 fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {

@@ -154,6 +154,7 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
     groups.extend(reminder(snapshot));
     groups.extend(drift(snapshot));
     groups.extend(sandbox(snapshot));
+    groups.extend(mcp(snapshot));
     groups
 }
 
@@ -166,6 +167,29 @@ fn sandbox(snapshot: &Snapshot) -> Option<Group> {
     } else {
         Group::dropped_at(rank::SANDBOX, vec![Span::styled(label.to_owned(), theme::DIM)])
     })
+}
+
+/// `mcp 2/3`: the MCP servers up of those enabled (`starting` while some start), in the error
+/// colour when one failed; nothing when none is configured.
+fn mcp(snapshot: &Snapshot) -> Option<Group> {
+    use crate::mcp::Status;
+    let enabled: Vec<&Status> = snapshot
+        .mcp
+        .iter()
+        .map(|server| &server.status)
+        .filter(|status| **status != Status::Disabled)
+        .collect();
+    if enabled.is_empty() {
+        return None;
+    }
+    let ready = enabled.iter().filter(|status| ***status == Status::Ready).count();
+    let mut text = format!("mcp {ready}/{}", enabled.len());
+    if enabled.iter().any(|status| **status == Status::Starting) {
+        text.push_str(" starting");
+    }
+    let failed = enabled.iter().any(|status| matches!(status, Status::Failed(_)));
+    let style = if failed { theme::ERROR } else { Style::new() };
+    Some(Group::dropped_at(rank::PROVIDER, vec![Span::styled(text, style)]))
 }
 
 /// `turn 12s`: how long the running turn has taken so far, or the last one took.

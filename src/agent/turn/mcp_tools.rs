@@ -1,0 +1,65 @@
+//! The MCP servers' tools as the agent offers them: the model is told of them once their servers
+//! are up, and the person of each server that failed, once.
+//!
+//! A turn waits for servers still starting (each bounded by its startup timeout), so the first
+//! request already lists their tools; between turns the agent follows the servers as they change.
+
+use super::task::{Agent, overhead, tool_specs};
+use crate::agent::snapshot::Entry;
+use crate::mcp::{Status, listing};
+use tokio::sync::watch;
+
+impl Agent {
+    /// Before a turn: waits for the servers still starting, then takes in what changed.
+    pub(in crate::agent) async fn refresh_mcp_tools(&mut self) {
+        let hub = self.tools.mcp().clone();
+        if hub.is_empty() {
+            return;
+        }
+        let starting: Vec<String> = hub
+            .servers()
+            .into_iter()
+            .filter(|server| server.status == Status::Starting)
+            .map(|server| server.name)
+            .collect();
+        if !starting.is_empty() {
+            let text = format!("Waiting for MCP servers to start: {}.", starting.join(", "));
+            self.state.note(Entry::Notice { text });
+            self.state.publish(&self.outbox);
+        }
+        hub.settled().await;
+        self.mcp_changed();
+    }
+
+    /// A server's status changed: the person hears of a new failure, and the tools the model is
+    /// told about follow the servers.
+    pub(in crate::agent) fn mcp_changed(&mut self) {
+        let servers = self.tools.mcp().servers();
+        for server in &servers {
+            if let Some(line) = listing::failure_line(server)
+                && self.mcp_told.insert(line.clone())
+            {
+                self.state.note(Entry::Error { text: line });
+            }
+        }
+        self.state.set_mcp(servers);
+        let specs = tool_specs(&self.tools, self.config.board);
+        if specs != self.specs {
+            self.meter.set_overhead(overhead(&self.config, &specs));
+            self.specs = specs;
+            self.tell_request_shape();
+        }
+        self.state.publish(&self.outbox);
+    }
+}
+
+/// Waits for the next change of the servers' status; forever when there are none to follow.
+pub(in crate::agent) async fn next_change(changes: &mut Option<watch::Receiver<u64>>) {
+    if let Some(receiver) = changes
+        && receiver.changed().await.is_ok()
+    {
+        return;
+    }
+    *changes = None;
+    std::future::pending::<()>().await;
+}

@@ -1,0 +1,105 @@
+//! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
+//!
+//! A stdio server runs in a process group of its own (killed whole when keel stops it or exits),
+//! in the workspace, with keel's environment less the provider keys and keel's own settings
+//! (`tools::bash::environment`) — unless the config names them in `env_vars` — plus its `env`.
+//! Its stderr goes to a log file under keel's state folder, never onto the screen. If keel is
+//! killed outright, the server's stdin closes, which MCP servers take as the end of the session.
+
+use super::config::{Server, Transport};
+use crate::tools::bash::environment;
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// An open session with a server.
+pub type Session = RunningService<RoleClient, ()>;
+
+/// A started server: its session and, for a stdio server, its process group.
+pub struct Started {
+    pub session: Session,
+    pub process_group: Option<i32>,
+}
+
+/// Where the environment of a stdio server comes from; the process's own in keel.
+pub type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
+
+/// Starts `server` and completes the MCP handshake. The caller bounds the time it may take; a
+/// stdio server's process group is put in `group` as soon as it exists, so that a caller who
+/// gives up waiting can kill it.
+pub async fn start(
+    server: &Server,
+    workspace: &Path,
+    log: Option<&Path>,
+    env: Env<'_>,
+    group: &AtomicI32,
+) -> Result<Started, String> {
+    match &server.transport {
+        Transport::Stdio { command, args, env: set, env_vars } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
+            for (name, _) in std::env::vars_os() {
+                if environment::is_withheld(&name) {
+                    cmd.env_remove(name);
+                }
+            }
+            for name in env_vars {
+                match env(name) {
+                    Some(value) => cmd.env(name, value),
+                    None => cmd.env_remove(name),
+                };
+            }
+            cmd.envs(set);
+            let (child, _) = TokioChildProcess::builder(cmd)
+                .stderr(log_file(log))
+                .spawn()
+                .map_err(|err| format!("could not start `{command}`: {err}"))?;
+            let process_group = child.id().and_then(|pid| i32::try_from(pid).ok());
+            group.store(process_group.unwrap_or(0), Ordering::SeqCst);
+            let session = ().serve(child).await.map_err(|err| handshake_failed(&err))?;
+            Ok(Started { session, process_group })
+        }
+        Transport::Http { url, bearer_token_env_var } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(variable) = bearer_token_env_var {
+                let token = env(variable).filter(|token| !token.is_empty()).ok_or_else(|| {
+                    format!("bearer_token_env_var names {variable}, which is not set")
+                })?;
+                config = config.auth_header(token);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let session = ().serve(transport).await.map_err(|err| handshake_failed(&err))?;
+            Ok(Started { session, process_group: None })
+        }
+    }
+}
+
+/// Where a server's stderr goes: appended to its log, else nowhere.
+fn log_file(log: Option<&Path>) -> Stdio {
+    let Some(path) = log else {
+        return Stdio::null();
+    };
+    if let Some(folder) = path.parent() {
+        let _ = std::fs::create_dir_all(folder);
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_or_else(|_| Stdio::null(), Stdio::from)
+}
+
+/// The log file of the server `name` in keel's state folder `state`.
+pub fn log_path(state: &Path, name: &str) -> PathBuf {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    state.join("mcp").join(format!("{safe}.log"))
+}
+
+fn handshake_failed(err: &dyn std::fmt::Display) -> String {
+    format!("the MCP handshake failed: {err}")
+}
