@@ -4,17 +4,13 @@
 //! sandbox's private `/tmp`. CI runs as root, who could write anywhere without the sandbox.
 //! `sandbox_keel.rs` runs attacks through the keel binary and a scripted model.
 
+use crate::support::files::outside_tmp;
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
-
-/// A folder outside `/tmp`, so that the sandbox's private `/tmp` does not hide it.
-fn outside_tmp() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 /// Tools for a workspace whose commands run in `policy`'s sandbox, which must be available.
 fn sandboxed(root: &Path, policy: Policy) -> Tools {

@@ -4,17 +4,12 @@
 //! every process of a sandboxed command. Homes and workspaces live outside `/tmp`, so the
 //! read-only mounts are what protect them.
 
+use crate::support::files::outside_tmp;
 use crate::support::{bin, llm};
 use llm::{FakeLlm, Step, text, tool};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
-use tempfile::TempDir;
-
-/// A folder outside `/tmp`, so that the sandbox's private `/tmp` does not hide it.
-fn outside_tmp() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 /// What a script the model wrote tries outside the workspace, in the person's home.
 const HOSTILE_SCRIPT: &str = r#"echo inside > inside.txt

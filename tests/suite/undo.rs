@@ -147,7 +147,7 @@ fn path_without_git(dir: &Path) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_git_undo_falls_back_to_the_file_records_and_says_so() {
     // The programs' folder lies outside /tmp, which the sandbox replaces with a private one.
-    let bin = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let bin = crate::support::files::outside_tmp();
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let w = work.path();
     std::fs::write(w.join("gone.txt"), "bash removes this\n").unwrap();

@@ -93,3 +93,11 @@ pub fn names_in(folder: &std::path::Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A temporary folder outside `/tmp`, which a sandboxed command sees as a private, empty one: in
+/// the build's own temporary folder, or in `/var/tmp` when the checkout itself lies under `/tmp`.
+pub fn outside_tmp() -> tempfile::TempDir {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = if target.starts_with("/tmp") { std::path::Path::new("/var/tmp") } else { target };
+    tempfile::tempdir_in(base).unwrap()
+}
