@@ -284,12 +284,16 @@ async fn the_cover_of_a_missing_keel_folder_holds_while_any_sandbox_runs() {
         let out = bash(&tools, "true").await;
         assert_eq!(out.exit_code, Some(0), "{}", out.for_model);
     }
-    // A background job keeps the first sandbox alive past the second command's start; when it
-    // ends, the cover must stay for the second, which then tries to create `.keel`.
-    let first = bash(&tools, "(sleep 0.5; touch first-done) > /dev/null 2>&1 &").await;
+    // Two sandboxes at once: the second starts while the first runs, and the first ends before
+    // the second tries to create `.keel`; the cover must stay for the second all the same.
+    let first = bash(&tools, "sleep 0.5; touch first-done");
+    let second = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        bash(&tools, "sleep 1; mkdir -p .keel/x && echo CREATED").await
+    };
+    let (first, second) = tokio::join!(first, second);
     assert_eq!(first.exit_code, Some(0), "{}", first.for_model);
-    let second = bash(&tools, "sleep 1.5; mkdir -p .keel/x && echo CREATED").await;
-    assert!(work.path().join("first-done").exists(), "the first sandbox ended meanwhile");
+    assert!(work.path().join("first-done").exists(), "the first sandbox ran to its end");
     assert!(!second.for_model.contains("CREATED"), "{}", second.for_model);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while work.path().join(".keel").exists() && std::time::Instant::now() < until {
