@@ -1,0 +1,92 @@
+//! Starting keel: [`prepare`] turns the command line into a [`Launch`] — the agent spawned with
+//! its provider, tools and session, and the front end it goes to — or answers a sub-command on
+//! its own; [`Launch::run`] hands the agent to that front end and waits for it.
+
+mod prepare;
+mod sessions;
+
+pub use prepare::prepare;
+
+use keel::agent::{AgentHandle, Command, TurnOutcome};
+use keel::headless;
+use keel::mcp;
+use keel::tui::{self, TuiOptions};
+use std::process::ExitCode;
+
+/// Exit code for a run that failed.
+pub const EXIT_FAILED: u8 = 1;
+
+/// A problem with how keel was started, as opposed to a run that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// What the command line asked for.
+pub enum Prepared {
+    /// A sub-command, answered: its exit code.
+    Done(ExitCode),
+    /// The agent, ready for its front end.
+    Launch(Box<Launch>),
+}
+
+/// The agent, running, and the front end it goes to.
+pub struct Launch {
+    handle: AgentHandle,
+    front: Front,
+    /// The MCP servers, stopped when the front end is done.
+    mcp: mcp::Hub,
+    /// The demo's throwaway folder, removed at the end.
+    demo_dir: Option<tempfile::TempDir>,
+}
+
+/// Which front end, and what it starts with.
+enum Front {
+    /// `keel -p`: the first command and how to print.
+    Headless { start: Command, printing: headless::Printing },
+    /// The TUI: a prompt to send at once, if one was given.
+    Tui { start: Option<String>, options: TuiOptions },
+}
+
+impl Launch {
+    /// Runs the front end to its end; the exit code says how the run went.
+    pub async fn run(self) -> color_eyre::Result<ExitCode> {
+        let Self { handle, front, mcp, demo_dir } = self;
+        let code = match front {
+            Front::Headless { start, printing } => {
+                // No screen shows the servers: a failed one is told on stderr.
+                let hub = mcp.clone();
+                tokio::spawn(async move {
+                    hub.settled().await;
+                    for line in hub.servers().iter().filter_map(mcp::listing::failure_line) {
+                        eprintln!("keel: {line}");
+                    }
+                });
+                let result = headless::run(handle, start, printing).await?;
+                // A reader that left (`| head`) took what it wanted: not a failure. A session
+                // that could not be saved is one, whatever the turn did.
+                if (result.outcome == TurnOutcome::Success && !result.not_saved)
+                    || result.reader_gone
+                {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(EXIT_FAILED)
+                }
+            }
+            Front::Tui { start, options } => {
+                if let Some(prompt) = start {
+                    let _ = handle.commands.send(Command::Submit(prompt));
+                }
+                match tui::run(handle, options).await? {
+                    // As a shell reports a process a signal ended: 128 + its number (SIGTERM: 143).
+                    Some(signal) => {
+                        ExitCode::from(u8::try_from(128 + signal).unwrap_or(EXIT_FAILED))
+                    }
+                    None => ExitCode::SUCCESS,
+                }
+            }
+        };
+        mcp.shutdown();
+        drop(demo_dir);
+        Ok(code)
+    }
+}

@@ -1,0 +1,314 @@
+//! Preparing a launch: the command line and the environment turned into settings, the
+//! workspace, the provider, the session and the tools; the agent spawned with them; and the front
+//! end chosen, with what it starts with. Sub-commands are answered here and launch nothing.
+
+use super::{Front, Launch, Prepared, UsageError, sessions};
+use color_eyre::eyre::WrapErr;
+use keel::agent::journal::{self, SessionError, SessionStore};
+use keel::agent::{self, ApprovalMode, Command, Sessions};
+use keel::cli::{Cli, McpCommand, SubCommand};
+use keel::config::{self, Config, advice};
+use keel::headless;
+use keel::instructions;
+use keel::llm::WireFormat;
+use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
+use keel::mcp;
+use keel::tools::{Sandbox, Tools, Workspace};
+use keel::tui::{self, TuiOptions};
+use keel::visible::visible;
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long to wait for a TCP/TLS connection to the provider.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a response stream may stay silent before it counts as cut.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a response may go without an event that carries the answer (a server trickling
+/// bytes or sending only keep-alives), unless `KEEL_STALL_TIMEOUT` says otherwise.
+const STALL_TIMEOUT: Duration = Duration::from_secs(300);
+const STALL_TIMEOUT_VAR: &str = "KEEL_STALL_TIMEOUT";
+/// The headless demo's pause before each answer: quick, but still readable as it scrolls.
+const HEADLESS_DEMO_PACE: Duration = Duration::from_millis(150);
+/// The system prompt keel sends by default.
+const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+
+/// Prepares what `cli` asks for: a launch, or a sub-command's answer.
+pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
+    let resuming = cli.continue_session || cli.resume.is_some();
+    let headless = cli.print.is_some();
+    if let Some(id) = &cli.resume {
+        // An id never names a path: refused before anything is opened.
+        journal::check_id(id).map_err(|err| UsageError(err.to_string()))?;
+    }
+    let (workspace, demo_dir) = workspace(&cli)?;
+    match cli.command {
+        Some(SubCommand::Sessions) => return sessions::list(&workspace).map(Prepared::Done),
+        Some(SubCommand::Undo) => return sessions::undo(&workspace).map(Prepared::Done),
+        Some(SubCommand::Mcp { .. }) | None => {}
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
+    let default_approval =
+        if headless || cli.demo { ApprovalMode::Auto } else { ApprovalMode::Ask };
+    let config = config::resolve(&cli.settings, &env, workspace.root(), default_approval)?;
+    if config.thinking_budget.is_some() && config.provider == Some(WireFormat::OpenAi) {
+        eprintln!(
+            "keel: --thinking (thinking_budget) is for Anthropic's API and is not sent to an \
+             OpenAI-compatible server; such a server's own reasoning is still shown and kept."
+        );
+    }
+    let sandbox = Sandbox::for_commands(config.sandbox.clone(), &env);
+    let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    notices.extend(sandbox.problem().map(str::to_owned));
+    for notice in &notices {
+        eprintln!("keel: {}", visible(notice));
+    }
+    // Started now, in the background: the first screen does not wait for them.
+    let mcp = mcp::Hub::start(
+        config.mcp_servers.clone(),
+        workspace.root(),
+        journal::state_dir(&env).as_deref(),
+    );
+    if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
+        mcp.settled().await;
+        println!("{}", mcp::listing::render(&mcp.servers()));
+        mcp.shutdown();
+        return Ok(Prepared::Done(ExitCode::SUCCESS));
+    }
+    if headless && config.approval == ApprovalMode::Ask {
+        return Err(UsageError(format!(
+            "-p cannot ask before running tools: no one is there to answer. Use --approval auto \
+             or --approval read-only ({} asked for ask).",
+            config.approval_source.describe(config.approval)
+        ))
+        .into());
+    }
+    let given_prompt = cli.prompt().map_err(UsageError)?;
+    let headless_prompt = match (headless, &given_prompt) {
+        (true, Some(prompt)) => Some(read_prompt(prompt, cli.demo || resuming)?),
+        (true, None) => Some(read_prompt("", cli.demo || resuming)?),
+        (false, _) => None,
+    };
+    // The project's AGENTS.md (else CLAUDE.md), read once: the prompt stays the same all along.
+    let instructions = instructions::find(&workspace);
+    let instructions_note = instructions.note();
+    if let (Some(note), true) = (&instructions_note, headless) {
+        eprintln!("keel: {}", visible(note));
+    }
+    let agent_config = config.agent_config(
+        instructions::system_prompt(SYSTEM_PROMPT, &instructions),
+        !cli.no_todo,
+        cli.plan,
+    );
+    let demo_place = cli.demo.then(|| scripted::DemoPlace {
+        folder: workspace.root().to_path_buf(),
+        temporary: demo_dir.is_some(),
+    });
+    let provider = match &demo_place {
+        Some(place) => {
+            let pace = cli.demo_pace_ms.map(Duration::from_millis).unwrap_or(
+                if headless_prompt.is_some() { HEADLESS_DEMO_PACE } else { scripted::HUMAN_PACE },
+            );
+            let script =
+                scripted::ScriptedProvider::demo(pace).wrap_err("the demo script is broken")?;
+            Some(Provider::Scripted(script.ran_in(place)))
+        }
+        None => build_provider(&config)?,
+    };
+
+    let missing_key = advice::missing_key(config.provider, &env);
+    if headless_prompt.is_some() && provider.is_none() {
+        return Err(UsageError(format!("{}, or try --demo", missing_key.replace('`', ""))).into());
+    }
+    if let (Some(place), true) = (&demo_place, headless) {
+        eprintln!("keel: {}", visible(&place.describe()));
+    }
+    let demo_prompt = match &provider {
+        Some(Provider::Scripted(script)) => Some(script.prompt().to_owned()),
+        _ => None,
+    };
+    let first_run_help = provider
+        .is_none()
+        .then(|| format!("No model is configured: {missing_key}. Then start keel again."));
+    if !headless && !tui::has_terminal() {
+        return Err(UsageError(
+            "keel's screen needs a terminal, and there is none here (stdout or the keyboard is \
+             not one). To run without one, give the prompt to -p: keel -p \"your task\" \
+             --approval auto"
+                .to_owned(),
+        )
+        .into());
+    }
+    let told = notices.len();
+    let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
+    for notice in &notices[told..] {
+        eprintln!("keel: {}", visible(notice));
+    }
+    let notice = (!notices.is_empty()).then(|| notices.join("\n"));
+    let tools = Tools::new(workspace).with_sandbox(sandbox).with_mcp(mcp.clone());
+    let handle = agent::spawn_with_session(agent_config, provider, tools, sessions);
+    let front = match headless_prompt {
+        Some(prompt) => {
+            let start = match (prompt.is_empty(), demo_prompt) {
+                (true, _) if resuming => Command::Continue,
+                (true, Some(demo_prompt)) => Command::Submit(demo_prompt),
+                _ => Command::Submit(prompt),
+            };
+            let printing = headless::Printing {
+                format: cli.output_format,
+                plan: cli.plan,
+                price: config.prices.of(&config.model),
+            };
+            Front::Headless { start, printing }
+        }
+        None => {
+            // A prompt on the command line is sent as `claude "…"` and `codex "…"` send theirs;
+            // the TUI still asks before anything changes.
+            let start = given_prompt
+                .or(demo_prompt.filter(|_| !resuming))
+                .map(|prompt| prompt.trim().to_owned())
+                .filter(|prompt| !prompt.is_empty());
+            let options = TuiOptions {
+                first_run_help,
+                demo: demo_place,
+                notice,
+                instructions_note,
+                no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
+                prices: config.prices.clone(),
+            };
+            Front::Tui { start, options }
+        }
+    };
+    Ok(Prepared::Launch(Box::new(Launch { handle, front, mcp, demo_dir })))
+}
+
+/// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
+/// in a throwaway folder saves nothing. What the person should know goes to `notices`.
+fn open_session(
+    cli: &Cli,
+    workspace: &Workspace,
+    throwaway: bool,
+    notices: &mut Vec<String>,
+) -> color_eyre::Result<Sessions> {
+    let resuming = cli.continue_session || cli.resume.is_some();
+    if throwaway {
+        return Ok(Sessions::Off);
+    }
+    let store = match SessionStore::from_env(workspace.root()) {
+        Ok(store) => store,
+        Err(err) if !resuming => {
+            notices.push(format!("is not saving this session: {err}"));
+            return Ok(Sessions::Off);
+        }
+        Err(err) => return Err(UsageError(err.to_string()).into()),
+    };
+    sessions::adopt_legacy_logs(&store, notices);
+    let opened = if let Some(id) = &cli.resume {
+        store.open(id)
+    } else if cli.continue_session {
+        store.open_newest()
+    } else {
+        return Ok(Sessions::New(store));
+    };
+    match opened {
+        Ok((log, restored)) => {
+            for warning in &restored.warnings {
+                eprintln!("keel: {}", visible(warning));
+            }
+            Ok(Sessions::Resume(store, log, restored))
+        }
+        // The TUI offers what `-p` can only suggest: a session of its own.
+        Err(err @ SessionError::Locked { .. }) if cli.print.is_none() => {
+            notices.push(format!(
+                "started a new session: {err}, and a session is written by one process at a time"
+            ));
+            Ok(Sessions::New(store))
+        }
+        Err(err @ SessionError::Locked { .. }) => Err(UsageError(format!(
+            "{err}; a session is written by one process at a time. Leave out --continue or \
+             --resume to start a new session, or wait for that process to end."
+        ))
+        .into()),
+        Err(err) => Err(UsageError(err.to_string()).into()),
+    }
+}
+
+/// The prompt for `-p`: the argument, or stdin for `-`.
+fn read_prompt(arg: &str, may_be_empty: bool) -> color_eyre::Result<String> {
+    let prompt = if arg == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).wrap_err("cannot read the prompt from stdin")?;
+        text
+    } else {
+        arg.to_owned()
+    };
+    if prompt.trim().is_empty() && !may_be_empty {
+        return Err(UsageError("-p needs a prompt (or `-p -` to read it from stdin)".into()).into());
+    }
+    Ok(prompt.trim().to_owned())
+}
+
+/// The workspace: `--workdir`, a fresh temporary folder for the demo, or the current directory.
+fn workspace(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempDir>)> {
+    let (root, temp) = match (&cli.workdir, cli.demo) {
+        (Some(dir), _) => (dir.clone(), None),
+        (None, true) => {
+            let dir = tempfile::Builder::new()
+                .prefix("keel-demo-")
+                .tempdir()
+                .wrap_err("cannot create the demo workspace")?;
+            (dir.path().to_path_buf(), Some(dir))
+        }
+        (None, false) => {
+            (std::env::current_dir().wrap_err("cannot read the current directory")?, None)
+        }
+    };
+    let mut workspace = Workspace::new(root.clone())
+        .map_err(|err| UsageError(format!("workspace {}: {err}", root.display())))?;
+    if temp.is_none()
+        && let Ok(store) = SessionStore::from_env(workspace.root())
+    {
+        // What a write or an undo killed mid-way left in the workspace goes now.
+        workspace = workspace.noting_writes_in(store.pending_dir());
+        keel::tools::pending::sweep(&workspace);
+    }
+    Ok((workspace, temp))
+}
+
+/// How long a response may make no progress: `KEEL_STALL_TIMEOUT` seconds, else the default.
+fn stall_timeout() -> color_eyre::Result<Duration> {
+    match std::env::var(STALL_TIMEOUT_VAR) {
+        Err(_) => Ok(STALL_TIMEOUT),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(seconds) if seconds > 0 => Ok(Duration::from_secs(seconds)),
+            _ => Err(UsageError(format!(
+                "{STALL_TIMEOUT_VAR} must be a whole number of seconds above 0, not {:?}",
+                visible(&text)
+            ))
+            .into()),
+        },
+    }
+}
+
+/// The configured provider, or `None` when there is no key.
+fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
+    let (Some(kind), Some(api_key)) = (config.provider, config.api_key.clone()) else {
+        return Ok(None);
+    };
+    let settings = HttpSettings {
+        base_url: config.base_url.clone(),
+        api_key,
+        model: config.model.clone(),
+        connect_timeout: CONNECT_TIMEOUT,
+        idle_timeout: IDLE_TIMEOUT,
+        stall_timeout: stall_timeout()?,
+        retry: RetryPolicy::default(),
+    };
+    // A client that cannot be built means a bad setting (a base URL that is not a URL).
+    let provider = match kind {
+        WireFormat::Anthropic => anthropic::AnthropicClient::new(settings).map(Provider::Anthropic),
+        WireFormat::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
+    };
+    provider.map(Some).map_err(|err| UsageError(err.to_string()).into())
+}

@@ -1,0 +1,67 @@
+//! The sub-commands that read the saved sessions and launch nothing: `keel sessions` and
+//! `keel undo`.
+
+use super::UsageError;
+use keel::agent::journal::{self, SessionError, SessionStore};
+use keel::tools::Workspace;
+use keel::visible::visible;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The workspace's sessions, for `keel sessions` and `keel undo`.
+fn store_of(workspace: &Workspace) -> color_eyre::Result<SessionStore> {
+    let store =
+        SessionStore::from_env(workspace.root()).map_err(|err| UsageError(err.to_string()))?;
+    let mut notices = Vec::new();
+    adopt_legacy_logs(&store, &mut notices);
+    for notice in notices {
+        eprintln!("keel: {}", visible(&notice));
+    }
+    Ok(store)
+}
+
+/// Moves logs an older keel kept in the workspace out of it.
+pub(super) fn adopt_legacy_logs(store: &SessionStore, notices: &mut Vec<String>) {
+    match store.adopt_legacy_logs() {
+        Ok(moved) => notices.extend(moved),
+        Err(err) => notices.push(format!(
+            "could not move the old session logs out of {}: {err}",
+            journal::LEGACY_DIR
+        )),
+    }
+}
+
+/// `keel sessions`, the one written last at the end.
+pub(super) fn list(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
+    let sessions = store_of(workspace)?.list()?;
+    if sessions.is_empty() {
+        println!("No saved sessions for {}.", visible(&workspace.root().display().to_string()));
+    }
+    for info in sessions {
+        let started = std::time::UNIX_EPOCH + Duration::from_secs(info.started_at);
+        let prompt: String =
+            info.first_prompt.lines().next().unwrap_or_default().chars().take(60).collect();
+        println!(
+            "{}  {}  {:>2}/{:<2}  {}",
+            visible(&info.id),
+            humantime::format_rfc3339_seconds(started),
+            info.done,
+            info.total,
+            visible(&prompt)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `keel undo`: takes back what the last prompt that changed files changed.
+pub(super) fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
+    let store = store_of(workspace)?;
+    let report = journal::undo_newest(&store, workspace).map_err(|err| match err {
+        SessionError::Locked { .. } => {
+            UsageError(format!("{err}: undo there (/undo), or once it has ended"))
+        }
+        err => UsageError(err.to_string()),
+    })?;
+    println!("{}", visible(&report.summary()));
+    Ok(ExitCode::SUCCESS)
+}
