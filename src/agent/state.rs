@@ -7,17 +7,20 @@
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
-//! pane's runs in `tool_runs`.
+//! pane's runs in `tool_runs`; the reminder's counters in `reminder_counts`; the prompts queued
+//! during a turn in `queue`.
 
 mod board;
 mod compaction;
+mod queue;
+mod reminder_counts;
 mod resumed;
 mod tool_runs;
 mod undo_group;
 
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
-use super::reminder::{self, NagThreshold, Pace};
+use super::reminder::{NagThreshold, Pace};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::streaming::StreamingText;
 use crate::agent::steps_done::StepLog;
@@ -205,28 +208,6 @@ impl State {
         self.view.wire_format = label.wire_format;
     }
 
-    /// A prompt to send once the running turn ends.
-    pub fn queue(&mut self, prompt: String) {
-        self.view.queued.push_back(prompt);
-    }
-
-    /// The oldest queued prompt, taken off the queue.
-    pub fn next_queued(&mut self) -> Option<String> {
-        self.view.queued.pop_front()
-    }
-
-    /// Empties the queue into the front end's hands (the person interrupted the turn: what they
-    /// queued is theirs to edit or drop, not to be sent at once).
-    pub fn hand_back_queue(&mut self) {
-        if self.view.queued.is_empty() {
-            return;
-        }
-        let prompts = std::mem::take(&mut self.view.queued);
-        let handed = &mut self.view.handed_back;
-        handed.count += 1;
-        handed.prompts = prompts;
-    }
-
     // What a resumed session needs: each change is saved as it is made.
 
     /// The person starts waiting on a turn (`running`), or stops: the status bar's turn time.
@@ -264,36 +245,6 @@ impl State {
             self.view.rounds_in_progress = 0;
         }
         self.view.board = Arc::new(board);
-    }
-
-    /// Counts a round that asked for tools (see `reminder`): a `todo` call resets the count; the
-    /// round count, the model's rhythm and the drift count move on.
-    pub fn count_round(&mut self, called_todo: bool) {
-        self.set_rounds(reminder::after_round(self.view.rounds_since_todo, called_todo));
-        let changed = std::mem::take(&mut self.in_progress_changed);
-        let in_progress = self.view.board.in_progress().is_some();
-        self.set_pace(self.pace.after_round(called_todo, changed, in_progress));
-    }
-
-    fn set_pace(&mut self, pace: Pace) {
-        if pace != self.pace {
-            self.pace = pace;
-            self.record(&Record::Pace { pace });
-        }
-        self.view.rounds_in_progress = pace.rounds_in_progress;
-        self.view.nag_threshold = pace.threshold(self.nag);
-    }
-
-    /// Starts the count again after the reminder went out.
-    pub fn reset_rounds(&mut self) {
-        self.set_rounds(0);
-    }
-
-    fn set_rounds(&mut self, rounds: u32) {
-        if rounds != self.view.rounds_since_todo {
-            self.view.rounds_since_todo = rounds;
-            self.record(&Record::Rounds { rounds_since_todo: rounds });
-        }
     }
 
     /// One tool call of the running round finished: the files it changed (for undo) and its

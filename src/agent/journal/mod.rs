@@ -18,6 +18,7 @@ pub mod record;
 mod recovery;
 mod replay;
 pub mod store;
+mod valid_history;
 
 pub use log::SessionLog;
 pub use migrate::LEGACY_DIR;
