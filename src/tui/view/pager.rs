@@ -7,7 +7,7 @@
 //! scrolled past, so opening it on 50,000 lines lays out the screenful shown. Search makes each
 //! line's text once, when a query is committed.
 
-use super::super::keymap::{Binding, KeySpec, hints};
+use super::super::keymap::{Binding, KeySpec, hints, scroll_keys};
 use super::super::lazy_list::{Blocks, LazyList};
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
@@ -54,17 +54,12 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: Some("close"),
     },
     Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
+        keys: scroll_keys::DOWN,
         action: Action::Down,
         help: "scroll down",
         hint: Some("scroll"),
     },
-    Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
-        action: Action::Up,
-        help: "scroll up",
-        hint: Some("scroll"),
-    },
+    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')],
         action: Action::PageUp,
@@ -72,19 +67,14 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: None,
     },
     Binding {
-        keys: &[KeySpec::plain(KeyCode::PageDown), KeySpec::char(' ')],
+        keys: scroll_keys::PAGE_DOWN,
         action: Action::PageDown,
         help: "down a page",
         hint: None,
     },
+    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "the first line", hint: None },
     Binding {
-        keys: &[KeySpec::char('g'), KeySpec::plain(KeyCode::Home)],
-        action: Action::Top,
-        help: "the first line",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::char('G'), KeySpec::plain(KeyCode::End)],
+        keys: scroll_keys::BOTTOM,
         action: Action::Bottom,
         help: "the last line (and follow a running command)",
         hint: None,
