@@ -101,13 +101,14 @@ pub(crate) fn write_atomically(
         return Err(err);
     }
     let failed = |step, source| write_failed(display, target.is_some(), step, source);
-    let (mut file, temp) = create_temp(dir, name.as_os_str(), target.as_ref()).map_err(|err| {
-        undo_folders();
-        failed("cannot create a temporary file in its folder: ", err)
-    })?;
-    // Noted outside the workspace, so that a kill before the rename is cleaned up at the next
-    // start (`tools::pending`).
-    let note = pending::note(workspace.pending_dir(), &relative.join(&temp));
+    // Each name is noted outside the workspace before the file is made, so that a kill at any
+    // point before the rename is cleaned up at the next start (`tools::pending`).
+    let noting = |temp: &Path| pending::note(workspace.pending_dir(), &relative.join(temp));
+    let (mut file, temp, note) = create_temp(dir, name.as_os_str(), target.as_ref(), noting)
+        .map_err(|err| {
+            undo_folders();
+            failed("cannot create a temporary file in its folder: ", err)
+        })?;
     let written = fill(&mut file, target.as_ref(), content).and_then(|()| {
         drop(file);
         beneath::rename(dir, &temp, name)
@@ -193,11 +194,12 @@ pub(crate) fn remove_temps_in(dir: BorrowedFd<'_>, ours: impl Fn(&[u8]) -> bool)
 
 /// Creates a new, empty file beside the target, in the folder `dir`, under an unused name:
 /// `.NAME.keel-RANDOM.tmp`.
-fn create_temp(
+fn create_temp<N>(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     target: Option<&Metadata>,
-) -> io::Result<(File, PathBuf)> {
+    note: impl Fn(&Path) -> N,
+) -> io::Result<(File, PathBuf, N)> {
     let stem = &name.as_bytes()[..name.len().min(TEMP_NAME_STEM_BYTES)];
     let mode = if target.is_some() { PRIVATE_MODE } else { NEW_FILE_MODE };
     let mut last = None;
@@ -206,8 +208,9 @@ fn create_temp(
         temp_name.extend_from_slice(stem);
         temp_name.extend_from_slice(format!(".keel-{:016x}.tmp", fastrand::u64(..)).as_bytes());
         let temp = PathBuf::from(OsString::from_vec(temp_name));
+        let noted = note(&temp);
         match beneath::create_new(dir, &temp, mode) {
-            Ok(file) => return Ok((file, temp)),
+            Ok(file) => return Ok((file, temp, noted)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some(err),
             Err(err) => return Err(err),
         }
@@ -243,7 +246,8 @@ mod tests {
         let fd = beneath::open_root(dir.path()).unwrap();
         let folder = beneath::open_folder(fd.as_fd(), Path::new("")).unwrap();
         let long = "x".repeat(250);
-        let (_file, temp) = create_temp(folder.as_fd(), OsStr::new(&long), None).unwrap();
+        let (_file, temp, ()) =
+            create_temp(folder.as_fd(), OsStr::new(&long), None, |_| ()).unwrap();
         let name = temp.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with(".xxx") && name.ends_with(".tmp"), "{name}");
         assert!(name.len() < 100, "{name}");
