@@ -7,7 +7,7 @@
 //! reminder goes after the tool results and the count starts again, so it fires at most once per
 //! `threshold` rounds.
 //!
-//! With `--nag-threshold auto` the threshold follows the model's own rhythm ([`Pace`]): once it
+//! With `--nag-threshold auto` the threshold follows the model's own rhythm ([`ReminderCounts`]): once it
 //! has left the same number k of silent rounds between two board updates twice in a row
 //! (reminded or not), it is not reminded before k + 1 silent rounds; otherwise — and at least —
 //! the default applies, so a silent model is still reminded within max(3, 2k) rounds.
@@ -77,10 +77,15 @@ impl<'de> Deserialize<'de> for NagThreshold {
     }
 }
 
-/// What the reminder and the drift mark know of the conversation besides `rounds_since_todo`.
-/// Saved with the session, so a resumed one goes on counting where it stopped.
+/// Everything the reminder and the drift mark count, in one place: the rounds since the last
+/// `todo` call and the model's rhythm. Saved with the session as one record whenever it changes,
+/// so a resumed one goes on counting where it stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pace {
+pub struct ReminderCounts {
+    /// Rounds since the last `todo` call, or since the reminder went out (see [`after_round`]).
+    /// Logs written before the counts were one record kept it apart (`Record::Rounds`).
+    #[serde(default)]
+    pub since_todo: u32,
     /// Tool rounds in this conversation so far; the repeated-step answer names rounds by it.
     pub round: u32,
     /// Rounds since the item in progress last changed (0 with none in progress).
@@ -95,10 +100,11 @@ pub struct Pace {
     pub reminded_without_board: bool,
 }
 
-impl Pace {
+impl ReminderCounts {
     /// After a round that asked for tools. `changed` says whether the item in progress changed
     /// during it, `in_progress` whether one is in progress now.
     pub fn after_round(self, called_todo: bool, changed: bool, in_progress: bool) -> Self {
+        let since_todo = after_round(self.since_todo, called_todo);
         let (silent, gaps) = match (called_todo, self.silent) {
             (true, Some(gap)) => (Some(0), [Some(gap), self.gaps[0]]),
             (true, None) => (Some(0), self.gaps),
@@ -108,7 +114,8 @@ impl Pace {
             (false, true) => self.rounds_in_progress.saturating_add(1),
             _ => 0,
         };
-        Self { round: self.round.saturating_add(1), rounds_in_progress, silent, gaps, ..self }
+        let round = self.round.saturating_add(1);
+        Self { since_todo, round, rounds_in_progress, silent, gaps, ..self }
     }
 
     /// The rhythm the model keeps: the same gap twice in a row.
@@ -164,10 +171,10 @@ mod tests {
 
     /// The pace after rounds given as a pattern: `T` a round that called todo, `.` one that
     /// did not.
-    fn pace(rounds: &str) -> Pace {
-        rounds
-            .chars()
-            .fold(Pace::default(), |pace, round| pace.after_round(round == 'T', false, true))
+    fn pace(rounds: &str) -> ReminderCounts {
+        rounds.chars().fold(ReminderCounts::default(), |pace, round| {
+            pace.after_round(round == 'T', false, true)
+        })
     }
 
     #[test]
@@ -175,6 +182,13 @@ mod tests {
         assert_eq!(after_round(2, true), 0);
         assert_eq!(after_round(2, false), 3);
         assert_eq!(after_round(u32::MAX, false), u32::MAX);
+    }
+
+    #[test]
+    fn the_counts_since_todo_follow_the_same_rule() {
+        assert_eq!(pace("T..").since_todo, 2);
+        assert_eq!(pace("..T").since_todo, 0);
+        assert_eq!(pace("").since_todo, 0);
     }
 
     #[test]
@@ -265,7 +279,7 @@ mod tests {
 
     #[test]
     fn rounds_in_progress_count_until_the_item_changes() {
-        let still = Pace::default().after_round(true, true, true);
+        let still = ReminderCounts::default().after_round(true, true, true);
         assert_eq!(still.rounds_in_progress, 0);
         let later = still.after_round(false, false, true).after_round(true, false, true);
         assert_eq!(later.rounds_in_progress, 2, "a board update that keeps the item counts on");

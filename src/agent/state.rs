@@ -20,7 +20,7 @@ mod undo_group;
 
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
-use super::reminder::{NagThreshold, Pace};
+use super::reminder::{NagThreshold, ReminderCounts};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::streaming::StreamingText;
 use crate::agent::steps_done::StepLog;
@@ -67,7 +67,8 @@ pub(super) struct State {
     nag: NagThreshold,
     /// Whether the model has the board at all (`--no-todo`).
     board_on: bool,
-    pace: Pace,
+    /// The reminder's counts; the view shows them (see `state::reminder_counts`).
+    counts: ReminderCounts,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
     /// The history was compacted: from then on board updates are answered with the whole board,
@@ -92,7 +93,7 @@ impl State {
     ) -> Self {
         let nag = if board_on { nag } else { NagThreshold::Fixed(0) };
         let view = Snapshot {
-            nag_threshold: Pace::default().threshold(nag),
+            nag_threshold: ReminderCounts::default().threshold(nag),
             nag_auto: nag == NagThreshold::Auto,
             provider: label.provider.into(),
             model: label.model.into(),
@@ -107,7 +108,7 @@ impl State {
             snapshot_failed: false,
             nag,
             board_on,
-            pace: Pace::default(),
+            counts: ReminderCounts::default(),
             in_progress_changed: false,
             compacted: false,
             board_edits: Vec::new(),
@@ -268,7 +269,7 @@ impl State {
     pub fn clear(&mut self, journal: Journal) {
         self.view = Snapshot {
             seq: self.view.seq,
-            nag_threshold: Pace::default().threshold(self.nag),
+            nag_threshold: ReminderCounts::default().threshold(self.nag),
             nag_auto: self.view.nag_auto,
             plan_mode: self.view.plan_mode,
             sandbox: self.view.sandbox.clone(),
@@ -284,7 +285,7 @@ impl State {
         self.undo = UndoStack::default();
         self.journal = journal;
         self.snapshot_failed = false;
-        self.pace = Pace::default();
+        self.counts = ReminderCounts::default();
         self.in_progress_changed = false;
         self.compacted = false;
         self.board_edits.clear();
@@ -306,8 +307,7 @@ impl State {
             history,
             transcript,
             board,
-            rounds_since_todo,
-            pace,
+            reminder,
             board_edits,
             steps,
             undo,
@@ -318,8 +318,7 @@ impl State {
         self.view.history = history.iter().cloned().collect::<History>();
         self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
-        self.view.rounds_since_todo = rounds_since_todo;
-        self.restore_board_keeping(pace, board_edits, steps);
+        self.restore_board_keeping(reminder, board_edits, steps);
         self.undo = undo;
         self.view.transcript = transcript
             .iter()

@@ -118,7 +118,7 @@ async fn a_resumed_session_reminds_exactly_as_the_uninterrupted_one_would() {
     let (before, _) = turn(&mut handle, "go").await;
     quit(handle).await;
     let (log, restored) = sessions.open(&only_session(&sessions)).unwrap();
-    assert_eq!(restored.rounds_since_todo, 0, "the reminder's reset of the count was saved");
+    assert_eq!(restored.reminder.since_todo, 0, "the reminder's reset of the count was saved");
     let mut handle = start(resumed_dir.path(), Sessions::Resume(sessions.clone(), log, restored));
     let (after, resumed) = turn(&mut handle, "more").await;
     quit(handle).await;
@@ -165,13 +165,13 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     assert_eq!(restored.history, first.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(&restored.board, first.board.as_ref());
     assert_eq!(restored.board.done(), 1);
-    assert_eq!(restored.rounds_since_todo, first.rounds_since_todo);
+    assert_eq!(restored.reminder.since_todo, first.rounds_since_todo);
 
     let (_, second) = turn(&mut handle, "again").await;
     assert_eq!(second.rounds_since_todo, 2);
     let restored = peek(&sessions);
     assert_eq!(restored.history, second.history.iter().cloned().collect::<Vec<_>>());
-    assert_eq!(restored.rounds_since_todo, 2);
+    assert_eq!(restored.reminder.since_todo, 2);
 
     // Undo in the live session is saved: the reopened log's own undo steps past it.
     handle.commands.send(Command::Undo).unwrap();

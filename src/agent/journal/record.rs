@@ -6,7 +6,7 @@
 //! changed, the history compacted.
 
 use super::compaction::Compaction;
-use crate::agent::reminder::Pace;
+use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::BoardItem;
 use crate::message::Message;
@@ -26,8 +26,9 @@ pub enum Record {
     Message { message: Message },
     /// The board after a valid update.
     Board { items: Vec<BoardItem> },
-    /// The reminder counter after a round.
-    Rounds { rounds_since_todo: u32 },
+    /// The reminder's counts after they changed: the rounds since the last `todo` call and the
+    /// model's rhythm, together.
+    Reminder { counts: ReminderCounts },
     /// A prompt's turn began to change the workspace (undo groups changes by prompt). Logs
     /// written before snapshots waited for a command carry the snapshot taken before the prompt.
     Turn {
@@ -61,9 +62,7 @@ pub enum Record {
     Undo,
     /// The history was compacted to fit the model's context window.
     Compaction(Compaction),
-    // The board's own bookkeeping (see `agent::reminder`, `agent::steps_done`, `board::edit`).
-    /// The reminder's rhythm and the drift count after a round.
-    Pace { pace: Pace },
+    // The board's own bookkeeping (see `agent::steps_done`, `board::edit`).
     /// The person changed the board (the `Board` record holds the result); the model is told
     /// in its next request.
     BoardEdit { change: String },
@@ -71,6 +70,12 @@ pub enum Record {
     BoardEditsTold,
     /// A write or an edit the model made, for the repeated-step answer.
     Step { step: Step },
+    // Read from logs an older keel wrote, never written: it kept the reminder's counts in two
+    // records. Replaying them gives the counts one `Reminder` record would.
+    /// The rounds since the last `todo` call alone.
+    Rounds { rounds_since_todo: u32 },
+    /// The rest of the counts (`since_todo` absent, so left as the last `Rounds` set it).
+    Pace { pace: ReminderCounts },
 }
 
 impl Record {

@@ -11,7 +11,7 @@
 use super::compaction::{Compaction, apply_masks};
 use super::record::{Record, decode_change};
 use super::valid_history::check_message;
-use crate::agent::reminder::Pace;
+use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::Board;
 use crate::message::{ContentBlock, Message};
@@ -36,8 +36,7 @@ pub struct Restored {
     /// The context window a server stated in the newest compaction it caused.
     pub learned_window: Option<u64>,
     pub board: Board,
-    pub rounds_since_todo: u32,
-    pub pace: Pace,
+    pub reminder: ReminderCounts,
     /// The person's board changes not yet told to the model.
     pub board_edits: Vec<String>,
     pub steps: Vec<Step>,
@@ -182,7 +181,7 @@ impl Replay {
             }
             Record::Compaction(compaction) => self.compact(compaction)?,
             Record::Board { items } => restored.board = Board::from_items(items),
-            Record::Rounds { rounds_since_todo } => restored.rounds_since_todo = rounds_since_todo,
+            Record::Reminder { counts } => restored.reminder = counts,
             Record::Turn { snapshot } => {
                 let before = snapshot.as_deref().map(object_id).transpose()?;
                 restored.undo.begin_turn(before);
@@ -210,7 +209,13 @@ impl Replay {
             Record::Undo => {
                 restored.undo.forget_last();
             }
-            Record::Pace { pace } => restored.pace = pace,
+            Record::Rounds { rounds_since_todo } => {
+                restored.reminder.since_todo = rounds_since_todo
+            }
+            Record::Pace { pace } => {
+                restored.reminder =
+                    ReminderCounts { since_todo: restored.reminder.since_todo, ..pace };
+            }
             Record::BoardEdit { change } => restored.board_edits.push(change),
             Record::BoardEditsTold => restored.board_edits.clear(),
             Record::Step { step } => restored.steps.push(step),
@@ -420,5 +425,33 @@ mod tests {
         let replayed = replay(cut.as_bytes());
         assert!(replayed.cut_off && replayed.damage.is_none());
         assert_eq!(replayed.restored.history.len(), 1);
+    }
+
+    #[test]
+    fn an_older_logs_two_reminder_records_give_the_counts_one_record_gives() {
+        // As an older keel wrote them: the round count, then the rest of the counts without it.
+        let old = concat!(
+            r#"{"type":"rounds","rounds_since_todo":2}"#,
+            "\n",
+            r#"{"type":"pace","pace":{"round":5,"rounds_in_progress":3,"silent":2,"#,
+            r#""gaps":[1,1],"reminded_without_board":true}}"#,
+            "\n",
+        );
+        let counts = ReminderCounts {
+            since_todo: 2,
+            round: 5,
+            rounds_in_progress: 3,
+            silent: Some(2),
+            gaps: [Some(1), Some(1)],
+            reminded_without_board: true,
+        };
+        assert_eq!(replay(old.as_bytes()).restored.reminder, counts);
+        let new = line(&Record::Reminder { counts });
+        assert!(new.starts_with(r#"{"type":"reminder","counts":{"since_todo":2,"#), "{new}");
+        assert_eq!(replay(new.as_bytes()).restored.reminder, counts);
+        // A `rounds` after a `pace` changes the count alone.
+        let later = format!("{old}{}\n", r#"{"type":"rounds","rounds_since_todo":0}"#);
+        let restored = replay(later.as_bytes()).restored.reminder;
+        assert_eq!(restored, ReminderCounts { since_todo: 0, ..counts });
     }
 }

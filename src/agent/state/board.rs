@@ -4,7 +4,7 @@
 
 use super::State;
 use crate::agent::journal::Record;
-use crate::agent::reminder::Pace;
+use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::agent::turn::plan_mode as plan;
 use crate::board::is_whole;
@@ -32,7 +32,7 @@ impl State {
 
     /// The round running now (or about to), counting from 1.
     pub fn current_round(&self) -> u32 {
-        self.pace.round.saturating_add(1)
+        self.counts.round.saturating_add(1)
     }
 
     /// Applies the person's edit through the board's validation; the model is told in its next
@@ -45,7 +45,7 @@ impl State {
         self.set_board(board);
         if std::mem::take(&mut self.in_progress_changed) {
             // The person's change starts the count now, not at the end of a round.
-            self.set_pace(Pace { rounds_in_progress: 0, ..self.pace });
+            self.set_counts(ReminderCounts { rounds_in_progress: 0, ..self.counts });
         }
         self.record(&Record::BoardEdit { change: said.clone() });
         self.board_edits.push(said.clone());
@@ -133,23 +133,22 @@ impl State {
     /// Whether the reminder already went out in this turn while there was no board: with no
     /// board it is sent at most once a turn.
     pub fn reminded_without_board(&self) -> bool {
-        self.pace.reminded_without_board
+        self.counts.reminded_without_board
     }
 
     pub fn set_reminded_without_board(&mut self, reminded: bool) {
-        self.set_pace(Pace { reminded_without_board: reminded, ..self.pace });
+        self.set_counts(ReminderCounts { reminded_without_board: reminded, ..self.counts });
     }
 
     /// Takes over the board's bookkeeping from a saved session.
     pub(super) fn restore_board_keeping(
         &mut self,
-        pace: Pace,
+        counts: ReminderCounts,
         board_edits: Vec<String>,
         steps: Vec<Step>,
     ) {
-        self.pace = pace;
-        self.view.rounds_in_progress = pace.rounds_in_progress;
-        self.view.nag_threshold = pace.threshold(self.nag);
+        self.counts = counts;
+        self.show_counts();
         self.board_edits = board_edits;
         self.steps = StepLog::from_steps(steps);
     }
