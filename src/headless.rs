@@ -215,6 +215,12 @@ impl Printer {
                 });
                 return Ok(());
             }
+            // What only the screen shows: the prompt given, the reasoning, an interrupted
+            // answer's part, keel's notes (their substance has events of its own).
+            AgentEvent::Prompt { .. }
+            | AgentEvent::Thinking { .. }
+            | AgentEvent::InterruptedText { .. }
+            | AgentEvent::Notice { .. } => return Ok(()),
             AgentEvent::Result { .. } => {}
             _ => self.release(err)?,
         }
@@ -286,7 +292,9 @@ fn print_progress(
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
         AgentEvent::AssistantText { text } => writeln!(err, "{}", visible(text))?,
-        AgentEvent::NotSaved { reason } => writeln!(err, "keel: {}", visible(reason))?,
+        AgentEvent::NotSaved { reason: text } | AgentEvent::Error { text } => {
+            writeln!(err, "keel: {}", visible(text))?;
+        }
         AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
@@ -310,7 +318,11 @@ fn print_progress(
                 "· compacted the history: about {tokens_before} → {tokens_after} tokens; {how}"
             )?;
         }
-        AgentEvent::Usage { .. } => {}
+        AgentEvent::Usage { .. }
+        | AgentEvent::Prompt { .. }
+        | AgentEvent::Thinking { .. }
+        | AgentEvent::InterruptedText { .. }
+        | AgentEvent::Notice { .. } => {}
         AgentEvent::Result { outcome, text, error, done, total, .. } => {
             match error {
                 Some(error) => writeln!(err, "keel: {}", visible(error))?,

@@ -3,7 +3,6 @@
 //! hear of it goes into its next request (`State::take_board_note`).
 
 use super::event::AgentEvent;
-use super::snapshot::Entry;
 use super::state::{Outbox, State};
 use crate::board::BoardEdit;
 
@@ -11,12 +10,14 @@ use crate::board::BoardEdit;
 pub(super) fn edit(state: &mut State, outbox: &Outbox, edit: &BoardEdit) {
     match state.edit_board(edit) {
         Ok(said) => {
-            outbox.event(todo_event(state));
-            state.note(Entry::Notice {
+            state.emit(todo_event(state));
+            state.emit(AgentEvent::Notice {
                 text: format!("You {said}; the model is told in its next request."),
             });
         }
-        Err(err) => state.note(Entry::Error { text: format!("The board was not changed: {err}.") }),
+        Err(err) => {
+            state.emit(AgentEvent::Error { text: format!("The board was not changed: {err}.") })
+        }
     }
     state.publish(outbox);
 }
@@ -25,7 +26,7 @@ pub(super) fn edit(state: &mut State, outbox: &Outbox, edit: &BoardEdit) {
 pub(super) fn plan_mode(state: &mut State, outbox: &Outbox, on: bool) {
     let text = match (on, state.board_on()) {
         (true, false) => {
-            state.note(Entry::Error {
+            state.emit(AgentEvent::Error {
                 text: "Plan mode needs the board, which is off in this session (--no-todo).".into(),
             });
             state.publish(outbox);
@@ -39,7 +40,7 @@ pub(super) fn plan_mode(state: &mut State, outbox: &Outbox, on: bool) {
     };
     if state.view().plan_mode != on {
         state.set_plan_mode(on);
-        state.note(Entry::Notice { text: text.to_owned() });
+        state.emit(AgentEvent::Notice { text: text.to_owned() });
     }
     state.publish(outbox);
 }

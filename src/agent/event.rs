@@ -1,16 +1,25 @@
-//! Discrete things that happened, for front ends that print rather than draw (`keel -p`).
+//! Everything that happens in a conversation, told once: the one vocabulary of the agent.
 //!
-//! Serialised one per line by `--output-format json`; the README documents the schema, so the
-//! field names here are a public contract.
+//! The agent emits each happening as an [`AgentEvent`] (`State::emit`). The conversation the
+//! screen shows is derived from them ([`AgentEvent::entry`]), and `keel -p` prints the same
+//! events — as progress lines, or serialised one per line by `--output-format json`, whose schema
+//! the README documents, so the field names here are a public contract.
 
+use super::journal::compaction::{self, Trigger};
+use super::snapshot::Entry;
 use crate::board::BoardItem;
 use crate::llm::StopReason;
 use serde::Serialize;
+
+/// The line the conversation shows for an interrupted turn.
+pub const INTERRUPTED_NOTE: &str = "Interrupted.";
 
 /// Something the agent did or saw.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
+    /// The person's prompt, as the turn takes it up.
+    Prompt { text: String },
     /// The board changed (a valid `todo` update or the person's edit), or a plan-mode turn
     /// ended with this plan.
     Todo {
@@ -20,7 +29,9 @@ pub enum AgentEvent {
         /// Rounds since the item in progress last changed (0 with none in progress).
         rounds_in_progress: u32,
     },
-    /// A tool call is about to run.
+    /// keel takes up one of the model's tool calls: it runs next, or — the turn interrupted, or
+    /// the call cut at the output limit — is answered at once without running. Its `ToolEnd`
+    /// follows either way.
     ToolStart {
         id: String,
         name: String,
@@ -46,8 +57,20 @@ pub enum AgentEvent {
         /// The threshold it was due at (with `--nag-threshold auto`, the one the rhythm gave).
         threshold: u32,
     },
+    /// The model's reasoning before its answer (one per model response that had any);
+    /// `redacted` when the provider encrypted some of it.
+    Thinking { text: String, redacted: bool },
     /// A complete text answer from the model (one per model response that had text).
     AssistantText { text: String },
+    /// The part of an answer shown before the person interrupted it. It never enters the
+    /// history the model is sent.
+    InterruptedText { text: String },
+    /// A note from keel for the person: a conversation cleared, files restored, a session
+    /// resumed, a command that must wait for the turn to end.
+    Notice { text: String },
+    /// Something went wrong that did not end the turn (a turn's own failure is its `result`'s
+    /// `error`); the text says what to do.
+    Error { text: String },
     /// Token counts of one model response, and the running totals.
     Usage {
         input_tokens: u64,
@@ -70,7 +93,7 @@ pub enum AgentEvent {
     Compaction {
         /// `threshold` (the estimate passed `compact_at`), `refused` (the server said the
         /// prompt is too long) or `request` (`/compact`).
-        trigger: String,
+        trigger: Trigger,
         /// The estimate of the next request before and after, in tokens.
         tokens_before: u64,
         tokens_after: u64,
@@ -100,6 +123,53 @@ pub enum AgentEvent {
     },
 }
 
+impl AgentEvent {
+    /// The line the conversation shows for this happening, if it shows one. The screen's
+    /// entries come from here alone, so the person and `keel -p` are told the same things.
+    pub fn entry(&self) -> Option<Entry> {
+        let text = |text: &String| text.clone();
+        Some(match self {
+            Self::Prompt { text: prompt } => Entry::User { text: text(prompt) },
+            Self::Thinking { text: thinking, redacted } => {
+                Entry::Thinking { text: text(thinking), redacted: *redacted }
+            }
+            Self::AssistantText { text: answer } | Self::InterruptedText { text: answer } => {
+                Entry::Assistant { text: text(answer) }
+            }
+            Self::ToolStart { id, name, summary, .. } => {
+                Entry::ToolCall { id: id.clone(), name: name.clone(), summary: summary.clone() }
+            }
+            Self::Reminder { text: reminder, .. } => Entry::Reminder { text: text(reminder) },
+            Self::Notice { text: note } => Entry::Notice { text: text(note) },
+            Self::Error { text: error } | Self::NotSaved { reason: error } => {
+                Entry::Error { text: text(error) }
+            }
+            Self::Compaction {
+                trigger,
+                tokens_before,
+                tokens_after,
+                masked,
+                summarised,
+                summary_error,
+                ..
+            } => {
+                let summary = (*summarised > 0).then_some((*summarised, summary_error.is_some()));
+                let tokens = (*tokens_before, *tokens_after);
+                Entry::Notice { text: compaction::note(*trigger, tokens, *masked, summary) }
+            }
+            Self::Result { error: Some(error), .. } => Entry::Error { text: text(error) },
+            Self::Result { outcome: TurnOutcome::Interrupted, .. } => {
+                Entry::Notice { text: INTERRUPTED_NOTE.to_owned() }
+            }
+            Self::Todo { .. }
+            | Self::ToolEnd { .. }
+            | Self::Usage { .. }
+            | Self::Retry { .. }
+            | Self::Result { .. } => return None,
+        })
+    }
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -110,4 +180,82 @@ pub enum TurnOutcome {
     Interrupted,
     /// The answer was still cut off at the output limit after every continuation.
     MaxTokens,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::journal::compaction::{Compaction, Mask};
+
+    fn compaction(history: bool, summary_error: Option<&str>) -> Compaction {
+        let mask = Mask::Result { id: "t1".into(), content: "elided".into() };
+        Compaction {
+            trigger: Trigger::Refused,
+            tokens_before: 35_300,
+            tokens_after: 9_000,
+            masks: vec![mask],
+            history: history.then(Vec::new),
+            summarised: if history { 12 } else { 0 },
+            summary_error: summary_error.map(str::to_owned),
+            learned_window: None,
+        }
+    }
+
+    /// The event `compaction` is told as, and the line a replay shows for it: the same.
+    #[test]
+    fn a_compaction_reads_the_same_as_it_happens_and_when_replayed() {
+        for compaction in
+            [compaction(false, None), compaction(true, None), compaction(true, Some("x"))]
+        {
+            let event = AgentEvent::Compaction {
+                trigger: compaction.trigger,
+                tokens_before: compaction.tokens_before,
+                tokens_after: compaction.tokens_after,
+                masked: compaction.masked(),
+                summarised: compaction.summarised,
+                summary_error: compaction.summary_error.clone(),
+                window: 64_000,
+            };
+            assert_eq!(event.entry(), Some(Entry::Notice { text: compaction.note() }));
+        }
+        assert!(compaction(true, Some("x")).note().contains("12 messages listed (no summary)"));
+    }
+
+    #[test]
+    fn a_turns_end_shows_its_error_or_its_interruption_and_nothing_else() {
+        let end = |outcome, error: Option<&str>| AgentEvent::Result {
+            outcome,
+            text: "last words".into(),
+            rounds: 1,
+            done: 0,
+            total: 0,
+            error: error.map(str::to_owned),
+            stop_reason: None,
+        };
+        let error = Some(Entry::Error { text: "down".into() });
+        assert_eq!(end(TurnOutcome::Error, Some("down")).entry(), error);
+        let interrupted = Some(Entry::Notice { text: INTERRUPTED_NOTE.into() });
+        assert_eq!(end(TurnOutcome::Interrupted, None).entry(), interrupted);
+        assert_eq!(end(TurnOutcome::Success, None).entry(), None, "its text was shown already");
+    }
+
+    #[test]
+    fn what_only_printing_front_ends_need_shows_no_line() {
+        let usage = AgentEvent::Usage {
+            input_tokens: 1,
+            output_tokens: 1,
+            total_input_tokens: 1,
+            total_output_tokens: 1,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            stop_reason: StopReason::EndTurn,
+        };
+        let retry = AgentEvent::Retry { attempt: 1, delay_ms: 10, reason: "429".into() };
+        let todo = AgentEvent::Todo { items: Vec::new(), done: 0, total: 0, rounds_in_progress: 0 };
+        for event in [usage, retry, todo] {
+            assert_eq!(event.entry(), None, "{event:?}");
+        }
+        let saved = AgentEvent::NotSaved { reason: "disk full".into() };
+        assert_eq!(saved.entry(), Some(Entry::Error { text: "disk full".into() }));
+    }
 }

@@ -136,9 +136,7 @@ impl State {
 
     /// Sends the current state to the front end, if one listens, and the events waiting.
     pub fn publish(&mut self, outbox: &Outbox) {
-        for event in self.outgoing.drain(..) {
-            outbox.event(event);
-        }
+        self.flush(outbox);
         if outbox.snapshots.is_closed() {
             return;
         }
@@ -146,12 +144,25 @@ impl State {
         let _ = outbox.snapshots.send(snapshot);
     }
 
-    // What front ends see, and nothing else: none of it is needed to resume.
-
-    /// Adds a line to the conversation as the person reads it.
-    pub fn note(&mut self, entry: Entry) {
-        self.view.transcript.push_back(entry);
+    /// Tells of something that happened (see `event`): the conversation shows the line it
+    /// derives, and the event goes to the front ends with the next publish or [`Self::flush`].
+    /// This is the one way a line reaches the conversation while it goes on.
+    pub fn emit(&mut self, event: AgentEvent) {
+        if let Some(entry) = event.entry() {
+            self.view.transcript.push_back(entry);
+        }
+        self.outgoing.push(event);
     }
+
+    /// Sends the events waiting now, without a snapshot: for what a printing front end should
+    /// see before a slow step (a command about to run) rather than after it.
+    pub fn flush(&mut self, outbox: &Outbox) {
+        for event in self.outgoing.drain(..) {
+            outbox.event(event);
+        }
+    }
+
+    // What front ends see, and nothing else: none of it is needed to resume.
 
     /// The sandbox commands run in, as the status bar names it.
     pub fn set_sandbox(&mut self, label: Option<Arc<str>>) {
@@ -328,7 +339,7 @@ impl State {
             })
             .collect();
         for warning in warnings {
-            self.note(Entry::Notice { text: warning });
+            self.emit(AgentEvent::Notice { text: warning });
         }
         if let Some((answers, cut_off)) = complete_cut_off_round(&history, &answered) {
             for call in &cut_off {
@@ -336,7 +347,7 @@ impl State {
             }
             let kept = answers.content.len() - cut_off.len();
             self.push_message(answers);
-            self.note(Entry::Notice { text: cut_off_notice(kept, &cut_off) });
+            self.emit(AgentEvent::Notice { text: cut_off_notice(kept, &cut_off) });
         }
         if self.undo.awaits_end() {
             match self.journal.shadow().map(|shadow| shadow.snapshot()) {
@@ -362,8 +373,7 @@ impl State {
             "The session is no longer being saved ({err}): what happens from here on is not in \
              its log, so `keel undo` and `--continue` will miss it."
         );
-        self.note(Entry::Error { text: text.clone() });
-        self.outgoing.push(AgentEvent::NotSaved { reason: text });
+        self.emit(AgentEvent::NotSaved { reason: text });
     }
 }
 

@@ -62,6 +62,10 @@ fn json_output_is_one_event_per_line() {
     {
         assert!(events.iter().any(|event| event["type"] == kind), "no {kind} event");
     }
+    // The same happenings the screen shows: the prompt first, each call started and ended.
+    assert_eq!(events[0]["type"], "prompt", "{:?}", events[0]);
+    let count = |kind: &str| events.iter().filter(|event| event["type"] == kind).count();
+    assert_eq!(count("tool_start"), count("tool_end"));
     let result = last_result(&events);
     assert_eq!(
         (result["outcome"].as_str(), result["done"].as_u64(), result["total"].as_u64()),

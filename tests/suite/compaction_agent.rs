@@ -183,7 +183,7 @@ async fn compact_on_demand_summarises_and_the_inspector_shows_what_is_sent() {
         else {
             unreachable!()
         };
-        assert_eq!(trigger, "request");
+        assert_eq!(trigger.as_str(), "request");
         assert!(*summarised > 0 && tokens_after < tokens_before, "{format:?}: {events:?}");
         let after = run.idle_after(|entry| matches!(entry, Entry::Notice { .. })).await;
         // The model's view: the request, keel's note with the summary and the board, the newest round.

@@ -38,6 +38,7 @@ mod long_sessions;
 mod mcp;
 mod mcp_approval;
 mod mcp_screen;
+mod one_vocabulary;
 mod output_pager;
 mod plan_mode;
 mod project_instructions;

@@ -10,7 +10,7 @@ pub mod summary;
 
 use super::event::AgentEvent;
 use super::journal::compaction::{Compaction, Mask, Trigger, apply_masks};
-use super::snapshot::{Activity, ContextUse, Entry};
+use super::snapshot::{Activity, ContextUse};
 use crate::agent::context::WindowSource;
 use crate::agent::turn::task::{Agent, NO_PROVIDER_HELP, Stop};
 use crate::agent::turn::{Failure, during_turn, on_stream_event};
@@ -71,7 +71,7 @@ impl Agent {
             Some(limit) => format!("it allows {limit} tokens"),
             None => "it did not say how many it allows".to_owned(),
         };
-        self.state.note(Entry::Notice {
+        self.emit(AgentEvent::Notice {
             text: format!(
                 "The server refused the request as too long for the model ({stated}); \
                  compacting the history and trying again."
@@ -99,7 +99,7 @@ impl Agent {
     /// `/compact`: summarises the work so far now, between turns.
     pub(super) async fn compact_now(&mut self) -> Option<Stop> {
         if self.provider.is_none() {
-            self.state.note(Entry::Error { text: NO_PROVIDER_HELP.to_owned() });
+            self.emit(AgentEvent::Error { text: NO_PROVIDER_HELP.to_owned() });
             return None;
         }
         let before = self.meter.estimate(&self.state.view().history);
@@ -113,7 +113,7 @@ impl Agent {
         let stop = match self.compact(goal).await {
             Ok(true) => None,
             Ok(false) => {
-                self.state.note(Entry::Notice {
+                self.emit(AgentEvent::Notice {
                     text: "Nothing to compact yet: the history is the newest round and your \
                            requests."
                         .into(),
@@ -121,15 +121,15 @@ impl Agent {
                 None
             }
             Err(Failure::Stopped(stop)) => {
-                self.state.note(Entry::Notice { text: "Compaction interrupted.".into() });
+                self.emit(AgentEvent::Notice { text: "Compaction interrupted.".into() });
                 Some(stop)
             }
             Err(Failure::Context(text)) => {
-                self.state.note(Entry::Error { text });
+                self.emit(AgentEvent::Error { text });
                 None
             }
             Err(Failure::Provider(err)) => {
-                self.state.note(Entry::Error { text: err.to_string() });
+                self.emit(AgentEvent::Error { text: err.to_string() });
                 None
             }
             Err(Failure::NotConfigured) => None,
@@ -268,7 +268,7 @@ impl Agent {
     /// Saves and applies a compaction and tells the front ends. Returns whether it took.
     fn finish(&mut self, compaction: Compaction) -> bool {
         let event = AgentEvent::Compaction {
-            trigger: compaction.trigger.as_str().to_owned(),
+            trigger: compaction.trigger,
             tokens_before: compaction.tokens_before,
             tokens_after: compaction.tokens_after,
             masked: compaction.masked(),
@@ -277,13 +277,13 @@ impl Agent {
             window: self.meter.window(),
         };
         if let Err(why) = self.state.compact(compaction) {
-            self.state.note(Entry::Error { text: format!("keel could not compact: {why}") });
+            self.emit(AgentEvent::Error { text: format!("keel could not compact: {why}") });
             return false;
         }
         self.meter.history_changed();
         let estimate = self.meter.estimate(&self.state.view().history);
         self.show_context(estimate);
-        self.event(event);
+        self.emit(event);
         self.state.publish(&self.outbox);
         true
     }

@@ -82,28 +82,44 @@ impl Compaction {
 
     /// The line the conversation shows where the model's view was compacted.
     pub fn note(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.masks.is_empty() {
-            parts.push(format!("{} old tool results elided", self.masks.len()));
-        }
-        if self.history.is_some() {
-            parts.push(match &self.summary_error {
-                None => format!("{} messages summarised", self.summarised),
-                Some(_) => format!("{} messages listed (no summary)", self.summarised),
-            });
-        }
-        let why = match self.trigger {
-            Trigger::Threshold => "to fit the window",
-            Trigger::Refused => "after a too-long refusal",
-            Trigger::Request => "on /compact",
-        };
-        format!(
-            "Compacted the model's view {why}: ~{} → {} tokens; {}.",
-            crate::count::compact(self.tokens_before),
-            crate::count::compact(self.tokens_after),
-            parts.join(", ")
-        )
+        let summary =
+            self.history.as_ref().map(|_| (self.summarised, self.summary_error.is_some()));
+        note(self.trigger, (self.tokens_before, self.tokens_after), self.masks.len(), summary)
     }
+}
+
+/// The line the conversation shows for a compaction: what made it, the estimate before and after,
+/// how many tool results were elided, and — when a summary replaced the older history — how many
+/// messages it stands for and whether keel had to list them for want of a summary. The same
+/// line whether the compaction just happened or a replay reads it back.
+pub fn note(
+    trigger: Trigger,
+    (tokens_before, tokens_after): (u64, u64),
+    masked: usize,
+    summary: Option<(usize, bool)>,
+) -> String {
+    let mut parts = Vec::new();
+    if masked > 0 {
+        parts.push(format!("{masked} old tool results elided"));
+    }
+    match summary {
+        Some((summarised, false)) => parts.push(format!("{summarised} messages summarised")),
+        Some((summarised, true)) => {
+            parts.push(format!("{summarised} messages listed (no summary)"))
+        }
+        None => {}
+    }
+    let why = match trigger {
+        Trigger::Threshold => "to fit the window",
+        Trigger::Refused => "after a too-long refusal",
+        Trigger::Request => "on /compact",
+    };
+    format!(
+        "Compacted the model's view {why}: ~{} → {} tokens; {}.",
+        crate::count::compact(tokens_before),
+        crate::count::compact(tokens_after),
+        parts.join(", ")
+    )
 }
 
 /// Applies `masks` to `messages`; fails, changing nothing, when one names a call or result the

@@ -4,7 +4,7 @@
 use super::State;
 use crate::agent::journal::Record;
 use crate::agent::journal::compaction::{Compaction, apply_masks};
-use crate::agent::snapshot::{ContextUse, Entry};
+use crate::agent::snapshot::ContextUse;
 
 impl State {
     /// How much of the context window the next request takes, for the status bar.
@@ -12,9 +12,9 @@ impl State {
         self.view.context = context;
     }
 
-    /// Compacts the history as `compaction` says, saving it, and notes in the conversation
-    /// where the model's view was compacted (the conversation itself keeps everything). Fails,
-    /// changing nothing, if its masks name calls the history does not hold.
+    /// Compacts the history as `compaction` says, saving it (the conversation keeps everything;
+    /// its `compaction` event marks where the model's view was compacted). Fails, changing
+    /// nothing, if its masks name calls the history does not hold.
     pub fn compact(&mut self, compaction: Compaction) -> Result<(), String> {
         let mut history = match &compaction.history {
             Some(history) => history.iter().cloned().collect(),
@@ -24,7 +24,6 @@ impl State {
         self.record(&Record::Compaction(compaction.clone()));
         self.view.history = history;
         self.compacted = true;
-        self.note(Entry::Notice { text: compaction.note() });
         Ok(())
     }
 

@@ -7,8 +7,9 @@
 
 use super::State;
 use crate::agent::approval::DECLINED;
+use crate::agent::event::AgentEvent;
 use crate::agent::journal::CUT_OFF;
-use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
+use crate::agent::snapshot::{ToolRun, ToolStatus};
 use crate::agent::turn::INTERRUPTED;
 use crate::message::ContentBlock;
 use crate::tools::{ToolCall, ToolName};
@@ -58,7 +59,7 @@ impl State {
         } else {
             format!(", the board at {}/{}", board.done(), board.items().len())
         };
-        self.note(Entry::Notice {
+        self.emit(AgentEvent::Notice {
             text: format!(
                 "Resumed: {messages} messages and {calls} tool calls{board}. Tokens and cost \
                  count from here."

@@ -2,8 +2,8 @@
 //! recorded, a failed snapshot told once, and an undo done, each written to the session log.
 
 use super::State;
+use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
-use crate::agent::snapshot::Entry;
 use crate::tools::Workspace;
 use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport};
 
@@ -45,7 +45,7 @@ impl State {
     pub fn snapshot_failed(&mut self, err: &ShadowError) {
         if !self.snapshot_failed {
             self.snapshot_failed = true;
-            self.note(Entry::Notice {
+            self.emit(AgentEvent::Notice {
                 text: format!(
                     "Undo will cover only what write_file and edit_file change, not what bash \
                      does: {err}."

@@ -5,7 +5,7 @@
 //! request already lists their tools; between turns the agent follows the servers as they change.
 
 use super::task::{Agent, overhead, tool_specs};
-use crate::agent::snapshot::Entry;
+use crate::agent::event::AgentEvent;
 use crate::mcp::{Status, listing};
 use tokio::sync::watch;
 
@@ -24,7 +24,7 @@ impl Agent {
             .collect();
         if !starting.is_empty() {
             let text = format!("Waiting for MCP servers to start: {}.", starting.join(", "));
-            self.state.note(Entry::Notice { text });
+            self.emit(AgentEvent::Notice { text });
             self.state.publish(&self.outbox);
         }
         hub.settled().await;
@@ -39,7 +39,7 @@ impl Agent {
             if let Some(line) = listing::failure_line(server)
                 && self.mcp_told.insert(line.clone())
             {
-                self.state.note(Entry::Error { text: line });
+                self.emit(AgentEvent::Error { text: line });
             }
         }
         self.state.set_mcp(servers);

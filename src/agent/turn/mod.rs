@@ -14,7 +14,7 @@ mod tool_round;
 mod undo;
 
 use super::event::{AgentEvent, TurnOutcome};
-use super::snapshot::{Activity, Entry};
+use super::snapshot::Activity;
 use super::state::{Outbox, State};
 use super::{Command, board_edits};
 use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
@@ -68,7 +68,7 @@ impl Agent {
             Some(prompt) => {
                 self.state.start_prompted_turn();
                 self.state.push_prompt(prompt.clone());
-                self.state.note(Entry::User { text: prompt });
+                self.emit(AgentEvent::Prompt { text: prompt });
             }
             None => {
                 self.state.start_turn();
@@ -79,8 +79,8 @@ impl Agent {
                     self.finish_turn(end);
                     return None;
                 }
-                self.state
-                    .note(Entry::Notice { text: "Carrying on where the session stopped.".into() });
+                let text = "Carrying on where the session stopped.".into();
+                self.emit(AgentEvent::Notice { text });
             }
         }
         let mut rounds = 0;
@@ -143,7 +143,7 @@ impl Agent {
 
     /// After a text answer cut at the output limit: keel's note asking the model to go on.
     fn ask_to_continue(&mut self, continuation: u32) {
-        self.state.note(Entry::Notice {
+        self.emit(AgentEvent::Notice {
             text: format!(
                 "The answer was cut off at the output limit; asking the model to go on \
                  ({continuation} of {}).",
@@ -163,7 +163,7 @@ impl Agent {
             self.show_context(completion.usage.input_tokens + completion.usage.output_tokens);
         }
         let total = self.state.view().usage;
-        self.event(AgentEvent::Usage {
+        self.emit(AgentEvent::Usage {
             input_tokens: completion.usage.input_tokens,
             output_tokens: completion.usage.output_tokens,
             total_input_tokens: total.input_tokens,
@@ -174,16 +174,15 @@ impl Agent {
         });
         let answer = Message::assistant(completion.content);
         if answer.content.is_empty() {
-            self.state.note(Entry::Notice { text: "The model returned an empty answer.".into() });
+            self.emit(AgentEvent::Notice { text: "The model returned an empty answer.".into() });
             return;
         }
         let (thinking, redacted) = answer.thinking();
         if !thinking.is_empty() || redacted {
-            self.state.note(Entry::Thinking { text: thinking, redacted });
+            self.emit(AgentEvent::Thinking { text: thinking, redacted });
         }
         if !text.is_empty() {
-            self.state.note(Entry::Assistant { text: text.clone() });
-            self.event(AgentEvent::AssistantText { text });
+            self.emit(AgentEvent::AssistantText { text });
         }
         self.state.push_message(answer);
     }
@@ -194,15 +193,15 @@ impl Agent {
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
         match (&outcome, &error) {
-            (_, Some(error)) => self.state.note(Entry::Error { text: error.clone() }),
+            (_, Some(error)) => self.emit(AgentEvent::Error { text: error.clone() }),
             (TurnOutcome::Interrupted, None) => {
-                self.state.note(Entry::Notice { text: "Interrupted.".into() });
+                self.emit(AgentEvent::Notice { text: "Interrupted.".into() });
             }
             _ => {}
         }
         self.end_plan_turn();
         let board = &self.state.view().board;
-        self.event(AgentEvent::Result {
+        self.emit(AgentEvent::Result {
             outcome,
             text,
             rounds,
@@ -279,7 +278,7 @@ impl Agent {
                         // What was shown stays on screen (the turn's end marks it
                         // interrupted); it never enters the history sent to the model.
                         if !partial.trim().is_empty() {
-                            self.state.note(Entry::Assistant { text: partial });
+                            self.state.emit(AgentEvent::InterruptedText { text: partial });
                         }
                         return Err(Failure::Stopped(stop));
                     }
@@ -326,7 +325,7 @@ pub(super) fn during_turn(
             | Command::Compact
             | Command::ApprovePlan,
         ) => {
-            state.note(Entry::Notice {
+            state.emit(AgentEvent::Notice {
                 text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),
             });
             state.publish(outbox);
@@ -360,11 +359,12 @@ pub(super) fn on_stream_event(
                 until: Instant::now() + delay,
                 reason: reason.clone(),
             });
-            outbox.event(AgentEvent::Retry {
+            state.emit(AgentEvent::Retry {
                 attempt,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 reason,
             });
+            state.flush(outbox);
         }
         StreamEvent::Sent(sent) => state.set_last_sent(sent),
     }

@@ -66,7 +66,7 @@ impl Agent {
             return;
         }
         let ready = !self.state.view().board.is_empty();
-        self.event(board_edits::todo_event(&self.state));
+        self.emit(board_edits::todo_event(&self.state));
         self.state.set_plan_ready(ready);
     }
 

@@ -9,7 +9,7 @@ use crate::agent::approval::Approvals;
 use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::event::AgentEvent;
 use crate::agent::journal::Journal;
-use crate::agent::snapshot::{Activity, Entry};
+use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::board;
@@ -151,15 +151,15 @@ impl Agent {
                 }
                 Command::Clear => {
                     self.start_new_conversation();
-                    self.state.note(Entry::Notice { text: "New conversation.".into() });
+                    self.emit(AgentEvent::Notice { text: "New conversation.".into() });
                 }
                 Command::Undo => {
                     let report = self.state.undo(self.tools.workspace());
-                    self.state.note(Entry::Notice { text: report.summary() });
+                    self.emit(AgentEvent::Notice { text: report.summary() });
                 }
                 Command::StartDemo => {
                     if let Err(err) = self.switch_to_demo() {
-                        self.state.note(Entry::Error { text: err });
+                        self.emit(AgentEvent::Error { text: err });
                     } else if self.drain_queue().await == Some(Stop::Quit) {
                         break;
                     }
@@ -188,7 +188,7 @@ impl Agent {
     /// The person approved the plan: plan mode ends and a turn starts on the approved board.
     async fn approve_plan(&mut self) -> Option<Stop> {
         if !self.state.view().plan_ready {
-            self.state.note(Entry::Error {
+            self.emit(AgentEvent::Error {
                 text:
                     "There is no plan to approve yet: in plan mode, the model's board is the plan."
                         .into(),
@@ -196,7 +196,7 @@ impl Agent {
             return None;
         }
         if self.state.view().board.is_empty() {
-            self.state.note(Entry::Error {
+            self.emit(AgentEvent::Error {
                 text: "The plan is empty: add an item (/todo add TEXT) or ask the model for a \
                        plan before approving it."
                     .into(),
@@ -204,7 +204,7 @@ impl Agent {
             return None;
         }
         self.state.set_plan_mode(false);
-        self.state.note(Entry::Notice {
+        self.emit(AgentEvent::Notice {
             text: "Plan approved: the model works through the board.".into(),
         });
         let prompt = self.approval_prompt();
@@ -276,7 +276,7 @@ impl Agent {
             model: "scripted",
             wire_format: WireFormat::Anthropic,
         });
-        self.state.note(Entry::Notice {
+        self.emit(AgentEvent::Notice {
             text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
         });
         self.state.queue(prompt);
@@ -303,8 +303,10 @@ impl Agent {
         self.meter.history_changed();
     }
 
-    pub(in crate::agent) fn event(&self, event: AgentEvent) {
-        self.outbox.event(event);
+    /// Tells of something that happened (`State::emit`), and sends it to the front ends at once.
+    pub(in crate::agent) fn emit(&mut self, event: AgentEvent) {
+        self.state.emit(event);
+        self.state.flush(&self.outbox);
     }
 }
 

@@ -8,7 +8,7 @@
 use super::plan_mode as plan;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::{Activity, ApprovalRequest, Entry, ToolRun, ToolStatus};
+use crate::agent::snapshot::{Activity, ApprovalRequest, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::task::{Agent, Stop};
 use crate::agent::turn::{INTERRUPTED, during_turn};
@@ -44,18 +44,15 @@ impl Agent {
         let mut called_todo = false;
         let mut stop = None;
         for call in calls {
-            self.state.note(Entry::ToolCall {
-                id: call.id.clone(),
-                name: call.name.to_string(),
-                summary: call.summary(),
-            });
             if stop.is_some() {
+                self.take_up(&call);
                 let skipped = ToolOutcome::error(INTERRUPTED);
                 self.record_result(&call, ToolStatus::Interrupted, &skipped, Instant::now());
                 results.push(result_block(&call.id, &skipped));
                 continue;
             }
             if cut == Some(call.id.as_str()) {
+                self.take_up(&call);
                 let refused = ToolOutcome::error(cut_call_message(self.config.max_tokens));
                 self.record_result(&call, ToolStatus::Failed, &refused, Instant::now());
                 results.push(result_block(&call.id, &refused));
@@ -65,12 +62,7 @@ impl Agent {
                 // Undo must know the workspace as it was before the tool touches it.
                 self.before_changing_tool(&call.name).await;
             }
-            self.event(AgentEvent::ToolStart {
-                id: call.id.clone(),
-                name: call.name.to_string(),
-                input: call.input.clone(),
-                summary: crate::visible::one_line(&call.summary()),
-            });
+            self.take_up(&call);
             // Reset once the call is approved: waiting for the person is not the tool's time.
             let mut started = Instant::now();
             let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
@@ -107,12 +99,11 @@ impl Agent {
             && !(view.board.is_empty() && self.state.reminded_without_board());
         if remind {
             let text = self.config.nag_message.clone();
-            self.event(AgentEvent::Reminder {
+            self.emit(AgentEvent::Reminder {
                 text: text.clone(),
                 rounds_since_todo: view.rounds_since_todo,
                 threshold,
             });
-            self.state.note(Entry::Reminder { text: text.clone() });
             // The board after the reminder's words: the plan at the very end of the context.
             let board = self.state.view().board.render();
             results.push(ContentBlock::Reminder { text: format!("{text}\n\n{board}") });
@@ -126,6 +117,18 @@ impl Agent {
         stop
     }
 
+    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`): after
+    /// the workspace was snapshotted for it, so a printing front end that sees it knows undo
+    /// will cover what it does.
+    fn take_up(&mut self, call: &ToolCall) {
+        self.emit(AgentEvent::ToolStart {
+            id: call.id.clone(),
+            name: call.name.to_string(),
+            input: call.input.clone(),
+            summary: crate::visible::one_line(&call.summary()),
+        });
+    }
+
     /// Applies a `todo` update, either form; a rejected one leaves the board as it was. The
     /// model reads back the whole board or what changed (`todo::answer`).
     fn update_board(&mut self, input: &Value) -> Finished {
@@ -135,7 +138,7 @@ impl Agent {
                 // After a compaction every request carries the whole board.
                 let answer = if self.state.compacted() { board.render() } else { answer };
                 self.state.set_board(board);
-                self.event(board_edits::todo_event(&self.state));
+                self.emit(board_edits::todo_event(&self.state));
                 (ToolStatus::Succeeded, ToolOutcome::ok(answer))
             }
             Err(err) => (ToolStatus::Failed, ToolOutcome::error(err.to_string())),
@@ -308,7 +311,7 @@ impl Agent {
                 ..running(call, started, "")
             });
         }
-        self.event(AgentEvent::ToolEnd {
+        self.emit(AgentEvent::ToolEnd {
             id: call.id.clone(),
             name: call.name.to_string(),
             is_error: outcome.is_error,
