@@ -183,7 +183,7 @@ pub struct Snapshot {
     /// `sandbox: unavailable`); `None` when the person turned it off.
     pub sandbox: Option<Arc<str>>,
     /// The MCP servers, their state and tools (for `/mcp` and the status bar).
-    pub mcp: Arc<[crate::mcp::ServerView]>,
+    pub mcp: Arc<[crate::tools::mcp::ServerView]>,
 }
 
 impl Snapshot {

@@ -209,7 +209,7 @@ impl State {
     }
 
     /// The MCP servers as they stand now.
-    pub fn set_mcp(&mut self, servers: Vec<crate::mcp::ServerView>) {
+    pub fn set_mcp(&mut self, servers: Vec<crate::tools::mcp::ServerView>) {
         self.view.mcp = servers.into();
     }
 

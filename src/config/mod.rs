@@ -63,7 +63,7 @@ pub struct FileSettings {
     /// Folders outside the workspace commands may write; the person's own file only.
     pub writable_roots: Option<Vec<PathBuf>>,
     /// MCP servers by name; only the person's own file may name them.
-    pub mcp_servers: Option<BTreeMap<String, crate::mcp::ServerConfig>>,
+    pub mcp_servers: Option<BTreeMap<String, crate::tools::mcp::ServerConfig>>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -159,7 +159,7 @@ pub struct Config {
     /// What commands may do: `--sandbox`, `--network`, `writable_roots`.
     pub sandbox: SandboxPolicy,
     /// The MCP servers of the person's own config, by name.
-    pub mcp_servers: Vec<crate::mcp::Server>,
+    pub mcp_servers: Vec<crate::tools::mcp::Server>,
 }
 
 impl Config {

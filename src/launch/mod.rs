@@ -9,7 +9,7 @@ pub use prepare::prepare;
 
 use keel::agent::{AgentHandle, Command, TurnOutcome};
 use keel::headless;
-use keel::mcp;
+use keel::tools::mcp;
 use keel::tui::{self, TuiOptions};
 use std::process::ExitCode;
 

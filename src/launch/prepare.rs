@@ -12,7 +12,7 @@ use keel::headless;
 use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
-use keel::mcp;
+use keel::tools::mcp;
 use keel::tools::{Sandbox, Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
@@ -68,7 +68,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     let mcp = mcp::Hub::start(
         config.mcp_servers.clone(),
         workspace.root(),
-        journal::state_dir(&env).as_deref(),
+        keel::state_home::state_dir(&env).as_deref(),
     );
     if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
         mcp.settled().await;

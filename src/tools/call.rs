@@ -39,7 +39,7 @@ impl ToolName {
             "read_file" => Self::ReadFile,
             "write_file" => Self::WriteFile,
             "edit_file" => Self::EditFile,
-            other if crate::mcp::is_mcp(other) => Self::Mcp(other.to_owned()),
+            other if crate::tools::mcp::is_mcp(other) => Self::Mcp(other.to_owned()),
             other => Self::Unknown(other.to_owned()),
         }
     }

@@ -11,6 +11,7 @@ pub(crate) mod beneath;
 pub mod call;
 pub mod files;
 pub mod guard;
+pub mod mcp;
 pub mod output;
 pub mod pending;
 pub mod preview;
@@ -22,7 +23,7 @@ pub mod undo;
 pub mod workspace;
 
 use crate::llm::ToolSpec;
-use crate::mcp::Hub;
+use crate::tools::mcp::Hub;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::PathBuf;

@@ -116,7 +116,7 @@ impl MainView {
             Parsed::Command(Slash::Mcp) => {
                 self.composer.take();
                 let servers = &ctx.snapshot.mcp;
-                self.conversation.push_note(crate::mcp::listing::render(servers));
+                self.conversation.push_note(crate::tools::mcp::listing::render(servers));
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
             Parsed::Command(command) => {

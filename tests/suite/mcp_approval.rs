@@ -7,8 +7,8 @@ use crate::support::mcp_server;
 use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Decision};
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
-use keel::mcp::{Hub, ServerConfig};
 use keel::message::ContentBlock;
+use keel::tools::mcp::{Hub, ServerConfig};
 use keel::tools::{Tools, Workspace};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -96,6 +96,6 @@ async fn ask_mode_shows_server_tool_and_arguments_and_always_covers_that_tool_on
     let sent: Vec<&str> = last.request.tools.iter().map(|tool| tool.name.as_str()).collect();
     assert!(sent.contains(&"mcp__local__echo") && sent.contains(&"bash"), "{sent:?}");
     // `/mcp` reads the servers from the snapshot.
-    let listed = keel::mcp::listing::render(&last.mcp);
+    let listed = keel::tools::mcp::listing::render(&last.mcp);
     assert!(listed.starts_with("local (ready, 7 tools) — sh -c"), "{listed}");
 }

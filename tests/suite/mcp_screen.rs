@@ -2,7 +2,7 @@
 //! server with its state and tools in the conversation.
 
 use keel::agent::Snapshot;
-use keel::mcp::{RemoteTool, ServerView, Status};
+use keel::tools::mcp::{RemoteTool, ServerView, Status};
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

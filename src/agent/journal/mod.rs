@@ -26,7 +26,7 @@ pub use record::Record;
 pub use recovery::CUT_OFF;
 pub(crate) use recovery::complete_cut_off_round;
 pub use replay::{Restored, Shown};
-pub use store::{SessionStore, check_id, state_dir};
+pub use store::{SessionStore, check_id};
 
 use crate::tools::Workspace;
 use crate::tools::undo::{Shadow, UndoContext, UndoReport};

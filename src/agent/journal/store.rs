@@ -14,13 +14,12 @@
 use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
+use crate::state_home::state_dir;
 use crate::tools::undo::Shadow;
 use crate::tools::undo::shadow::create_private_dir;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// keel's folder inside the state home.
-const STATE_NAME: &str = "keel";
 const WORKSPACES_DIR: &str = "workspaces";
 const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
@@ -34,18 +33,6 @@ const INDEX_PREFIX: &str = "keel-index-";
 const NAME_MAX_CHARS: usize = 64;
 /// The longest session id accepted.
 const ID_MAX_CHARS: usize = 64;
-
-/// keel's state folder: `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`. An empty or relative
-/// `XDG_STATE_HOME` is ignored, as the XDG base directory rules say.
-pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let base =
-        env("XDG_STATE_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()).or_else(|| {
-            env("HOME")
-                .filter(|home| !home.is_empty())
-                .map(|home| Path::new(&home).join(".local/state"))
-        })?;
-    Some(base.join(STATE_NAME))
-}
 
 /// Refuses anything that is not a session id.
 pub fn check_id(id: &str) -> Result<(), SessionError> {
@@ -258,18 +245,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_state_folder_follows_xdg_then_home() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
-        };
-        let both = env(&[("XDG_STATE_HOME", "/x/state"), ("HOME", "/h")]);
-        assert_eq!(state_dir(&both), Some(PathBuf::from("/x/state/keel")));
-        let relative = env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")]);
-        assert_eq!(state_dir(&relative), Some(PathBuf::from("/h/.local/state/keel")));
-        assert_eq!(state_dir(&env(&[])), None);
-    }
 
     #[test]
     fn folder_names_are_readable_distinct_and_stable() {

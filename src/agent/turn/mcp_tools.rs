@@ -6,7 +6,7 @@
 
 use super::task::{Agent, overhead, tool_specs};
 use crate::agent::event::AgentEvent;
-use crate::mcp::{Status, listing};
+use crate::tools::mcp::{Status, listing};
 use tokio::sync::watch;
 
 impl Agent {

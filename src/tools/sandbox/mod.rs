@@ -145,7 +145,7 @@ impl Sandbox {
     /// read-only wherever it lives.
     pub fn for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
         let mut sandbox = Self::probe_from_env(policy);
-        sandbox.read_only.extend(crate::agent::journal::state_dir(env));
+        sandbox.read_only.extend(crate::state_home::state_dir(env));
         sandbox
     }
 

@@ -172,7 +172,7 @@ fn sandbox(snapshot: &Snapshot) -> Option<Group> {
 /// `mcp 2/3`: the MCP servers up of those enabled (`starting` while some start), in the error
 /// colour when one failed; nothing when none is configured.
 fn mcp(snapshot: &Snapshot) -> Option<Group> {
-    use crate::mcp::Status;
+    use crate::tools::mcp::Status;
     let enabled: Vec<&Status> = snapshot
         .mcp
         .iter()

@@ -75,7 +75,7 @@ pub fn failure_line(server: &ServerView) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::RemoteTool;
+    use crate::tools::mcp::RemoteTool;
     use serde_json::json;
 
     #[test]
