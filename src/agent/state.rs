@@ -182,10 +182,6 @@ impl State {
         self.view.pending_approval = request;
     }
 
-    pub fn add_usage(&mut self, usage: Usage) {
-        self.view.usage.add(usage);
-    }
-
     /// What every request carries besides the history, for the inspector to encode the body.
     pub fn set_request(&mut self, request: RequestShape) {
         self.view.request = request;
@@ -228,6 +224,13 @@ impl State {
     pub fn start_prompted_turn(&mut self) {
         self.start_turn();
         self.set_reminded_without_board(false);
+    }
+
+    /// The tokens an answer used: added to the status line's counts and saved, so a resumed
+    /// session counts on from there.
+    pub fn add_usage(&mut self, usage: Usage) {
+        self.record(&Record::Usage(usage));
+        self.view.usage.add(usage);
     }
 
     /// Appends to the history.
@@ -312,9 +315,12 @@ impl State {
             steps,
             undo,
             answered,
+            usage,
+            usage_recorded,
             warnings,
             ..
         } = restored;
+        self.view.usage = usage;
         self.view.history = history.iter().cloned().collect::<History>();
         self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
@@ -346,7 +352,7 @@ impl State {
                 None => {}
             }
         }
-        self.show_resumed();
+        self.show_resumed(usage_recorded);
     }
 
     /// Appends a record to the session log; a failure is told to the person once.

@@ -14,7 +14,7 @@ use super::valid_history::check_message;
 use crate::agent::reminder::Pace;
 use crate::agent::steps_done::Step;
 use crate::board::Board;
-use crate::message::{ContentBlock, Message};
+use crate::message::{ContentBlock, Message, Usage};
 use crate::tools::undo::{ObjectId, UndoStack};
 use std::io::BufRead;
 
@@ -45,7 +45,11 @@ pub struct Restored {
     /// Results already logged for the calls of the last round, when that round was cut off
     /// before its results went into the history.
     pub answered: Vec<ContentBlock>,
-    /// Things the person should know (a cut-off or repaired log).
+    /// The tokens the session's answers used, as its `usage` records add up.
+    pub usage: Usage,
+    /// Whether the log recorded usage at all (logs written before it did not).
+    pub usage_recorded: bool,
+    /// Things the person should know (a cut-off or repaired log, records skipped).
     pub warnings: Vec<String>,
 }
 
@@ -108,11 +112,16 @@ pub(super) fn replay_from(mut reader: impl BufRead) -> std::io::Result<Replayed>
         }
         let applied = serde_json::from_slice::<Record>(line)
             .map_err(|err| format!("not a record: {err}"))
-            .and_then(|record| {
-                if let Record::Start { started_at, .. } = &record {
-                    replayed.started_at = *started_at;
+            .and_then(|record| match record {
+                Record::Start { started_at, .. } => {
+                    replayed.started_at = started_at;
+                    Ok(())
                 }
-                state.apply(record)
+                Record::Unknown => {
+                    state.unknown.skip(line, line_number);
+                    Ok(())
+                }
+                record => state.apply(record),
             });
         match (applied, whole) {
             (Ok(()), _) => {
@@ -129,6 +138,9 @@ pub(super) fn replay_from(mut reader: impl BufRead) -> std::io::Result<Replayed>
                 break;
             }
         }
+    }
+    if let Some(note) = state.unknown.note() {
+        state.restored.warnings.push(note);
     }
     replayed.restored = state.restored;
     Ok(replayed)
@@ -167,13 +179,60 @@ struct Replay {
     restored: Restored,
     /// The ids of the newest answer's tool calls while their results are not in the history.
     open_calls: Vec<String>,
+    unknown: Skipped,
+}
+
+/// Records of kinds this keel does not know, skipped: how many, the first line, their kinds.
+#[derive(Default)]
+struct Skipped {
+    count: usize,
+    first_line: usize,
+    kinds: Vec<String>,
+}
+
+/// Kinds named in the note about skipped records, at most.
+const KINDS_NAMED: usize = 3;
+/// Characters of a kind's name shown in the note, at most.
+const KIND_CHARS: usize = 40;
+
+impl Skipped {
+    fn skip(&mut self, line: &[u8], number: usize) {
+        if self.count == 0 {
+            self.first_line = number;
+        }
+        self.count += 1;
+        let kind = serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|value| Some(value.get("type")?.as_str()?.chars().take(KIND_CHARS).collect()))
+            .unwrap_or_default();
+        if self.kinds.len() < KINDS_NAMED && !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+    }
+
+    /// What the person is told, if anything was skipped.
+    fn note(&self) -> Option<String> {
+        let records = match self.count {
+            0 => return None,
+            1 => "1 record".to_owned(),
+            n => format!("{n} records"),
+        };
+        let kinds: Vec<String> =
+            self.kinds.iter().map(|kind| format!("`{}`", crate::visible::one_line(kind))).collect();
+        Some(format!(
+            "Skipped {records} of a kind this keel does not know ({}; the first on line {}): \
+             a newer keel wrote them. Everything else in the log was loaded.",
+            kinds.join(", "),
+            self.first_line
+        ))
+    }
 }
 
 impl Replay {
     fn apply(&mut self, record: Record) -> Result<(), String> {
         let restored = &mut self.restored;
         match record {
-            Record::Start { .. } => {}
+            Record::Start { .. } | Record::Unknown => {}
             Record::Message { message } => {
                 self.open_calls = check_message(&message, &self.open_calls)?;
                 self.restored.answered.clear();
@@ -214,6 +273,10 @@ impl Replay {
             Record::BoardEdit { change } => restored.board_edits.push(change),
             Record::BoardEditsTold => restored.board_edits.clear(),
             Record::Step { step } => restored.steps.push(step),
+            Record::Usage(usage) => {
+                restored.usage.add(usage);
+                restored.usage_recorded = true;
+            }
         }
         Ok(())
     }
@@ -256,169 +319,4 @@ fn object_id(text: &str) -> Result<ObjectId, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::compaction::{Mask, Trigger};
-    use super::*;
-    use crate::message::Role;
-    use serde_json::json;
-
-    fn line(record: &Record) -> String {
-        serde_json::to_string(record).unwrap() + "\n"
-    }
-
-    fn call(id: &str) -> Record {
-        calls(&[id])
-    }
-
-    fn calls(ids: &[&str]) -> Record {
-        let block = |id: &&str| ContentBlock::ToolUse {
-            id: (*id).into(),
-            name: "bash".into(),
-            input: json!({"command": "ls"}),
-        };
-        Record::Message { message: Message::assistant(ids.iter().map(block).collect()) }
-    }
-
-    fn results(ids: &[&str]) -> Record {
-        Record::Message {
-            message: Message {
-                role: Role::User,
-                content: ids
-                    .iter()
-                    .map(|id| ContentBlock::ToolResult {
-                        tool_use_id: (*id).into(),
-                        content: "ok".into(),
-                        is_error: false,
-                    })
-                    .collect(),
-            },
-        }
-    }
-
-    fn user(text: &str) -> Record {
-        Record::Message { message: Message::user_text(text) }
-    }
-
-    #[test]
-    fn a_garbled_record_mid_log_ends_the_valid_prefix() {
-        let head = line(&user("go")) + &line(&call("t1"));
-        let log = head.clone() + "{\"type\":\"message\",\"mess\n" + &line(&results(&["t1"]));
-        let replayed = replay(log.as_bytes());
-        assert_eq!(replayed.valid_len, head.len());
-        assert_eq!(replayed.restored.history.len(), 2);
-        let damage = replayed.damage.unwrap();
-        assert_eq!((damage.line, damage.lines, damage.messages), (3, 2, 1));
-    }
-
-    #[test]
-    fn records_that_would_break_the_call_result_pairing_end_it_too() {
-        let cases = [
-            (vec![user("go"), call("t1"), user("no results")], "answered 0 times"),
-            (vec![user("go"), call("t1"), results(&["t1", "t1"])], "answered 2 times"),
-            (vec![user("go"), results(&["t9"])], "never made"),
-            (vec![user("go"), call("t1"), call("t2")], "were owed"),
-            (vec![user("go"), calls(&["t1", "t1"])], "repeated id \"t1\""),
-            (vec![user("go"), call("")], "missing or repeated id \"\""),
-        ];
-        for (records, reason) in cases {
-            let log: String = records.iter().map(line).collect();
-            let replayed = replay(log.as_bytes());
-            let damage = replayed.damage.expect(reason);
-            assert!(damage.reason.contains(reason), "{}", damage.reason);
-            assert_eq!(damage.line, records.len());
-        }
-    }
-
-    #[test]
-    fn results_of_a_cut_off_round_are_kept_apart_and_checked() {
-        let result = Record::ToolResult {
-            tool_use_id: "t1".into(),
-            content: "done".into(),
-            is_error: false,
-        };
-        let log = line(&user("go")) + &line(&call("t1")) + &line(&result);
-        let replayed = replay(log.as_bytes());
-        assert!(replayed.damage.is_none());
-        assert_eq!(replayed.restored.answered.len(), 1);
-        let twice = log.clone() + &line(&result);
-        assert!(replay(twice.as_bytes()).damage.unwrap().reason.contains("owes none"));
-        let closed = log + &line(&results(&["t1"]));
-        assert!(replay(closed.as_bytes()).restored.answered.is_empty());
-    }
-
-    fn compaction(masks: Vec<Mask>, history: Option<Vec<Message>>) -> Record {
-        Record::Compaction(Compaction {
-            trigger: Trigger::Threshold,
-            tokens_before: 100,
-            tokens_after: 10,
-            masks,
-            history,
-            summarised: 0,
-            summary_error: None,
-            learned_window: Some(24_000),
-        })
-    }
-
-    fn message(record: Record) -> Message {
-        let Record::Message { message } = record else { unreachable!() };
-        message
-    }
-
-    #[test]
-    fn a_compaction_replays_and_the_transcript_keeps_what_it_elided() {
-        let stub = Mask::Result { id: "t1".into(), content: "[elided]".into() };
-        let log = [user("go"), call("t1"), results(&["t1"]), compaction(vec![stub], None)]
-            .iter()
-            .map(line)
-            .collect::<String>();
-        let replayed = replay(log.as_bytes());
-        assert!(replayed.damage.is_none());
-        let restored = replayed.restored;
-        assert!(
-            matches!(&restored.history[2].content[0], ContentBlock::ToolResult { content, .. } if content == "[elided]")
-        );
-        assert!(
-            matches!(&restored.transcript[2], Shown::Message(m) if m.content[0] == message(results(&["t1"])).content[0])
-        );
-        assert!(
-            matches!(&restored.transcript[3], Shown::Compacted(note) if note.contains("100 → 10"))
-        );
-        assert_eq!(restored.learned_window, Some(24_000));
-        let summary = vec![message(user("go")), message(user("summary"))];
-        let log = log + &line(&compaction(Vec::new(), Some(summary.clone())));
-        assert_eq!(replay(log.as_bytes()).restored.history, summary);
-    }
-
-    #[test]
-    fn a_forged_compaction_ends_the_valid_prefix() {
-        let head = [user("go"), call("t1"), results(&["t1"])];
-        let ghost = Mask::Result { id: "t9".into(), content: "x".into() };
-        let unanswered = vec![message(user("go")), message(call("t2"))];
-        let cases = [
-            (compaction(vec![ghost], None), "does not hold"),
-            (compaction(Vec::new(), Some(unanswered)), "unanswered"),
-            (compaction(Vec::new(), Some(vec![message(results(&["t5"]))])), "never made"),
-        ];
-        for (forged, reason) in cases {
-            let log: String = head.iter().chain([&forged]).map(line).collect();
-            let damage = replay(log.as_bytes()).damage.expect(reason);
-            assert!(damage.reason.contains(reason), "{}", damage.reason);
-            assert_eq!(damage.line, 4);
-        }
-        let owed: String =
-            [user("go"), call("t1"), compaction(Vec::new(), None)].iter().map(line).collect();
-        assert!(replay(owed.as_bytes()).damage.unwrap().reason.contains("owed"));
-    }
-
-    #[test]
-    fn a_whole_last_record_without_its_newline_is_kept() {
-        let log = line(&user("go")) + line(&user("more")).trim_end();
-        let replayed = replay(log.as_bytes());
-        assert_eq!(replayed.restored.history.len(), 2);
-        assert!(replayed.missing_newline && !replayed.cut_off);
-        let cut = line(&user("go")) + "{\"type\":\"mess";
-        let replayed = replay(cut.as_bytes());
-        assert!(replayed.cut_off && replayed.damage.is_none());
-        assert_eq!(replayed.restored.history.len(), 1);
-    }
-}
+mod tests;

@@ -1,6 +1,8 @@
 //! What a resumed session shows besides its conversation: the tool pane rebuilt from the
 //! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
-//! cut off, and so are their lines in the conversation), and one line saying it was resumed.
+//! cut off, and so are their lines in the conversation), and one line saying it was resumed (the
+//! token counts and cost come back from the log's `usage` records; a log too old to have them
+//! says that they count from the resume).
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
 //! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
@@ -17,8 +19,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl State {
-    /// Rebuilds the tool pane from the history and says the session was resumed.
-    pub(super) fn show_resumed(&mut self) {
+    /// Rebuilds the tool pane from the history and says the session was resumed;
+    /// `usage_recorded`: the log had the tokens its answers used.
+    pub(super) fn show_resumed(&mut self, usage_recorded: bool) {
         if self.view.history.is_empty() {
             return;
         }
@@ -58,11 +61,13 @@ impl State {
         } else {
             format!(", the board at {}/{}", board.done(), board.items().len())
         };
+        let usage = if usage_recorded {
+            ""
+        } else {
+            " Tokens and cost count from here: this log did not record them."
+        };
         self.note(Entry::Notice {
-            text: format!(
-                "Resumed: {messages} messages and {calls} tool calls{board}. Tokens and cost \
-                 count from here."
-            ),
+            text: format!("Resumed: {messages} messages and {calls} tool calls{board}.{usage}"),
         });
     }
 }
