@@ -8,13 +8,14 @@
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
 //! pane's runs in `tool_runs`; the reminder's counters in `reminder_counts`; the prompts queued
-//! during a turn in `queue`.
+//! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
 
 mod board;
 mod compaction;
 mod queue;
 mod reminder_counts;
 mod resumed;
+mod sessions;
 mod tool_runs;
 mod undo_group;
 
@@ -282,6 +283,7 @@ impl State {
             request: self.view.request.clone(),
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
+            sessions: self.view.sessions.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

@@ -3,7 +3,7 @@
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
 //! any view, so the way out always works: it interrupts a running turn, and twice on an idle
 //! prompt quits. A key typed through an approval box's arrival is kept from it and goes on to
-//! the composer (see `type_ahead`).
+//! the composer (see `type_ahead`); so is one typed through the session picker's.
 
 use super::app::{App, QUIT_WINDOW};
 use super::commands;
@@ -14,6 +14,7 @@ use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::inspector::{self, Inspector};
 use super::view::pager::Pager;
+use super::view::session_picker::{self, SessionPicker};
 use super::view::{approval_modal, board, composer, conversation, pager};
 use crate::agent::Command;
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
@@ -38,6 +39,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Request inspector (Ctrl+T)", inspector::KEYS),
         HelpSection::of("Tool output (Ctrl+G)", pager::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
+        HelpSection::of("Saved sessions (/resume)", session_picker::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
 }
@@ -74,7 +76,7 @@ impl App {
             self.apply(Effect::OpenInspector);
             return;
         }
-        let boxed = self.approval_on_top();
+        let boxed = self.guarded_on_top();
         let answers = boxed && self.type_ahead.accepts(now);
         if boxed && !answers {
             self.type_ahead.divert(now);
@@ -106,10 +108,14 @@ impl App {
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
         // While typing goes past the box, the hints are those of where the keys go.
-        let answering = self.approval_on_top() && !self.type_ahead.holding(self.now);
-        let approval = answering.then_some(&self.approval as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 6] = [
+        let answering = self.guarded_on_top() && !self.type_ahead.holding(self.now);
+        let approval =
+            (answering && self.approval_on_top()).then_some(&self.approval as &dyn Layer);
+        let picker =
+            self.picker.as_deref().filter(|_| answering).map(|picker| picker as &dyn Layer);
+        let layers: [Option<&dyn Layer>; 7] = [
             approval,
+            picker,
             self.pager.as_deref().map(|pager| pager as &dyn Layer),
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
             self.help.as_ref().map(|help| help as &dyn Layer),
@@ -134,20 +140,24 @@ impl App {
     }
 
     /// Offers an event to each view from the top until one takes it, then applies the effects the
-    /// views asked for and drops the views that are done. The approval box is offered the event
-    /// only when `to_approval` (a key typed through its arrival passes it by).
+    /// views asked for and drops the views that are done. The approval box and the session
+    /// picker are offered the event only when `to_guarded` (a key typed through their arrival
+    /// passes them by).
     fn walk(
         &mut self,
-        to_approval: bool,
+        to_guarded: bool,
         mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool,
     ) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = to_approval && self.approval_on_top();
+        let show_approval = to_guarded && self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(6);
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(7);
         if show_approval {
             layers.push(&mut self.approval);
+        }
+        if let Some(picker) = self.picker.as_deref_mut().filter(|_| to_guarded) {
+            layers.push(picker);
         }
         if let Some(pager) = &mut self.pager {
             layers.push(pager.as_mut());
@@ -174,6 +184,9 @@ impl App {
         }
         if self.help.as_ref().is_some_and(View::is_done) {
             self.help = None;
+        }
+        if self.picker.as_deref().is_some_and(View::is_done) {
+            self.picker = None;
         }
         for effect in effects {
             self.apply(effect);
@@ -202,6 +215,14 @@ impl App {
                 self.inspector = None;
                 self.pager = None;
                 self.help = Some(HelpOverlay::new(help_sections()));
+            }
+            Effect::OpenSessions => {
+                self.help = None;
+                self.inspector = None;
+                self.pager = None;
+                self.picker = Some(Box::new(SessionPicker::open(&self.snapshot)));
+                self.type_ahead.shown(self.now);
+                self.send(Command::ListSessions);
             }
             Effect::FocusBoard => self.board.focus(&self.snapshot),
             Effect::Compose(text) => {

@@ -149,6 +149,16 @@ impl Journal {
         self.untold.take()
     }
 
+    /// Where this conversation's sessions are saved; `None` when nothing is saved.
+    pub(crate) fn store(&self) -> Option<&SessionStore> {
+        self.store.as_ref()
+    }
+
+    /// The id of the log open now (none before the first record).
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.log.as_ref().map(SessionLog::id)
+    }
+
     /// The shadow repository of the log already open, for undo.
     pub(crate) fn shadow(&self) -> Option<Shadow> {
         Some(self.store.as_ref()?.shadow(self.log.as_ref()?.id()))

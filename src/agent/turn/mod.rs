@@ -318,8 +318,14 @@ pub(super) fn during_turn(
             board_edits::plan_mode(state, outbox, on);
             None
         }
+        Some(Command::ListSessions) => {
+            state.list_sessions();
+            state.publish(outbox);
+            None
+        }
         Some(
-            Command::Clear
+            Command::Resume(_)
+            | Command::Clear
             | Command::Undo
             | Command::StartDemo
             | Command::Continue
