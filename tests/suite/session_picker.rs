@@ -2,8 +2,11 @@
 //! Enter switches to the chosen one: the agent lists the same sessions `keel sessions` does,
 //! and switching reopens the chosen log (its lock taken) before letting the open one go. The
 //! picker's keys are guarded like the approval box's: typing through its arrival goes on to the
-//! composer.
+//! composer. End to end, in tmux: two sessions saved by `keel -p`, the newer one continued, the
+//! older one switched to with its token counts.
 
+use crate::support::tmux::KeelPane;
+use crate::support::{bin, llm};
 use keel::agent::journal::{Record, SessionInfo, SessionStore};
 use keel::agent::{
     self, Activity, AgentConfig, AgentHandle, Command, Entry, SessionList, Sessions, Snapshot,
@@ -274,4 +277,46 @@ async fn a_session_that_cannot_be_opened_leaves_the_conversation_as_it_was() {
         handle.commands.send(Command::Quit).unwrap();
         tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
     }
+}
+
+#[test]
+fn in_a_terminal_resume_switches_to_an_older_session_with_its_counts() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (prompt, answer) in [("Count the files", "Three files."), ("Name the files", "a, b, c.")] {
+        let server = runtime.block_on(llm::FakeLlm::start(vec![llm::text(answer)], Duration::ZERO));
+        let mut command = bin::keel(home.path());
+        command
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+            .args(["-p", prompt, "--workdir"])
+            .arg(work.path());
+        let output = bin::output_within(&mut command, "keel -p");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let test = "in_a_terminal_resume_switches_to_an_older_session_with_its_counts";
+    let Some(tmux) = KeelPane::start_sized(test, home.path(), (80, 24)) else { return };
+    tmux.launch(
+        "ANTHROPIC_API_KEY=k",
+        &format!("--continue --workdir '{}'", work.path().display()),
+    );
+    tmux.wait_for("the newer session", WAIT, |screen| screen.contains("a, b, c."));
+    tmux.type_line("/resume");
+    let screen = tmux.wait_for("the picker's keys", WAIT, |screen| screen.contains("j/k choose"));
+    let rows: Vec<&str> =
+        screen.lines().filter(|row| row.starts_with("││") && row.contains(" files")).collect();
+    assert_eq!(rows.len(), 2, "{screen}");
+    assert!(rows[0].contains("Name the files") && rows[0].contains("(open)"), "{screen}");
+    assert!(rows[1].contains("Count the files"), "{screen}");
+    tmux.send(&["j"]);
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("the older session", WAIT, |screen| {
+        screen.contains("Switched to session") && screen.contains("Three files.")
+    });
+    assert!(!screen.contains("a, b, c."), "{screen}");
+    assert!(!screen.contains("did not record"), "its log kept its counts:\n{screen}");
+    let status = screen.lines().rev().find(|row| row.contains('│')).unwrap_or_default();
+    assert!(!status.contains("↑0 ↓0"), "the status line counts its tokens: {status}");
+    tmux.quit();
 }
