@@ -153,6 +153,15 @@ impl State {
         self.view.transcript.push_back(entry);
     }
 
+    /// Adds a line to the conversation that is not in the history but belongs to it on resume
+    /// (an answer cut off, a turn interrupted or failed): it is saved as a note.
+    pub fn note_kept(&mut self, entry: Entry) {
+        if let Some(record) = resumed::note_record(&entry) {
+            self.record(&record);
+        }
+        self.note(entry);
+    }
+
     /// The sandbox commands run in, as the status bar names it.
     pub fn set_sandbox(&mut self, label: Option<Arc<str>>) {
         self.view.sandbox = label;
@@ -334,6 +343,7 @@ impl State {
             .flat_map(|shown| match shown {
                 Shown::Message(message) => entries_of(message),
                 Shown::Compacted(note) => vec![Entry::Notice { text: note.clone() }],
+                Shown::Note(kind, text) => vec![resumed::note_entry(*kind, text.clone())],
             })
             .collect();
         for warning in warnings {

@@ -3,7 +3,7 @@
 //! Records are only ever appended. A resumed session replays them in order (`replay`), so each
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
 //! begun, the workspace snapshot taken before its first command, a tool call answered, a file
-//! changed, the history compacted, the tokens an answer used.
+//! changed, the history compacted, the tokens an answer used, a line shown beside the history.
 //!
 //! A record of a kind this keel does not know (a newer keel wrote it) is read as
 //! [`Record::Unknown`] and skipped, with a note to the person: every record this keel does know
@@ -81,9 +81,24 @@ pub enum Record {
     /// `{"type":"usage","input_tokens":…,"output_tokens":…,"cache_read_tokens":…,
     /// "cache_write_tokens":…}`; logs written before it have none.
     Usage(Usage),
+    /// A line the conversation showed that is not in the history, kept so that a resumed
+    /// session shows it too: the part of an answer an interrupt cut off, the note that a turn
+    /// was interrupted, the error that ended one. The model never sees it.
+    /// `{"type":"note","kind":"cut_answer"|"notice"|"error","text":…}`.
+    Note { kind: NoteKind, text: String },
     /// A record of a kind this keel does not know; never written.
     #[serde(other, skip_serializing)]
     Unknown,
+}
+
+/// What a [`Record::Note`] showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteKind {
+    /// The part of the model's answer on screen when the person interrupted it.
+    CutAnswer,
+    Notice,
+    Error,
 }
 
 impl Record {

@@ -9,7 +9,7 @@
 //! for good. A last line cut off mid-write (the process was killed) just ends the log.
 
 use super::compaction::{Compaction, apply_masks};
-use super::record::{Record, decode_change};
+use super::record::{NoteKind, Record, decode_change};
 use super::valid_history::check_message;
 use crate::agent::reminder::Pace;
 use crate::agent::steps_done::Step;
@@ -18,12 +18,14 @@ use crate::message::{ContentBlock, Message, Usage};
 use crate::tools::undo::{ObjectId, UndoStack};
 use std::io::BufRead;
 
-/// One thing the conversation showed, in order: a message, or the line where the model's view
-/// was compacted. The history a compaction shortened is still shown whole.
+/// One thing the conversation showed, in order: a message, the line where the model's view was
+/// compacted, or a line kept beside the history (an answer cut off, a turn interrupted). The
+/// history a compaction shortened is still shown whole.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shown {
     Message(Message),
     Compacted(String),
+    Note(NoteKind, String),
 }
 
 /// What a session log held.
@@ -273,6 +275,7 @@ impl Replay {
             Record::BoardEdit { change } => restored.board_edits.push(change),
             Record::BoardEditsTold => restored.board_edits.clear(),
             Record::Step { step } => restored.steps.push(step),
+            Record::Note { kind, text } => restored.transcript.push(Shown::Note(kind, text)),
             Record::Usage(usage) => {
                 restored.usage.add(usage);
                 restored.usage_recorded = true;

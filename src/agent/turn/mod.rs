@@ -194,9 +194,10 @@ impl Agent {
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
         match (&outcome, &error) {
-            (_, Some(error)) => self.state.note(Entry::Error { text: error.clone() }),
+            // Kept in the log too: a resumed session shows how its turns ended.
+            (_, Some(error)) => self.state.note_kept(Entry::Error { text: error.clone() }),
             (TurnOutcome::Interrupted, None) => {
-                self.state.note(Entry::Notice { text: "Interrupted.".into() });
+                self.state.note_kept(Entry::Notice { text: "Interrupted.".into() });
             }
             _ => {}
         }
@@ -279,7 +280,7 @@ impl Agent {
                         // What was shown stays on screen (the turn's end marks it
                         // interrupted); it never enters the history sent to the model.
                         if !partial.trim().is_empty() {
-                            self.state.note(Entry::Assistant { text: partial });
+                            self.state.note_kept(Entry::Assistant { text: partial });
                         }
                         return Err(Failure::Stopped(stop));
                     }

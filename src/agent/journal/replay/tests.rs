@@ -214,3 +214,22 @@ fn a_record_of_an_unknown_kind_is_skipped_with_a_note_and_the_rest_loads() {
         assert_eq!(damage.line, 2, "{bad}");
     }
 }
+
+#[test]
+fn notes_take_their_place_in_the_transcript_and_never_reach_the_history() {
+    let cut = Record::Note { kind: NoteKind::CutAnswer, text: "The first half".into() };
+    let stopped = Record::Note { kind: NoteKind::Notice, text: "Interrupted.".into() };
+    let log: String = [user("go"), cut, stopped, user("again")].iter().map(line).collect();
+    assert!(log.contains(r#"{"type":"note","kind":"cut_answer","text":"The first half"}"#));
+    let restored = replay(log.as_bytes()).restored;
+    assert_eq!(restored.history, [message(user("go")), message(user("again"))]);
+    assert_eq!(
+        restored.transcript,
+        [
+            Shown::Message(message(user("go"))),
+            Shown::Note(NoteKind::CutAnswer, "The first half".into()),
+            Shown::Note(NoteKind::Notice, "Interrupted.".into()),
+            Shown::Message(message(user("again"))),
+        ]
+    );
+}
