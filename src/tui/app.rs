@@ -1,5 +1,5 @@
 //! The UI's state: the newest snapshot and the views of the stack (the approval modal, the
-//! inspector, the help, the board, the main screen).
+//! session picker, the pager, the inspector, the help, the board, the main screen).
 //!
 //! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
 //! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only

@@ -1,5 +1,6 @@
 //! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
-//! from the top — the approval modal, the inspector, the help, the board, the main screen — and
+//! from the top — the approval modal, the session picker, the pager, the inspector, the help,
+//! the board, the main screen — and
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
 //! any view, so the way out always works: it interrupts a running turn, and twice on an idle
 //! prompt quits. A key typed through an approval box's arrival is kept from it and goes on to

@@ -109,11 +109,6 @@ impl SessionPicker {
         }
     }
 
-    /// Whether the list is there to choose from (keys then mean something).
-    pub fn has_list(&self) -> bool {
-        self.list.is_some()
-    }
-
     fn sessions(&self) -> &[SessionInfo] {
         self.list.as_deref().map_or(&[], |list| list.sessions.as_slice())
     }
