@@ -28,6 +28,10 @@ pub enum Command {
     PlanMode(bool),
     /// The person approves the plan on the board: plan mode ends and the board drives the work.
     ApprovePlan,
+    /// List this workspace's saved sessions (`/resume`): the answer is `Snapshot::sessions`.
+    ListSessions,
+    /// Switch to saved session `id` (an id as listed): only between turns.
+    Resume(String),
     /// End the agent task.
     Quit,
 }

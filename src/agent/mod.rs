@@ -25,8 +25,8 @@ pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
 pub use snapshot::{
-    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, Snapshot, ToolRun, ToolStatus,
-    TurnClock,
+    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
+    ToolStatus, TurnClock,
 };
 pub use streaming::StreamingText;
 pub use turn::INTERRUPTED;

@@ -184,6 +184,21 @@ pub struct Snapshot {
     pub sandbox: Option<Arc<str>>,
     /// The MCP servers, their state and tools (for `/mcp` and the status bar).
     pub mcp: Arc<[crate::tools::mcp::ServerView]>,
+    /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
+    pub sessions: Option<Arc<SessionList>>,
+}
+
+/// This workspace's saved sessions, as `Command::ListSessions` found them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionList {
+    /// Grows by one with every listing, so a front end can tell a new answer from the last.
+    pub listed: u64,
+    /// The sessions, the one written last first.
+    pub sessions: Vec<crate::agent::journal::SessionInfo>,
+    /// The id of the session open now, if it has been saved yet.
+    pub current: Option<String>,
+    /// Why there is no list: sessions are not saved in this run, or reading them failed.
+    pub error: Option<String>,
 }
 
 impl Snapshot {

@@ -8,13 +8,14 @@
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
 //! pane's runs in `tool_runs`; the reminder's counters in `reminder_counts`; the prompts queued
-//! during a turn in `queue`.
+//! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
 
 mod board;
 mod compaction;
 mod queue;
 mod reminder_counts;
 mod resumed;
+mod sessions;
 mod tool_runs;
 mod undo_group;
 
@@ -149,6 +150,13 @@ impl State {
     /// This is the one way a line reaches the conversation while it goes on.
     pub fn emit(&mut self, event: AgentEvent) {
         if let Some(entry) = event.entry() {
+            // A line that is not in the history but belongs to it on resume — an answer cut
+            // off, how a turn ended — is saved as a note.
+            let kept =
+                matches!(event, AgentEvent::InterruptedText { .. } | AgentEvent::Result { .. });
+            if let Some(record) = kept.then(|| resumed::note_record(&entry)).flatten() {
+                self.record(&record);
+            }
             self.view.transcript.push_back(entry);
         }
         self.outgoing.push(event);
@@ -194,10 +202,6 @@ impl State {
         self.view.pending_approval = request;
     }
 
-    pub fn add_usage(&mut self, usage: Usage) {
-        self.view.usage.add(usage);
-    }
-
     /// What every request carries besides the history, for the inspector to encode the body.
     pub fn set_request(&mut self, request: RequestShape) {
         self.view.request = request;
@@ -240,6 +244,13 @@ impl State {
     pub fn start_prompted_turn(&mut self) {
         self.start_turn();
         self.set_reminded_without_board(false);
+    }
+
+    /// The tokens an answer used: added to the status line's counts and saved, so a resumed
+    /// session counts on from there.
+    pub fn add_usage(&mut self, usage: Usage) {
+        self.record(&Record::Usage(usage));
+        self.view.usage.add(usage);
     }
 
     /// Appends to the history.
@@ -291,6 +302,7 @@ impl State {
             request: self.view.request.clone(),
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
+            sessions: self.view.sessions.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();
@@ -323,9 +335,12 @@ impl State {
             steps,
             undo,
             answered,
+            usage,
+            usage_recorded,
             warnings,
             ..
         } = restored;
+        self.view.usage = usage;
         self.view.history = history.iter().cloned().collect::<History>();
         self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
@@ -336,6 +351,7 @@ impl State {
             .flat_map(|shown| match shown {
                 Shown::Message(message) => entries_of(message),
                 Shown::Compacted(note) => vec![Entry::Notice { text: note.clone() }],
+                Shown::Note(kind, text) => vec![resumed::note_entry(*kind, text.clone())],
             })
             .collect();
         for warning in warnings {
@@ -356,7 +372,7 @@ impl State {
                 None => {}
             }
         }
-        self.show_resumed();
+        self.show_resumed(usage_recorded);
     }
 
     /// Appends a record to the session log; a failure is told to the person once.

@@ -1,5 +1,5 @@
 //! The UI's state: the newest snapshot and the views of the stack (the approval modal, the
-//! inspector, the help, the board, the main screen).
+//! session picker, the pager, the inspector, the help, the board, the main screen).
 //!
 //! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
 //! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only
@@ -18,6 +18,7 @@ use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
 use super::view::inspector::Inspector;
 use super::view::pager::Pager;
+use super::view::session_picker::SessionPicker;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
 use ratatui::layout::Rect;
@@ -35,6 +36,8 @@ pub enum OverlayKind {
     /// The output pager.
     Output,
     Help,
+    /// The session picker (`/resume`).
+    Sessions,
 }
 
 /// The whole UI state.
@@ -49,6 +52,8 @@ pub struct App {
     pub(super) inspector_over_approval: bool,
     pub(super) help: Option<HelpOverlay>,
     pub(super) pager: Option<Box<Pager>>,
+    /// The session picker (`/resume`), while open.
+    pub(super) picker: Option<Box<SessionPicker>>,
     pub(super) board: BoardPane,
     pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
@@ -83,6 +88,7 @@ impl App {
             inspector_over_approval: false,
             help: None,
             pager: None,
+            picker: None,
             board: BoardPane::default(),
             main: MainView {
                 composer: Composer::new(),
@@ -136,6 +142,10 @@ impl App {
         if let Some(pager) = &mut self.pager {
             pager.update(&snapshot);
         }
+        // The list filling in is the picker appearing: its keys mean something from now on.
+        if self.picker.as_mut().is_some_and(|picker| picker.update(&snapshot)) {
+            self.type_ahead.shown(now);
+        }
         let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
         if self.answered.as_ref() != pending {
             self.answered = None;
@@ -165,8 +175,8 @@ impl App {
         let holding = self.type_ahead.holding(self.now);
         self.now = now;
         // The box's answer line changes when the typing pauses.
-        let mut changed =
-            self.visible_approval().is_some() && holding != self.type_ahead.holding(now);
+        let guarded = self.visible_approval().is_some() || self.picker.is_some();
+        let mut changed = guarded && holding != self.type_ahead.holding(now);
         if self.is_busy() || self.has_running_tool() {
             self.frame = self.frame.wrapping_add(1);
             changed = true;
@@ -202,6 +212,9 @@ impl App {
         }
         if let Some(help) = &mut self.help {
             help.prepare(covered);
+        }
+        if let Some(picker) = &mut self.picker {
+            picker.prepare(covered);
         }
         if let Some(request) = self.visible_approval().cloned() {
             self.approval.prepare(&request, covered);
@@ -243,7 +256,9 @@ impl App {
 
     /// The overlay on top, if one is open.
     pub fn overlay(&self) -> Option<OverlayKind> {
-        if self.pager.is_some() {
+        if self.picker.is_some() {
+            Some(OverlayKind::Sessions)
+        } else if self.pager.is_some() {
             Some(OverlayKind::Output)
         } else if self.inspector.is_some() {
             Some(OverlayKind::History)
@@ -276,6 +291,13 @@ impl App {
     pub(super) fn approval_on_top(&self) -> bool {
         self.visible_approval().is_some()
             && !(self.inspector.is_some() && self.inspector_over_approval)
+    }
+
+    /// Whether a view that acts on single keys and appears or fills in by itself has the
+    /// keyboard: the approval box, or the session picker. Type-ahead is kept from it (see
+    /// `type_ahead`).
+    pub(super) fn guarded_on_top(&self) -> bool {
+        self.approval_on_top() || self.picker.is_some()
     }
 
     /// The approval request the modal shows, unless already answered.

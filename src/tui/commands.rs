@@ -16,6 +16,7 @@ pub enum Slash {
     Compact,
     Demo,
     Mcp,
+    Resume,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -42,6 +43,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         "/compact",
         Slash::Compact,
         "summarise the work so far for the model (the board and your requests stay)",
+    ),
+    (
+        "/resume",
+        Slash::Resume,
+        "switch to another saved session of this workspace, from a list (between turns)",
     ),
     ("/mcp", Slash::Mcp, "list the MCP servers, their state and their tools"),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
@@ -78,7 +84,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /compact /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /compact /resume /mcp /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }
@@ -134,6 +140,7 @@ mod tests {
         assert_eq!(parse("/compact"), Parsed::Command(Slash::Compact));
         assert_eq!(parse("/todo done 2"), Parsed::Command(Slash::Todo));
         assert_eq!(parse("/Plan"), Parsed::Command(Slash::Plan));
+        assert_eq!(parse("/resume"), Parsed::Command(Slash::Resume));
         assert_eq!(parse("/nope"), Parsed::Unknown("/nope".into()));
     }
 

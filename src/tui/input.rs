@@ -1,9 +1,10 @@
 //! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
-//! from the top — the approval modal, the inspector, the help, the board, the main screen — and
+//! from the top — the approval modal, the session picker, the pager, the inspector, the help,
+//! the board, the main screen — and
 //! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
 //! any view, so the way out always works: it interrupts a running turn, and twice on an idle
 //! prompt quits. A key typed through an approval box's arrival is kept from it and goes on to
-//! the composer (see `type_ahead`).
+//! the composer (see `type_ahead`); so is one typed through the session picker's.
 
 use super::app::{App, QUIT_WINDOW};
 use super::commands;
@@ -14,6 +15,7 @@ use super::stack::{Ctx, Effect, Hints, Layer, View};
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::inspector::{self, Inspector};
 use super::view::pager::Pager;
+use super::view::session_picker::{self, SessionPicker};
 use super::view::{approval_modal, board, composer, conversation, pager};
 use crate::agent::Command;
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
@@ -38,6 +40,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Request inspector (Ctrl+T)", inspector::KEYS),
         HelpSection::of("Tool output (Ctrl+G)", pager::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
+        HelpSection::of("Saved sessions (/resume)", session_picker::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
 }
@@ -74,7 +77,7 @@ impl App {
             self.apply(Effect::OpenInspector);
             return;
         }
-        let boxed = self.approval_on_top();
+        let boxed = self.guarded_on_top();
         let answers = boxed && self.type_ahead.accepts(now);
         if boxed && !answers {
             self.type_ahead.divert(now);
@@ -106,10 +109,14 @@ impl App {
     pub fn hints(&self) -> Hints {
         let ctx = self.context();
         // While typing goes past the box, the hints are those of where the keys go.
-        let answering = self.approval_on_top() && !self.type_ahead.holding(self.now);
-        let approval = answering.then_some(&self.approval as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 6] = [
+        let answering = self.guarded_on_top() && !self.type_ahead.holding(self.now);
+        let approval =
+            (answering && self.approval_on_top()).then_some(&self.approval as &dyn Layer);
+        let picker =
+            self.picker.as_deref().filter(|_| answering).map(|picker| picker as &dyn Layer);
+        let layers: [Option<&dyn Layer>; 7] = [
             approval,
+            picker,
             self.pager.as_deref().map(|pager| pager as &dyn Layer),
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
             self.help.as_ref().map(|help| help as &dyn Layer),
@@ -134,20 +141,24 @@ impl App {
     }
 
     /// Offers an event to each view from the top until one takes it, then applies the effects the
-    /// views asked for and drops the views that are done. The approval box is offered the event
-    /// only when `to_approval` (a key typed through its arrival passes it by).
+    /// views asked for and drops the views that are done. The approval box and the session
+    /// picker are offered the event only when `to_guarded` (a key typed through their arrival
+    /// passes them by).
     fn walk(
         &mut self,
-        to_approval: bool,
+        to_guarded: bool,
         mut offer: impl FnMut(&mut dyn Layer, &mut Ctx<'_>) -> bool,
     ) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = to_approval && self.approval_on_top();
+        let show_approval = to_guarded && self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(6);
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(7);
         if show_approval {
             layers.push(&mut self.approval);
+        }
+        if let Some(picker) = self.picker.as_deref_mut().filter(|_| to_guarded) {
+            layers.push(picker);
         }
         if let Some(pager) = &mut self.pager {
             layers.push(pager.as_mut());
@@ -174,6 +185,9 @@ impl App {
         }
         if self.help.as_ref().is_some_and(View::is_done) {
             self.help = None;
+        }
+        if self.picker.as_deref().is_some_and(View::is_done) {
+            self.picker = None;
         }
         for effect in effects {
             self.apply(effect);
@@ -202,6 +216,14 @@ impl App {
                 self.inspector = None;
                 self.pager = None;
                 self.help = Some(HelpOverlay::new(help_sections()));
+            }
+            Effect::OpenSessions => {
+                self.help = None;
+                self.inspector = None;
+                self.pager = None;
+                self.picker = Some(Box::new(SessionPicker::open(&self.snapshot)));
+                self.type_ahead.shown(self.now);
+                self.send(Command::ListSessions);
             }
             Effect::FocusBoard => self.board.focus(&self.snapshot),
             Effect::Compose(text) => {
@@ -255,16 +277,54 @@ mod tests {
             .join("\n")
     }
 
+    /// Whether README's `text` names `key`: a letter or sign in backticks (`` `j` ``), anything
+    /// longer as it is.
+    fn names(text: &str, key: &str) -> bool {
+        let key = key.to_lowercase();
+        if key.chars().count() == 1 && key.chars().all(|c| c.is_ascii_graphic()) {
+            text.contains(&format!("`{key}`"))
+        } else {
+            text.contains(&key)
+        }
+    }
+
+    /// The README rows about a help section's view: where its keys must be named.
+    fn rows_about(table: &str, section: &str) -> String {
+        let start: &[&str] = match section {
+            "Board (after /todos)" => &["| on the board:"],
+            "Request inspector (Ctrl+T)" => &["| ctrl+t or f2 |"],
+            "Tool output (Ctrl+G)" => &["| ctrl+g or f3 |"],
+            "Approval" => &["| `y` / `a` / `n` / esc in the approval box"],
+            "Saved sessions (/resume)" => &["| `/resume`"],
+            "This help" => &["| `?`"],
+            _ => &["|"],
+        };
+        table
+            .lines()
+            .filter(|row| start.iter().any(|start| row.starts_with(start)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     #[test]
-    fn the_readme_names_every_key_of_the_screen_and_the_composer() {
+    fn the_readme_names_every_key_of_every_view_where_it_speaks_of_that_view() {
         let table = readme_keys().to_lowercase();
         assert!(!table.is_empty(), "the README has its table of keys");
-        let sections = ["Anywhere", "Composer", "Conversation"];
-        for section in help_sections().iter().filter(|section| sections.contains(&section.title)) {
+        for section in help_sections() {
+            let rows = rows_about(&table, section.title);
+            assert!(!rows.is_empty(), "README's table has no row about {}", section.title);
             for (keys, _) in &section.rows {
-                for key in keys.split(" / ").filter(|key| !key.contains(char::is_whitespace)) {
+                // Slash commands, then keys (`Ctrl+T / F2`); rows that are not key chords
+                // (`Mouse wheel`, `Paste`) are prose.
+                let keys: Vec<&str> = match keys.split_whitespace().next() {
+                    Some(name) if name.starts_with('/') => vec![name],
+                    _ => {
+                        keys.split(" / ").filter(|key| !key.contains(char::is_whitespace)).collect()
+                    }
+                };
+                for key in keys {
                     assert!(
-                        table.contains(&key.to_lowercase()),
+                        names(&rows, key),
                         "{key} ({}) is missing from README's table of keys",
                         section.title
                     );

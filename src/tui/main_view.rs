@@ -113,6 +113,18 @@ impl MainView {
                 }
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
+            Parsed::Command(Slash::Resume) => {
+                self.composer.take();
+                if ctx.snapshot.activity == crate::agent::Activity::Idle {
+                    ctx.effect(Effect::OpenSessions);
+                } else {
+                    self.conversation.push_note(
+                        "/resume switches sessions between turns: wait for this one to end, or \
+                         press Esc to interrupt it, then type /resume again.",
+                    );
+                    self.conversation.act(&source, conversation::Action::Bottom);
+                }
+            }
             Parsed::Command(Slash::Mcp) => {
                 self.composer.take();
                 let servers = &ctx.snapshot.mcp;
@@ -131,7 +143,7 @@ impl MainView {
                     Slash::Todos => Effect::FocusBoard,
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
-                    Slash::Todo | Slash::Mcp => return,
+                    Slash::Todo | Slash::Mcp | Slash::Resume => return,
                 });
             }
             Parsed::Unknown(name) => {

@@ -1,5 +1,6 @@
 //! The view stack: every key, paste, wheel notch and status-bar hint walks one ordered stack of
-//! views — the approval modal, the history inspector, the help, the board, the main screen —
+//! views — the approval modal, the session picker, the output pager, the history inspector, the
+//! help, the board, the main screen —
 //! from the top, and the first view that takes it keeps it.
 //!
 //! Each view answers from its own key table (see `keymap`), in the spirit of gitui's components:
@@ -27,6 +28,8 @@ pub enum Effect {
     /// Open the pager on the newest tool call's output.
     OpenOutput,
     OpenHelp,
+    /// Open the session picker and ask the agent for the saved sessions (`/resume`).
+    OpenSessions,
     /// Give the board the keyboard (`/todos`).
     FocusBoard,
     /// Put this text in the composer and give it the keyboard (the board's edit and add keys).

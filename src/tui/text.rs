@@ -68,6 +68,19 @@ pub fn shown_exactly(line: &str) -> String {
     out
 }
 
+/// One line of a tool's output as the tool pane and the output pager show it: the line's own
+/// ending (`\r` of `\r\n`) dropped, and every other character kept and shown as the approval
+/// box shows it ([`shown_exactly`]) — a `\r` that would let later text overwrite a line, an
+/// escape sequence or a control character is marked, never silently removed.
+pub fn output_line(line: &str) -> Cow<'_, str> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if line.chars().any(|c| c == '\t' || crate::visible::is_hidden(c)) {
+        Cow::Owned(shown_exactly(line))
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
 /// Text that may span lines, cleaned line by line (`\r\n` line ends included).
 pub fn clean_lines(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     text.split('\n').map(clean_line)
@@ -167,14 +180,14 @@ pub fn first_line(text: &str) -> Cow<'_, str> {
 }
 
 /// The last `max_lines` lines of `text`, looking at no more than `max_bytes` from its end, so a
-/// multi-megabyte output costs the same as a small one.
+/// multi-megabyte output costs the same as a small one; each shown by [`output_line`].
 pub fn tail_lines(text: &str, max_lines: usize, max_bytes: usize) -> Vec<Cow<'_, str>> {
     let mut start = text.len().saturating_sub(max_bytes);
     while !text.is_char_boundary(start) {
         start += 1;
     }
     let window = text[start..].trim_end_matches('\n');
-    let mut lines: Vec<_> = window.rsplit('\n').take(max_lines).map(clean_line).collect();
+    let mut lines: Vec<_> = window.rsplit('\n').take(max_lines).map(output_line).collect();
     lines.reverse();
     lines
 }
@@ -253,6 +266,15 @@ mod tests {
         let tail = tail_lines(&big, 3, 100);
         assert_eq!(tail.len(), 1);
         assert_eq!(tail[0].len(), 100);
+    }
+
+    #[test]
+    fn output_lines_mark_what_they_do_not_show() {
+        assert_eq!(output_line("plain"), "plain");
+        assert_eq!(output_line("crlf\r"), "crlf");
+        assert_eq!(output_line("10%\r100%"), "10%␍100%");
+        assert_eq!(output_line("\u{1b}[31mred\u{7}"), "^[[31mred^G");
+        assert_eq!(output_line("a\tb\u{202e}"), "a   b⟨U+202E⟩");
     }
 
     #[test]

@@ -254,13 +254,16 @@ fn the_pane_marks_items_hidden_above_and_below_and_an_item_it_cuts() {
     insta::assert_snapshot!("board_pane_hidden_both_ways_60x3", text);
     let rows: Vec<&str> = text.lines().collect();
     // Items, not lines, are counted; the first five are above, four below.
-    assert!(rows[0].contains("↑ 5 more items"), "{text}");
-    assert!(rows[2].contains("↓ 4 more items"), "{text}");
+    assert!(rows[0].contains(" ↑ 5 more "), "{text}");
+    assert!(rows[2].contains(" ↓ 4 more · /todos "), "{text}");
     // The item in progress is cut at the bottom edge, and says so.
     assert!(rows[1].trim_end_matches('│').trim_end().ends_with('…'), "{text}");
     // Narrower, the notes shrink rather than run into the title: nothing is cut mid-word.
+    // Narrower, the marks keep their one form (never a bare `↑5`, which reads like a token
+    // count) and nothing is cut mid-word.
     let narrow = pane_text(&BoardPane::default(), &snapshot, (40, 4));
     insta::assert_snapshot!("board_pane_hidden_both_ways_40x4", narrow);
     let top = narrow.lines().next().unwrap();
-    assert!(top.contains("↑5") && top.contains("Todos 5/10 "), "{narrow}");
+    assert!(top.contains(" ↑ 5 more ") && top.contains("Todos 5/10 "), "{narrow}");
+    assert!(narrow.lines().last().unwrap().contains(" ↓ 4 more "), "{narrow}");
 }

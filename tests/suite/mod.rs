@@ -57,6 +57,7 @@ mod retry_view;
 mod sandbox;
 mod sandbox_keel;
 mod sandbox_view;
+mod session_picker;
 mod session_state;
 mod sessions;
 mod size_limits;

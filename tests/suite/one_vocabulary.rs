@@ -1,7 +1,7 @@
 //! The agent tells each happening once (docs/architecture.md, "One vocabulary"): the conversation
 //! the screen shows is exactly the lines derived from the events `keel -p` prints, in the same
-//! order — a prompt, reasoning, answers, tool calls (a failed one too), the reminder, the person's
-//! board edits (a refused one too), keel's notes.
+//! order — prompts, reasoning, answers, tool calls (a failed one too), the reminder, a turn that
+//! ended in an error, the person's board edits (a refused one too).
 
 use crate::support::{agent, llm};
 use agent::{Wire, edit, start, until_result};
@@ -32,9 +32,13 @@ fn drain(handle: &mut keel::agent::AgentHandle, events: &mut Vec<AgentEvent>) {
 async fn the_screen_shows_what_the_events_tell(wire: Wire) {
     let server = FakeLlm::start(script(), Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut handle = start(&server, wire, dir.path(), AgentConfig::default(), Sessions::Off);
+    // The first turn stops at the round limit, the second finishes.
+    let config = AgentConfig { max_rounds: 4, ..AgentConfig::default() };
+    let mut handle = start(&server, wire, dir.path(), config, Sessions::Off);
     handle.commands.send(Command::Submit("go".into())).unwrap();
     let mut events = until_result(&mut handle).await;
+    handle.commands.send(Command::Submit("go on".into())).unwrap();
+    events.extend(until_result(&mut handle).await);
     let mut seen = 0;
     edit(&mut handle, &mut seen, "done 1").await;
     edit(&mut handle, &mut seen, "done 9").await;
@@ -58,8 +62,11 @@ async fn the_screen_shows_what_the_events_tell(wire: Wire) {
     assert!(has(|e| matches!(e, Entry::Reminder { .. })));
     assert!(has(|e| matches!(e, Entry::Notice { text } if text.starts_with("You marked #1"))));
     assert!(has(|e| matches!(e, Entry::Error { text } if text.contains("was not changed"))));
-    let calls = shown.iter().filter(|e| matches!(e, Entry::ToolCall { .. })).count();
-    assert_eq!(calls, 4, "each call once");
+    let count = |check: fn(&Entry) -> bool| shown.iter().filter(|e| check(e)).count();
+    assert_eq!(count(|e| matches!(e, Entry::ToolCall { .. })), 4, "each call once");
+    let stopped =
+        |e: &Entry| matches!(e, Entry::Error { text } if text.starts_with("Stopped after"));
+    assert_eq!(count(stopped), 1, "the turn's end told once");
 }
 
 #[tokio::test(flavor = "multi_thread")]

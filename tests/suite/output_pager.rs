@@ -49,8 +49,12 @@ fn type_text(app: &mut App, text: &str) {
 }
 
 fn draw(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(SCREEN.0, SCREEN.1)).unwrap();
-    app.prepare(Rect::new(0, 0, SCREEN.0, SCREEN.1));
+    draw_at(app, SCREEN)
+}
+
+fn draw_at(app: &mut App, (width, height): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(Rect::new(0, 0, width, height));
     terminal.draw(|frame| render(app, frame)).unwrap();
     let buffer = terminal.backend().buffer();
     (0..buffer.area.height)
@@ -116,4 +120,22 @@ fn without_a_tool_call_ctrl_g_opens_nothing_and_the_pane_counts_a_running_calls_
     app.apply_snapshot(Snapshot { tools: [more].into_iter().collect(), ..Snapshot::default() });
     let screen = draw(&mut app);
     assert!(screen.contains("Linking"), "{screen}");
+}
+
+#[test]
+fn the_tool_pane_marks_control_characters_in_output_instead_of_dropping_them() {
+    // A `\r` that would hide the start of a line, an escape sequence, a bell, a bidi override;
+    // the `\r` of a `\r\n` line end is only a line end.
+    let output = "total 3\r\nrm -rf ~/x\rdone\n\u{1b}[2Jcleared\u{7}\nname\u{202e}txt.exe\n";
+    let (mut app, _rx) =
+        app_with(vec![run("call_1", "sh script", ToolStatus::Succeeded, output.into())]);
+    let screen = draw_at(&mut app, (120, 40));
+    insta::assert_snapshot!("tool_pane_marks_controls_120x40", screen);
+    for shown in ["total 3 ", "rm -rf ~/x␍done", "^[[2Jcleared^G", "name⟨U+202E⟩txt.exe"] {
+        assert!(screen.contains(shown), "{shown:?} is not on screen:\n{screen}");
+    }
+    // The pager shows the same lines the same way.
+    app.handle_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL));
+    let pager = draw_at(&mut app, (120, 40));
+    assert!(pager.contains("rm -rf ~/x␍done") && pager.contains("^[[2Jcleared^G"), "{pager}");
 }

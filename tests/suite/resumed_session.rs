@@ -1,9 +1,10 @@
 //! A resumed session looks resumed: the tool pane is rebuilt from the log — each call marked as
-//! it ended, declined and interrupted ones included — and a line says the session was resumed.
+//! it ended, declined and interrupted ones included — a line says the session was resumed, and
+//! the token counts and cost come back from the log (a log too old to have them says so).
 
 use keel::agent::journal::{Record, SessionStore};
 use keel::agent::{self, AgentConfig, Command, Entry, Sessions, ToolStatus};
-use keel::message::{ContentBlock, Message, Role};
+use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
@@ -34,6 +35,7 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
             call("c1", "read_file", json!({"path": "Makefile"})),
             call("c2", "bash", json!({"command": "make clean"})),
             call("c3", "bash", json!({"command": "rm -rf target"})),
+            call("c4", "bash", json!({"command": "cargo clean"})),
         ]),
         Message {
             role: Role::User,
@@ -41,6 +43,7 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
                 result("c1", "1\tall:\n2\t\tcargo build", false),
                 result("c2", "make: *** No rule to make target 'clean'.  Stop.", true),
                 result("c3", declined, true),
+                result("c4", "interrupted by user", true),
             ],
         },
         Message::assistant(vec![ContentBlock::Text { text: "There is no clean target.".into() }]),
@@ -67,11 +70,14 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
         [
             ("Makefile", ToolStatus::Succeeded),
             ("make clean", ToolStatus::Failed),
-            ("rm -rf target", ToolStatus::Declined)
+            ("rm -rf target", ToolStatus::Declined),
+            ("cargo clean", ToolStatus::Interrupted)
         ]
     );
+    // A log written before usage was recorded: the counts start from the resume, and say so.
+    assert_eq!(snapshot.usage, Usage::default());
     assert!(
-        matches!(snapshot.transcript.last(), Some(Entry::Notice { text }) if text.starts_with("Resumed: 4 messages and 3 tool calls")),
+        matches!(snapshot.transcript.last(), Some(Entry::Notice { text }) if text.starts_with("Resumed: 4 messages and 4 tool calls") && text.contains("did not record them")),
         "{:?}",
         snapshot.transcript.last()
     );
@@ -83,6 +89,61 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
     app.prepare(ratatui::layout::Rect::new(0, 0, 100, 24));
     terminal.draw(|frame| render(&app, frame)).unwrap();
     insta::assert_snapshot!("resumed_session_100x24", terminal.backend());
+
+    handle.commands.send(Command::Quit).unwrap();
+    tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
+}
+
+fn used(input_tokens: u64, output_tokens: u64, cache_read_tokens: u64) -> Usage {
+    Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens: 0 }
+}
+
+#[tokio::test]
+async fn a_resumed_session_shows_the_tokens_and_cost_its_log_recorded() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let sessions = SessionStore::new(state.path(), &dir.path().canonicalize().unwrap());
+    let mut log = sessions.create().unwrap();
+    let records = [
+        Record::Message { message: Message::user_text("What is in here?") },
+        Record::Usage(used(30_000, 1_000, 0)),
+        Record::Message {
+            message: Message::assistant(vec![ContentBlock::Text { text: "A Makefile.".into() }]),
+        },
+        Record::Usage(used(10_000, 500, 8_000)),
+    ];
+    for record in &records {
+        log.append(record).unwrap();
+    }
+    let id = log.id().to_owned();
+    drop(log);
+
+    let (log, restored) = sessions.open(&id).unwrap();
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let mut handle = agent::spawn_with_session(
+        AgentConfig::default(),
+        None,
+        tools,
+        Sessions::Resume(sessions.clone(), log, restored),
+    );
+    let mut snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
+    assert_eq!(snapshot.usage, used(40_000, 1_500, 8_000));
+    assert!(
+        matches!(snapshot.transcript.last(), Some(Entry::Notice { text }) if text == "Resumed: 2 messages and 0 tool calls."),
+        "{:?}",
+        snapshot.transcript.last()
+    );
+
+    // The status line counts and prices them as it did before the session was closed.
+    snapshot.model = "claude-sonnet-4-5".into();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    app.apply_snapshot(snapshot);
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 100, 24));
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let status: String = (0..buffer.area.width).map(|x| buffer[(x, 23)].symbol()).collect();
+    assert!(status.contains("↑40.0k ↓1.5k cache 20%") && status.contains(" $"), "{status}");
 
     handle.commands.send(Command::Quit).unwrap();
     tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();

@@ -1,6 +1,6 @@
 //! Sessions that survive restarts, through the agent: whatever a resumed session needs — the
-//! history, the board, the reminder counter, the undo records — is in the log the moment it
-//! changes, and a resumed session goes on exactly as the uninterrupted one would have.
+//! history, the board, the reminder counter, the undo records, the tokens used — is in the log
+//! the moment it changes, and a resumed session goes on exactly as the uninterrupted one would.
 
 use keel::agent::journal::{Restored, SessionStore};
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Sessions, Snapshot};
@@ -128,6 +128,8 @@ async fn a_resumed_session_reminds_exactly_as_the_uninterrupted_one_would() {
     let resumed_history: Vec<&Message> = resumed.history.iter().collect();
     assert_eq!(resumed_history, history, "the resumed history is the uninterrupted one");
     assert_eq!(resumed.rounds_since_todo, uninterrupted.rounds_since_todo);
+    assert!(uninterrupted.usage.output_tokens > 0);
+    assert_eq!(resumed.usage, uninterrupted.usage, "the tokens counted on from the log's");
 }
 
 #[tokio::test]
@@ -166,12 +168,15 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     assert_eq!(&restored.board, first.board.as_ref());
     assert_eq!(restored.board.done(), 1);
     assert_eq!(restored.reminder.since_todo, first.rounds_since_todo);
+    assert!(restored.usage_recorded);
+    assert_eq!(restored.usage, first.usage);
 
     let (_, second) = turn(&mut handle, "again").await;
     assert_eq!(second.rounds_since_todo, 2);
     let restored = peek(&sessions);
     assert_eq!(restored.history, second.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(restored.reminder.since_todo, 2);
+    assert_eq!(restored.usage, second.usage);
 
     // Undo in the live session is saved: the reopened log's own undo steps past it.
     handle.commands.send(Command::Undo).unwrap();

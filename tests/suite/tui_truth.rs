@@ -2,12 +2,13 @@
 //! arrival never answers it and reaches the prompt whole; a command with a `\r` reads the same on
 //! every line that names it; the board never takes the keyboard by itself and its one-letter keys
 //! cannot wipe it; the approval box marks what it cannot show and reaches all of it at 40×12;
-//! Esc keeps the part of an answer already on screen.
+//! Esc keeps the part of an answer already on screen, and so does the session resumed.
 
 use crate::support::{llm, wire};
+use keel::agent::journal::SessionStore;
 use keel::agent::{
-    self, Activity, AgentConfig, ApprovalRequest, Command, Decision, Entry, Snapshot, ToolRun,
-    ToolStatus,
+    self, Activity, AgentConfig, ApprovalRequest, Command, Decision, Entry, Sessions, Snapshot,
+    ToolRun, ToolStatus,
 };
 use keel::board::Board;
 use keel::llm::Provider;
@@ -328,7 +329,11 @@ async fn esc_mid_stream_keeps_what_was_shown_marked_interrupted_and_out_of_the_h
         AnthropicClient::new(wire::settings(&server.anthropic_base(), 0)).unwrap(),
     );
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let mut handle = agent::spawn(AgentConfig::default(), Some(provider), tools);
+    let state = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(state.path(), &dir.path().canonicalize().unwrap());
+    let sessions = Sessions::New(store.clone());
+    let mut handle =
+        agent::spawn_with_session(AgentConfig::default(), Some(provider), tools, sessions);
     let mut app = App::new(handle.commands.clone(), TuiOptions::default());
     handle.commands.send(Command::Submit("Tell me a long story.".into())).unwrap();
     server.wait_until_holding(WAIT).await;
@@ -372,4 +377,21 @@ async fn esc_mid_stream_keeps_what_was_shown_marked_interrupted_and_out_of_the_h
     handle.commands.send(Command::Quit).unwrap();
     server.cancel_hold();
     let _ = tokio::time::timeout(WAIT, &mut handle.task).await;
+
+    // Resumed, the session still shows what was on screen and that it was interrupted; the
+    // model still never sees the cut answer.
+    let (log, restored) = store.open_newest().unwrap();
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let sessions = Sessions::Resume(store.clone(), log, restored);
+    let mut resumed = agent::spawn_with_session(AgentConfig::default(), None, tools, sessions);
+    let snapshot = tokio::time::timeout(WAIT, resumed.snapshots.recv()).await.unwrap().unwrap();
+    let shown: Vec<&Entry> = snapshot.transcript.iter().collect();
+    assert!(
+        matches!(shown.as_slice(), [Entry::User { .. }, Entry::Assistant { text }, Entry::Notice { text: stopped }, Entry::Notice { .. }]
+            if text.starts_with(&partial) && stopped == "Interrupted."),
+        "{shown:?}"
+    );
+    assert!(!snapshot.history.iter().any(|message| message.text().contains(&first_words)));
+    resumed.commands.send(Command::Quit).unwrap();
+    let _ = tokio::time::timeout(WAIT, resumed.task).await;
 }

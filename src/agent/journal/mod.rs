@@ -22,7 +22,7 @@ mod valid_history;
 
 pub use log::SessionLog;
 pub use migrate::LEGACY_DIR;
-pub use record::Record;
+pub use record::{NoteKind, Record};
 pub use recovery::CUT_OFF;
 pub(crate) use recovery::complete_cut_off_round;
 pub use replay::{Restored, Shown};
@@ -147,6 +147,16 @@ impl Journal {
     /// snapshot).
     pub(crate) fn take_untold(&mut self) -> Option<SessionError> {
         self.untold.take()
+    }
+
+    /// Where this conversation's sessions are saved; `None` when nothing is saved.
+    pub(crate) fn store(&self) -> Option<&SessionStore> {
+        self.store.as_ref()
+    }
+
+    /// The id of the log open now (none before the first record).
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.log.as_ref().map(SessionLog::id)
     }
 
     /// The shadow repository of the log already open, for undo.

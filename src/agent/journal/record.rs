@@ -3,13 +3,18 @@
 //! Records are only ever appended. A resumed session replays them in order (`replay`), so each
 //! one says what changed, never how to undo it: a message appended, the board replaced, a turn
 //! begun, the workspace snapshot taken before its first command, a tool call answered, a file
-//! changed, the history compacted.
+//! changed, the history compacted, the tokens an answer used, a line shown beside the history.
+//!
+//! A record of a kind this keel does not know (a newer keel wrote it) is read as
+//! [`Record::Unknown`] and skipped, with a note to the person: every record this keel does know
+//! is still checked as it is applied, so skipping one can never leave a history a model would
+//! refuse. A record of a known kind that does not parse is damage (see `replay`).
 
 use super::compaction::Compaction;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::BoardItem;
-use crate::message::Message;
+use crate::message::{Message, Usage};
 use crate::tools::FileChange;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -70,12 +75,35 @@ pub enum Record {
     BoardEditsTold,
     /// A write or an edit the model made, for the repeated-step answer.
     Step { step: Step },
+    /// The tokens one answer of the model used (a summary request's too): what the status
+    /// line's counts and cost add up, so a resumed session shows what it has cost so far.
+    /// `{"type":"usage","input_tokens":…,"output_tokens":…,"cache_read_tokens":…,
+    /// "cache_write_tokens":…}`; logs written before it have none.
+    Usage(Usage),
+    /// A line the conversation showed that is not in the history, kept so that a resumed
+    /// session shows it too: the part of an answer an interrupt cut off, the note that a turn
+    /// was interrupted, the error that ended one. The model never sees it.
+    /// `{"type":"note","kind":"cut_answer"|"notice"|"error","text":…}`.
+    Note { kind: NoteKind, text: String },
     // Read from logs an older keel wrote, never written: it kept the reminder's counts in two
     // records. Replaying them gives the counts one `Reminder` record would.
     /// The rounds since the last `todo` call alone.
     Rounds { rounds_since_todo: u32 },
     /// The rest of the counts (`since_todo` absent, so left as the last `Rounds` set it).
     Pace { pace: ReminderCounts },
+    /// A record of a kind this keel does not know; never written.
+    #[serde(other, skip_serializing)]
+    Unknown,
+}
+
+/// What a [`Record::Note`] showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteKind {
+    /// The part of the model's answer on screen when the person interrupted it.
+    CutAnswer,
+    Notice,
+    Error,
 }
 
 impl Record {

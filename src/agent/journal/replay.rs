@@ -9,21 +9,23 @@
 //! for good. A last line cut off mid-write (the process was killed) just ends the log.
 
 use super::compaction::{Compaction, apply_masks};
-use super::record::{Record, decode_change};
+use super::record::{NoteKind, Record, decode_change};
 use super::valid_history::check_message;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::Board;
-use crate::message::{ContentBlock, Message};
+use crate::message::{ContentBlock, Message, Usage};
 use crate::tools::undo::{ObjectId, UndoStack};
 use std::io::BufRead;
 
-/// One thing the conversation showed, in order: a message, or the line where the model's view
-/// was compacted. The history a compaction shortened is still shown whole.
+/// One thing the conversation showed, in order: a message, the line where the model's view was
+/// compacted, or a line kept beside the history (an answer cut off, a turn interrupted). The
+/// history a compaction shortened is still shown whole.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shown {
     Message(Message),
     Compacted(String),
+    Note(NoteKind, String),
 }
 
 /// What a session log held.
@@ -44,7 +46,11 @@ pub struct Restored {
     /// Results already logged for the calls of the last round, when that round was cut off
     /// before its results went into the history.
     pub answered: Vec<ContentBlock>,
-    /// Things the person should know (a cut-off or repaired log).
+    /// The tokens the session's answers used, as its `usage` records add up.
+    pub usage: Usage,
+    /// Whether the log recorded usage at all (logs written before it did not).
+    pub usage_recorded: bool,
+    /// Things the person should know (a cut-off or repaired log, records skipped).
     pub warnings: Vec<String>,
 }
 
@@ -107,11 +113,16 @@ pub(super) fn replay_from(mut reader: impl BufRead) -> std::io::Result<Replayed>
         }
         let applied = serde_json::from_slice::<Record>(line)
             .map_err(|err| format!("not a record: {err}"))
-            .and_then(|record| {
-                if let Record::Start { started_at, .. } = &record {
-                    replayed.started_at = *started_at;
+            .and_then(|record| match record {
+                Record::Start { started_at, .. } => {
+                    replayed.started_at = started_at;
+                    Ok(())
                 }
-                state.apply(record)
+                Record::Unknown => {
+                    state.unknown.skip(line, line_number);
+                    Ok(())
+                }
+                record => state.apply(record),
             });
         match (applied, whole) {
             (Ok(()), _) => {
@@ -128,6 +139,9 @@ pub(super) fn replay_from(mut reader: impl BufRead) -> std::io::Result<Replayed>
                 break;
             }
         }
+    }
+    if let Some(note) = state.unknown.note() {
+        state.restored.warnings.push(note);
     }
     replayed.restored = state.restored;
     Ok(replayed)
@@ -166,13 +180,60 @@ struct Replay {
     restored: Restored,
     /// The ids of the newest answer's tool calls while their results are not in the history.
     open_calls: Vec<String>,
+    unknown: Skipped,
+}
+
+/// Records of kinds this keel does not know, skipped: how many, the first line, their kinds.
+#[derive(Default)]
+struct Skipped {
+    count: usize,
+    first_line: usize,
+    kinds: Vec<String>,
+}
+
+/// Kinds named in the note about skipped records, at most.
+const KINDS_NAMED: usize = 3;
+/// Characters of a kind's name shown in the note, at most.
+const KIND_CHARS: usize = 40;
+
+impl Skipped {
+    fn skip(&mut self, line: &[u8], number: usize) {
+        if self.count == 0 {
+            self.first_line = number;
+        }
+        self.count += 1;
+        let kind = serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|value| Some(value.get("type")?.as_str()?.chars().take(KIND_CHARS).collect()))
+            .unwrap_or_default();
+        if self.kinds.len() < KINDS_NAMED && !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+    }
+
+    /// What the person is told, if anything was skipped.
+    fn note(&self) -> Option<String> {
+        let records = match self.count {
+            0 => return None,
+            1 => "1 record".to_owned(),
+            n => format!("{n} records"),
+        };
+        let kinds: Vec<String> =
+            self.kinds.iter().map(|kind| format!("`{}`", crate::visible::one_line(kind))).collect();
+        Some(format!(
+            "Skipped {records} of a kind this keel does not know ({}; the first on line {}): \
+             a newer keel wrote them. Everything else in the log was loaded.",
+            kinds.join(", "),
+            self.first_line
+        ))
+    }
 }
 
 impl Replay {
     fn apply(&mut self, record: Record) -> Result<(), String> {
         let restored = &mut self.restored;
         match record {
-            Record::Start { .. } => {}
+            Record::Start { .. } | Record::Unknown => {}
             Record::Message { message } => {
                 self.open_calls = check_message(&message, &self.open_calls)?;
                 self.restored.answered.clear();
@@ -219,6 +280,11 @@ impl Replay {
             Record::BoardEdit { change } => restored.board_edits.push(change),
             Record::BoardEditsTold => restored.board_edits.clear(),
             Record::Step { step } => restored.steps.push(step),
+            Record::Note { kind, text } => restored.transcript.push(Shown::Note(kind, text)),
+            Record::Usage(usage) => {
+                restored.usage.add(usage);
+                restored.usage_recorded = true;
+            }
         }
         Ok(())
     }

@@ -1,6 +1,9 @@
 //! What a resumed session shows besides its conversation: the tool pane rebuilt from the
 //! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
-//! cut off, and so are their lines in the conversation), and one line saying it was resumed.
+//! cut off, and so are their lines in the conversation), and one line saying it was resumed (the
+//! token counts and cost come back from the log's `usage` records; a log too old to have them
+//! says that they count from the resume). Lines kept beside the history — an answer cut off, a
+//! turn interrupted or failed — come back from the log's notes in their places.
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
 //! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
@@ -8,18 +11,19 @@
 use super::State;
 use crate::agent::approval::DECLINED;
 use crate::agent::event::AgentEvent;
-use crate::agent::journal::CUT_OFF;
-use crate::agent::snapshot::{ToolRun, ToolStatus};
+use crate::agent::journal::{CUT_OFF, NoteKind, Record};
+use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
 use crate::agent::turn::INTERRUPTED;
-use crate::message::ContentBlock;
+use crate::message::{ContentBlock, Role};
 use crate::tools::{ToolCall, ToolName};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 impl State {
-    /// Rebuilds the tool pane from the history and says the session was resumed.
-    pub(super) fn show_resumed(&mut self) {
+    /// Rebuilds the tool pane from the history and says the session was resumed;
+    /// `usage_recorded`: the log had the tokens its answers used.
+    pub(super) fn show_resumed(&mut self, usage_recorded: bool) {
         if self.view.history.is_empty() {
             return;
         }
@@ -59,11 +63,15 @@ impl State {
         } else {
             format!(", the board at {}/{}", board.done(), board.items().len())
         };
+        // A log with no answer yet has no tokens to record.
+        let answered = history.iter().any(|message| message.role == Role::Assistant);
+        let usage = if usage_recorded || !answered {
+            ""
+        } else {
+            " Tokens and cost count from here: this log did not record them."
+        };
         self.emit(AgentEvent::Notice {
-            text: format!(
-                "Resumed: {messages} messages and {calls} tool calls{board}. Tokens and cost \
-                 count from here."
-            ),
+            text: format!("Resumed: {messages} messages and {calls} tool calls{board}.{usage}"),
         });
     }
 }
@@ -78,5 +86,25 @@ fn ended(output: &str, is_error: bool) -> ToolStatus {
         ToolStatus::Failed
     } else {
         ToolStatus::Succeeded
+    }
+}
+
+/// The log's record of a line kept beside the history; `None` for entries the history holds.
+pub(super) fn note_record(entry: &Entry) -> Option<Record> {
+    let (kind, text) = match entry {
+        Entry::Assistant { text } => (NoteKind::CutAnswer, text),
+        Entry::Notice { text } => (NoteKind::Notice, text),
+        Entry::Error { text } => (NoteKind::Error, text),
+        _ => return None,
+    };
+    Some(Record::Note { kind, text: text.clone() })
+}
+
+/// The conversation line a note record stands for.
+pub(super) fn note_entry(kind: NoteKind, text: String) -> Entry {
+    match kind {
+        NoteKind::CutAnswer => Entry::Assistant { text },
+        NoteKind::Notice => Entry::Notice { text },
+        NoteKind::Error => Entry::Error { text },
     }
 }

@@ -192,13 +192,6 @@ impl Agent {
         self.state.end_streaming();
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
-        match (&outcome, &error) {
-            (_, Some(error)) => self.emit(AgentEvent::Error { text: error.clone() }),
-            (TurnOutcome::Interrupted, None) => {
-                self.emit(AgentEvent::Notice { text: "Interrupted.".into() });
-            }
-            _ => {}
-        }
         self.end_plan_turn();
         let board = &self.state.view().board;
         self.emit(AgentEvent::Result {
@@ -317,8 +310,14 @@ pub(super) fn during_turn(
             board_edits::plan_mode(state, outbox, on);
             None
         }
+        Some(Command::ListSessions) => {
+            state.list_sessions();
+            state.publish(outbox);
+            None
+        }
         Some(
-            Command::Clear
+            Command::Resume(_)
+            | Command::Clear
             | Command::Undo
             | Command::StartDemo
             | Command::Continue

@@ -177,6 +177,17 @@ impl Agent {
                         break;
                     }
                 }
+                Command::ListSessions => self.state.list_sessions(),
+                Command::Resume(id) => {
+                    if let Some(opened) = self.state.open_session(&id) {
+                        if let Some(window) = opened.2.learned_window {
+                            self.meter.learn_window(window);
+                        }
+                        self.meter.history_changed();
+                        let workspace = self.tools.workspace().clone();
+                        self.state.switch_to(opened, &workspace);
+                    }
+                }
                 Command::Quit => break,
                 Command::Cancel | Command::Approve { .. } => {}
             }

@@ -177,6 +177,8 @@ impl Conversation {
                 if content.intro.is_empty() { Vec::new() } else { vec![BlockRef::Intro] };
             content.notes.clear();
             content.streaming.clear();
+            // Another conversation's marks (a session switched to): taken in again afresh.
+            content.marks = imbl::HashMap::new();
             content.seen = imbl::Vector::new();
             self.list.invalidate_from(0, false);
             self.unseen_below = false;

@@ -14,6 +14,7 @@ pub mod pager;
 mod paste_tokens;
 pub(super) mod plan_hint;
 mod raw_json;
+pub mod session_picker;
 pub mod status_bar;
 mod streaming_lines;
 pub mod tool_log;

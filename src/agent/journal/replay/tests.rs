@@ -1,4 +1,5 @@
-//! The replay's rules, record by record: what a valid prefix is, and where a log stops being one.
+//! The replay's own cases: records applied, damage found, compactions checked.
+
 use super::super::compaction::{Mask, Trigger};
 use super::*;
 use crate::message::Role;
@@ -157,6 +158,80 @@ fn a_whole_last_record_without_its_newline_is_kept() {
     let replayed = replay(cut.as_bytes());
     assert!(replayed.cut_off && replayed.damage.is_none());
     assert_eq!(replayed.restored.history.len(), 1);
+}
+
+fn usage(input: u64, output: u64, cache_read: u64) -> Record {
+    Record::Usage(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_write_tokens: 0,
+    })
+}
+
+#[test]
+fn usage_records_add_up_and_a_log_without_them_says_so() {
+    let log: String =
+        [user("go"), usage(1_000, 50, 800), usage(2_000, 70, 0)].iter().map(line).collect();
+    assert!(
+        log.contains(
+            r#"{"type":"usage","input_tokens":1000,"output_tokens":50,"cache_read_tokens":800"#
+        ),
+        "{log}"
+    );
+    let restored = replay(log.as_bytes()).restored;
+    assert!(restored.usage_recorded);
+    assert_eq!(
+        restored.usage,
+        Usage {
+            input_tokens: 3_000,
+            output_tokens: 120,
+            cache_read_tokens: 800,
+            cache_write_tokens: 0
+        }
+    );
+    let old = line(&user("go"));
+    let restored = replay(old.as_bytes()).restored;
+    assert!(!restored.usage_recorded);
+    assert_eq!(restored.usage, Usage::default());
+}
+
+#[test]
+fn a_record_of_an_unknown_kind_is_skipped_with_a_note_and_the_rest_loads() {
+    let newer = "{\"type\":\"from_the_future\",\"what\":1}\n";
+    let log = line(&user("go")) + newer + newer + &line(&call("t1")) + &line(&results(&["t1"]));
+    let replayed = replay(log.as_bytes());
+    assert!(replayed.damage.is_none());
+    assert_eq!(replayed.valid_len, log.len(), "the skipped records stay in the log");
+    assert_eq!(replayed.restored.history.len(), 3);
+    let [note] = replayed.restored.warnings.as_slice() else { panic!("one note") };
+    assert!(note.contains("2 records") && note.contains("`from_the_future`"), "{note}");
+    assert!(note.contains("line 2"), "{note}");
+    // A known kind that does not parse is damage, as before; so is a line without a kind.
+    for bad in ["{\"type\":\"usage\",\"input_tokens\":\"many\"}\n", "{\"what\":1}\n"] {
+        let log = line(&user("go")) + bad + &line(&user("more"));
+        let damage = replay(log.as_bytes()).damage.expect(bad);
+        assert_eq!(damage.line, 2, "{bad}");
+    }
+}
+
+#[test]
+fn notes_take_their_place_in_the_transcript_and_never_reach_the_history() {
+    let cut = Record::Note { kind: NoteKind::CutAnswer, text: "The first half".into() };
+    let stopped = Record::Note { kind: NoteKind::Notice, text: "Interrupted.".into() };
+    let log: String = [user("go"), cut, stopped, user("again")].iter().map(line).collect();
+    assert!(log.contains(r#"{"type":"note","kind":"cut_answer","text":"The first half"}"#));
+    let restored = replay(log.as_bytes()).restored;
+    assert_eq!(restored.history, [message(user("go")), message(user("again"))]);
+    assert_eq!(
+        restored.transcript,
+        [
+            Shown::Message(message(user("go"))),
+            Shown::Note(NoteKind::CutAnswer, "The first half".into()),
+            Shown::Note(NoteKind::Notice, "Interrupted.".into()),
+            Shown::Message(message(user("again"))),
+        ]
+    );
 }
 
 #[test]

@@ -26,7 +26,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
-use scroll::{Hidden, follow_offset, more, showing};
+use scroll::{Hidden, Side, follow_offset, more_mark, showing};
 
 /// Cells of the progress gauge in the title.
 const GAUGE_CELLS: usize = 10;
@@ -314,16 +314,16 @@ impl BoardPane {
             forms.into_iter().find(|form| taken + text_width(form) <= room)
         };
         if hidden.above > 0 {
-            let forms = vec![format!(" ↑ {} ", more(hidden.above)), format!(" ↑{} ", hidden.above)];
+            let forms = vec![format!(" {} ", more_mark(Side::Above, hidden.above))];
             if let Some(note) = fitting(title(snapshot).width() + 1, forms) {
                 block = block.title(Line::styled(note, theme::DIM).right_aligned());
             }
         }
         if hidden.below > 0 {
-            let mut forms =
-                vec![format!(" ↓ {} ", more(hidden.below)), format!(" ↓{} ", hidden.below)];
+            let mark = more_mark(Side::Below, hidden.below);
+            let mut forms = vec![format!(" {mark} ")];
             if !self.focused {
-                forms.insert(0, format!(" ↓ {} · /todos ", more(hidden.below)));
+                forms.insert(0, format!(" {mark} · /todos "));
             }
             let taken = if snapshot.plan_ready { PLAN_NOTE_WIDTH } else { 0 };
             if let Some(note) = fitting(taken, forms) {

@@ -1,6 +1,6 @@
 //! Which rows of a board taller than its pane are shown: the offset that keeps the selected item
 //! (or, unfocused, the item in progress) in view, and what the view leaves out above and below,
-//! counted in items, for the pane's `↑ N more items` / `↓ N more items` marks.
+//! counted in items, for the pane's `↑ N more` / `↓ N more` marks ([`more_mark`]).
 
 use super::lines::ItemLine;
 use crate::agent::Snapshot;
@@ -53,9 +53,22 @@ impl Hidden {
     }
 }
 
-/// `1 more item`, `3 more items`.
-pub(super) fn more(items: usize) -> String {
-    if items == 1 { "1 more item".to_owned() } else { format!("{items} more items") }
+/// Which side of the pane items are left out on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    Above,
+    Below,
+}
+
+/// The one form of the mark for items the pane leaves out, on its top or bottom border: `↑ 3
+/// more`, `↓ 1 more`. Short enough for a 40-column screen, so no narrower form is ever needed,
+/// and never a bare `↓3`, which would read like the status line's token counts.
+pub(super) fn more_mark(side: Side, items: usize) -> String {
+    let arrow = match side {
+        Side::Above => '↑',
+        Side::Below => '↓',
+    };
+    format!("{arrow} {items} more")
 }
 
 /// The first row to show when the pane is not focused: the item in progress stays in view (or
@@ -70,4 +83,15 @@ pub(super) fn follow_offset(snapshot: &Snapshot, content: &[ItemLine], height: u
     let first = content.iter().position(|line| line.item == active).unwrap_or(0);
     let last = content.iter().rposition(|line| line.item == active).unwrap_or(first);
     if last < height { 0 } else { (last + 1).saturating_sub(height).min(first) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_more_mark_has_one_form_for_any_count() {
+        assert_eq!(more_mark(Side::Above, 1), "↑ 1 more");
+        assert_eq!(more_mark(Side::Below, 12), "↓ 12 more");
+    }
 }

@@ -50,7 +50,7 @@ impl MessageText {
 
     /// One line of plain text, control characters made visible (a line of a tool's output).
     pub fn plain(line: &str) -> Self {
-        let text = clean_line(line).into_owned();
+        let text = crate::tui::text::output_line(line).into_owned();
         Self { lines: vec![TextLine { text, key: None, header: false }] }
     }
 
