@@ -27,7 +27,6 @@ use std::time::Duration;
 use support::fake_llm::{self, Step};
 use support::loopback::Loopback;
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 /// Steps of the task.
 const STEPS: usize = 10;
 /// What each step reads, writes and prints, in bytes.
@@ -142,7 +141,7 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
     };
     let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
     let config = AgentConfig {
-        system_prompt: SYSTEM_PROMPT.to_owned(),
+        system_prompt: keel::prompt::system_prompt(board != Board::Off),
         approval: ApprovalMode::Auto,
         board: board != Board::Off,
         ..AgentConfig::default()
@@ -171,40 +170,90 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
     (bodies, sizes, last_board)
 }
 
+/// What the board adds to a run, part by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The `todo` tool's schema and description, in every request.
+    Schema,
+    /// The first plan: the model's call (its output) and the call and its answer carried after.
+    PlanCall,
+    PlanAnswer,
+    /// Every later update: the calls and the answers.
+    UpdateCalls,
+    UpdateAnswers,
+    Reminders,
+}
+
+const PARTS: [(Part, &str); 6] = [
+    (Part::Schema, "schema"),
+    (Part::PlanCall, "plan call"),
+    (Part::PlanAnswer, "plan answer"),
+    (Part::UpdateCalls, "update calls"),
+    (Part::UpdateAnswers, "update answers"),
+    (Part::Reminders, "reminders"),
+];
+
+/// Bytes as the cache prices them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Priced {
+    /// Input bytes the request shared with the one before (cache reads) and new (writes).
+    read: usize,
+    write: usize,
+    /// What the model wrote.
+    output: usize,
+}
+
+impl Priced {
+    /// Dollars at list prices with the cache as keel marks it.
+    fn dollars(&self) -> f64 {
+        let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;
+        let input = tokens(self.read) * CACHE_READ
+            + tokens(self.write) * CACHE_WRITE
+            + tokens(self.output) * OUTPUT;
+        input * INPUT_PER_MTOK / 1e6
+    }
+
+    fn add(&mut self, cached: bool, bytes: usize) {
+        if cached {
+            self.read += bytes;
+        } else {
+            self.write += bytes;
+        }
+    }
+}
+
 /// Where one run's bytes went, and how the cache priced them.
 #[derive(Debug, Default)]
 struct Cost {
     requests: usize,
     total: usize,
-    schema: usize,
-    calls: usize,
-    answers: usize,
-    reminders: usize,
-    /// Input bytes the request shared with the one before (cache reads) and new (writes).
-    cache_read: usize,
-    cache_write: usize,
-    /// The model's answers.
-    output: usize,
+    /// The system prompt's bytes in each request.
+    system: usize,
+    /// The whole run as the cache prices it.
+    priced: Priced,
+    /// What of it the board's parts took, in `PARTS` order.
+    parts: [Priced; PARTS.len()],
 }
 
 impl Cost {
-    fn board(&self) -> usize {
-        self.schema + self.calls + self.answers + self.reminders
+    fn part(&mut self, part: Part) -> &mut Priced {
+        let index = PARTS.iter().position(|(p, _)| *p == part).unwrap_or_default();
+        &mut self.parts[index]
     }
 
-    /// Dollars at list prices with the cache as keel marks it.
+    /// The bytes of the board's parts in the requests sent.
+    fn board(&self) -> usize {
+        self.parts.iter().map(|part| part.read + part.write).sum()
+    }
+
     fn dollars(&self) -> f64 {
-        let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;
-        let input = tokens(self.cache_read) * CACHE_READ
-            + tokens(self.cache_write) * CACHE_WRITE
-            + tokens(self.output) * OUTPUT;
-        input * INPUT_PER_MTOK / 1e6
+        self.priced.dollars()
     }
 
     /// Dollars with no cache at all: every input byte at full price.
     fn dollars_uncached(&self) -> f64 {
         let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;
-        (tokens(self.total) + tokens(self.output) * OUTPUT) * INPUT_PER_MTOK / 1e6
+        (tokens(self.total) + tokens(self.priced.output) * OUTPUT) * INPUT_PER_MTOK / 1e6
     }
 }
 
@@ -224,50 +273,75 @@ fn cost(bodies: &[Value], sizes: &[usize]) -> Cost {
     let size = |value: &Value| value.to_string().len();
     let mut cost = Cost { requests: sizes.len(), total: sizes.iter().sum(), ..Cost::default() };
     let mut before: Vec<Value> = Vec::new();
+    let mut plan: Option<String> = None;
     for (body, &bytes) in bodies.iter().zip(sizes) {
         let messages: Vec<Value> =
             body["messages"].as_array().into_iter().flatten().map(unmarked).collect();
         // The model's answer to the request before is the first message this one adds.
         if let Some(answer) = messages.get(before.len()).filter(|_| !before.is_empty()) {
-            cost.output += output(answer);
+            cost.priced.output += output(answer);
+            for block in answer["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_use" && block["name"] == "todo" {
+                    let id = block["id"].as_str().unwrap_or_default();
+                    let part = if plan.get_or_insert_with(|| id.to_owned()) == id {
+                        Part::PlanCall
+                    } else {
+                        Part::UpdateCalls
+                    };
+                    cost.part(part).output += "todo".len() + block["input"].to_string().len();
+                }
+            }
         }
+        let shared = if before.is_empty() {
+            0
+        } else {
+            messages.iter().zip(&before).take_while(|(a, b)| a == b).count()
+        };
         let cached = if before.is_empty() {
             0
         } else {
-            let shared = messages.iter().zip(&before).take_while(|(a, b)| a == b).count();
             size(&body["tools"])
                 + size(&body["system"])
                 + messages[..shared].iter().map(size).sum::<usize>()
         };
-        cost.cache_read += cached;
-        cost.cache_write += bytes.saturating_sub(cached);
+        cost.system = size(&body["system"]);
+        cost.priced.read += cached;
+        cost.priced.write += bytes.saturating_sub(cached);
         let tools = body["tools"].as_array().cloned().unwrap_or_default();
-        cost.schema += tools.iter().filter(|tool| tool["name"] == "todo").map(size).sum::<usize>();
+        let schema = tools.iter().filter(|tool| tool["name"] == "todo").map(size).sum::<usize>();
+        cost.part(Part::Schema).add(!before.is_empty(), schema);
         let mut todo_ids = HashSet::new();
-        for message in &messages {
+        for (index, message) in messages.iter().enumerate() {
+            let cached = index < shared;
             for block in message["content"].as_array().into_iter().flatten() {
-                match block["type"].as_str() {
+                let is_plan = |id: &Value| plan.as_deref() == id.as_str();
+                let part = match block["type"].as_str() {
                     Some("tool_use") if block["name"] == "todo" => {
                         todo_ids.insert(block["id"].as_str().unwrap_or_default().to_owned());
-                        cost.calls += size(block);
+                        if is_plan(&block["id"]) { Part::PlanCall } else { Part::UpdateCalls }
                     }
                     Some("tool_result")
                         if todo_ids.contains(block["tool_use_id"].as_str().unwrap_or_default()) =>
                     {
-                        cost.answers += size(block);
+                        if is_plan(&block["tool_use_id"]) {
+                            Part::PlanAnswer
+                        } else {
+                            Part::UpdateAnswers
+                        }
                     }
                     Some("text")
                         if block["text"].as_str().is_some_and(|t| t.starts_with("<reminder>")) =>
                     {
-                        cost.reminders += size(block);
+                        Part::Reminders
                     }
-                    _ => {}
-                }
+                    _ => continue,
+                };
+                cost.part(part).add(cached, size(block));
             }
         }
         before = messages;
     }
-    cost.output += CLOSING.len();
+    cost.priced.output += CLOSING.len();
     cost
 }
 
@@ -295,7 +369,7 @@ fn tokens(bytes: usize) -> usize {
 fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     let versus = baseline.map_or(String::new(), |base| {
         format!(
-            "; {:+.1} % bytes, {:+.1} % dollars with the cache, {:+.1} % without",
+            "; {:+.1} % bytes, {:+.2} % dollars with the cache, {:+.1} % without",
             percent(cost.total as f64, base.total as f64),
             percent(cost.dollars(), base.dollars()),
             percent(cost.dollars_uncached(), base.dollars_uncached()),
@@ -306,22 +380,47 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
         cost.requests,
         cost.total,
         tokens(cost.total),
-        tokens(cost.cache_read),
-        tokens(cost.cache_write),
-        tokens(cost.output),
+        tokens(cost.priced.read),
+        tokens(cost.priced.write),
+        tokens(cost.priced.output),
         cost.dollars(),
         cost.dollars_uncached(),
     );
-    if cost.board() > 0 {
+    println!("  system prompt: {} bytes a request", cost.system);
+    let Some(base) = baseline.filter(|_| cost.board() > 0) else { return };
+    println!("  of which the board: {} bytes sent", cost.board());
+    let extra = cost.dollars() - base.dollars();
+    // The board's paragraph of the system prompt: written once, then read with every request.
+    let system = Priced {
+        read: (cost.system - base.system) * (cost.requests - 1),
+        write: cost.system - base.system,
+        output: 0,
+    };
+    let mut named = system.dollars();
+    println!(
+        "    {:<15} {} B a request: ${:.4} ({:+.2} % of no board)",
+        "system prompt",
+        cost.system - base.system,
+        system.dollars(),
+        100.0 * system.dollars() / base.dollars()
+    );
+    for ((_, label), part) in PARTS.iter().zip(&cost.parts) {
+        named += part.dollars();
         println!(
-            "  of which the board: {} bytes — schema {}, the model's todo calls {}, board answers {}, reminders {}",
-            cost.board(),
-            cost.schema,
-            cost.calls,
-            cost.answers,
-            cost.reminders
+            "    {label:<15} read {:>7} B, written {:>6} B, output {:>5} B: ${:.4} ({:+.2} % of no board)",
+            part.read,
+            part.write,
+            part.output,
+            part.dollars(),
+            100.0 * part.dollars() / base.dollars()
         );
     }
+    println!(
+        "    {:<15} ${:.4} ({:+.2} %): tool-call framing, the cache's split",
+        "the rest",
+        extra - named,
+        100.0 * (extra - named) / base.dollars()
+    );
 }
 
 fn percent(value: f64, base: f64) -> f64 {

@@ -14,6 +14,7 @@ pub mod llm;
 pub mod mcp;
 pub mod message;
 pub mod pricing;
+pub mod prompt;
 pub mod tools;
 pub mod tui;
 pub mod visible;
