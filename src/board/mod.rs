@@ -156,7 +156,8 @@ impl Board {
     }
 
     /// Validates `input` (either form) and, if it passes, makes it the board. Returns what the
-    /// model reads back (`answer`): the whole board or what changed. A whole list that leaves
+    /// model reads back (`answer`): the whole board, what changed, or — for a whole list naming
+    /// every id — that it was taken as sent. A whole list that leaves
     /// out an item not completed is refused unless it says `"replace": true`.
     pub fn apply(&mut self, input: &Value) -> Result<String, BoardError> {
         let (list, partial) = partial::whole_list(self, input)?;
