@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What the board costs, priced as the provider prices it: a realistic ten-step task (each step
 //! reads a 6 KB file, writes 2 KB, and runs a command printing 2 KB) sent by the real agent to a
-//! loopback server three ways — no board (`--no-todo`), the board kept with whole lists, and the
-//! board kept with partial updates, both updated in the same answer as each step's command — and
-//! the bytes, tokens and dollars every request carried.
+//! loopback server three ways — no board (`--no-todo`: no `todo` tool and no board paragraph in
+//! the system prompt), the board kept with whole lists, and the board kept with partial updates,
+//! both updated in the same answer as each step's command — and the bytes, tokens and dollars
+//! every request carried, with what each part of the board took (`support::cache_cost`).
 //!
 //! Dollars are at list prices with the prompt cache as keel marks it (a breakpoint after the
 //! tools and system prompt, one on the newest message): what a request shares with the one
@@ -21,26 +22,17 @@ use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
 use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
-use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
+use support::cache_cost::{Cost, LABELS, Priced, cost, tokens};
 use support::fake_llm::{self, Step};
 use support::loopback::Loopback;
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 /// Steps of the task.
 const STEPS: usize = 10;
 /// What each step reads, writes and prints, in bytes.
 const READ_BYTES: usize = 6 * 1024;
 const WRITE_BYTES: usize = 2 * 1024;
-/// The usual rough figure for English text and JSON.
-const BYTES_PER_TOKEN: f64 = 4.0;
-/// List prices, dollars per million tokens (Claude Sonnet): input, and the multipliers keel's
-/// cache marks bring: writes ×1.25, reads ×0.1, output ×5.
-const INPUT_PER_MTOK: f64 = 3.0;
-const CACHE_WRITE: f64 = 1.25;
-const CACHE_READ: f64 = 0.1;
-const OUTPUT: f64 = 5.0;
 /// The closing answer, the only output no later request carries.
 const CLOSING: &str = "All 10 steps are done.";
 
@@ -142,7 +134,7 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
     };
     let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
     let config = AgentConfig {
-        system_prompt: SYSTEM_PROMPT.to_owned(),
+        system_prompt: keel::prompt::system_prompt(board != Board::Off),
         approval: ApprovalMode::Auto,
         board: board != Board::Off,
         ..AgentConfig::default()
@@ -171,131 +163,10 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
     (bodies, sizes, last_board)
 }
 
-/// Where one run's bytes went, and how the cache priced them.
-#[derive(Debug, Default)]
-struct Cost {
-    requests: usize,
-    total: usize,
-    schema: usize,
-    calls: usize,
-    answers: usize,
-    reminders: usize,
-    /// Input bytes the request shared with the one before (cache reads) and new (writes).
-    cache_read: usize,
-    cache_write: usize,
-    /// The model's answers.
-    output: usize,
-}
-
-impl Cost {
-    fn board(&self) -> usize {
-        self.schema + self.calls + self.answers + self.reminders
-    }
-
-    /// Dollars at list prices with the cache as keel marks it.
-    fn dollars(&self) -> f64 {
-        let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;
-        let input = tokens(self.cache_read) * CACHE_READ
-            + tokens(self.cache_write) * CACHE_WRITE
-            + tokens(self.output) * OUTPUT;
-        input * INPUT_PER_MTOK / 1e6
-    }
-
-    /// Dollars with no cache at all: every input byte at full price.
-    fn dollars_uncached(&self) -> f64 {
-        let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;
-        (tokens(self.total) + tokens(self.output) * OUTPUT) * INPUT_PER_MTOK / 1e6
-    }
-}
-
-/// A message as the cache sees it: without the cache marks, which move every request.
-fn unmarked(message: &Value) -> Value {
-    let mut message = message.clone();
-    for block in message["content"].as_array_mut().into_iter().flatten() {
-        if let Some(block) = block.as_object_mut() {
-            block.remove("cache_control");
-        }
-    }
-    message
-}
-
-/// Counts what the board took of each request, and what the cache made of it.
-fn cost(bodies: &[Value], sizes: &[usize]) -> Cost {
-    let size = |value: &Value| value.to_string().len();
-    let mut cost = Cost { requests: sizes.len(), total: sizes.iter().sum(), ..Cost::default() };
-    let mut before: Vec<Value> = Vec::new();
-    for (body, &bytes) in bodies.iter().zip(sizes) {
-        let messages: Vec<Value> =
-            body["messages"].as_array().into_iter().flatten().map(unmarked).collect();
-        // The model's answer to the request before is the first message this one adds.
-        if let Some(answer) = messages.get(before.len()).filter(|_| !before.is_empty()) {
-            cost.output += output(answer);
-        }
-        let cached = if before.is_empty() {
-            0
-        } else {
-            let shared = messages.iter().zip(&before).take_while(|(a, b)| a == b).count();
-            size(&body["tools"])
-                + size(&body["system"])
-                + messages[..shared].iter().map(size).sum::<usize>()
-        };
-        cost.cache_read += cached;
-        cost.cache_write += bytes.saturating_sub(cached);
-        let tools = body["tools"].as_array().cloned().unwrap_or_default();
-        cost.schema += tools.iter().filter(|tool| tool["name"] == "todo").map(size).sum::<usize>();
-        let mut todo_ids = HashSet::new();
-        for message in &messages {
-            for block in message["content"].as_array().into_iter().flatten() {
-                match block["type"].as_str() {
-                    Some("tool_use") if block["name"] == "todo" => {
-                        todo_ids.insert(block["id"].as_str().unwrap_or_default().to_owned());
-                        cost.calls += size(block);
-                    }
-                    Some("tool_result")
-                        if todo_ids.contains(block["tool_use_id"].as_str().unwrap_or_default()) =>
-                    {
-                        cost.answers += size(block);
-                    }
-                    Some("text")
-                        if block["text"].as_str().is_some_and(|t| t.starts_with("<reminder>")) =>
-                    {
-                        cost.reminders += size(block);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        before = messages;
-    }
-    cost.output += CLOSING.len();
-    cost
-}
-
-/// What the model wrote of an answer: its text, and each call's name and input (the call's id
-/// and the blocks' framing come from the API, not the model).
-fn output(answer: &Value) -> usize {
-    answer["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|block| match block["type"].as_str() {
-            Some("text") => block["text"].as_str().map_or(0, str::len),
-            Some("tool_use") => {
-                block["name"].as_str().map_or(0, str::len) + block["input"].to_string().len()
-            }
-            _ => block.to_string().len(),
-        })
-        .sum()
-}
-
-fn tokens(bytes: usize) -> usize {
-    (bytes as f64 / BYTES_PER_TOKEN) as usize
-}
-
 fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     let versus = baseline.map_or(String::new(), |base| {
         format!(
-            "; {:+.1} % bytes, {:+.1} % dollars with the cache, {:+.1} % without",
+            "; {:+.1} % bytes, {:+.2} % dollars with the cache, {:+.1} % without",
             percent(cost.total as f64, base.total as f64),
             percent(cost.dollars(), base.dollars()),
             percent(cost.dollars_uncached(), base.dollars_uncached()),
@@ -306,22 +177,44 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
         cost.requests,
         cost.total,
         tokens(cost.total),
-        tokens(cost.cache_read),
-        tokens(cost.cache_write),
-        tokens(cost.output),
+        tokens(cost.priced.read),
+        tokens(cost.priced.write),
+        tokens(cost.priced.output),
         cost.dollars(),
         cost.dollars_uncached(),
     );
-    if cost.board() > 0 {
+    println!("  system prompt: {} bytes a request", cost.system);
+    let Some(base) = baseline.filter(|_| cost.board() > 0) else { return };
+    let paragraph = cost.system.saturating_sub(base.system);
+    println!("  of which the board: {} bytes sent", cost.board() + paragraph * cost.requests);
+    let extra = cost.dollars() - base.dollars();
+    // The board's paragraph of the system prompt: written once, then read with every request.
+    let system = Priced { read: paragraph * (cost.requests - 1), write: paragraph, output: 0 };
+    let mut named = system.dollars();
+    println!(
+        "    {:<15} {} B a request: ${:.4} ({:+.2} % of no board)",
+        "system prompt",
+        paragraph,
+        system.dollars(),
+        100.0 * system.dollars() / base.dollars()
+    );
+    for (label, part) in LABELS.iter().zip(&cost.parts) {
+        named += part.dollars();
         println!(
-            "  of which the board: {} bytes — schema {}, the model's todo calls {}, board answers {}, reminders {}",
-            cost.board(),
-            cost.schema,
-            cost.calls,
-            cost.answers,
-            cost.reminders
+            "    {label:<15} read {:>7} B, written {:>6} B, output {:>5} B: ${:.4} ({:+.2} % of no board)",
+            part.read,
+            part.write,
+            part.output,
+            part.dollars(),
+            100.0 * part.dollars() / base.dollars()
         );
     }
+    println!(
+        "    {:<15} ${:.4} ({:+.2} %): tool-call framing, the cache's split",
+        "the rest",
+        extra - named,
+        100.0 * (extra - named) / base.dollars()
+    );
 }
 
 fn percent(value: f64, base: f64) -> f64 {
@@ -332,12 +225,12 @@ fn main() {
     // `cargo test --benches` runs this once too; the figures are counted, not timed.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (bodies, sizes, _) = runtime.block_on(run(Board::Off));
-    let off = cost(&bodies, &sizes);
+    let off = cost(&bodies, &sizes, CLOSING.len());
     assert!(bodies.iter().all(|body| !body.to_string().contains("\"todo\"")));
     let (bodies, sizes, whole_end) = runtime.block_on(run(Board::WholeLists));
-    let whole = cost(&bodies, &sizes);
+    let whole = cost(&bodies, &sizes, CLOSING.len());
     let (bodies, sizes, partial_end) = runtime.block_on(run(Board::Partial));
-    let partial = cost(&bodies, &sizes);
+    let partial = cost(&bodies, &sizes, CLOSING.len());
     assert_eq!(whole_end, "(10/10 completed)", "the whole-list form still ends 10/10");
     assert_eq!(partial_end, "(10/10 completed)");
     report("board off (--no-todo)", &off, None);

@@ -19,8 +19,6 @@ use support::fake_llm;
 use support::loopback::{Exchange, Loopback};
 use support::peak_rss;
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
-
 /// Runs the ten-step task in-process; returns keel's time in each round.
 async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
     let dir = tempfile::tempdir().unwrap();
@@ -35,7 +33,7 @@ async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
     };
     let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
     let config = AgentConfig {
-        system_prompt: SYSTEM_PROMPT.to_owned(),
+        system_prompt: keel::prompt::system_prompt(AgentConfig::default().board),
         approval: ApprovalMode::Auto,
         ..AgentConfig::default()
     };

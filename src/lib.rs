@@ -13,6 +13,7 @@ pub mod instructions;
 pub mod llm;
 pub mod message;
 pub mod pricing;
+pub mod prompt;
 pub mod state_home;
 pub mod tools;
 pub mod tui;

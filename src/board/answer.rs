@@ -2,24 +2,29 @@
 //! lines where the plan only moved on.
 //!
 //! The whole board goes back for the first plan and whenever the items themselves change (one
-//! added, dropped or moved). Otherwise the answer says what changed, the item in progress (or
-//! the next one to start) and the progress line, and starts with [`COMPACT_PREFIX`] so that
-//! masking can tell it from a whole board (docs/board.md, "Answers").
+//! added, dropped or moved) — unless the model sent that board itself, as a whole list naming
+//! every id: its own call then shows the board, and the answer only says it was taken as sent.
+//! Otherwise the answer says what changed, the item in progress (or the next one to start) and
+//! the progress line. A compact answer starts with [`COMPACT_PREFIX`] so that masking can tell
+//! it from a whole board (docs/board.md, "Answers").
 
 use super::{Board, BoardItem, Status};
 use std::fmt::Write as _;
 
 /// How a compact answer starts; a whole board starts with an item's box or `No todos.`.
 pub const COMPACT_PREFIX: &str = "Updated: ";
+/// What a compact answer says of a whole list taken exactly as the model sent it.
+const AS_SENT: &str = "your list as sent";
 /// What a compact answer says when the update changed nothing.
 const NOTHING_CHANGED: &str = "nothing changed";
 
-/// The answer to an update that turned `before` into `after`.
-pub fn answer(before: &Board, after: &Board) -> String {
+/// The answer to an update that turned `before` into `after`; `as_sent` when the model's call
+/// was the whole list with every id given, so that the call itself shows the board.
+pub fn answer(before: &Board, after: &Board, as_sent: bool) -> String {
     let same_items =
         before.items().iter().map(|item| &item.id).eq(after.items().iter().map(|item| &item.id));
     if before.is_empty() || !same_items {
-        return after.render();
+        return if as_sent && !after.is_empty() { taken_as_sent(after) } else { after.render() };
     }
     let mut named = Vec::new();
     let mut changes = Vec::new();
@@ -40,6 +45,23 @@ pub fn answer(before: &Board, after: &Board) -> String {
         }
     } else if let Some(next) = after.next_open() {
         let _ = writeln!(out, "Next: {}", after.render_item(next));
+    }
+    out.push_str(&after.progress());
+    out
+}
+
+/// The answer to a whole list the board took as the model sent it: the item in progress (or
+/// the next to start) and the progress line.
+fn taken_as_sent(after: &Board) -> String {
+    let mut out = format!("{COMPACT_PREFIX}{AS_SENT}");
+    match (after.in_progress(), after.next_open()) {
+        (Some(item), _) => {
+            let _ = writeln!(out, ", #{} {}.", item.id, item.status.as_str());
+        }
+        (None, Some(next)) => {
+            let _ = writeln!(out, ".\nNext: {}", after.render_item(next));
+        }
+        (None, None) => out.push_str(".\n"),
     }
     out.push_str(&after.progress());
     out

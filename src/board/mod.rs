@@ -23,12 +23,12 @@ use thiserror::Error;
 
 /// The tool's name as the model calls it.
 pub const TOOL_NAME: &str = "todo";
-/// The tool's description as the model reads it: what the board is for, the cheap way to keep
-/// it (changes only, alongside a step's own call), and the two rules a model runs into.
-pub const TOOL_DESCRIPTION: &str = "Track progress on multi-step tasks. Send the plan once as \
-items (whole list); then only changes as update [{id, ...fields that change}] with a step's \
-call; a new id with text adds an item. Dropping an unfinished item needs replace: true. \
-blocked_by: ids that must be completed first.";
+/// The tool's description as the model reads it: the two forms, the cheap way to keep the board
+/// (changes only, alongside a step's own call) and the rule a model runs into. When to plan and
+/// the rhythm of updates are the system prompt's (`crate::prompt`); both go in every request.
+pub const TOOL_DESCRIPTION: &str = "items: the whole list. update: only changes [{id, fields \
+that change}], beside a step's call; a new id with text adds an item. replace: true to drop \
+unfinished items.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
@@ -156,7 +156,8 @@ impl Board {
     }
 
     /// Validates `input` (either form) and, if it passes, makes it the board. Returns what the
-    /// model reads back (`answer`): the whole board or what changed. A whole list that leaves
+    /// model reads back (`answer`): the whole board, what changed, or — for a whole list naming
+    /// every id — that it was taken as sent. A whole list that leaves
     /// out an item not completed is refused unless it says `"replace": true`.
     pub fn apply(&mut self, input: &Value) -> Result<String, BoardError> {
         let (list, partial) = partial::whole_list(self, input)?;
@@ -169,8 +170,9 @@ impl Board {
                 return Err(BoardError::Dropped(named.collect()));
             }
         }
+        let as_sent = !partial && partial::ids_given(&list);
         let after = Self { items };
-        let said = answer::answer(self, &after);
+        let said = answer::answer(self, &after, as_sent);
         *self = after;
         Ok(said)
     }
@@ -295,7 +297,7 @@ pub fn input_schema() -> Value {
                         "id": {"type": "string"},
                         "text": {"type": "string"},
                         "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                        "activeForm": {"type": "string", "description": "e.g. \"Adding tests\""},
+                        "activeForm": {"type": "string"},
                         "blocked_by": {"type": "array", "items": {"type": "string"}}
                     },
                     "required": ["id", "text", "status"]

@@ -360,4 +360,13 @@ fn the_schema_tells_the_model_the_rules_it_is_held_to() {
         item["properties"]["status"]["enum"],
         json!(["pending", "in_progress", "completed"])
     );
+    // The description teaches the cheap way — changes only, beside a step's call — and the rule
+    // a model runs into; it goes with every request, so it stays a few words.
+    for rule in
+        ["items: the whole list", "update: only changes", "beside a step's call", "replace: true"]
+    {
+        assert!(TOOL_DESCRIPTION.contains(rule), "the description lost {rule:?}");
+    }
+    let tool = json!({"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": schema});
+    assert!(tool.to_string().len() <= 640, "{} bytes", tool.to_string().len());
 }

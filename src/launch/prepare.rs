@@ -30,8 +30,6 @@ const STALL_TIMEOUT: Duration = Duration::from_secs(300);
 const STALL_TIMEOUT_VAR: &str = "KEEL_STALL_TIMEOUT";
 /// The headless demo's pause before each answer: quick, but still readable as it scrolls.
 const HEADLESS_DEMO_PACE: Duration = Duration::from_millis(150);
-/// The system prompt keel sends by default.
-const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 
 /// Prepares what `cli` asks for: a launch, or a sub-command's answer.
 pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
@@ -97,7 +95,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         eprintln!("keel: {}", visible(note));
     }
     let agent_config = config.agent_config(
-        instructions::system_prompt(SYSTEM_PROMPT, &instructions),
+        instructions::system_prompt(&keel::prompt::system_prompt(!cli.no_todo), &instructions),
         !cli.no_todo,
         cli.plan,
     );

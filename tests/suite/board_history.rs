@@ -57,10 +57,15 @@ fn messages(body: &Value) -> Vec<String> {
 async fn board_answers_already_sent_stay_as_sent_and_a_resume_sends_the_same() {
     let look = || tool("read_file", json!({"path": "notes.txt"}));
     let bad = tool("todo", json!({"items": "not a list"}));
-    // Round 5 updates the board twice, the second time with a fourth item: only its newer
+    // Round 5 updates the board twice, the second time adding a fourth item: only its newer
     // answer, the whole board, goes out whole.
+    let fourth = json!({"update": [
+        {"id": "2", "status": "completed"},
+        {"id": "3", "status": "in_progress"},
+        {"id": "4", "text": "Step 4"}
+    ]});
     let twice = llm::Step {
-        tools: vec![("todo".into(), board(1, 3)), ("todo".into(), board(2, 4))],
+        tools: vec![("todo".into(), board(1, 3)), ("todo".into(), fourth)],
         ..text("")
     };
     let script = vec![
@@ -99,7 +104,7 @@ async fn board_answers_already_sent_stay_as_sent_and_a_resume_sends_the_same() {
         assert_eq!(after[..settled], before[..settled], "a sent message changed");
     }
     let last = results(&bodies[5]);
-    assert!(last[0].ends_with("(0/3 completed)"), "{}", last[0]);
+    assert_eq!(last[0], "Updated: your list as sent, #1 in_progress.\n(0/3 completed)");
     assert!(last[2].ends_with("(1/3 completed)"), "{}", last[2]);
     assert_eq!(last[3], "items must be an array", "an error is not a board answer");
     assert_eq!(last[4], SUPERSEDED, "the round's earlier update is one line");

@@ -212,7 +212,8 @@ fn completed_items_may_go_and_replace_starts_a_new_plan_on_purpose() {
     let answer = board
         .apply(&json!({"replace": true, "items": [item("a", "Another plan", "pending")]}))
         .unwrap();
-    assert_eq!(answer, "[ ] #a: Another plan\n\n(0/1 completed)");
+    // The new plan is the list as sent: the answer says so, and which item comes next.
+    assert_eq!(answer, "Updated: your list as sent.\nNext: [ ] #a: Another plan\n(0/1 completed)");
     // `replace` must be true itself, not merely present.
     let before = board.clone();
     assert!(board.apply(&json!({"replace": "yes", "items": []})).is_err());
@@ -221,15 +222,20 @@ fn completed_items_may_go_and_replace_starts_a_new_plan_on_purpose() {
 }
 
 #[test]
-fn the_first_plan_and_a_change_of_the_items_are_answered_with_the_whole_board() {
+fn a_whole_list_naming_its_ids_is_answered_as_sent_and_other_changes_of_items_whole() {
     let mut board = Board::default();
+    // The model's own call shows the board: the answer names the item in progress and the
+    // progress line, not the list again.
     let first = board
         .apply(&json!({"items": [item("1", "Read", "in_progress"), item("2", "Write", "pending")]}))
         .unwrap();
-    assert_eq!(first, "[>] #1: Read\n[ ] #2: Write\n\n(0/2 completed)");
-    assert!(is_whole(&first));
+    assert_eq!(first, "Updated: your list as sent, #1 in_progress.\n(0/2 completed)");
+    assert!(!is_whole(&first));
+    // An item added by `update`: the call names only the new item, so the whole board comes.
     let added = board.apply(&update(json!([{"id": "3", "text": "Test"}]))).unwrap();
     assert_eq!(added, board.render());
+    assert!(is_whole(&added));
+    // A new order sent whole, ids and all, is again the list as sent.
     let moved = board
         .apply(&json!({"items": [
             item("2", "Write", "pending"),
@@ -237,7 +243,32 @@ fn the_first_plan_and_a_change_of_the_items_are_answered_with_the_whole_board() 
             item("3", "Test", "pending")
         ]}))
         .unwrap();
-    assert_eq!(moved, board.render(), "a new order is a change of the items");
+    assert_eq!(moved, "Updated: your list as sent, #1 in_progress.\n(0/3 completed)");
+    assert_eq!(board.items()[0].id, "2", "the order is the one sent");
+    // Everything done: only the progress line follows.
+    let done = board
+        .apply(&json!({"items": [
+            item("2", "Write", "completed"),
+            item("1", "Read", "completed"),
+            item("3", "Test", "completed")
+        ]}))
+        .unwrap();
+    assert!(done.ends_with("(3/3 completed)"), "{done}");
+}
+
+#[test]
+fn a_first_plan_whose_ids_keel_gave_is_answered_with_the_whole_board() {
+    // Without ids the model cannot know them from its call: the board names them.
+    let mut board = Board::default();
+    let first = board
+        .apply(&json!({"items": [{"text": "Read", "status": "in_progress"}, {"text": "Write"}]}))
+        .unwrap();
+    assert_eq!(first, "[>] #1: Read\n[ ] #2: Write\n\n(0/2 completed)");
+    assert!(is_whole(&first));
+    // One entry without an id is enough.
+    let mut board = Board::default();
+    let mixed = json!({"items": [item("a", "Read", "pending"), {"text": "Write"}]});
+    assert_eq!(board.apply(&mixed).unwrap(), board.render());
 }
 
 #[test]

@@ -119,11 +119,8 @@ async fn a_partial_update_alongside_a_step_is_answered_in_a_few_lines_on_both_wi
         let first = newest_results(&bodies[1], wire);
         assert_eq!(
             first,
-            [(
-                "[>] #1: Step 1\n[ ] #2: Step 2\n[ ] #3: Step 3\n\n(0/3 completed)".to_owned(),
-                false
-            )],
-            "the first plan, whole"
+            [("Updated: your list as sent, #1 in_progress.\n(0/3 completed)".to_owned(), false)],
+            "the first plan, sent with its ids: the call shows the board"
         );
         let step = newest_results(&bodies[2], wire);
         assert!(step[0].0.contains("notes.txt") || step[0].0.contains("hello"), "{step:?}");
@@ -153,7 +150,7 @@ async fn a_partial_update_alongside_a_step_is_answered_in_a_few_lines_on_both_wi
         assert!(
             schema["properties"]["update"].is_object() && schema["properties"]["items"].is_object()
         );
-        assert!(todo.to_string().len() < 900, "{}", todo.to_string().len());
+        assert!(todo.to_string().len() < 700, "{}", todo.to_string().len());
     }
 }
 
@@ -179,7 +176,13 @@ async fn a_whole_list_that_drops_an_unfinished_item_is_refused_on_both_wires() {
              to start a new plan."
         );
         let replaced = newest_results(&bodies[3], wire);
-        assert_eq!(replaced, [("[ ] #a: New plan\n\n(0/1 completed)".to_owned(), false)]);
+        assert_eq!(
+            replaced,
+            [(
+                "Updated: your list as sent.\nNext: [ ] #a: New plan\n(0/1 completed)".to_owned(),
+                false
+            )]
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! What `keel -p` tells the model about its board, seen on the wire of a loopback server:
 //! repeated steps answered with when and under which item they were done, the adaptive
-//! reminder's thresholds in the `reminder` event, drift in the `todo` event, and `--no-todo`.
+//! reminder's thresholds in the `reminder` event, drift in the `todo` event, and `--no-todo`
+//! (no tool, no reminder, no board paragraph in the system prompt).
 
 use crate::support::{bin, llm};
 use bin::{json_lines, keel, output_within};
@@ -169,6 +170,9 @@ async fn no_todo_takes_the_tool_and_the_reminder_away() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["bash", "read_file", "write_file", "edit_file"]);
+    // Nor does the system prompt tell the model to keep a board it has no tool for.
+    let system = bodies[0]["system"].to_string();
+    assert!(system.contains("You are keel") && !system.contains("todo"), "{system}");
     assert!(events_of(&output, "reminder").is_empty());
     assert!(!bodies.iter().any(|body| body.to_string().contains("<reminder>")));
     let results = results(&bodies);

@@ -103,6 +103,7 @@ async fn the_lean_request_keeps_every_rule_the_model_needs() {
         ("edit_file", "exactly once"),
         ("write_file", "parent folders"),
         ("todo", "whole list"),
+        ("todo", "beside a step's call"),
     ] {
         assert!(tool(name).contains(rule), "{name} lost {rule:?}");
     }

@@ -22,9 +22,10 @@ fn round(id: &str, name: &str, input: Value, result: &str, is_error: bool) -> [M
     ]
 }
 
+/// A plan of `steps` items whose ids keel gives (their positions): answered with the whole board.
 fn plan_of(steps: usize) -> Value {
     let items: Vec<Value> = (1..=steps)
-        .map(|i| json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"), "status": "pending"}))
+        .map(|i| json!({"text": format!("Step number {i} of the plan"), "status": "pending"}))
         .collect();
     json!({ "items": items })
 }
@@ -82,6 +83,7 @@ fn a_rejected_newest_board_call_leaves_the_last_accepted_board_whole() {
     let rejected = json!({"update": [{"id": "99", "status": "completed"}]});
     let (history, answers) = task(&[rejected]);
     assert!(result(&history, "u0").starts_with("Update: no item '99'"));
+    assert!(crate::board::is_whole(&answers[0].1), "the plan's answer is a whole board");
     let history = masked(&history);
     assert_eq!(result(&history, "plan"), answers[0].1, "the last accepted board, whole");
     assert!(result(&history, "plan").ends_with("(0/8 completed)"));
@@ -143,4 +145,37 @@ fn a_compaction_makes_the_current_board_whole_where_the_newest_answer_was_compac
     assert_eq!(result(&compacted, "plan"), SUPERSEDED_BOARD);
     // Once whole, a second plan leaves it so.
     assert!(plan_with_board(&compacted, 0, Some(&current)).iter().all(|mask| mask.id() != "u1"));
+}
+
+#[test]
+fn a_plan_taken_as_sent_keeps_its_call_until_a_compaction_makes_the_board_whole() {
+    // Sent with its ids, the plan is answered as taken as sent: its call is the board.
+    let items: Vec<Value> = (1..=8)
+        .map(|i| json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"), "status": "pending"}))
+        .collect();
+    let plan = json!({ "items": items });
+    let step = json!({"update": [{"id": "1", "status": "in_progress"}]});
+    let mut board = Board::default();
+    let said = board.apply(&plan).unwrap();
+    assert!(!crate::board::is_whole(&said), "{said}");
+    let mut history = vec![Message::user_text("Do it.")];
+    history.extend(round("plan", "todo", plan.clone(), &said, false));
+    let big = format!("Exit code 0\n{}", "output line\n".repeat(500));
+    history.extend(round("b0", "bash", json!({"command": "make"}), &big, false));
+    let stepped = board.apply(&step).unwrap();
+    history.extend(round("u0", "todo", step, &stepped, false));
+    for n in 1..=3 {
+        history.extend(round(&format!("b{n}"), "bash", json!({"command": "make"}), &big, false));
+    }
+    let history: History = history.into_iter().collect();
+    // Masking alone: no whole board in the history, so the plan's call and every answer stay.
+    let masks = plan_with_board(&history, 0, None);
+    assert!(masks.iter().all(|mask| mask.id() != "plan" && mask.id() != "u0"), "{masks:?}");
+    assert!(masks.iter().any(|mask| mask.id() == "b0"), "masking did mask");
+    // A compaction with the board makes the newest answer the whole board.
+    let current = board.render();
+    let mut compacted = history.clone();
+    apply_masks(compacted.iter_mut(), &plan_with_board(&history, 0, Some(&current))).unwrap();
+    assert_eq!(result(&compacted, "u0"), current);
+    assert_eq!(result(&compacted, "plan"), SUPERSEDED_BOARD);
 }

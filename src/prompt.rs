@@ -1,0 +1,38 @@
+//! keel's own system prompt: the rules every request carries, and the board's paragraph only
+//! when the board is on — a model without the `todo` tool is not told to use it, and the
+//! paragraph is counted as what the board costs (benches/README.md, "What the board costs").
+
+/// The rules for every task.
+const BASE: &str = include_str!("../assets/system_prompt.md");
+/// How to keep the board: the plan first, then changes beside a step's own call.
+const BOARD: &str = include_str!("../assets/system_prompt_board.md");
+
+/// keel's system prompt, with the board's paragraph after the first one when `board` is on.
+pub fn system_prompt(board: bool) -> String {
+    let base = BASE.trim_end();
+    if !board {
+        return base.to_owned();
+    }
+    match base.split_once("\n\n") {
+        Some((first, rest)) => format!("{first}\n\n{}\n\n{rest}", BOARD.trim_end()),
+        None => format!("{base}\n\n{}", BOARD.trim_end()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_board_paragraph_comes_only_with_the_board() {
+        let with = system_prompt(true);
+        let without = system_prompt(false);
+        assert!(with.contains("`todo`") && with.contains("`update`"), "{with}");
+        assert!(!without.contains("todo"), "{without}");
+        assert!(with.starts_with("You are keel") && without.starts_with("You are keel"));
+        // The board's paragraph is the second; the rules after it are the same either way.
+        let paragraphs: Vec<&str> = with.split("\n\n").collect();
+        assert!(paragraphs[1].starts_with("For a task of more than two steps"));
+        assert_eq!(with.replace(&format!("{}\n\n", paragraphs[1]), ""), without);
+    }
+}
