@@ -2,12 +2,10 @@
 //! which the tool pane shows only the tail of — laid out only where it is looked at, with search,
 //! and `[` / `]` to the other calls. The tool pane counts a running call's seconds.
 
+use crate::support::tui;
 use keel::agent::{Command, Snapshot, ToolRun, ToolStatus};
-use keel::tui::{App, OverlayKind, TuiOptions, render};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use keel::tui::{App, OverlayKind, TuiOptions};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -52,15 +50,8 @@ fn draw(app: &mut App) -> String {
     draw_at(app, SCREEN)
 }
 
-fn draw_at(app: &mut App, (width, height): (u16, u16)) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    app.prepare(Rect::new(0, 0, width, height));
-    terminal.draw(|frame| render(app, frame)).unwrap();
-    let buffer = terminal.backend().buffer();
-    (0..buffer.area.height)
-        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
+fn draw_at(app: &mut App, size: (u16, u16)) -> String {
+    tui::screen_text(&tui::draw(app, size))
 }
 
 #[test]

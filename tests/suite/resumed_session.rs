@@ -2,8 +2,8 @@
 //! it ended, declined and interrupted ones included — a line says the session was resumed, and
 //! the token counts and cost come back from the log (a log too old to have them says so).
 
-use keel::agent::journal::{Record, SessionStore};
-use keel::agent::{self, AgentConfig, Command, Entry, Sessions, ToolStatus};
+use keel::agent::journal::{Record, SessionLog, SessionStore};
+use keel::agent::{self, AgentConfig, AgentHandle, Command, Entry, Sessions, ToolStatus};
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{App, TuiOptions, render};
@@ -13,6 +13,16 @@ use serde_json::json;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
+
+/// An agent (with no model) that resumes `log`, closed here, in `dir`.
+fn resume(sessions: &SessionStore, log: SessionLog, dir: &std::path::Path) -> AgentHandle {
+    let id = log.id().to_owned();
+    drop(log);
+    let (log, restored) = sessions.open(&id).unwrap();
+    let tools = Tools::new(Workspace::new(dir).unwrap());
+    let resumed = Sessions::Resume(sessions.clone(), log, restored);
+    agent::spawn_with_session(AgentConfig::default(), None, tools, resumed)
+}
 
 fn call(id: &str, name: &str, input: serde_json::Value) -> ContentBlock {
     ContentBlock::ToolUse { id: id.into(), name: name.into(), input }
@@ -51,17 +61,7 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
     for message in messages {
         log.append(&Record::Message { message }).unwrap();
     }
-    let id = log.id().to_owned();
-    drop(log);
-
-    let (log, restored) = sessions.open(&id).unwrap();
-    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let mut handle = agent::spawn_with_session(
-        AgentConfig::default(),
-        None,
-        tools,
-        Sessions::Resume(sessions.clone(), log, restored),
-    );
+    let mut handle = resume(&sessions, log, dir.path());
     let snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
     let ended: Vec<(&str, ToolStatus)> =
         snapshot.tools.iter().map(|run| (run.summary.as_str(), run.status)).collect();
@@ -114,17 +114,7 @@ async fn a_resumed_session_shows_the_tokens_and_cost_its_log_recorded() {
     for record in &records {
         log.append(record).unwrap();
     }
-    let id = log.id().to_owned();
-    drop(log);
-
-    let (log, restored) = sessions.open(&id).unwrap();
-    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let mut handle = agent::spawn_with_session(
-        AgentConfig::default(),
-        None,
-        tools,
-        Sessions::Resume(sessions.clone(), log, restored),
-    );
+    let mut handle = resume(&sessions, log, dir.path());
     let mut snapshot = tokio::time::timeout(WAIT, handle.snapshots.recv()).await.unwrap().unwrap();
     assert_eq!(snapshot.usage, used(40_000, 1_500, 8_000));
     assert!(

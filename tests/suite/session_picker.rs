@@ -6,6 +6,7 @@
 //! older one switched to with its token counts.
 
 use crate::support::tmux::KeelPane;
+use crate::support::tui::{draw, screen_text, sent};
 use crate::support::{bin, llm};
 use keel::agent::journal::{Record, SessionInfo, SessionStore};
 use keel::agent::{
@@ -14,11 +15,8 @@ use keel::agent::{
 use keel::message::{ContentBlock, Message, Usage};
 use keel::tools::{Tools, Workspace};
 use keel::tui::type_ahead::{BURST_GAP, GRACE_PERIOD};
-use keel::tui::{App, OverlayKind, TuiOptions, render};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use keel::tui::{App, OverlayKind, TuiOptions};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -59,19 +57,8 @@ fn type_at(app: &mut App, text: &str, at: Instant) {
     text.chars().for_each(|c| key_at(app, KeyCode::Char(c), at));
 }
 
-fn sent(rx: &mut UnboundedReceiver<Command>) -> Vec<Command> {
-    std::iter::from_fn(|| rx.try_recv().ok()).collect()
-}
-
-fn screen(app: &mut App, (width, height): (u16, u16)) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    app.prepare(Rect::new(0, 0, width, height));
-    terminal.draw(|frame| render(app, frame)).unwrap();
-    let buffer = terminal.backend().buffer();
-    (0..buffer.area.height)
-        .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
+fn screen(app: &mut App, size: (u16, u16)) -> String {
+    screen_text(&draw(app, size))
 }
 
 /// `/resume` typed and sent at `at`: the picker is open and the list asked for.
