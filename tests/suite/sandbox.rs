@@ -275,6 +275,61 @@ async fn background_jobs_stay_inside_and_keep_running_after_the_shell() {
     assert!(!late.exists(), "and stayed inside the sandbox");
 }
 
+/// A background job whose output goes elsewhere (a dev server writing a log) holds nothing of
+/// the command's: the command ends with its shell, and the job runs on past the grace keel gives
+/// a pipe still held open. One that keeps the output is stopped after that grace, as unconfined.
+#[tokio::test]
+async fn a_background_job_with_its_output_elsewhere_outlives_the_shell() {
+    let work = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let out = bash(&tools, "(sleep 1.5; touch done-later) > /dev/null 2>&1 & echo started").await;
+    assert!(out.for_model.contains("started"), "{}", out.for_model);
+    assert!(!out.for_model.contains("holding the output"), "{}", out.for_model);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !work.path().join("done-later").exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(work.path().join("done-later").exists(), "the job ran on after the command");
+
+    let out = bash(&tools, "(sleep 30; touch never) & echo started").await;
+    assert!(out.for_model.contains("holding the output open were stopped"), "{}", out.for_model);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!work.path().join("never").exists());
+}
+
+/// What bwrap itself says when it cannot set the sandbox up reaches the command's stderr.
+#[tokio::test]
+async fn what_bwrap_says_reaches_the_command_output() {
+    let work = outside_tmp();
+    let tools = sandboxed(work.path(), workspace_policy());
+    let out = bash(&tools, "echo to-stdout; echo to-stderr >&2").await;
+    assert!(
+        out.for_model.contains("to-stdout") && out.for_model.contains("to-stderr"),
+        "{}",
+        out.for_model
+    );
+    // A bwrap that passes the probe but fails the command, as a missing mount would.
+    let fake = outside_tmp();
+    let bwrap = fake.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\nfor last; do :; done\n[ \"$last\" = : ] && exit 0\necho 'bwrap: Can'\\''t mount proc' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bwrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    let sandbox = Sandbox::probe(workspace_policy(), Some(bwrap.as_os_str()));
+    assert!(
+        matches!(sandbox.availability, Availability::Ready { .. }),
+        "{:?}",
+        sandbox.availability
+    );
+    let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
+    let out = bash(&tools, "echo never").await;
+    assert_eq!(out.exit_code, Some(1), "{}", out.for_model);
+    assert!(out.for_model.contains("bwrap: Can't mount proc"), "{}", out.for_model);
+}
+
 #[tokio::test]
 async fn the_cover_of_a_missing_keel_folder_holds_while_any_sandbox_runs() {
     let work = outside_tmp();

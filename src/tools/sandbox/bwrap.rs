@@ -16,6 +16,8 @@
 //! that flag it would take the command's background jobs with it. They live on inside the
 //! sandbox instead, under keel's supervisor, which is a child subreaper: it adopts the sandbox's
 //! init process and kills it (and with it every process of the sandbox) when keel asks or is gone.
+//! The output pipes do not pass through bwrap's stdout and stderr, which its init keeps open
+//! while the sandbox lives: the supervisor hands them to the last step ([`confine`]) directly.
 
 use super::super::supervisor::Launch;
 use super::confine;

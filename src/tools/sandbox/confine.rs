@@ -1,6 +1,13 @@
 //! The last step into the sandbox: keel's own binary, started by `bwrap` through an internal
-//! entry point, installs a seccomp filter on itself and becomes `bash` (`exec`), so the filter
-//! holds for every process the command starts.
+//! entry point, puts the command's output pipes in place of its stdout and stderr, installs a
+//! seccomp filter on itself and becomes `bash` (`exec`), so the filter holds for every process
+//! the command starts.
+//!
+//! The pipes come as two inherited descriptors named by the first two arguments, not as bwrap's
+//! own stdout and stderr: bwrap's init process keeps those open while anything in the sandbox
+//! runs, so a background job with its output sent elsewhere would hold the command's output open.
+//! Each is reopened through `/proc/self/fd`, moved onto 1 or 2, and the inherited one closed, so
+//! only the shell and what it starts hold the pipes.
 //!
 //! The filter closes what namespaces and read-only mounts leave open:
 //! - `socket(AF_UNIX, …)`: a Unix socket on a read-only mount can still be connected to, so a
@@ -25,12 +32,17 @@ use std::process::ExitCode;
 /// The first argument that turns the keel binary into the sandbox's last step.
 pub const ENTRY_ARG: &str = "__keel_confine";
 
-/// Confines this process and `exec`s `args` (`bash -c COMMAND`); returns only on failure.
+/// Takes the output pipes, confines this process and `exec`s the rest of `args` (`STDOUT_FD
+/// STDERR_FD bash -c COMMAND`); returns only on failure.
 pub fn main(args: &[OsString]) -> ExitCode {
-    let Some((program, rest)) = args.split_first() else {
+    let [stdout, stderr, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
     };
+    if let Err(err) = take_output(stdout, stderr) {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
     if let Err(err) = filter().and_then(|filter| {
         seccompiler::apply_filter(&filter).map_err(|err| format!("cannot install it: {err}"))
     }) {
@@ -41,6 +53,28 @@ pub fn main(args: &[OsString]) -> ExitCode {
     eprintln!("keel: cannot start {}: {err}", program.to_string_lossy());
     ExitCode::FAILURE
 }
+
+/// Moves the inherited descriptors named by `stdout` and `stderr` onto 1 and 2.
+fn take_output(stdout: &OsString, stderr: &OsString) -> Result<(), String> {
+    let take = |named: &OsString, onto: fn(&std::fs::File) -> nix::Result<()>| {
+        let fd: std::os::fd::RawFd = named
+            .to_str()
+            .and_then(|text| text.parse().ok())
+            .filter(|fd| *fd > STDERR_FD)
+            .ok_or_else(|| format!("{} names no output descriptor", named.to_string_lossy()))?;
+        let pipe = std::fs::File::options()
+            .write(true)
+            .open(format!("/proc/self/fd/{fd}"))
+            .map_err(|err| format!("cannot reopen output descriptor {fd}: {err}"))?;
+        onto(&pipe).map_err(|err| format!("cannot take output descriptor {fd}: {err}"))?;
+        nix::unistd::close(fd).map_err(|err| format!("cannot close descriptor {fd}: {err}"))
+    };
+    take(stdout, |pipe| nix::unistd::dup2_stdout(pipe))?;
+    take(stderr, |pipe| nix::unistd::dup2_stderr(pipe))
+}
+
+/// The standard descriptors, which the inherited ones are never.
+const STDERR_FD: std::os::fd::RawFd = 2;
 
 /// The filter: everything is allowed but the calls listed in the module's doc.
 pub fn filter() -> Result<BpfProgram, String> {

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 const KILL_DEADLINE: Duration = Duration::from_secs(2);
 /// Pause between two sweeps of `/proc` while killing.
 const KILL_SWEEP_PAUSE: Duration = Duration::from_millis(10);
+/// How much of bwrap's own messages is copied at a time.
+const SANDBOX_SAID_CHUNK: usize = 4096;
 /// Signals that end the supervisor, and so the command.
 const TERMINATING: [Signal; 4] = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT];
 
@@ -61,8 +63,8 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let shell = match start(command, prefix) {
-        Ok(pid) => pid,
+    let (shell, mut sandbox_said) = match start(command, prefix) {
+        Ok(started) => started,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
             return ExitCode::FAILURE;
@@ -89,6 +91,11 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
         match event {
             Event::Exited(status) => {
                 exited = true;
+                // What the sandbox said before the shell ended is passed on, and with it the
+                // supervisor's last hold on the output: only the command's processes keep it.
+                if let Some(said) = sandbox_said.take() {
+                    said.pass_on();
+                }
                 send(&mut reports, &Report::Exited(status));
             }
             Event::NoneLeft if exited => return ExitCode::SUCCESS,
@@ -123,17 +130,20 @@ fn terminating_signals() -> SigSet {
 
 /// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
 /// when there is one); then lets go of the output pipes so that only the command holds them.
-fn start(command: &OsStr, prefix: &[OsString]) -> Result<Pid, String> {
+/// Through the sandbox, it also returns what keeps bwrap's own messages (see [`SandboxSaid`]).
+fn start(command: &OsStr, prefix: &[OsString]) -> Result<(Pid, Option<SandboxSaid>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
-    let mut shell = match prefix.split_first() {
+    let (mut shell, said) = match prefix.split_first() {
         Some((program, args)) => {
+            let (outputs, said) = sandbox_outputs()?;
             let mut shell = std::process::Command::new(program);
-            shell.args(args).arg("bash");
-            shell
+            shell.args(args).args(outputs.args()).arg("bash");
+            shell.stdout(Stdio::null()).stderr(said.writer);
+            (shell, Some((outputs, said.kept)))
         }
-        None => std::process::Command::new("bash"),
+        None => (std::process::Command::new("bash"), None),
     };
     let shell = shell
         .arg("-c")
@@ -152,7 +162,81 @@ fn start(command: &OsStr, prefix: &[OsString]) -> Result<Pid, String> {
         .map_err(|err| format!("cannot open /dev/null: {err}"))?;
     nix::unistd::dup2_stdout(&null).map_err(|err| format!("cannot release stdout: {err}"))?;
     nix::unistd::dup2_stderr(&null).map_err(|err| format!("cannot release stderr: {err}"))?;
-    Ok(Pid::from_raw(pid))
+    // The copies handed to the sandbox are closed here with `outputs`.
+    Ok((Pid::from_raw(pid), said.map(|(_outputs, kept)| kept)))
+}
+
+/// The output pipes as the sandbox's last step receives them: inherited descriptors it puts in
+/// place of its stdout and stderr ([`sandbox::confine`]). They cannot be bwrap's own stdout and
+/// stderr: bwrap's init process keeps those open for as long as any process of the sandbox
+/// lives, so a background job whose output goes elsewhere (a dev server writing a log) would
+/// hold the command's output open — and be stopped as lingering — when it holds nothing.
+struct SandboxOutputs {
+    stdout: std::os::fd::OwnedFd,
+    stderr: std::os::fd::OwnedFd,
+}
+
+impl SandboxOutputs {
+    /// The arguments that name them to the sandbox's last step.
+    fn args(&self) -> [String; 2] {
+        use std::os::fd::AsRawFd;
+        [self.stdout.as_raw_fd().to_string(), self.stderr.as_raw_fd().to_string()]
+    }
+}
+
+/// bwrap's own messages (a mount it cannot make, a namespace it may not create): written to a
+/// pipe of their own, and passed on to the command's stderr when the shell ends — by then bwrap
+/// has said all it will, since a sandbox that could not be set up never started the shell.
+struct SandboxSaid {
+    reader: std::io::PipeReader,
+    stderr: std::fs::File,
+}
+
+impl SandboxSaid {
+    /// Copies what bwrap wrote to the command's stderr, then lets go of both.
+    fn pass_on(self) {
+        let Self { reader, mut stderr } = self;
+        // Nothing waits here: bwrap's init may hold the pipe open for as long as the sandbox lives.
+        if nix::fcntl::fcntl(&reader, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
+            .is_err()
+        {
+            return;
+        }
+        let mut reader = reader;
+        let mut chunk = [0u8; SANDBOX_SAID_CHUNK];
+        while let Ok(read @ 1..) = std::io::Read::read(&mut reader, &mut chunk) {
+            let _ = stderr.write_all(&chunk[..read]);
+        }
+    }
+}
+
+/// The pieces [`start`] needs for a sandboxed shell.
+struct SaidPipe {
+    writer: std::io::PipeWriter,
+    kept: SandboxSaid,
+}
+
+/// Inheritable copies of this process's stdout and stderr (the command's pipes), and the pipe
+/// bwrap's own messages go to.
+fn sandbox_outputs() -> Result<(SandboxOutputs, SaidPipe), String> {
+    let inheritable = |fd: std::os::fd::BorrowedFd<'_>, name: &str| {
+        let copy = fd.try_clone_to_owned().map_err(|err| format!("cannot copy {name}: {err}"))?;
+        nix::fcntl::fcntl(&copy, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
+            .map_err(|err| format!("cannot hand {name} to the sandbox: {err}"))?;
+        Ok::<_, String>(copy)
+    };
+    let outputs = SandboxOutputs {
+        stdout: inheritable(std::io::stdout().as_fd(), "stdout")?,
+        stderr: inheritable(std::io::stderr().as_fd(), "stderr")?,
+    };
+    let stderr = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|err| format!("cannot copy stderr: {err}"))?;
+    let (reader, writer) =
+        std::io::pipe().map_err(|err| format!("cannot make a pipe for bwrap: {err}"))?;
+    let kept = SandboxSaid { reader, stderr: std::fs::File::from(stderr) };
+    Ok((outputs, SaidPipe { writer, kept }))
 }
 
 /// Reaps every child (the subreaper's orphans too) and says when `bash` ends and when none is left.
