@@ -153,6 +153,7 @@ impl Agent {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
         }
+        self.settle_sandbox().await;
         let tools = self.tools_for_call();
         if self.state.view().plan_mode
             && let Some(why) = plan::refusal(&call.name, &call.input, tools.sandbox())
