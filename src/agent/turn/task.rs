@@ -124,8 +124,8 @@ impl Agent {
         agent
     }
 
-    /// Waits for the sandbox's probe, if it has not answered yet: before the first tool call is
-    /// checked, since what commands may do depends on it.
+    /// Waits for the sandbox's probe, if it has not answered yet: before the first command (or,
+    /// in plan mode, any tool call) is checked, since what commands may do depends on it.
     pub(in crate::agent) async fn settle_sandbox(&mut self) {
         if !self.sandbox_known {
             let probing = self.tools.probing_sandbox().clone();
