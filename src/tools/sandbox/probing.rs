@@ -65,19 +65,19 @@ impl Probing {
         })
     }
 
-    /// The sandbox if the probe has answered, without waiting.
+    /// The sandbox if the probe has answered, without waiting (not even for another caller that
+    /// is collecting the answer: an async thread must never block on it).
     pub fn ready(&self) -> Option<&Sandbox> {
+        if let Some(sandbox) = self.0.sandbox.get() {
+            return Some(sandbox);
+        }
         let finished = self
             .0
             .probe
             .lock()
             .ok()
-            .is_some_and(|probe| probe.as_ref().is_none_or(JoinHandle::is_finished));
-        match self.0.sandbox.get() {
-            Some(sandbox) => Some(sandbox),
-            None if finished => Some(self.get()),
-            None => None,
-        }
+            .is_some_and(|probe| probe.as_ref().is_some_and(JoinHandle::is_finished));
+        finished.then(|| self.get())
     }
 
     /// The sandbox, waited for off the async threads.
@@ -104,6 +104,24 @@ mod tests {
         assert_eq!(off.ready().map(Sandbox::confinement), Some(Confinement::Off));
         let known = Probing::known(Sandbox::off());
         assert_eq!(known.clone().ready(), Some(&Sandbox::off()));
+    }
+
+    #[test]
+    fn ready_never_waits_for_a_running_probe() {
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let probe = std::thread::spawn(move || {
+            let _ = held.recv();
+            Sandbox::off()
+        });
+        let probing = Probing(Arc::new(Shared {
+            sandbox: OnceLock::new(),
+            probe: Mutex::new(Some(probe)),
+            policy: Policy::default(),
+        }));
+        assert_eq!(probing.ready(), None);
+        release.send(()).unwrap();
+        assert_eq!(probing.get(), &Sandbox::off());
+        assert_eq!(probing.ready(), Some(&Sandbox::off()));
     }
 
     #[test]
