@@ -7,8 +7,10 @@
 //! answer, in 16-byte deltas.
 //!
 //! `KEEL_BENCH_BASELINE=/path/to/an/older/keel cargo bench --bench task` measures that binary in
-//! the same run, the two taking turns, and prints the ratios, each one's peak RSS (with GNU
-//! time) and the connections each run opened.
+//! the same run, the two taking turns, and prints the ratios, each one's peak RSS and the
+//! connections each run opened. Peak RSS is read two ways: GNU time's, which counts every
+//! process keel waited for (the command's `python3` among them), and keel's own (its `VmHWM`,
+//! read from `/proc` while it runs).
 
 mod support;
 
@@ -29,6 +31,9 @@ const THOUGHT: &str = "weighing-it-up, ";
 const THINKING_BYTES: usize = 16 * 1024;
 /// Runs of each binary when a baseline is compared.
 const COMPARED_RUNS: usize = 21;
+/// Runs of each binary that read keel's own peak memory, and how often it is read.
+const OWN_PEAK_RUNS: usize = 5;
+const HWM_POLL: Duration = Duration::from_micros(500);
 
 /// The five rounds, each answer after `thinking` when given.
 fn five_rounds(thinking: Option<&str>) -> Vec<Step> {
@@ -54,7 +59,29 @@ struct Figures {
     own: Duration,
     to_first_request: Duration,
     peak_mib: Option<f64>,
+    /// keel's own peak (`VmHWM`), as last read before it ended.
+    own_peak_mib: Option<f64>,
     connections: usize,
+}
+
+/// Reads `pid`'s peak resident memory (`VmHWM`) until the process is gone; the last reading.
+/// The peak only grows, so the last reading misses only what the last half millisecond added.
+fn watch_own_peak(pid: u32) -> std::thread::JoinHandle<Option<f64>> {
+    std::thread::spawn(move || {
+        let mut last = None;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kib) = status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            else {
+                break;
+            };
+            last = Some(kib / 1024.0);
+            std::thread::sleep(HWM_POLL);
+        }
+        last
+    })
 }
 
 /// The command's time as keel reports it on stderr (`✓ exit 0 (12 ms)`).
@@ -67,18 +94,30 @@ fn command_time(stderr: &str) -> Duration {
     Duration::from_millis(millis)
 }
 
-/// Runs `keel -p` from `binary` on the task `server` plays; under GNU time when `measure_rss`.
+/// How a run's memory is read; either way costs the run some time, so timed runs read none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Memory {
+    Unread,
+    /// Under GNU time.
+    GnuTime,
+    /// keel's own `VmHWM`, from `/proc`.
+    Own,
+}
+
+/// Runs `keel -p` from `binary` on the task `server` plays, reading its memory as `memory` says.
 fn run_once(
     runtime: &tokio::runtime::Runtime,
     server: &Loopback,
     binary: &Path,
-    measure_rss: bool,
+    memory: Memory,
 ) -> Figures {
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     server.take();
     server.take_connections();
-    let mut measured =
-        if measure_rss { Measured::new(binary) } else { Measured::unmeasured(binary) };
+    let mut measured = match memory {
+        Memory::GnuTime => Measured::new(binary),
+        Memory::Unread | Memory::Own => Measured::unmeasured(binary),
+    };
     measured
         .command
         .args(["-p", "Write hello.py, run it, then check it.", "--workdir"])
@@ -92,6 +131,7 @@ fn run_once(
         .stderr(Stdio::piped());
     let started = Instant::now();
     let child = measured.spawn().unwrap();
+    let own_peak = (memory == Memory::Own).then(|| watch_own_peak(child.id()));
     let output = runtime
         .block_on(async { tokio::task::spawn_blocking(move || child.wait_with_output()).await })
         .unwrap()
@@ -107,6 +147,7 @@ fn run_once(
         own: wall.saturating_sub(server_time).saturating_sub(command_time(&stderr)),
         to_first_request: exchanges[0].request_arrived - started,
         peak_mib: measured.peak_mib(),
+        own_peak_mib: own_peak.and_then(|watch| watch.join().ok().flatten()),
         connections: server.take_connections(),
     }
 }
@@ -130,25 +171,37 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
     let baseline = PathBuf::from(baseline);
     let (mut new, mut old) = (Vec::new(), Vec::new());
     for _ in 0..COMPARED_RUNS {
-        new.push(run_once(runtime, server, keel, false));
-        old.push(run_once(runtime, server, &baseline, false));
+        new.push(run_once(runtime, server, keel, Memory::Unread));
+        old.push(run_once(runtime, server, &baseline, Memory::Unread));
     }
     let (own, start) = medians(&new);
     let (base_own, base_start) = medians(&old);
-    let new_rss = run_once(runtime, server, keel, true).peak_mib;
-    let old_rss = run_once(runtime, server, &baseline, true).peak_mib;
+    let new_rss = run_once(runtime, server, keel, Memory::GnuTime).peak_mib;
+    let old_rss = run_once(runtime, server, &baseline, Memory::GnuTime).peak_mib;
+    let (mut new_own, mut old_own) = (Vec::new(), Vec::new());
+    for _ in 0..OWN_PEAK_RUNS {
+        new_own.push(run_once(runtime, server, keel, Memory::Own));
+        old_own.push(run_once(runtime, server, &baseline, Memory::Own));
+    }
     let connections = new.iter().map(|figures| figures.connections).max().unwrap_or(0);
+    let own_peak = |figures: &[Figures]| {
+        let peak = figures.iter().filter_map(|figures| figures.own_peak_mib).reduce(f64::max);
+        peak.map_or_else(|| "unread".to_owned(), |mib| format!("{mib:.1} MiB"))
+    };
     let ratio = |before: Duration, after: Duration| before.as_secs_f64() / after.as_secs_f64();
     println!(
         "{name}, medians of {COMPARED_RUNS} runs each, taking turns:\n  \
          own time: {own:.2?} (baseline {base_own:.2?}: {:.2}x)\n  \
          start to first request: {start:.2?} (baseline {base_start:.2?}: {:.2}x)\n  \
-         peak RSS: {} (baseline {})\n  \
+         peak RSS, keel and the processes it waited for (GNU time): {} (baseline {})\n  \
+         keel's own peak RSS, the highest of the runs: {} (baseline {})\n  \
          connections per run: at most {connections}",
         ratio(base_own, own),
         ratio(base_start, start),
         describe(new_rss),
         describe(old_rss),
+        own_peak(&new_own),
+        own_peak(&old_own),
     );
 }
 
@@ -160,7 +213,7 @@ fn task(c: &mut Criterion) {
         let server = runtime.block_on(Loopback::start(five_rounds(thinking)));
         c.bench_function(&format!("keel_p_{name}_own_time"), |b| {
             b.iter_custom(|runs| {
-                (0..runs).map(|_| run_once(&runtime, &server, &keel, false).own).sum()
+                (0..runs).map(|_| run_once(&runtime, &server, &keel, Memory::Unread).own).sum()
             });
         });
         compare(&runtime, &server, name, &keel);

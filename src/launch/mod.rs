@@ -10,7 +10,9 @@ pub use prepare::prepare;
 use keel::agent::{AgentHandle, Command, TurnOutcome};
 use keel::headless;
 use keel::tools::mcp;
+use keel::tools::sandbox::Probing;
 use keel::tui::{self, TuiOptions};
+use keel::visible::visible;
 use std::process::ExitCode;
 
 /// Exit code for a run that failed.
@@ -41,8 +43,8 @@ pub struct Launch {
 
 /// Which front end, and what it starts with.
 enum Front {
-    /// `keel -p`: the first command and how to print.
-    Headless { start: Command, printing: headless::Printing },
+    /// `keel -p`: the first command, how to print, and the sandbox being probed.
+    Headless { start: Command, printing: headless::Printing, sandbox: Probing },
     /// The TUI: a prompt to send at once, if one was given.
     Tui { start: Option<String>, options: TuiOptions },
 }
@@ -52,7 +54,13 @@ impl Launch {
     pub async fn run(self) -> color_eyre::Result<ExitCode> {
         let Self { handle, front, mcp, demo_dir } = self;
         let code = match front {
-            Front::Headless { start, printing } => {
+            Front::Headless { start, printing, sandbox } => {
+                // Said once the probe answers, which the run does not wait for.
+                let told = tokio::spawn(async move {
+                    if let Some(problem) = sandbox.settled().await.problem() {
+                        eprintln!("keel: {}", visible(problem));
+                    }
+                });
                 // No screen shows the servers: a failed one is told on stderr.
                 let hub = mcp.clone();
                 tokio::spawn(async move {
@@ -61,7 +69,9 @@ impl Launch {
                         eprintln!("keel: {line}");
                     }
                 });
-                let result = headless::run(handle, start, printing).await?;
+                let result = headless::run(handle, start, printing).await;
+                let _ = told.await;
+                let result = result?;
                 // A reader that left (`| head`) took what it wanted: not a failure. A session
                 // that could not be saved is one, whatever the turn did.
                 if (result.outcome == TurnOutcome::Success && !result.not_saved)

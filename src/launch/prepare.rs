@@ -13,7 +13,8 @@ use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::mcp;
-use keel::tools::{Sandbox, Tools, Workspace};
+use keel::tools::sandbox::Probing;
+use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
 use std::io::Read;
@@ -56,9 +57,12 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
-    let sandbox = Sandbox::for_commands(config.sandbox.clone(), &env);
+    // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
+    let sandbox = Probing::for_commands(config.sandbox.clone());
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
-    notices.extend(sandbox.problem().map(str::to_owned));
+    if !headless {
+        notices.extend(sandbox.get().problem().map(str::to_owned));
+    }
     for notice in &notices {
         eprintln!("keel: {}", visible(notice));
     }
@@ -144,7 +148,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         eprintln!("keel: {}", visible(notice));
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
-    let tools = Tools::new(workspace).with_sandbox(sandbox).with_mcp(mcp.clone());
+    let tools = Tools::new(workspace).with_probing_sandbox(sandbox.clone()).with_mcp(mcp.clone());
     let handle = agent::spawn_with_session(agent_config, provider, tools, sessions);
     let front = match headless_prompt {
         Some(prompt) => {
@@ -158,7 +162,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
                 plan: cli.plan,
                 price: config.prices.of(&config.model),
             };
-            Front::Headless { start, printing }
+            Front::Headless { start, printing, sandbox }
         }
         None => {
             // A prompt on the command line is sent as `claude "…"` and `codex "…"` send theirs;

@@ -163,7 +163,7 @@ pub enum Invocation {
 #[derive(Debug, Clone)]
 pub struct Tools {
     workspace: Workspace,
-    sandbox: Sandbox,
+    sandbox: sandbox::Probing,
     mcp: Hub,
 }
 
@@ -171,12 +171,17 @@ impl Tools {
     /// The tools of `workspace`, running commands unconfined until [`Tools::with_sandbox`] says
     /// otherwise (keel's front ends always do).
     pub fn new(workspace: Workspace) -> Self {
-        Self { workspace, sandbox: Sandbox::off(), mcp: Hub::default() }
+        Self { workspace, sandbox: sandbox::Probing::known(Sandbox::off()), mcp: Hub::default() }
     }
 
     /// The same tools, running commands in `sandbox`.
     pub fn with_sandbox(self, sandbox: Sandbox) -> Self {
-        Self { sandbox, ..self }
+        Self { sandbox: sandbox::Probing::known(sandbox), ..self }
+    }
+
+    /// The same tools, running commands in the sandbox `probing` finds.
+    pub fn with_probing_sandbox(self, probing: sandbox::Probing) -> Self {
+        Self { sandbox: probing, ..self }
     }
 
     /// The same tools, with the tools of `hub`'s servers besides.
@@ -195,11 +200,16 @@ impl Tools {
 
     /// The same tools, with commands given at most `mode`'s freedom (plan mode: read-only).
     pub fn confined_to(&self, mode: sandbox::Mode) -> Self {
-        Self { sandbox: self.sandbox.at_most(mode), ..self.clone() }
+        Self { sandbox: sandbox::Probing::known(self.sandbox().at_most(mode)), ..self.clone() }
     }
 
-    /// The sandbox commands run in.
+    /// The sandbox commands run in, once its probe has answered (waited for here).
     pub fn sandbox(&self) -> &Sandbox {
+        self.sandbox.get()
+    }
+
+    /// The sandbox commands run in, its probe perhaps still running.
+    pub fn probing_sandbox(&self) -> &sandbox::Probing {
         &self.sandbox
     }
 
@@ -255,7 +265,7 @@ impl Tools {
         };
         match call {
             Invocation::Bash(args) => {
-                bash::run(self.workspace.root(), &args, &self.sandbox, ctx).await
+                bash::run(self.workspace.root(), &args, self.sandbox.settled().await, ctx).await
             }
             Invocation::ReadFile(args) => {
                 self.blocking(move |workspace| files::read(workspace, &args).map(ToolOutcome::ok))

@@ -1,6 +1,7 @@
 //! The sandbox through the keel binary, against a scripted model on 127.0.0.1: a script the
 //! model wrote cannot touch the home folder, a command cannot read keel's key or write to its
-//! output, keel says once when bwrap is missing and then refuses commands, and killing keel ends
+//! output, keel says once when bwrap is missing and then refuses commands (asking the model
+//! meanwhile, while bwrap is probed), and killing keel ends
 //! every process of a sandboxed command. Homes and workspaces live outside `/tmp`, so the
 //! read-only mounts are what protect them.
 
@@ -137,6 +138,32 @@ fn without_bwrap_keel_says_so_once_and_refuses_commands() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("cannot sandbox"), "{stderr}");
     assert!(work.path().join("ran.txt").exists());
+}
+
+#[test]
+fn keel_p_asks_the_model_while_the_sandbox_is_probed() {
+    let (home, work, bin) = (outside_tmp(), outside_tmp(), outside_tmp());
+    // A bwrap whose probe takes a second, then fails.
+    let slow = bin.path().join("bwrap");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 1\nexit 1\n").unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let slow_bwrap = |command: &mut std::process::Command| {
+        command.env("KEEL_BWRAP", &slow);
+    };
+    let (output, _) =
+        run_keel_with(vec![text("Looked.")], home.path(), work.path(), &[], slow_bwrap);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let answered = stderr.find("model respons").expect("the closing line");
+    let told = stderr.find("keel: cannot sandbox commands").expect("the sandbox's notice");
+    assert!(answered < told, "the turn waited for the probe: {stderr}");
+    assert_eq!(stderr.matches("cannot sandbox commands").count(), 1, "{stderr}");
+
+    // A command waits for the probe's answer, and is refused as without bwrap.
+    let steps = vec![bash_step("touch ran.txt"), text("Done.")];
+    let (_, results) = run_keel_with(steps, home.path(), work.path(), &[], slow_bwrap);
+    assert!(results[0].starts_with("Command not run"), "{}", results[0]);
+    assert!(!work.path().join("ran.txt").exists());
 }
 
 /// The pids, as keel's side sees them, of processes whose command line holds `marker`.

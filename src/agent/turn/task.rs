@@ -62,6 +62,8 @@ pub(in crate::agent) struct Agent {
     pub(in crate::agent) turn_undo: TurnUndo,
     /// The MCP server failures the person has been told of.
     pub(in crate::agent) mcp_told: std::collections::HashSet<String>,
+    /// The sandbox's probe has answered, and the approvals and the status bar know it.
+    sandbox_known: bool,
 }
 
 /// Where the running turn's undo group stands.
@@ -96,8 +98,8 @@ impl Agent {
         let mut state =
             State::new(&config.system_prompt, config.nag_threshold, config.board, label);
         state.set_plan_mode(config.plan && config.board);
-        state.set_sandbox(sandbox_label(tools.sandbox()));
-        let approvals = Approvals::new(config.approval).with_sandbox(tools.sandbox());
+        let approvals = Approvals::new(config.approval);
+        let probing = tools.probing_sandbox().clone();
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         let mut agent = Self {
@@ -113,9 +115,29 @@ impl Agent {
             demo_dir: None,
             turn_undo: TurnUndo::Idle,
             mcp_told: std::collections::HashSet::new(),
+            sandbox_known: false,
         };
+        if let Some(sandbox) = probing.ready() {
+            agent.adopt_sandbox(sandbox);
+        }
         agent.tell_request_shape();
         agent
+    }
+
+    /// Waits for the sandbox's probe, if it has not answered yet: before the first command (or,
+    /// in plan mode, any tool call) is checked, since what commands may do depends on it.
+    pub(in crate::agent) async fn settle_sandbox(&mut self) {
+        if !self.sandbox_known {
+            let probing = self.tools.probing_sandbox().clone();
+            self.adopt_sandbox(probing.settled().await);
+        }
+    }
+
+    /// Takes the sandbox's probe's answer: into the status bar and the approval rules.
+    fn adopt_sandbox(&mut self, sandbox: &crate::tools::Sandbox) {
+        self.state.set_sandbox(sandbox_label(sandbox));
+        self.approvals = std::mem::take(&mut self.approvals).with_sandbox(sandbox);
+        self.sandbox_known = true;
     }
 
     /// Runs until `Quit` or until every front end is gone.
@@ -272,9 +294,11 @@ impl Agent {
             .map_err(|err| format!("the demo script is broken: {err}"))?
             .ran_in(&place);
         let prompt = script.prompt().to_owned();
-        self.tools = Tools::new(workspace).with_sandbox(self.tools.sandbox().clone());
+        let probing = self.tools.probing_sandbox().clone();
+        self.tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
         // The demo works in a throwaway folder and is meant to be watched, not steered.
-        self.approvals = Approvals::new(ApprovalMode::Auto).with_sandbox(self.tools.sandbox());
+        self.approvals = Approvals::new(ApprovalMode::Auto);
+        self.adopt_sandbox(probing.get());
         self.specs = tool_specs(&self.tools, self.config.board);
         self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));

@@ -156,6 +156,10 @@ impl Agent {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
         }
+        // Only commands, and plan mode's confinement, depend on what the sandbox can do.
+        if call.name == ToolName::Bash || self.state.view().plan_mode {
+            self.settle_sandbox().await;
+        }
         let tools = self.tools_for_call();
         if self.state.view().plan_mode
             && let Some(why) = plan::refusal(&call.name, &call.input, tools.sandbox())

@@ -3,13 +3,16 @@
 //!
 //! A [`Policy`] says what a command may write and whether it may reach the network; [`Sandbox`]
 //! is that policy plus whether the machine can enforce it, found out once at start by running a
-//! command through the sandbox ([`Sandbox::probe`]). On Linux the sandbox is `bwrap` (package
+//! command through the sandbox ([`Sandbox::probe`]), on a thread of its own ([`Probing`]). On Linux the sandbox is `bwrap` (package
 //! `bubblewrap`, see [`bwrap`]) started by the command's supervisor, and inside it keel's own
 //! binary installs a seccomp filter before it becomes `bash` ([`confine`]). docs/sandbox.md says
 //! what each layer stops and what it costs.
 
 pub mod bwrap;
 pub mod confine;
+pub mod probing;
+
+pub use probing::Probing;
 
 use std::fmt;
 use std::path::PathBuf;
