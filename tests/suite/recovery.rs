@@ -3,7 +3,7 @@
 //! is reported to the model as cut off by a crash (never "interrupted by user"), no file is left
 //! half written, no command outlives keel — on both protocols.
 //!
-//! The model is the loopback server in `fake_llm`, which is stateless: it plays the step the
+//! The model is the loopback server in `support::llm`, which is stateless: it plays the step the
 //! request's history asks for, and asks again only for calls whose results say they were cut
 //! short. Every bash step appends its number to `runs.log` before anything else, so a command
 //! run twice shows there; `progress.log` is guarded, as a careful model's command would be.

@@ -1,4 +1,4 @@
-//! A real agent in the test's process, talking to the scripted loopback server (`fake_llm`) on
+//! A real agent in the test's process, talking to the scripted loopback server (`support::llm`) on
 //! either protocol: starting it, waiting for its turns, and sending the person's board edits.
 
 use super::llm::FakeLlm;
