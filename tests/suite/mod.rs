@@ -69,6 +69,7 @@ mod supervision;
 mod thinking;
 mod too_long;
 mod tools;
+mod tools_bash;
 mod tui_compaction;
 mod tui_details;
 mod tui_e2e;

@@ -3,6 +3,7 @@
 //! controlling terminal, and none of their processes outliving keel — even when keel is killed.
 
 use crate::support::llm;
+use crate::support::processes::{is_dead, read_pids};
 use llm::FakeLlm;
 use serde_json::json;
 use std::path::Path;
@@ -47,25 +48,6 @@ fn keel(server: &FakeLlm, home: &Path, work: &Path) -> Command {
 async fn one_command(command: &str) -> FakeLlm {
     let steps = vec![llm::tool("bash", json!({ "command": command })), llm::text("done")];
     FakeLlm::start(steps, Duration::ZERO).await
-}
-
-/// Whether the process is dead: gone from `/proc`, or a zombie waiting to be reaped.
-fn is_dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
-
-fn read_pids(path: &Path) -> Vec<i32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|pid| pid.parse().ok())
-        .collect()
 }
 
 /// Waits until `path` lists `count` pids, or fails saying so.

@@ -1,4 +1,4 @@
-//! Helpers shared by the file tool tests: a real temporary workspace and a way to run a call.
+//! Helpers shared by the tool tests: a real temporary workspace and a way to run a call.
 
 use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
 use serde_json::Value;
@@ -9,8 +9,10 @@ use tokio_util::sync::CancellationToken;
 /// Generous bound for "returned promptly" on a loaded two-core machine: a hang guard only.
 pub const PROMPT: Duration = Duration::from_secs(15);
 
-/// A fresh workspace in a temporary folder, and the tools confined to it.
+/// A fresh workspace in a temporary folder, and the tools confined to it (`bash` under keel's
+/// supervisor, as in the binary).
 pub fn workspace() -> (TempDir, Tools) {
+    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     (dir, tools)

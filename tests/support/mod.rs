@@ -9,6 +9,7 @@ pub mod bin;
 pub mod files;
 pub mod llm;
 pub mod mcp_server;
+pub mod processes;
 pub mod screens;
 pub mod tmux;
 pub mod tui;
