@@ -130,7 +130,7 @@ impl Agent {
     }
 
     /// Applies a `todo` update, either form; a rejected one leaves the board as it was. The
-    /// model reads back the whole board or what changed (`todo::answer`).
+    /// model reads back the whole board or what changed (`board::answer`).
     fn update_board(&mut self, input: &Value) -> Finished {
         let mut board = (*self.state.view().board).clone();
         match board.apply(input) {
