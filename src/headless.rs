@@ -11,7 +11,7 @@
 //! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
 //! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
 
-use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
+use crate::agent::{AgentEvent, AgentHandle, Command, Entry, TurnOutcome};
 use crate::board::{Board, BoardItem};
 use crate::message::Usage;
 use crate::pricing::{Price, dollars};
@@ -298,25 +298,14 @@ fn print_progress(
         AgentEvent::Retry { attempt, delay_ms, reason } => {
             writeln!(err, "… retry {attempt} in {delay_ms} ms: {}", visible(reason))?;
         }
-        AgentEvent::Compaction {
-            tokens_before,
-            tokens_after,
-            masked,
-            summarised,
-            summary_error,
-            ..
-        } => {
-            let how = match (summarised, summary_error) {
-                (0, _) => format!("{masked} old tool results elided"),
-                (_, None) => format!("{summarised} messages summarised"),
-                (_, Some(why)) => {
-                    format!("{summarised} messages listed (no summary: {})", visible(why))
+        // The same line the conversation shows, and why there is no summary when there is none.
+        AgentEvent::Compaction { summary_error, .. } => {
+            if let Some(Entry::Notice { text }) = event.entry() {
+                match summary_error {
+                    Some(why) => writeln!(err, "· {text} (no summary: {})", visible(why))?,
+                    None => writeln!(err, "· {text}")?,
                 }
-            };
-            writeln!(
-                err,
-                "· compacted the history: about {tokens_before} → {tokens_after} tokens; {how}"
-            )?;
+            }
         }
         AgentEvent::Usage { .. }
         | AgentEvent::Prompt { .. }
@@ -361,89 +350,4 @@ fn summary(spent: &Spent, done: usize, total: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_summary_reads_as_a_sentence() {
-        let usage = Usage { input_tokens: 12_345, output_tokens: 678, ..Usage::default() };
-        let spent = |responses| Spent { responses, usage, price: None };
-        assert_eq!(summary(&spent(0), 0, 0), "no response from the model");
-        assert_eq!(
-            summary(&spent(1), 0, 0),
-            "1 model response, no board; 12345 tokens in, 678 out"
-        );
-        assert_eq!(
-            summary(&spent(4), 2, 5),
-            "4 model responses, board 2/5 done; 12345 tokens in, 678 out"
-        );
-        // $3 a million in and $15 out: 3.7 cents and 1.0 cent.
-        let price = Price { input: 3.0, output: 15.0, cache_read: None, cache_write: None };
-        let priced = Spent { price: Some(price), ..spent(4) };
-        assert_eq!(
-            summary(&priced, 2, 5),
-            "4 model responses, board 2/5 done; 12345 tokens in, 678 out, $0.05"
-        );
-    }
-
-    #[test]
-    fn the_last_answer_goes_to_stdout_only() {
-        let mut printer = Printer::default();
-        let (mut err, mut out) = (Vec::new(), Vec::new());
-        let events = [
-            AgentEvent::AssistantText { text: "Planning.".into() },
-            AgentEvent::ToolStart {
-                id: "1".into(),
-                name: "bash".into(),
-                input: serde_json::json!({"command": "ls"}),
-                summary: "ls".into(),
-            },
-            AgentEvent::AssistantText { text: "All done.".into() },
-            AgentEvent::Result {
-                outcome: TurnOutcome::Success,
-                text: "All done.".into(),
-                rounds: 2,
-                done: 0,
-                total: 0,
-                error: None,
-                stop_reason: None,
-            },
-        ];
-        for event in &events {
-            printer.print(&mut err, &mut out, event).unwrap();
-        }
-        let (err, out) = (String::from_utf8(err).unwrap(), String::from_utf8(out).unwrap());
-        assert!(err.contains("Planning."), "{err}");
-        assert!(!err.contains("All done."), "{err}");
-        assert_eq!(out, "All done.\n");
-    }
-
-    #[test]
-    fn with_plan_the_last_words_print_once_when_the_board_came_after_them() {
-        let mut printer = Printer::default();
-        let (mut err, mut out) = (Vec::new(), Vec::new());
-        let mut board = Vec::new();
-        let events = [
-            AgentEvent::AssistantText { text: "Here is the plan.".into() },
-            AgentEvent::Todo { items: Vec::new(), done: 0, total: 0, rounds_in_progress: 0 },
-            AgentEvent::Result {
-                outcome: TurnOutcome::Success,
-                text: "Here is the plan.".into(),
-                rounds: 1,
-                done: 0,
-                total: 0,
-                error: None,
-                stop_reason: None,
-            },
-        ];
-        for event in &events {
-            print_plan(&mut printer, &mut err, &mut out, event, &mut board).unwrap();
-        }
-        let err = String::from_utf8(err).unwrap();
-        assert_eq!(err.matches("Here is the plan.").count(), 1, "{err}");
-        assert!(
-            err.contains("(no response from the model)"),
-            "the closing line is still printed: {err}"
-        );
-    }
-}
+mod tests;
