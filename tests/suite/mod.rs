@@ -1,5 +1,6 @@
 //! The integration tests, one module per subject; they share `crate::support`.
 
+mod agent_commands;
 mod agent_loop;
 mod approval_box;
 mod approvals;

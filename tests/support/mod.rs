@@ -11,6 +11,7 @@ pub mod llm;
 pub mod mcp_server;
 pub mod processes;
 pub mod screens;
+pub mod scripted;
 pub mod tmux;
 pub mod tui;
 pub mod wire;
