@@ -37,7 +37,7 @@ pub fn plan_with_board(history: &History, keep_rounds: usize, board: Option<&str
     let calls = calls_of(history);
     let mut current_board = current_board(history, &calls);
     let mut masks = Vec::new();
-    if let (Some(board), Some(newest)) = (board, newest_answer(history, &calls))
+    if let (Some(board), Some(newest)) = (board, accepted_answers(history, &calls).next())
         && !crate::board::is_whole(newest.1)
     {
         masks.push(Mask::Result { id: newest.0.to_owned(), content: board.to_owned() });
@@ -137,12 +137,13 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
     calls
 }
 
-/// The newest accepted board answer: its call's id and its text.
-fn newest_answer<'a>(
+/// The accepted board answers, newest first: each one's call id and its text. Rejected updates
+/// changed nothing and are passed over.
+fn accepted_answers<'a>(
     history: &'a History,
     calls: &HashMap<&str, Call>,
-) -> Option<(&'a str, &'a str)> {
-    history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
+) -> impl Iterator<Item = (&'a str, &'a str)> {
+    history.iter().rev().flat_map(|message| message.content.iter().rev()).filter_map(|block| {
         match block {
             ContentBlock::ToolResult { tool_use_id, content, is_error: false }
                 if calls
@@ -158,23 +159,10 @@ fn newest_answer<'a>(
 
 /// The ids of the board updates whose answers together say what the board is now: the newest
 /// accepted one answered with the whole board, and the accepted ones after it, answered with
-/// what changed. Rejected updates changed nothing and are passed over.
+/// what changed.
 fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> HashSet<&'a str> {
     let mut kept = HashSet::new();
-    let accepted =
-        history.iter().rev().flat_map(|message| message.content.iter().rev()).filter_map(|block| {
-            match block {
-                ContentBlock::ToolResult { tool_use_id, content, is_error: false }
-                    if calls
-                        .get(tool_use_id.as_str())
-                        .is_some_and(|c| c.call.name == ToolName::Todo) =>
-                {
-                    Some((tool_use_id.as_str(), content.as_str()))
-                }
-                _ => None,
-            }
-        });
-    for (id, answer) in accepted {
+    for (id, answer) in accepted_answers(history, calls) {
         kept.insert(id);
         if crate::board::is_whole(answer) {
             break;
