@@ -25,9 +25,6 @@ use ratatui::widgets::{Clear, Widget};
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Share of the view kept above a search hit when jumping to it, in percent.
-const HIT_CONTEXT_PERCENT: usize = 30;
-
 /// What a key does in the pager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -280,11 +277,8 @@ impl Pager {
     }
 
     fn step_hit(&mut self, forward: bool) {
-        let next = self.search.step(forward).or_else(|| {
-            let top = self.list.top_block(&self.output);
-            self.search.first_from(top, forward)
-        });
-        if let Some(index) = next {
+        let (list, output) = (&mut self.list, &self.output);
+        if let Some(index) = self.search.next_from(|| list.top_block(output), forward) {
             self.go_to_hit(index);
         }
     }
@@ -297,7 +291,7 @@ impl Pager {
         let row = self.list.laid(&self.output, hit.block).map_or(0, |(_, rows)| {
             rows.iter().position(|row| hit.start < row.end.max(row.start + 1)).unwrap_or(0)
         });
-        let context = self.list.viewport().1 * HIT_CONTEXT_PERCENT / 100;
+        let context = Search::context_rows(self.list.viewport().1);
         self.list.show(&self.output, hit.block, row, context);
     }
 

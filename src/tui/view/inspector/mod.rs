@@ -33,8 +33,6 @@ use wire::{Laid, Source, Wired};
 
 /// Where the time of day lies in an RFC 3339 stamp (`2026-01-02T14:03:27Z`).
 const TIME_OF_DAY: std::ops::Range<usize> = 11..19;
-/// Share of the view kept above a search hit when jumping to it, in percent.
-const HIT_CONTEXT_PERCENT: usize = 30;
 
 /// What a key does in the inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,9 +258,9 @@ impl Inspector {
     }
 
     fn step_hit(&mut self, forward: bool) {
-        match self.search.step(forward) {
-            Some(index) => self.go_to_hit(index),
-            None => self.jump_from_view(forward),
+        let (list, wired) = (&mut self.list, &self.wired);
+        if let Some(index) = self.search.next_from(|| list.top_block(wired), forward) {
+            self.go_to_hit(index);
         }
     }
 
@@ -279,7 +277,7 @@ impl Inspector {
                 .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
                 .unwrap_or(0)
         });
-        let context = self.list.viewport().1 * HIT_CONTEXT_PERCENT / 100;
+        let context = Search::context_rows(self.list.viewport().1);
         self.list.show(&self.wired, hit.block, row, context);
     }
 

@@ -4,6 +4,9 @@
 use super::text::{Highlight, MessageText, find_all};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+/// Share of the view kept above a search hit when jumping to it, in percent.
+const HIT_CONTEXT_PERCENT: usize = 30;
+
 /// One search hit: bytes `start..end` of line `line` of message `block`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Hit {
@@ -114,6 +117,17 @@ impl Search {
         } else {
             self.hits.iter().rposition(|hit| hit.block <= top).unwrap_or(self.hits.len() - 1)
         })
+    }
+
+    /// The hit a jump goes to: after (or before) the current one, or, with none current, the
+    /// first from message `top()` (the view's top, found only then).
+    pub fn next_from(&self, top: impl FnOnce() -> usize, forward: bool) -> Option<usize> {
+        self.step(forward).or_else(|| self.first_from(top(), forward))
+    }
+
+    /// Rows of a view `rows` high kept above the hit it jumps to.
+    pub fn context_rows(rows: usize) -> usize {
+        rows * HIT_CONTEXT_PERCENT / 100
     }
 
     /// The hit after (or before) the current one, wrapping around; `None` without a current one.
