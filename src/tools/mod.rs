@@ -10,6 +10,7 @@ pub mod bash;
 pub(crate) mod beneath;
 pub mod call;
 pub mod files;
+pub mod gate;
 pub mod guard;
 pub mod mcp;
 pub mod output;
@@ -46,6 +47,11 @@ pub struct ToolOutcome {
     pub exit_code: Option<i32>,
     /// Files this call changed, with what they held before, for undo.
     pub changes: Vec<FileChange>,
+    /// How long a command's shell, ready to run, was held at its [`gate`]: keel's time, not
+    /// the command's.
+    pub held: std::time::Duration,
+    /// A command's sandbox could not be set up, so nothing of it ran.
+    pub sandbox_down: bool,
 }
 
 impl ToolOutcome {
@@ -79,6 +85,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Live output as it is produced, for the tool pane (bash only).
     pub live_output: Option<UnboundedSender<String>>,
+    /// What a command waits for before it runs (undo's snapshot of the workspace); `None`: it
+    /// runs at once.
+    pub gate: Option<gate::Gate>,
 }
 
 /// Why a tool call could not do what it was asked; the text is written for the model to act on.

@@ -27,6 +27,7 @@ mod escapes;
 mod file_refusals;
 mod file_tools;
 mod file_writes;
+mod gate;
 mod guard;
 mod headless_output;
 mod headless_text;

@@ -29,7 +29,7 @@ fn workspace_policy() -> Policy {
 }
 
 async fn bash(tools: &Tools, command: &str) -> ToolOutcome {
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None };
+    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
     tools.run(&ToolName::Bash, &json!({ "command": command }), &ctx).await
 }
 

@@ -6,6 +6,7 @@
 //! read-only mounts are what protect them.
 
 use crate::support::files::outside_tmp;
+use crate::support::processes::processes_with;
 use crate::support::{bin, llm};
 use llm::{FakeLlm, Step, text, tool};
 use serde_json::{Value, json};
@@ -159,24 +160,12 @@ fn keel_p_asks_the_model_while_the_sandbox_is_probed() {
     assert!(answered < told, "the turn waited for the probe: {stderr}");
     assert_eq!(stderr.matches("cannot sandbox commands").count(), 1, "{stderr}");
 
-    // A command waits for the probe's answer, and is refused as without bwrap.
+    // A command that starts before the probe answers finds no sandbox, and is refused as
+    // without bwrap: nothing of it ran.
     let steps = vec![bash_step("touch ran.txt"), text("Done.")];
     let (_, results) = run_keel_with(steps, home.path(), work.path(), &[], slow_bwrap);
     assert!(results[0].starts_with("Command not run"), "{}", results[0]);
     assert!(!work.path().join("ran.txt").exists());
-}
-
-/// The pids, as keel's side sees them, of processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
-        })
-        .collect()
 }
 
 #[test]

@@ -19,7 +19,7 @@ pub fn workspace() -> (TempDir, Tools) {
 }
 
 pub fn ctx() -> ToolContext {
-    ToolContext { cancel: CancellationToken::new(), live_output: None }
+    ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None }
 }
 
 pub async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {

@@ -22,3 +22,16 @@ pub fn read_pids(path: &Path) -> Vec<i32> {
         .filter_map(|pid| pid.parse().ok())
         .collect()
 }
+
+/// The pids, as keel's side sees them, of processes whose command line holds `marker`.
+pub fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+        .collect()
+}

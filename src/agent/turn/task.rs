@@ -133,6 +133,25 @@ impl Agent {
         }
     }
 
+    /// The sandbox a command starts in while the sandbox's probe still runs: the one the probe
+    /// finds where `bwrap` works, for a command that runs without asking (outside plan mode).
+    /// `None`: the command waits for the probe's answer.
+    pub(in crate::agent) fn assumed_sandbox(
+        &self,
+        call: &crate::tools::ToolCall,
+    ) -> Option<crate::tools::Sandbox> {
+        if call.name != crate::tools::ToolName::Bash
+            || self.sandbox_known
+            || self.state.view().plan_mode
+        {
+            return None;
+        }
+        let (sandbox, proven) = self.tools.probing_sandbox().ready_or_assumed();
+        let verdict = self.approvals.check(&call.name, &call.input);
+        let runs = matches!(verdict, crate::agent::approval::Verdict::Run);
+        (!proven && runs).then(|| sandbox.clone())
+    }
+
     /// Takes the sandbox's probe's answer: into the status bar and the approval rules.
     fn adopt_sandbox(&mut self, sandbox: &crate::tools::Sandbox) {
         self.state.set_sandbox(sandbox_label(sandbox));

@@ -11,12 +11,14 @@ use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Activity, ApprovalRequest, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::{Command, Decision, board_edits, reminder};
 use crate::llm::tool_input;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
+use futures_util::future::OptionFuture;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,11 +60,11 @@ impl Agent {
                 results.push(result_block(&call.id, &refused));
                 continue;
             }
-            if call.name.changes_things() {
-                // Undo must know the workspace as it was before the tool touches it.
-                self.before_changing_tool(&call.name).await;
-            }
+            // Undo must know the workspace as it was before the tool touches it.
+            let snapshot_due = call.name.changes_things() && self.before_changing_tool(&call.name);
             self.take_up(&call);
+            // Taken while the call is approved and its sandbox starts; the command waits for it.
+            let mut opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
             // Reset once the call is approved: waiting for the person is not the tool's time.
             let mut started = Instant::now();
             let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
@@ -71,7 +73,7 @@ impl Agent {
             } else if call.name == ToolName::Todo {
                 (ToolStatus::Failed, board_off(&call))
             } else {
-                match self.run_tool(&call, &mut started).await {
+                match self.run_tool(&call, &mut started, &mut opening).await {
                     Ok(done) => done,
                     Err((finished, why)) => {
                         stop = Some(why);
@@ -79,6 +81,10 @@ impl Agent {
                     }
                 }
             };
+            // Recorded whether or not the call ran, before its result.
+            if let Some(opening) = opening.take() {
+                self.opening_taken(opening.task.await, opening.opener);
+            }
             let result = result_block(&call.id, &outcome);
             self.state.record_call(&result, &outcome.changes);
             self.record_result(&call, status, &outcome, started);
@@ -117,9 +123,8 @@ impl Agent {
         stop
     }
 
-    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`): after
-    /// the workspace was snapshotted for it, so a printing front end that sees it knows undo
-    /// will cover what it does.
+    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`), before
+    /// it is approved and run.
     fn take_up(&mut self, call: &ToolCall) {
         self.emit(AgentEvent::ToolStart {
             id: call.id.clone(),
@@ -146,21 +151,30 @@ impl Agent {
     }
 
     /// Asks for approval if the mode wants it, then runs a workspace tool while listening for the
-    /// person, setting `started` to when it began to run. `Err` carries how the call ended and
-    /// why the turn must stop after it.
+    /// person, setting `started` to when it began to run. The `opening` snapshot, when one is
+    /// being taken, is recorded before the tool runs — a command waits for it at its gate, its
+    /// sandbox starting meanwhile (`turn::undo`). `Err` carries how the call ended and why the
+    /// turn must stop after it.
     async fn run_tool(
         &mut self,
         call: &ToolCall,
         started: &mut Instant,
+        opening: &mut Option<Opening>,
     ) -> Result<Finished, (Finished, Stop)> {
         if let Some(problem) = argument_problem(&call.input) {
             return Ok((ToolStatus::Failed, ToolOutcome::error(problem)));
         }
-        // Only commands, and plan mode's confinement, depend on what the sandbox can do.
-        if call.name == ToolName::Bash || self.state.view().plan_mode {
+        // Only commands, and plan mode's confinement, depend on what the sandbox can do. A
+        // command that runs without asking does not wait for the sandbox's probe: it starts in the
+        // sandbox the probe finds where it works, and its own start tells whether it came up.
+        let assumed = self.assumed_sandbox(call);
+        if (call.name == ToolName::Bash || self.state.view().plan_mode) && assumed.is_none() {
             self.settle_sandbox().await;
         }
-        let tools = self.tools_for_call();
+        let tools = match &assumed {
+            Some(sandbox) => self.tools.clone().with_sandbox(sandbox.clone()),
+            None => self.tools_for_call(),
+        };
         if self.state.view().plan_mode
             && let Some(why) = plan::refusal(&call.name, &call.input, tools.sandbox())
         {
@@ -203,15 +217,24 @@ impl Agent {
             },
         }
 
+        let gate = match opening {
+            Some(opening) if call.name == ToolName::Bash => Some(opening.gate.clone()),
+            _ => {
+                if let Some(opening) = opening.take() {
+                    self.opening_taken(opening.task.await, opening.opener);
+                }
+                None
+            }
+        };
         *started = Instant::now();
-        let started = *started;
+        let began = *started;
         self.state.set_activity(Activity::RunningTool { name: call.name.to_string() });
-        self.state.update_tool(running(call, started, ""));
+        self.state.update_tool(running(call, began, ""));
         self.state.publish(&self.outbox);
 
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
-        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx) };
+        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx), gate };
         let run = tools.run(&call.name, &call.input, &ctx);
         tokio::pin!(run);
         let mut live = String::new();
@@ -219,10 +242,17 @@ impl Agent {
         let outcome = loop {
             tokio::select! {
                 outcome = &mut run => break outcome,
+                taken = OptionFuture::from(opening.as_mut().map(|opening| &mut opening.task)),
+                    if opening.is_some() =>
+                {
+                    if let (Some(taken), Some(opening)) = (taken, opening.take()) {
+                        self.opening_taken(taken, opening.opener);
+                    }
+                }
                 Some(chunk) = live_rx.recv() => {
                     live.push_str(&chunk);
                     keep_tail(&mut live, LIVE_OUTPUT_TAIL_BYTES);
-                    self.state.update_tool(running(call, started, &live));
+                    self.state.update_tool(running(call, began, &live));
                     self.state.publish(&self.outbox);
                 }
                 command = self.inbox.recv(), if stop.is_none() => {
@@ -233,6 +263,16 @@ impl Agent {
                 }
             }
         };
+        // The time a command was held at its gate is keel's, not the command's.
+        *started += outcome.held;
+        // Its sandbox did not come up, so it never ran: it is answered as the probe's answer
+        // says, as if the command had waited for it.
+        if assumed.is_some() && outcome.sandbox_down {
+            self.settle_sandbox().await;
+            if let Verdict::Refuse(why) = self.approvals.check(&call.name, &call.input) {
+                return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+            }
+        }
         self.state.set_activity(Activity::Thinking);
         match stop {
             Some(why) => {

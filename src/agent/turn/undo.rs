@@ -2,28 +2,63 @@
 //!
 //! A turn's undo group begins at its first tool that can change the workspace. What
 //! `write_file` and `edit_file` change, their own records undo exactly, so they need no
-//! snapshot. Only a command (`bash`) can change what no record holds: right before a turn's
-//! first command the workspace is snapshotted in the shadow repository, and again when the turn
+//! snapshot. Only a command (`bash`) can change what no record holds: before a turn's first
+//! command runs the workspace is snapshotted in the shadow repository, and again when the turn
 //! ends. A turn that ran no command runs no git at all, and one that ran no changing tool
 //! records nothing.
+//!
+//! The opening snapshot is started as the call is taken up, and written while the call is
+//! approved and its sandbox starts: the shell waits at its [gate](crate::tools::gate) until the
+//! snapshot is recorded. A tool that cannot wait at a gate (an MCP tool that changes things)
+//! waits for it before it runs. A call that does not run has it recorded all the same, as
+//! before any command.
 
 use crate::agent::turn::task::{Agent, TurnUndo};
 use crate::tools::ToolName;
-use crate::tools::undo::ObjectId;
+use crate::tools::gate::{self, Gate, Opener};
+use crate::tools::undo::{ObjectId, ShadowError};
+use tokio::task::{JoinError, JoinHandle};
+
+/// What taking a snapshot off the async threads gives.
+type Taken = Result<Result<ObjectId, ShadowError>, JoinError>;
+
+/// The opening snapshot being taken while a command is approved and its sandbox starts, and
+/// the gate the command waits at until the snapshot is recorded.
+pub(in crate::agent) struct Opening {
+    pub(in crate::agent) task: JoinHandle<Result<ObjectId, ShadowError>>,
+    pub(in crate::agent) opener: Opener,
+    pub(in crate::agent) gate: Gate,
+}
 
 impl Agent {
-    /// Before a tool that can change the workspace: begins the turn's undo group, and before its
-    /// first command snapshots the workspace.
-    pub(in crate::agent) async fn before_changing_tool(&mut self, tool: &ToolName) {
+    /// Before a tool that can change the workspace: begins the turn's undo group. Returns whether
+    /// the workspace must be snapshotted before this tool runs (it is the turn's first command).
+    pub(in crate::agent) fn before_changing_tool(&mut self, tool: &ToolName) -> bool {
         if self.turn_undo == TurnUndo::Idle {
             self.state.begin_turn();
             self.turn_undo = TurnUndo::Files;
         }
-        if self.turn_undo == TurnUndo::Files && !tool.records_its_changes() {
-            let before = self.snapshot().await;
-            self.turn_undo = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
-            self.state.before_commands(before);
-        }
+        self.turn_undo == TurnUndo::Files && !tool.records_its_changes()
+    }
+
+    /// Starts the snapshot before the turn's first command, and the gate that holds the command
+    /// until it is recorded ([`Agent::opening_taken`]); `None` when no snapshot can be taken
+    /// (recorded as such: the command runs at once).
+    pub(in crate::agent) fn start_snapshot_before_commands(&mut self) -> Option<Opening> {
+        let Some(shadow) = self.state.snapshot_source() else {
+            self.before_commands(None);
+            return None;
+        };
+        let (opener, gate) = gate::closed();
+        let task = tokio::task::spawn_blocking(move || shadow.snapshot());
+        Some(Opening { task, opener, gate })
+    }
+
+    /// The opening snapshot is written: it is recorded, then the command may run.
+    pub(in crate::agent) fn opening_taken(&mut self, taken: Taken, opener: Opener) {
+        let before = self.snapshot_taken(taken);
+        self.before_commands(before);
+        opener.open();
     }
 
     /// The turn is over: a turn that ran a command is snapshotted as it left the workspace.
@@ -35,11 +70,23 @@ impl Agent {
         }
     }
 
+    /// Records the snapshot before the turn's first command (`None`: none could be taken, and
+    /// undo will not cover what commands do).
+    fn before_commands(&mut self, before: Option<ObjectId>) {
+        self.turn_undo = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
+        self.state.before_commands(before);
+    }
+
     /// Snapshots the workspace off the async threads; `None` when the session has no shadow
     /// repository or the snapshot failed (the person is told once).
     async fn snapshot(&mut self) -> Option<ObjectId> {
         let shadow = self.state.snapshot_source()?;
-        match tokio::task::spawn_blocking(move || shadow.snapshot()).await {
+        let taken = tokio::task::spawn_blocking(move || shadow.snapshot()).await;
+        self.snapshot_taken(taken)
+    }
+
+    fn snapshot_taken(&mut self, taken: Taken) -> Option<ObjectId> {
+        match taken {
             Ok(Ok(tree)) => Some(tree),
             Ok(Err(err)) => {
                 self.state.snapshot_failed(&err);

@@ -10,6 +10,12 @@
 //! background children still hold its output open, keel waits a moment, then stops them rather
 //! than hang; background jobs whose output goes elsewhere (a server, say) keep running until they
 //! end or keel does.
+//!
+//! In the sandbox the shell always starts held, at the sandbox's last step: its word that it is
+//! ready is how keel knows the sandbox came up (a sandbox that could not be set up ran nothing:
+//! `sandbox_down`), and a command with a [gate](super::gate) (undo's snapshot of the workspace
+//! being taken) is let go only once the gate opens, its sandbox set up meanwhile. Unconfined, a
+//! command with a gate starts once the gate is open.
 
 pub mod environment;
 mod report;
@@ -85,18 +91,46 @@ pub async fn run(
         ));
     }
     if ctx.cancel.is_cancelled() {
-        return ToolOutcome::error("Command not started: interrupted by user.");
+        return ToolOutcome::error(NOT_STARTED);
     }
     let timeout = timeout_for(args);
-    let started = Instant::now();
-    let launch = launch(sandbox, root);
+    let mut launch = launch(sandbox, root);
+    launch.held = !launch.prefix.is_empty();
+    if let Some(gate) = &ctx.gate
+        && !launch.held
+        && !gate.opened(&ctx.cancel).await
+    {
+        return ToolOutcome::error(NOT_STARTED);
+    }
+    let mut started = Instant::now();
     let (mut supervised, output) =
         match Supervised::start(&args.command, root, &launch, environment::apply).await {
             Ok(started) => started,
             Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
         };
+    let mut held = Duration::ZERO;
+    if launch.held {
+        let open = async {
+            match &ctx.gate {
+                Some(gate) => gate.opened(&ctx.cancel).await,
+                None => true,
+            }
+        };
+        match supervised.release(open).await {
+            Ok(waited) => held = waited,
+            Err(_) => {
+                supervised.kill().await;
+                return ToolOutcome::error(NOT_STARTED);
+            }
+        }
+        // Held is keel's time: the command's clock and its timeout start without it.
+        started += held;
+    }
     let mut session = Session::new(output, ctx.live_output.clone());
     let watched = session.watch(&mut supervised, started + timeout, ctx).await;
+    let sandbox_down = launch.held
+        && !supervised.came_up()
+        && matches!(watched, Watched::Finished(_) | Watched::Lost);
     let ending = match watched {
         Watched::Finished(status) => {
             // A clean exit: whatever the command left running in the background with its output
@@ -116,8 +150,11 @@ pub async fn run(
         }
     };
     session.flush();
-    ending.into_outcome(session.kept(), started.elapsed())
+    ToolOutcome { held, sandbox_down, ..ending.into_outcome(session.kept(), started.elapsed()) }
 }
+
+/// A command stopped before it ran.
+const NOT_STARTED: &str = "Command not started: interrupted by user.";
 
 /// How the shell starts: through the sandbox, or directly when it runs unconfined.
 fn launch(sandbox: &Sandbox, root: &Path) -> Launch {

@@ -81,7 +81,7 @@ impl Ending {
             for_display: display,
             is_error,
             exit_code,
-            changes: Vec::new(),
+            ..ToolOutcome::default()
         }
     }
 }

@@ -93,7 +93,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
-    Launch { prefix: args, placeholders }
+    Launch { prefix: args, placeholders, held: false }
 }
 
 /// Whether a protected path is bound over as it is, or covered by an empty read-only folder.

@@ -18,6 +18,11 @@
 //! - `io_uring_*`: it can open sockets without the `socket` call the filter sees.
 //!
 //! Each is refused with `EPERM`, so programs see an ordinary permission error.
+//!
+//! A shell started held (its workspace is being snapshotted for undo meanwhile) waits here, as
+//! the very last thing before it becomes `bash`: the step says it is ready on one inherited pipe
+//! and waits for the supervisor's word on another. Anything but that word (keel gave up on the
+//! command, or is gone) ends it without running anything.
 
 use nix::libc;
 use seccompiler::{
@@ -32,10 +37,17 @@ use std::process::ExitCode;
 /// The first argument that turns the keel binary into the sandbox's last step.
 pub const ENTRY_ARG: &str = "__keel_confine";
 
-/// Takes the output pipes, confines this process and `exec`s the rest of `args` (`STDOUT_FD
-/// STDERR_FD bash -c COMMAND`); returns only on failure.
+/// The third argument of a shell that runs at once.
+pub const NOT_HELD: &str = "-";
+/// The byte that says the step is ready, and the one that lets it go on.
+pub const READY: u8 = b'r';
+pub const GO: u8 = b'g';
+
+/// Takes the output pipes, confines this process, waits at the gate if there is one and `exec`s
+/// the rest of `args` (`STDOUT_FD STDERR_FD GATE bash -c COMMAND`, where `GATE` is
+/// [`NOT_HELD`] or `READY_FD,GO_FD`); returns only on failure.
 pub fn main(args: &[OsString]) -> ExitCode {
-    let [stdout, stderr, program, rest @ ..] = args else {
+    let [stdout, stderr, gate, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
     };
@@ -49,18 +61,69 @@ pub fn main(args: &[OsString]) -> ExitCode {
         eprintln!("keel: cannot confine the command: seccomp filter: {err}");
         return ExitCode::FAILURE;
     }
+    match wait_at_gate(gate) {
+        Ok(true) => {}
+        // keel let the command go without running it: nothing to say.
+        Ok(false) => return ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("keel: cannot hold the command: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     let err = std::process::Command::new(program).args(rest).exec();
     eprintln!("keel: cannot start {}: {err}", program.to_string_lossy());
     ExitCode::FAILURE
 }
 
+/// Says it is ready and waits for the word to go on, through the two inherited pipes `gate`
+/// names; `Ok(false)` when the word never comes. A shell that is not held goes on at once.
+fn wait_at_gate(gate: &OsString) -> Result<bool, String> {
+    if gate == NOT_HELD {
+        return Ok(true);
+    }
+    let (ready, go) = gate
+        .to_str()
+        .and_then(|text| text.split_once(','))
+        .and_then(|(ready, go)| Some((inherited_fd(ready)?, inherited_fd(go)?)))
+        .ok_or_else(|| format!("{} names no gate", gate.to_string_lossy()))?;
+    // Opened without waiting: a pipe opened by name waits for its other end, which a supervisor
+    // that is gone never opens. Blocking again afterwards, so reading waits for the word.
+    let reopen = |fd: std::os::fd::RawFd, write: bool| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let pipe = std::fs::File::options()
+            .read(!write)
+            .write(write)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(format!("/proc/self/fd/{fd}"))
+            .map_err(|err| format!("cannot reopen gate descriptor {fd}: {err}"))?;
+        nix::fcntl::fcntl(&pipe, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()))
+            .map_err(|err| format!("cannot wait on gate descriptor {fd}: {err}"))?;
+        Ok::<_, String>(pipe)
+    };
+    let (mut ready_pipe, mut go_pipe) = (reopen(ready, true)?, reopen(go, false)?);
+    for fd in [ready, go] {
+        nix::unistd::close(fd).map_err(|err| format!("cannot close descriptor {fd}: {err}"))?;
+    }
+    std::io::Write::write_all(&mut ready_pipe, &[READY])
+        .map_err(|err| format!("cannot say it is ready: {err}"))?;
+    drop(ready_pipe);
+    let mut word = [0u8; 1];
+    // End of file (the supervisor is gone, or dropped the command) is not the word.
+    let went = matches!(std::io::Read::read(&mut go_pipe, &mut word), Ok(1) if word[0] == GO);
+    Ok(went)
+}
+
+/// An inherited descriptor named in an argument: never one of the standard three.
+fn inherited_fd(named: &str) -> Option<std::os::fd::RawFd> {
+    named.parse().ok().filter(|fd| *fd > STDERR_FD)
+}
+
 /// Moves the inherited descriptors named by `stdout` and `stderr` onto 1 and 2.
 fn take_output(stdout: &OsString, stderr: &OsString) -> Result<(), String> {
     let take = |named: &OsString, onto: fn(&std::fs::File) -> nix::Result<()>| {
-        let fd: std::os::fd::RawFd = named
+        let fd = named
             .to_str()
-            .and_then(|text| text.parse().ok())
-            .filter(|fd| *fd > STDERR_FD)
+            .and_then(inherited_fd)
             .ok_or_else(|| format!("{} names no output descriptor", named.to_string_lossy()))?;
         let pipe = std::fs::File::options()
             .write(true)

@@ -111,6 +111,16 @@ pub enum Confinement {
     Unavailable,
 }
 
+/// The `bwrap` keel's environment names, if it names one.
+fn bwrap_from_env() -> Option<std::ffi::OsString> {
+    std::env::var_os(BWRAP_VARIABLE).filter(|value| !value.is_empty())
+}
+
+/// The `bwrap` program: the one named, else [`DEFAULT_BWRAP`].
+fn bwrap_program(named: Option<&std::ffi::OsStr>) -> PathBuf {
+    named.map_or_else(|| PathBuf::from(DEFAULT_BWRAP), PathBuf::from)
+}
+
 impl Sandbox {
     /// No sandbox, as `--sandbox off` asks.
     pub fn off() -> Self {
@@ -127,7 +137,7 @@ impl Sandbox {
         if policy.mode == Mode::Off {
             return Self { policy, ..Self::off() };
         }
-        let program = bwrap.map_or_else(|| PathBuf::from(DEFAULT_BWRAP), PathBuf::from);
+        let program = bwrap_program(bwrap);
         let availability = match bwrap::probe(&program) {
             Ok(()) => Availability::Ready { bwrap: program },
             Err(why) => {
@@ -139,17 +149,27 @@ impl Sandbox {
 
     /// The sandbox from keel's own environment's [`BWRAP_VARIABLE`].
     pub fn probe_from_env(policy: Policy) -> Self {
-        let program = std::env::var_os(BWRAP_VARIABLE).filter(|value| !value.is_empty());
-        Self::probe(policy, program.as_deref())
+        Self::probe(policy, bwrap_from_env().as_deref())
+    }
+
+    /// What [`Sandbox::for_commands`] finds where `bwrap` works, without trying it: the sandbox
+    /// a command may start in while the probe runs. The command's own start proves it, since a
+    /// sandbox that does not come up runs nothing (`bash`'s `sandbox_down`).
+    pub fn assumed_for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        let read_only = crate::state_home::state_dir(env).into_iter().collect();
+        if policy.mode == Mode::Off {
+            return Self { policy, read_only, ..Self::off() };
+        }
+        let bwrap = bwrap_program(bwrap_from_env().as_deref());
+        Self { policy, availability: Availability::Ready { bwrap }, read_only }
     }
 
     /// The sandbox keel's front ends run commands in: `policy`, probed with the `bwrap` that
     /// keel's own environment names, keeping keel's state folder (sessions, undo snapshots)
     /// read-only wherever it lives.
     pub fn for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let mut sandbox = Self::probe_from_env(policy);
-        sandbox.read_only.extend(crate::state_home::state_dir(env));
-        sandbox
+        let probed = Self::probe_from_env(policy.clone());
+        Self { availability: probed.availability, ..Self::assumed_for_commands(policy, env) }
     }
 
     /// This sandbox with at most `mode`'s freedom; with the sandbox off, as it is (plan mode

@@ -19,15 +19,19 @@ pub struct Probing(Arc<Shared>);
 struct Shared {
     sandbox: OnceLock<Sandbox>,
     probe: Mutex<Option<JoinHandle<Sandbox>>>,
-    /// What the sandbox is when the probe's answer is lost.
-    policy: Policy,
+    /// What the sandbox is when the probe says it works (its policy also says what the sandbox
+    /// is when the probe's answer is lost).
+    assumed: Sandbox,
 }
 
 impl Probing {
     /// A sandbox already known.
     pub fn known(sandbox: Sandbox) -> Self {
-        let policy = sandbox.policy.clone();
-        let shared = Shared { sandbox: OnceLock::from(sandbox), probe: Mutex::new(None), policy };
+        let shared = Shared {
+            sandbox: OnceLock::from(sandbox.clone()),
+            probe: Mutex::new(None),
+            assumed: sandbox,
+        };
         Self(Arc::new(shared))
     }
 
@@ -41,11 +45,12 @@ impl Probing {
         if policy.mode == super::Mode::Off {
             return Self::known(probe());
         }
+        let assumed = Sandbox::assumed_for_commands(policy, &|name| std::env::var(name).ok());
         match std::thread::Builder::new().name("sandbox-probe".into()).spawn(probe.clone()) {
             Ok(thread) => Self(Arc::new(Shared {
                 sandbox: OnceLock::new(),
                 probe: Mutex::new(Some(thread)),
-                policy,
+                assumed,
             })),
             Err(_) => Self::known(probe()),
         }
@@ -56,7 +61,7 @@ impl Probing {
         self.0.sandbox.get_or_init(|| {
             let thread = self.0.probe.lock().ok().and_then(|mut probe| probe.take());
             thread.and_then(|thread| thread.join().ok()).unwrap_or_else(|| Sandbox {
-                policy: self.0.policy.clone(),
+                policy: self.0.assumed.policy.clone(),
                 availability: Availability::Missing(
                     "cannot sandbox commands: its probe was lost".into(),
                 ),
@@ -78,6 +83,15 @@ impl Probing {
             .ok()
             .is_some_and(|probe| probe.as_ref().is_some_and(JoinHandle::is_finished));
         finished.then(|| self.get())
+    }
+
+    /// The sandbox if the probe has answered; else the sandbox it finds where `bwrap` works, and
+    /// `false`: a command may start in it meanwhile, and learns at its start whether it came up.
+    pub fn ready_or_assumed(&self) -> (&Sandbox, bool) {
+        match self.ready() {
+            Some(sandbox) => (sandbox, true),
+            None => (&self.0.assumed, false),
+        }
     }
 
     /// The sandbox, waited for off the async threads.
@@ -116,7 +130,7 @@ mod tests {
         let probing = Probing(Arc::new(Shared {
             sandbox: OnceLock::new(),
             probe: Mutex::new(Some(probe)),
-            policy: Policy::default(),
+            assumed: Sandbox::off(),
         }));
         assert_eq!(probing.ready(), None);
         release.send(()).unwrap();
@@ -131,7 +145,7 @@ mod tests {
         let probing = Probing(Arc::new(Shared {
             sandbox: OnceLock::new(),
             probe: Mutex::new(Some(lost)),
-            policy,
+            assumed: Sandbox { policy, ..Sandbox::off() },
         }));
         assert_eq!(probing.get().confinement(), Confinement::Unavailable);
         assert!(probing.get().problem().is_some_and(|why| why.contains("probe was lost")));

@@ -8,9 +8,13 @@
 //! processes run), the last process ending (it exits), keel's `kill`, keel's end of the socket
 //! closing (keel exited or was killed), or a termination signal — on the last three it kills
 //! every process of the command, reports how that went, and exits.
+//!
+//! A shell started held (through the sandbox only) waits at the sandbox's last step until keel
+//! says `go`; the supervisor tells keel when it is ready, so that keel knows how long it held it.
 
-use super::protocol::{KILL, Report, Status};
+use super::protocol::{GO, KILL, Report, Status};
 use super::{Launch, placeholders, procfs};
+use crate::tools::sandbox::confine;
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -35,6 +39,10 @@ const TERMINATING: [Signal; 4] = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGIN
 
 /// What the supervisor's threads tell its main loop.
 enum Event {
+    /// A held shell is ready to run.
+    Ready,
+    /// keel lets a held shell run.
+    Go,
     Exited(Status),
     NoneLeft,
     Kill,
@@ -46,13 +54,13 @@ enum Event {
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
-    let code = supervise(command, &launch.prefix);
+    let code = supervise(command, &launch.prefix, launch.held);
     drop(in_use);
     placeholders::remove(&launch.placeholders);
     code
 }
 
-fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
+fn supervise(command: &OsStr, prefix: &[OsString], held: bool) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -63,7 +71,7 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let (shell, mut sandbox_said) = match start(command, prefix) {
+    let (shell, mut sandbox_said, gate) = match start(command, prefix, held) {
         Ok(started) => started,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
@@ -80,6 +88,12 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
     send(&mut reports, &Report::Started(shell.as_raw()));
     let (events, inbox) = mpsc::channel();
     spawn_reaper(shell, events.clone());
+    // The word to go is passed on only once the shell said it is ready, so that keel always
+    // hears `ready` before the shell can end.
+    let mut go = gate.map(|HeldGate { ready, go }| {
+        spawn_ready_watch(ready, events.clone());
+        Go { writer: go, ready: false, asked: false }
+    });
     spawn_listener(control, events.clone());
     std::thread::spawn(move || {
         if signals.wait().is_ok() {
@@ -89,6 +103,19 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
     let mut exited = false;
     for event in inbox {
         match event {
+            Event::Ready => {
+                send(&mut reports, &Report::Ready);
+                if let Some(go) = &mut go {
+                    go.ready = true;
+                    go.pass_on();
+                }
+            }
+            Event::Go => {
+                if let Some(go) = &mut go {
+                    go.asked = true;
+                    go.pass_on();
+                }
+            }
             Event::Exited(status) => {
                 exited = true;
                 // What the sandbox said before the shell ended is passed on, and with it the
@@ -128,22 +155,76 @@ fn terminating_signals() -> SigSet {
     set
 }
 
+/// The word to go, passed on once keel asked and the shell is ready.
+struct Go {
+    writer: std::io::PipeWriter,
+    ready: bool,
+    asked: bool,
+}
+
+impl Go {
+    fn pass_on(&mut self) {
+        if self.ready && self.asked {
+            // A shell that is gone already has nobody to hear it; said once either way.
+            let _ = self.writer.write_all(&[confine::GO]);
+            self.asked = false;
+        }
+    }
+}
+
+/// Where a held shell waits: the pipe it says it is ready on, and the one the word to go goes to.
+struct HeldGate {
+    ready: std::io::PipeReader,
+    go: std::io::PipeWriter,
+}
+
+/// The sandbox's last step's ends of the gate's pipes, inheritable, and the supervisor's ends.
+fn gate_pipes() -> Result<([std::os::fd::OwnedFd; 2], HeldGate), String> {
+    let (ready, ready_end) =
+        std::io::pipe().map_err(|err| format!("cannot make a pipe to hold the shell: {err}"))?;
+    let (go_end, go) =
+        std::io::pipe().map_err(|err| format!("cannot make a pipe to hold the shell: {err}"))?;
+    let theirs =
+        [inheritable(ready_end.as_fd(), "the gate")?, inheritable(go_end.as_fd(), "the gate")?];
+    Ok((theirs, HeldGate { ready, go }))
+}
+
 /// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
-/// when there is one); then lets go of the output pipes so that only the command holds them.
-/// Through the sandbox, it also returns what keeps bwrap's own messages (see [`SandboxSaid`]).
-fn start(command: &OsStr, prefix: &[OsString]) -> Result<(Pid, Option<SandboxSaid>), String> {
+/// when there is one; `held` at its gate until keel says `go`); then lets go of the output pipes
+/// so that only the command holds them. Through the sandbox, it also returns what keeps bwrap's
+/// own messages (see [`SandboxSaid`]), and the gate of a held shell.
+fn start(
+    command: &OsStr,
+    prefix: &[OsString],
+    held: bool,
+) -> Result<(Pid, Option<SandboxSaid>, Option<HeldGate>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
-    let (mut shell, said) = match prefix.split_first() {
+    let (mut shell, said, gate) = match prefix.split_first() {
         Some((program, args)) => {
             let (outputs, said) = sandbox_outputs()?;
+            let (gate_ends, gate) = if held {
+                let (theirs, ours) = gate_pipes()?;
+                (Some(theirs), Some(ours))
+            } else {
+                (None, None)
+            };
+            let gate_arg = gate_ends.as_ref().map_or_else(
+                || confine::NOT_HELD.to_owned(),
+                |[ready, go]| {
+                    use std::os::fd::AsRawFd;
+                    format!("{},{}", ready.as_raw_fd(), go.as_raw_fd())
+                },
+            );
             let mut shell = std::process::Command::new(program);
-            shell.args(args).args(outputs.args()).arg("bash");
+            shell.args(args).args(outputs.args()).arg(gate_arg).arg("bash");
             shell.stdout(Stdio::null()).stderr(said.writer);
-            (shell, Some((outputs, said.kept)))
+            (shell, Some((outputs, said.kept, gate_ends)), gate)
         }
-        None => (std::process::Command::new("bash"), None),
+        // Only the sandbox's last step can hold a shell; keel asks for it nowhere else.
+        None if held => return Err("a shell can be held only in the sandbox".into()),
+        None => (std::process::Command::new("bash"), None, None),
     };
     let shell = shell
         .arg("-c")
@@ -162,8 +243,8 @@ fn start(command: &OsStr, prefix: &[OsString]) -> Result<(Pid, Option<SandboxSai
         .map_err(|err| format!("cannot open /dev/null: {err}"))?;
     nix::unistd::dup2_stdout(&null).map_err(|err| format!("cannot release stdout: {err}"))?;
     nix::unistd::dup2_stderr(&null).map_err(|err| format!("cannot release stderr: {err}"))?;
-    // The copies handed to the sandbox are closed here with `outputs`.
-    Ok((Pid::from_raw(pid), said.map(|(_outputs, kept)| kept)))
+    // The copies handed to the sandbox are closed here with `outputs` and the gate's ends.
+    Ok((Pid::from_raw(pid), said.map(|(_outputs, kept, _gate_ends)| kept), gate))
 }
 
 /// The output pipes as the sandbox's last step receives them: inherited descriptors it puts in
@@ -219,12 +300,6 @@ struct SaidPipe {
 /// Inheritable copies of this process's stdout and stderr (the command's pipes), and the pipe
 /// bwrap's own messages go to.
 fn sandbox_outputs() -> Result<(SandboxOutputs, SaidPipe), String> {
-    let inheritable = |fd: std::os::fd::BorrowedFd<'_>, name: &str| {
-        let copy = fd.try_clone_to_owned().map_err(|err| format!("cannot copy {name}: {err}"))?;
-        nix::fcntl::fcntl(&copy, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
-            .map_err(|err| format!("cannot hand {name} to the sandbox: {err}"))?;
-        Ok::<_, String>(copy)
-    };
     let outputs = SandboxOutputs {
         stdout: inheritable(std::io::stdout().as_fd(), "stdout")?,
         stderr: inheritable(std::io::stderr().as_fd(), "stderr")?,
@@ -237,6 +312,28 @@ fn sandbox_outputs() -> Result<(SandboxOutputs, SaidPipe), String> {
         std::io::pipe().map_err(|err| format!("cannot make a pipe for bwrap: {err}"))?;
     let kept = SandboxSaid { reader, stderr: std::fs::File::from(stderr) };
     Ok((outputs, SaidPipe { writer, kept }))
+}
+
+/// A copy of `fd` that a child process inherits.
+fn inheritable(
+    fd: std::os::fd::BorrowedFd<'_>,
+    name: &str,
+) -> Result<std::os::fd::OwnedFd, String> {
+    let copy = fd.try_clone_to_owned().map_err(|err| format!("cannot copy {name}: {err}"))?;
+    nix::fcntl::fcntl(&copy, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
+        .map_err(|err| format!("cannot hand {name} to the sandbox: {err}"))?;
+    Ok(copy)
+}
+
+/// Says when a held shell is ready: the sandbox's last step writes one byte.
+fn spawn_ready_watch(mut ready: std::io::PipeReader, events: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        let mut byte = [0u8; 1];
+        if matches!(std::io::Read::read(&mut ready, &mut byte), Ok(1) if byte[0] == confine::READY)
+        {
+            let _ = events.send(Event::Ready);
+        }
+    });
 }
 
 /// Reaps every child (the subreaper's orphans too) and says when `bash` ends and when none is left.
@@ -269,6 +366,9 @@ fn spawn_listener(control: UnixStream, events: mpsc::Sender<Event>) {
                 Ok(line) if line.trim() == KILL => {
                     let _ = events.send(Event::Kill);
                     return;
+                }
+                Ok(line) if line.trim() == GO => {
+                    let _ = events.send(Event::Go);
                 }
                 Ok(_) => {}
                 Err(_) => break,

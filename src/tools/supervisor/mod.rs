@@ -23,7 +23,7 @@ pub mod protocol;
 use super::sandbox;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use protocol::{KILL, Report, Status};
+use protocol::{GO, KILL, Report, Status};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -36,6 +36,10 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 /// The first argument that turns the keel binary into a supervisor.
 pub const ENTRY_ARG: &str = "__keel_supervise";
+/// The argument after the command that holds its shell until keel says `go`, and the one that
+/// does not.
+const HELD: &str = "held";
+const NOT_HELD: &str = "now";
 /// How long keel waits for the supervisor to report that it started the command.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long keel waits for the supervisor's report after asking it to kill.
@@ -60,9 +64,10 @@ pub fn run_if_requested() -> Option<ExitCode> {
         return None;
     }
     let command = args.next().unwrap_or_default();
+    let held = args.next().is_some_and(|held| held == HELD);
     let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders };
+    let launch = Launch { prefix: args.collect(), placeholders, held };
     Some(child::main(&command, &launch))
 }
 
@@ -75,6 +80,9 @@ pub struct Launch {
     /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
     /// of the command is gone.
     pub placeholders: Vec<PathBuf>,
+    /// The shell waits, ready, at the sandbox's last step until [`Supervised::release`] (only
+    /// through a sandbox).
+    pub held: bool,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -94,6 +102,11 @@ pub enum StartError {
     #[error("the command supervisor did not answer")]
     Silent,
 }
+
+/// A held shell was not let go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the command was let go without running")]
+pub struct NotReleased;
 
 /// How a kill went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +134,10 @@ pub struct Supervised {
     reports: Lines<BufReader<OwnedReadHalf>>,
     requests: OwnedWriteHalf,
     shell: Pid,
+    /// What the supervisor said while keel held the shell, for [`Supervised::next_event`].
+    early: Option<Event>,
+    /// A held shell said it was ready: its sandbox came up.
+    came_up: bool,
 }
 
 /// The command's output pipes.
@@ -147,6 +164,7 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
+            .arg(if launch.held { HELD } else { NOT_HELD })
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
             .args(&launch.prefix)
@@ -172,18 +190,64 @@ impl Supervised {
             },
             _ => return Err(StartError::Silent),
         };
-        Ok((Self { child, reports, requests, shell }, output))
+        Ok((Self { child, reports, requests, shell, early: None, came_up: false }, output))
+    }
+
+    /// Lets a shell started held run once `open` says it may (`true`). Returns how long the
+    /// shell, ready, waited for that: keel's time, not the command's. `open` saying no lets the
+    /// command go unrun; kill it then. A sandbox that ends before it is ready (it could not be
+    /// set up) is not waited for: [`Supervised::next_event`] tells of its end.
+    pub async fn release(
+        &mut self,
+        open: impl std::future::Future<Output = bool>,
+    ) -> Result<Duration, NotReleased> {
+        tokio::pin!(open);
+        let mut ready_at = None;
+        loop {
+            tokio::select! {
+                may_run = &mut open => {
+                    if !may_run {
+                        return Err(NotReleased);
+                    }
+                    break;
+                }
+                line = self.reports.next_line(), if self.early.is_none() => match line {
+                    Ok(Some(line)) => match Report::parse(&line) {
+                        Some(Report::Ready) => {
+                            ready_at = Some(tokio::time::Instant::now());
+                            self.came_up = true;
+                        }
+                        Some(Report::Exited(status)) => self.early = Some(Event::Exited(status)),
+                        _ => {}
+                    },
+                    Ok(None) | Err(_) => self.early = Some(Event::Lost),
+                },
+            }
+        }
+        let held = ready_at.map(|ready| ready.elapsed()).unwrap_or_default();
+        // A supervisor that is gone reports so through `next_event`.
+        let _ = self.requests.write_all(format!("{GO}\n").as_bytes()).await;
+        Ok(held)
+    }
+
+    /// Whether a shell started held came up: the supervisor said it was ready (always before
+    /// it can end). A held shell that ended without it never ran: its sandbox could not be set up.
+    pub fn came_up(&self) -> bool {
+        self.came_up
     }
 
     /// The next thing the supervisor reports while the command runs. Cancel-safe.
     pub async fn next_event(&mut self) -> Event {
+        if let Some(early) = self.early.take() {
+            return early;
+        }
         loop {
             match self.reports.next_line().await {
-                Ok(Some(line)) => {
-                    if let Some(Report::Exited(status)) = Report::parse(&line) {
-                        return Event::Exited(status);
-                    }
-                }
+                Ok(Some(line)) => match Report::parse(&line) {
+                    Some(Report::Exited(status)) => return Event::Exited(status),
+                    Some(Report::Ready) => self.came_up = true,
+                    _ => {}
+                },
                 Ok(None) | Err(_) => return Event::Lost,
             }
         }

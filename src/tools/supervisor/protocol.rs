@@ -1,10 +1,13 @@
 //! The lines keel and a supervisor exchange over their socket, one message per line.
 //!
-//! keel sends [`KILL`]; closing its end means the same, whatever the reason (keel exited, was
-//! killed, or dropped the call). The supervisor answers with [`Report`]s.
+//! keel sends [`GO`] to let a held shell run, and [`KILL`]; closing its end means the same as
+//! `kill`, whatever the reason (keel exited, was killed, or dropped the call). The supervisor
+//! answers with [`Report`]s.
 
 /// keel asks the supervisor to kill every process of the command and exit.
 pub const KILL: &str = "kill";
+/// keel lets a shell started held run.
+pub const GO: &str = "go";
 
 /// How a command's shell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,8 +19,11 @@ pub enum Status {
 /// What the supervisor tells keel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
-    /// `bash` runs with this pid, which is also its process group.
+    /// `bash` runs with this pid, which is also its process group (held, when it was started so,
+    /// until keel says [`GO`]).
     Started(i32),
+    /// A held shell's sandbox is set up: only keel's [`GO`] keeps it from running.
+    Ready,
     /// The command could not be started.
     Failed(String),
     /// `bash` ended; processes it left in the background may still run.
@@ -31,6 +37,7 @@ impl Report {
     pub fn to_line(&self) -> String {
         match self {
             Self::Started(pid) => format!("started {pid}"),
+            Self::Ready => "ready".to_owned(),
             // A message is one line: newlines would start a new report.
             Self::Failed(message) => format!("failed {}", message.replace(['\n', '\r'], " ")),
             Self::Exited(Status::Code(code)) => format!("exited code {code}"),
@@ -47,6 +54,7 @@ impl Report {
         let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
         match kind {
             "started" => rest.parse().ok().map(Self::Started),
+            "ready" if rest.is_empty() => Some(Self::Ready),
             "failed" => Some(Self::Failed(rest.to_owned())),
             "exited" => match rest.split_once(' ')? {
                 ("code", code) => code.parse().ok().map(|code| Self::Exited(Status::Code(code))),
@@ -78,6 +86,7 @@ mod tests {
     fn reports_survive_the_trip() {
         let reports = [
             Report::Started(42),
+            Report::Ready,
             Report::Failed("no bash".into()),
             Report::Exited(Status::Code(3)),
             Report::Exited(Status::Signal(9)),
