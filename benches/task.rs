@@ -2,8 +2,9 @@
 //! keel's own time on a whole `keel -p` task, as a process: the peers' five-round task (a plan,
 //! `hello.py` written, run with `bash`, read back, the answer), undo on, as keel's users run it.
 //! Own time is the wall time less the server's (from each request's arrival to its answer's last
-//! byte) and less the command's (as keel reports it, in whole milliseconds); also the time from
-//! starting the process to its first request. A second run streams thinking before every
+//! byte) and less the tools' (as keel reports each call's time, in whole milliseconds: the
+//! command, and `write_file`'s write and sync); also the time from starting the process to its
+//! first request, and the wall time itself. A second run streams thinking before every
 //! answer, in 16-byte deltas.
 //!
 //! `KEEL_BENCH_BASELINE=/path/to/an/older/keel cargo bench --bench task` measures that binary in
@@ -57,6 +58,7 @@ fn five_rounds(thinking: Option<&str>) -> Vec<Step> {
 /// One run's figures.
 struct Figures {
     own: Duration,
+    wall: Duration,
     to_first_request: Duration,
     peak_mib: Option<f64>,
     /// keel's own peak (`VmHWM`), as last read before it ended.
@@ -84,12 +86,12 @@ fn watch_own_peak(pid: u32) -> std::thread::JoinHandle<Option<f64>> {
     })
 }
 
-/// The command's time as keel reports it on stderr (`✓ exit 0 (12 ms)`).
-fn command_time(stderr: &str) -> Duration {
+/// The tools' time as keel reports each call's on stderr (`✓ exit 0 (12 ms)`, `✓ done (2 ms)`).
+fn tools_time(stderr: &str) -> Duration {
     let millis: u64 = stderr
         .lines()
-        .filter_map(|line| line.trim().strip_prefix("✓ exit "))
-        .filter_map(|rest| rest.split_once('(')?.1.strip_suffix(" ms)")?.parse::<u64>().ok())
+        .filter_map(|line| line.trim().strip_prefix("✓ "))
+        .filter_map(|rest| rest.rsplit_once('(')?.1.strip_suffix(" ms)")?.parse::<u64>().ok())
         .sum();
     Duration::from_millis(millis)
 }
@@ -144,7 +146,8 @@ fn run_once(
     let server_time: Duration =
         exchanges.iter().map(|exchange| exchange.answer_sent - exchange.request_arrived).sum();
     Figures {
-        own: wall.saturating_sub(server_time).saturating_sub(command_time(&stderr)),
+        own: wall.saturating_sub(server_time).saturating_sub(tools_time(&stderr)),
+        wall,
         to_first_request: exchanges[0].request_arrived - started,
         peak_mib: measured.peak_mib(),
         own_peak_mib: own_peak.and_then(|watch| watch.join().ok().flatten()),
@@ -157,11 +160,12 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
-/// Medians of own time and of start to first request.
-fn medians(figures: &[Figures]) -> (Duration, Duration) {
+/// Medians of own time, of start to first request and of wall time.
+fn medians(figures: &[Figures]) -> (Duration, Duration, Duration) {
     (
         median(figures.iter().map(|figures| figures.own).collect()),
         median(figures.iter().map(|figures| figures.to_first_request).collect()),
+        median(figures.iter().map(|figures| figures.wall).collect()),
     )
 }
 
@@ -174,8 +178,8 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
         new.push(run_once(runtime, server, keel, Memory::Unread));
         old.push(run_once(runtime, server, &baseline, Memory::Unread));
     }
-    let (own, start) = medians(&new);
-    let (base_own, base_start) = medians(&old);
+    let (own, start, wall) = medians(&new);
+    let (base_own, base_start, base_wall) = medians(&old);
     let new_rss = run_once(runtime, server, keel, Memory::GnuTime).peak_mib;
     let old_rss = run_once(runtime, server, &baseline, Memory::GnuTime).peak_mib;
     let (mut new_own, mut old_own) = (Vec::new(), Vec::new());
@@ -193,11 +197,13 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
         "{name}, medians of {COMPARED_RUNS} runs each, taking turns:\n  \
          own time: {own:.2?} (baseline {base_own:.2?}: {:.2}x)\n  \
          start to first request: {start:.2?} (baseline {base_start:.2?}: {:.2}x)\n  \
+         wall time, the command included: {wall:.2?} (baseline {base_wall:.2?}: {:.2}x)\n  \
          peak RSS, keel and the processes it waited for (GNU time): {} (baseline {})\n  \
          keel's own peak RSS, the highest of the runs: {} (baseline {})\n  \
          connections per run: at most {connections}",
         ratio(base_own, own),
         ratio(base_start, start),
+        ratio(base_wall, wall),
         describe(new_rss),
         describe(old_rss),
         own_peak(&new_own),
