@@ -47,11 +47,20 @@ pub struct ToolOutcome {
     pub exit_code: Option<i32>,
     /// Files this call changed, with what they held before, for undo.
     pub changes: Vec<FileChange>,
-    /// How long a command's shell, ready to run, was held at its [`gate`]: keel's time, not
-    /// the command's.
+    /// What keel learned of how a command ran, besides its output.
+    pub command: CommandRun,
+}
+
+/// How a command ran, as the agent needs to know it (all zero for other tools).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandRun {
+    /// How long its shell, ready to run, was held at its [`gate`]: keel's time, not the
+    /// command's.
     pub held: std::time::Duration,
-    /// A command's sandbox could not be set up, so nothing of it ran.
+    /// Its sandbox could not be set up, so nothing of it ran.
     pub sandbox_down: bool,
+    /// Processes it started were still running when it was answered.
+    pub left_running: bool,
 }
 
 impl ToolOutcome {

@@ -4,6 +4,7 @@
 //! written before the command runs, however slow git is.
 
 use crate::support::bin::{keel, output_within};
+use crate::support::git::path_with_git_doing;
 use crate::support::llm::{FakeLlm, text, tool};
 use crate::support::processes::processes_with;
 use keel::tools::gate::{self, Gate};
@@ -63,9 +64,17 @@ async fn a_held_command_runs_only_once_its_gate_opens() {
         assert!(work.path().join("ran.txt").exists(), "confined {confined}: never ran");
         if confined {
             // Set up meanwhile, the sandbox waited ready at the gate: that wait is keel's time.
-            assert!(outcome.held > Duration::ZERO && outcome.held < HOLD, "{:?}", outcome.held);
+            assert!(
+                outcome.command.held > Duration::ZERO && outcome.command.held < HOLD,
+                "{:?}",
+                outcome.command.held
+            );
         } else {
-            assert_eq!(outcome.held, Duration::ZERO, "unconfined, nothing starts before the gate");
+            assert_eq!(
+                outcome.command.held,
+                Duration::ZERO,
+                "unconfined, nothing starts before the gate"
+            );
         }
     }
 }
@@ -100,16 +109,8 @@ async fn a_command_whose_gate_never_opens_never_runs_and_leaves_nothing_behind()
 
 /// A `git` that takes its time over `add`, so that a command not held would run meanwhile.
 fn path_with_slow_git(bin: &Path) -> String {
-    let found = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
-    let real = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-    assert!(!real.is_empty(), "these tests need git");
-    let script = format!(
-        "#!/bin/sh\n[ \"$1\" = add ] && sleep {}\nexec '{real}' \"$@\"\n",
-        HOLD.as_secs_f64()
-    );
-    std::fs::write(bin.join("git"), script).unwrap();
-    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+    let prelude = format!("[ \"$1\" = add ] && sleep {}", HOLD.as_secs_f64());
+    path_with_git_doing(bin, &prelude)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -151,7 +152,7 @@ async fn a_sandbox_that_came_up_says_so_before_its_command_can_end() {
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
     for run in 0..SHORT_COMMANDS {
         let outcome = tools.run(&ToolName::Bash, &json!({ "command": "true" }), &ctx).await;
-        assert!(!outcome.is_error && !outcome.sandbox_down, "run {run}: {outcome:?}");
+        assert!(!outcome.is_error && !outcome.command.sandbox_down, "run {run}: {outcome:?}");
     }
 }
 
@@ -174,7 +175,7 @@ async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
     let outcome = tools.run(&ToolName::Bash, &json!({ "command": "touch ran.txt" }), &ctx).await;
-    assert!(outcome.is_error && outcome.sandbox_down, "{outcome:?}");
+    assert!(outcome.is_error && outcome.command.sandbox_down, "{outcome:?}");
     assert!(
         outcome.for_model.contains("No permissions"),
         "bwrap's own words: {}",

@@ -84,3 +84,4 @@ mod tui_truth;
 mod tui_truth_e2e;
 mod undo;
 mod undo_ignore;
+mod undo_timing;

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod bin;
 pub mod files;
+pub mod git;
 pub mod llm;
 pub mod mcp_server;
 pub mod processes;

@@ -60,6 +60,8 @@ pub(in crate::agent) struct Agent {
     demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
     pub(in crate::agent) turn_undo: TurnUndo,
+    /// The turn's closing snapshot, taken early: as the round of its last command ended.
+    pub(in crate::agent) closing: Option<super::undo::Snapshotting>,
     /// The MCP server failures the person has been told of.
     pub(in crate::agent) mcp_told: std::collections::HashSet<String>,
     /// The sandbox's probe has answered, and the approvals and the status bar know it.
@@ -114,6 +116,7 @@ impl Agent {
             meter,
             demo_dir: None,
             turn_undo: TurnUndo::Idle,
+            closing: None,
             mcp_told: std::collections::HashSet::new(),
             sandbox_known: false,
         };

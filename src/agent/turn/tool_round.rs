@@ -45,6 +45,9 @@ impl Agent {
         let mut board_answers = Vec::new();
         let mut called_todo = false;
         let mut stop = None;
+        // The round's last changing tool was a command that left nothing running: the
+        // workspace is as the round leaves it.
+        let mut settled = false;
         for call in calls {
             if stop.is_some() {
                 self.take_up(&call);
@@ -61,10 +64,15 @@ impl Agent {
                 continue;
             }
             // Undo must know the workspace as it was before the tool touches it.
-            let snapshot_due = call.name.changes_things() && self.before_changing_tool(&call.name);
-            self.take_up(&call);
+            let snapshot_due =
+                call.name.changes_things() && self.before_changing_tool(&call.name).await;
             // Taken while the call is approved and its sandbox starts; the command waits for it.
+            // Such a call is taken up once the snapshot is recorded: a front end that sees its
+            // start knows undo covers it, and nothing of the turn is logged between the two.
             let mut opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
+            if opening.is_none() {
+                self.take_up(&call);
+            }
             // Reset once the call is approved: waiting for the person is not the tool's time.
             let mut started = Instant::now();
             let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
@@ -82,8 +90,9 @@ impl Agent {
                 }
             };
             // Recorded whether or not the call ran, before its result.
-            if let Some(opening) = opening.take() {
-                self.opening_taken(opening.task.await, opening.opener);
+            self.settle_opening(&mut opening, &call).await;
+            if call.name.changes_things() {
+                settled = call.name == ToolName::Bash && !outcome.command.left_running;
             }
             let result = result_block(&call.id, &outcome);
             self.state.record_call(&result, &outcome.changes);
@@ -120,12 +129,15 @@ impl Agent {
         }
         self.state.push_results(results, &board_answers);
         self.state.publish(&self.outbox);
+        if settled && stop.is_none() {
+            self.start_closing_snapshot();
+        }
         stop
     }
 
     /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`), before
     /// it is approved and run.
-    fn take_up(&mut self, call: &ToolCall) {
+    pub(in crate::agent) fn take_up(&mut self, call: &ToolCall) {
         self.emit(AgentEvent::ToolStart {
             id: call.id.clone(),
             name: call.name.to_string(),
@@ -204,7 +216,7 @@ impl Agent {
         match verdict {
             Verdict::Run => {}
             Verdict::Refuse(why) => return Ok((ToolStatus::Declined, ToolOutcome::error(why))),
-            Verdict::Ask => match self.ask(call).await {
+            Verdict::Ask => match self.ask(call, opening).await {
                 Decision::Once => {}
                 Decision::Always => self.approvals.allow_always(&call.name, &call.input),
                 Decision::Deny => {
@@ -220,9 +232,7 @@ impl Agent {
         let gate = match opening {
             Some(opening) if call.name == ToolName::Bash => Some(opening.gate.clone()),
             _ => {
-                if let Some(opening) = opening.take() {
-                    self.opening_taken(opening.task.await, opening.opener);
-                }
+                self.settle_opening(opening, call).await;
                 None
             }
         };
@@ -246,7 +256,7 @@ impl Agent {
                     if opening.is_some() =>
                 {
                     if let (Some(taken), Some(opening)) = (taken, opening.take()) {
-                        self.opening_taken(taken, opening.opener);
+                        self.opening_taken(taken, opening.opener, call);
                     }
                 }
                 Some(chunk) = live_rx.recv() => {
@@ -264,10 +274,10 @@ impl Agent {
             }
         };
         // The time a command was held at its gate is keel's, not the command's.
-        *started += outcome.held;
+        *started += outcome.command.held;
         // Its sandbox did not come up, so it never ran: it is answered as the probe's answer
         // says, as if the command had waited for it.
-        if assumed.is_some() && outcome.sandbox_down {
+        if assumed.is_some() && outcome.command.sandbox_down {
             self.settle_sandbox().await;
             if let Verdict::Refuse(why) = self.approvals.check(&call.name, &call.input) {
                 return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
@@ -297,8 +307,10 @@ impl Agent {
         }
     }
 
-    /// Shows the approval request and waits for the person's answer.
-    async fn ask(&mut self, call: &ToolCall) -> Decision {
+    /// Shows the approval request and waits for the person's answer; the call is taken up
+    /// first (its `opening` snapshot settled), so the person sees it before they are asked.
+    async fn ask(&mut self, call: &ToolCall, opening: &mut Option<Opening>) -> Decision {
+        self.settle_opening(opening, call).await;
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
             id: call.id.clone(),
             tool: call.name.to_string(),

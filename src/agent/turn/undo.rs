@@ -7,6 +7,12 @@
 //! ends. A turn that ran no command runs no git at all, and one that ran no changing tool
 //! records nothing.
 //!
+//! The closing snapshot is started early, as the round of a command that left nothing running
+//! ends, while the model is asked what next: if nothing that can change the workspace runs
+//! after it (the model only reads, or answers), it is the turn's closing snapshot. A tool that
+//! can change the workspace waits for it to finish and sets it aside; the turn's end then
+//! snapshots as before.
+//!
 //! The opening snapshot is started as the call is taken up, and written while the call is
 //! approved and its sandbox starts: the shell waits at its [gate](crate::tools::gate) until the
 //! snapshot is recorded. A tool that cannot wait at a gate (an MCP tool that changes things)
@@ -14,18 +20,21 @@
 //! before any command.
 
 use crate::agent::turn::task::{Agent, TurnUndo};
-use crate::tools::ToolName;
 use crate::tools::gate::{self, Gate, Opener};
 use crate::tools::undo::{ObjectId, ShadowError};
+use crate::tools::{ToolCall, ToolName};
 use tokio::task::{JoinError, JoinHandle};
 
 /// What taking a snapshot off the async threads gives.
 type Taken = Result<Result<ObjectId, ShadowError>, JoinError>;
 
+/// A snapshot being taken off the async threads.
+pub(in crate::agent) type Snapshotting = JoinHandle<Result<ObjectId, ShadowError>>;
+
 /// The opening snapshot being taken while a command is approved and its sandbox starts, and
 /// the gate the command waits at until the snapshot is recorded.
 pub(in crate::agent) struct Opening {
-    pub(in crate::agent) task: JoinHandle<Result<ObjectId, ShadowError>>,
+    pub(in crate::agent) task: Snapshotting,
     pub(in crate::agent) opener: Opener,
     pub(in crate::agent) gate: Gate,
 }
@@ -33,7 +42,11 @@ pub(in crate::agent) struct Opening {
 impl Agent {
     /// Before a tool that can change the workspace: begins the turn's undo group. Returns whether
     /// the workspace must be snapshotted before this tool runs (it is the turn's first command).
-    pub(in crate::agent) fn before_changing_tool(&mut self, tool: &ToolName) -> bool {
+    pub(in crate::agent) async fn before_changing_tool(&mut self, tool: &ToolName) -> bool {
+        // Taken before this tool, the early closing snapshot is not the turn's last state.
+        if let Some(early) = self.closing.take() {
+            let _ = early.await;
+        }
         if self.turn_undo == TurnUndo::Idle {
             self.state.begin_turn();
             self.turn_undo = TurnUndo::Files;
@@ -54,18 +67,63 @@ impl Agent {
         Some(Opening { task, opener, gate })
     }
 
-    /// The opening snapshot is written: it is recorded, then the command may run.
-    pub(in crate::agent) fn opening_taken(&mut self, taken: Taken, opener: Opener) {
+    /// Waits for the opening snapshot, if one is being taken, and settles it
+    /// ([`Agent::opening_taken`]).
+    pub(in crate::agent) async fn settle_opening(
+        &mut self,
+        opening: &mut Option<Opening>,
+        call: &ToolCall,
+    ) {
+        if let Some(opening) = opening.take() {
+            let taken = opening.task.await;
+            self.opening_taken(taken, opening.opener, call);
+        }
+    }
+
+    /// The opening snapshot is written: it is recorded, the call is taken up, and then the
+    /// command may run.
+    pub(in crate::agent) fn opening_taken(
+        &mut self,
+        taken: Taken,
+        opener: Opener,
+        call: &ToolCall,
+    ) {
         let before = self.snapshot_taken(taken);
         self.before_commands(before);
+        self.take_up(call);
         opener.open();
     }
 
-    /// The turn is over: a turn that ran a command is snapshotted as it left the workspace.
+    /// A round whose last changing tool was a command that left nothing running has ended:
+    /// the workspace is as the turn leaves it unless a later tool changes it, so the closing
+    /// snapshot is started now, while the model is asked what next.
+    pub(in crate::agent) fn start_closing_snapshot(&mut self) {
+        if self.turn_undo == TurnUndo::Commands && self.closing.is_none() {
+            self.closing = self
+                .state
+                .snapshot_source()
+                .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot()));
+        }
+    }
+
+    /// The turn is over: a turn that ran a command is snapshotted as it left the workspace (by
+    /// the early closing snapshot, when nothing could change it since).
     pub(in crate::agent) async fn end_undo_group(&mut self) {
-        if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) == TurnUndo::Commands
-            && let Some(after) = self.snapshot().await
-        {
+        let early = self.closing.take();
+        if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) != TurnUndo::Commands {
+            if let Some(early) = early {
+                let _ = early.await;
+            }
+            return;
+        }
+        let after = match early {
+            Some(early) => {
+                let taken = early.await;
+                self.snapshot_taken(taken)
+            }
+            None => self.snapshot().await,
+        };
+        if let Some(after) = after {
             self.state.end_turn(after);
         }
     }

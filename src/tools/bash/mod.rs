@@ -22,8 +22,8 @@ mod report;
 mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
-use super::supervisor::{self, Launch, Supervised};
-use super::{ToolContext, ToolOutcome, guard};
+use super::supervisor::{self, KillReport, Launch, Supervised};
+use super::{CommandRun, ToolContext, ToolOutcome, guard};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -38,6 +38,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// The shortest timeout keel grants, so a `timeout_ms` of 0 still lets the command start.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+/// How long keel waits, once the shell ended, for its supervisor to say every process of the
+/// command is gone, before it counts the command as having left some running.
+const ALL_GONE_GRACE: Duration = Duration::from_millis(20);
 
 /// The arguments the model sends.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -131,26 +134,30 @@ pub async fn run(
     let sandbox_down = launch.held
         && !supervised.came_up()
         && matches!(watched, Watched::Finished(_) | Watched::Lost);
-    let ending = match watched {
+    let (ending, left_running) = match watched {
         Watched::Finished(status) => {
             // A clean exit: whatever the command left running in the background with its output
             // redirected elsewhere was meant to keep running, until it ends or keel does.
+            let all_gone = supervised.all_gone_within(ALL_GONE_GRACE).await;
             supervised.detach();
-            Ending::Exited { status, stopped: None }
+            (Ending::Exited { status, stopped: None }, !all_gone)
         }
         other => {
             let report = supervised.kill().await;
+            let left_running = report != KillReport::AllDead;
             session.drain().await;
-            match other {
+            let ending = match other {
                 Watched::Lingering(status) => Ending::Exited { status, stopped: Some(report) },
                 Watched::TimedOut => Ending::TimedOut(timeout, report),
                 Watched::Interrupted => Ending::Interrupted(report),
                 Watched::Finished(_) | Watched::Lost => Ending::Lost(report),
-            }
+            };
+            (ending, left_running)
         }
     };
     session.flush();
-    ToolOutcome { held, sandbox_down, ..ending.into_outcome(session.kept(), started.elapsed()) }
+    let command = CommandRun { held, sandbox_down, left_running };
+    ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
 }
 
 /// A command stopped before it ran.

@@ -283,6 +283,19 @@ impl Supervised {
         None
     }
 
+    /// Whether every process of the command is gone within `grace` of the shell's end: the
+    /// supervisor exits, closing its socket, once the last one has.
+    pub async fn all_gone_within(&mut self, grace: Duration) -> bool {
+        let until = tokio::time::Instant::now() + grace;
+        loop {
+            match tokio::time::timeout_at(until, self.reports.next_line()).await {
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None) | Err(_)) => return true,
+                Err(_elapsed) => return false,
+            }
+        }
+    }
+
     /// Lets what the command left in the background run on, watched by its supervisor until it
     /// ends or keel does.
     pub fn detach(self) {
