@@ -19,6 +19,7 @@
 
 pub mod environment;
 mod report;
+mod repository;
 mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
@@ -105,6 +106,7 @@ pub async fn run(
     {
         return ToolOutcome::error(NOT_STARTED);
     }
+    let repository = repository::Watch::before(root);
     let mut started = Instant::now();
     let (mut supervised, output) =
         match Supervised::start(&args.command, root, &launch, environment::apply).await {
@@ -157,7 +159,15 @@ pub async fn run(
     };
     session.flush();
     let command = CommandRun { held, sandbox_down, left_running };
-    ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
+    let mut outcome =
+        ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) };
+    if let Some(found) = repository.after() {
+        for text in [&mut outcome.for_model, &mut outcome.for_display] {
+            text.push_str("\n\n");
+            text.push_str(&found);
+        }
+    }
+    outcome
 }
 
 /// A command stopped before it ran.

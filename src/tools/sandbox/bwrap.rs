@@ -26,6 +26,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The workspace's repository: pinned in place, or covered where there is none.
+const GIT: &str = ".git";
 /// Paths inside the workspace that stay read-only, even when they do not exist yet.
 const PROTECTED_ALWAYS: [&str; 2] = [".keel", ".git/hooks"];
 /// Paths inside the workspace that stay read-only when they exist.
@@ -62,6 +64,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         for path in protected(setup.workspace) {
             let (kind, path) = path;
             match kind {
+                Protect::Pinned => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
                 Protect::Existing => {
                     push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
                 }
@@ -96,22 +99,48 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     Launch { prefix: args, placeholders, held: false }
 }
 
-/// Whether a protected path is bound over as it is, or covered by an empty read-only folder.
+/// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed
+/// or removed), bound over as it is read-only, or covered by an empty read-only folder.
 enum Protect {
+    Pinned,
     Existing,
     Missing,
 }
 
-/// The workspace's protected paths, each with how to cover it. A missing `.git/hooks` is covered
-/// only when `.git` is a folder: a checkout whose `.git` is a file keeps its hooks elsewhere.
+/// The workspace's protected paths, each with how to cover it, in the order they are mounted.
+///
+/// `.git` comes first. A repository folder is pinned: a command could otherwise rename it away
+/// and put a repository of its own, hooks and all, in its place. A `.git` file (a linked
+/// worktree's pointer) or symlink stays as it is, read-only, and so does all it holds. With no
+/// repository, `.git` is covered, so that no command makes one whose hooks would run later,
+/// outside any sandbox. Its `hooks` (even missing) and `config` are covered only in a folder.
 fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
     let mut paths = Vec::new();
+    let git = workspace.join(GIT);
+    let repository = match git.symlink_metadata() {
+        Ok(meta) if meta.is_dir() && !is_empty_folder(&git) => {
+            paths.push((Protect::Pinned, git));
+            true
+        }
+        // A dangling symlink has nothing to bind; git finds no repository there either.
+        Ok(meta) if !meta.is_dir() => {
+            if git.exists() {
+                paths.push((Protect::Existing, git));
+            }
+            false
+        }
+        _ => {
+            paths.push((Protect::Missing, git));
+            false
+        }
+    };
+    let in_repository = |path: &Path| !path.starts_with(workspace.join(GIT)) || repository;
     for name in PROTECTED_ALWAYS {
         let path = workspace.join(name);
-        // An empty folder may be another sandbox's placeholder, about to go: covered the same
-        // way, since bwrap makes the folder again if it is gone by then.
-        let empty = std::fs::read_dir(&path).is_ok_and(|mut entries| entries.next().is_none());
-        if path.symlink_metadata().is_ok() && !empty {
+        if !in_repository(&path) {
+            continue;
+        }
+        if path.symlink_metadata().is_ok() && !is_empty_folder(&path) {
             paths.push((Protect::Existing, path));
         } else if path.parent().is_some_and(Path::is_dir) {
             paths.push((Protect::Missing, path));
@@ -119,11 +148,17 @@ fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
     }
     for name in PROTECTED_IF_PRESENT {
         let path = workspace.join(name);
-        if path.symlink_metadata().is_ok() {
+        if in_repository(&path) && path.symlink_metadata().is_ok() {
             paths.push((Protect::Existing, path));
         }
     }
     paths
+}
+
+/// An empty folder may be another sandbox's placeholder, about to go: it is covered as missing,
+/// since bwrap makes the folder again if it is gone by then.
+fn is_empty_folder(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 /// Runs `bash -c :` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
