@@ -135,8 +135,9 @@ impl Agent {
         stop
     }
 
-    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`), before
-    /// it is approved and run.
+    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`) before
+    /// it runs — for a call the workspace is snapshotted for, once the snapshot is recorded, so a
+    /// printing front end that sees it knows undo covers what it does.
     pub(in crate::agent) fn take_up(&mut self, call: &ToolCall) {
         self.emit(AgentEvent::ToolStart {
             id: call.id.clone(),
