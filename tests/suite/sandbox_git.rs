@@ -3,7 +3,9 @@
 //! it — not by renaming `.git` away, not by rewriting a linked worktree's `.git` file, not by
 //! `git init` where there is none — while git inside still commits.
 
+use crate::support::bin::{keel, output_within};
 use crate::support::files::outside_tmp;
+use crate::support::llm::{FakeLlm, Step, text, tool};
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
 use serde_json::json;
@@ -105,24 +107,50 @@ async fn a_linked_worktrees_git_file_stays_as_it_is() {
     assert!(!work.path().join(".git-old").exists());
 }
 
-#[tokio::test]
-async fn a_commondir_a_command_writes_is_removed_and_said() {
-    let work = outside_tmp();
-    git(work.path(), &["init", "-q"]);
-    // git would take its config and hooks from the folder the file names.
-    let out = sandboxed_bash(
-        work.path(),
-        "mkdir -p elsewhere/hooks && cp -r .git/. elsewhere/ 2>/dev/null; \
-         printf '#!/bin/sh\\ntouch pwned\\n' > elsewhere/hooks/pre-commit; \
-         chmod +x elsewhere/hooks/pre-commit; echo ../elsewhere > .git/commondir; echo wrote",
-    )
-    .await;
-    assert!(out.for_model.contains("wrote"), "{}", out.for_model);
-    assert!(out.for_model.contains("keel removed .git/commondir"), "{}", out.for_model);
-    assert!(out.for_display.contains("keel removed .git/commondir"), "{}", out.for_display);
-    assert!(!work.path().join(".git/commondir").exists());
+/// Runs one `keel -p` turn of `steps` in `work`, the model answering after `delay`; returns
+/// its stderr and what the model was told of each call.
+async fn keel_turn(steps: Vec<Step>, delay: Duration, work: &Path) -> (String, Vec<String>) {
+    let home = outside_tmp();
+    let server = FakeLlm::start(steps, delay).await;
+    let mut command = keel(home.path());
+    command
+        .args(["-p", "Go.", "--workdir"])
+        .arg(work)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base());
+    let output = output_within(&mut command, "keel -p");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    let results = server
+        .bodies()
+        .await
+        .iter()
+        .filter_map(|body| body["messages"].as_array()?.last().cloned())
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect();
+    (stderr, results)
+}
+
+/// A repository with a folder beside it whose hooks a `commondir` would hand to git.
+fn with_elsewhere(work: &Path) {
+    git(work, &["init", "-q"]);
+    let hook = work.join("elsewhere/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for part in ["objects", "refs"] {
+        std::fs::create_dir_all(work.join("elsewhere").join(part)).unwrap();
+    }
+    std::fs::copy(work.join(".git/config"), work.join("elsewhere/config")).unwrap();
+}
+
+/// The person's next commit runs no hook of the command's.
+fn commit_runs_no_hook_of_theirs(work: &Path) {
+    assert!(!work.join(".git/commondir").exists());
     git(
-        work.path(),
+        work,
         &[
             "-c",
             "user.name=k",
@@ -135,9 +163,38 @@ async fn a_commondir_a_command_writes_is_removed_and_said() {
             "mine",
         ],
     );
-    assert!(!work.path().join("pwned").exists(), "the command's hook ran");
+    assert!(!work.join("pwned").exists(), "the command's hook ran");
+}
 
-    // A command that leaves git alone is told nothing.
-    let out = sandboxed_bash(work.path(), "git status --short; echo fine").await;
-    assert!(!out.for_model.contains("commondir"), "{}", out.for_model);
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commondir_a_command_writes_is_removed_and_the_model_told() {
+    let work = outside_tmp();
+    with_elsewhere(work.path());
+    let steps = vec![
+        tool("bash", json!({"command": "echo ../elsewhere > .git/commondir; echo wrote"})),
+        tool("bash", json!({"command": "git status --short; echo fine"})),
+        text("Done."),
+    ];
+    let (stderr, results) = keel_turn(steps, Duration::ZERO, work.path()).await;
+    assert!(
+        results[0].contains("wrote") && results[0].contains("Removed .git/commondir"),
+        "{results:?}"
+    );
+    assert!(!results[1].contains("commondir"), "a command that leaves git alone: {results:?}");
+    let told = stderr.matches("keel: Removed .git/commondir").count();
+    assert_eq!(told, 1, "the person is told, once: {stderr}");
+    commit_runs_no_hook_of_theirs(work.path());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commondir_a_background_job_writes_later_is_removed_when_the_turn_ends() {
+    let work = outside_tmp();
+    with_elsewhere(work.path());
+    let later = "(sleep 0.2; echo ../elsewhere > .git/commondir) > /dev/null 2>&1 &";
+    let steps = vec![tool("bash", json!({ "command": later })), text("Started.")];
+    // The answer after the command comes once the job has written the file.
+    let (stderr, results) = keel_turn(steps, Duration::from_millis(600), work.path()).await;
+    assert!(!results[0].contains("commondir"), "not there yet when the command ended: {results:?}");
+    assert!(stderr.contains("keel: Removed .git/commondir"), "the person is told: {stderr}");
+    commit_runs_no_hook_of_theirs(work.path());
 }

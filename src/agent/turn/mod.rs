@@ -189,6 +189,7 @@ impl Agent {
 
     fn finish_turn(&mut self, end: TurnEnd) {
         let TurnEnd { outcome, error, text, rounds, stop_reason } = end;
+        self.look_at_repository_again();
         self.state.end_streaming();
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);

@@ -16,6 +16,7 @@ use crate::board;
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::tools::sandbox::Confinement;
+use crate::tools::sandbox::repository;
 use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -66,6 +67,9 @@ pub(in crate::agent) struct Agent {
     pub(in crate::agent) mcp_told: std::collections::HashSet<String>,
     /// The sandbox's probe has answered, and the approvals and the status bar know it.
     sandbox_known: bool,
+    /// The workspace's `.git/commondir` as the session found it, looked at again after every
+    /// command and turn.
+    repository: repository::Watch,
 }
 
 /// Where the running turn's undo group stands.
@@ -102,6 +106,7 @@ impl Agent {
         state.set_plan_mode(config.plan && config.board);
         let approvals = Approvals::new(config.approval);
         let probing = tools.probing_sandbox().clone();
+        let repository = repository::Watch::before(tools.workspace().root());
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         let mut agent = Self {
@@ -119,6 +124,7 @@ impl Agent {
             closing: None,
             mcp_told: std::collections::HashSet::new(),
             sandbox_known: false,
+            repository,
         };
         if let Some(sandbox) = probing.ready() {
             agent.adopt_sandbox(sandbox);
@@ -302,6 +308,26 @@ impl Agent {
         stop
     }
 
+    /// As a turn ends: a `.git/commondir` a background job of its commands wrote since the
+    /// last one ended is removed, and the person told as of an error (`-p` prints it too).
+    pub(in crate::agent) fn look_at_repository_again(&mut self) {
+        if let Some(found) = self.repository.after() {
+            self.emit(AgentEvent::Error { text: found });
+        }
+    }
+
+    /// After a command: a `.git/commondir` that appeared is removed, and its answer says so, as
+    /// does an error for the person (`-p` prints it too).
+    pub(in crate::agent) fn look_at_repository(&mut self, outcome: &mut crate::tools::ToolOutcome) {
+        if let Some(found) = self.repository.after() {
+            for text in [&mut outcome.for_model, &mut outcome.for_display] {
+                text.push_str("\n\n");
+                text.push_str(&found);
+            }
+            self.emit(AgentEvent::Error { text: found });
+        }
+    }
+
     /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
     /// demo's prompt.
     fn switch_to_demo(&mut self) -> Result<(), String> {
@@ -317,6 +343,7 @@ impl Agent {
             .ran_in(&place);
         let prompt = script.prompt().to_owned();
         let probing = self.tools.probing_sandbox().clone();
+        self.repository = repository::Watch::before(workspace.root());
         self.tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);

@@ -75,7 +75,7 @@ impl Agent {
             }
             // Reset once the call is approved: waiting for the person is not the tool's time.
             let mut started = Instant::now();
-            let (status, outcome) = if call.name == ToolName::Todo && self.state.board_on() {
+            let (status, mut outcome) = if call.name == ToolName::Todo && self.state.board_on() {
                 called_todo = true;
                 self.update_board(&call.input)
             } else if call.name == ToolName::Todo {
@@ -91,6 +91,9 @@ impl Agent {
             };
             // Recorded whether or not the call ran, before its result.
             self.settle_opening(&mut opening, &call).await;
+            if call.name == ToolName::Bash {
+                self.look_at_repository(&mut outcome);
+            }
             if call.name.changes_things() {
                 settled = call.name == ToolName::Bash && !outcome.command.left_running;
             }

@@ -19,7 +19,6 @@
 
 pub mod environment;
 mod report;
-mod repository;
 mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
@@ -106,7 +105,6 @@ pub async fn run(
     {
         return ToolOutcome::error(NOT_STARTED);
     }
-    let repository = repository::Watch::before(root);
     let mut started = Instant::now();
     let (mut supervised, output) =
         match Supervised::start(&args.command, root, &launch, environment::apply).await {
@@ -159,15 +157,7 @@ pub async fn run(
     };
     session.flush();
     let command = CommandRun { held, sandbox_down, left_running };
-    let mut outcome =
-        ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) };
-    if let Some(found) = repository.after() {
-        for text in [&mut outcome.for_model, &mut outcome.for_display] {
-            text.push_str("\n\n");
-            text.push_str(&found);
-        }
-    }
-    outcome
+    ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
 }
 
 /// A command stopped before it ran.

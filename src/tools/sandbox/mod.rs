@@ -11,6 +11,7 @@
 pub mod bwrap;
 pub mod confine;
 pub mod probing;
+pub mod repository;
 
 pub use probing::Probing;
 
