@@ -80,16 +80,7 @@ impl Run {
 
     /// The first snapshot from now on that `check` accepts.
     async fn wait_for(&mut self, check: impl Fn(&Snapshot) -> bool) -> Snapshot {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let snapshot = self.handle.snapshots.recv().await.expect("the agent stopped");
-                if check(&snapshot) {
-                    return snapshot;
-                }
-            }
-        })
-        .await
-        .expect("the state never came")
+        crate::support::agent::wait_for(&mut self.handle, check).await
     }
 
     /// The snapshot the agent sends once it is idle again with `last` as its newest line.

@@ -2,13 +2,11 @@
 //! it ended, declined and interrupted ones included — a line says the session was resumed, and
 //! the token counts and cost come back from the log (a log too old to have them says so).
 
+use crate::support::tui::{app_with, draw};
 use keel::agent::journal::{Record, SessionLog, SessionStore};
 use keel::agent::{self, AgentConfig, AgentHandle, Command, Entry, Sessions, ToolStatus};
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::tools::{Tools, Workspace};
-use keel::tui::{App, TuiOptions, render};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::time::Duration;
 
@@ -82,12 +80,8 @@ async fn a_resumed_session_shows_its_tool_calls_as_they_ended_and_says_it_was_re
         snapshot.transcript.last()
     );
 
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut app = App::new(tx, TuiOptions::default());
-    app.apply_snapshot(snapshot);
-    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    app.prepare(ratatui::layout::Rect::new(0, 0, 100, 24));
-    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let (mut app, _rx) = app_with(snapshot);
+    let terminal = draw(&mut app, (100, 24));
     insta::assert_snapshot!("resumed_session_100x24", terminal.backend());
 
     handle.commands.send(Command::Quit).unwrap();
@@ -125,12 +119,8 @@ async fn a_resumed_session_shows_the_tokens_and_cost_its_log_recorded() {
 
     // The status line counts and prices them as it did before the session was closed.
     snapshot.model = "claude-sonnet-4-5".into();
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut app = App::new(tx, TuiOptions::default());
-    app.apply_snapshot(snapshot);
-    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    app.prepare(ratatui::layout::Rect::new(0, 0, 100, 24));
-    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let (mut app, _rx) = app_with(snapshot);
+    let terminal = draw(&mut app, (100, 24));
     let buffer = terminal.backend().buffer();
     let status: String = (0..buffer.area.width).map(|x| buffer[(x, 23)].symbol()).collect();
     assert!(status.contains("↑40.0k ↓1.5k cache 20%") && status.contains(" $"), "{status}");

@@ -5,13 +5,12 @@
 //! composer. End to end, in tmux: two sessions saved by `keel -p`, the newer one continued, the
 //! older one switched to with its token counts.
 
+use crate::support::agent::wait_for;
 use crate::support::tmux::KeelPane;
 use crate::support::tui::{draw, screen_text, sent};
 use crate::support::{bin, llm};
 use keel::agent::journal::{Record, SessionInfo, SessionStore};
-use keel::agent::{
-    self, Activity, AgentConfig, AgentHandle, Command, Entry, SessionList, Sessions, Snapshot,
-};
+use keel::agent::{self, Activity, AgentConfig, Command, Entry, SessionList, Sessions, Snapshot};
 use keel::message::{ContentBlock, Message, Usage};
 use keel::tools::{Tools, Workspace};
 use keel::tui::type_ahead::{BURST_GAP, GRACE_PERIOD};
@@ -161,20 +160,6 @@ fn saved(store: &SessionStore, prompt: &str, written: SystemTime) -> String {
     id
 }
 
-/// The next snapshot for which `ready` holds.
-async fn until(handle: &mut AgentHandle, ready: impl Fn(&Snapshot) -> bool) -> Snapshot {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let snapshot = handle.snapshots.recv().await.expect("the agent stopped");
-            if ready(&snapshot) {
-                return snapshot;
-            }
-        }
-    })
-    .await
-    .expect("no such snapshot in time")
-}
-
 /// The conversation's last line when it is a notice or an error, else nothing.
 fn last_notice(snapshot: &Snapshot) -> String {
     match snapshot.transcript.last() {
@@ -197,7 +182,7 @@ async fn the_agent_lists_the_saved_sessions_and_switches_to_one_between_turns() 
     let mut handle = agent::spawn_with_session(AgentConfig::default(), None, tools, sessions);
 
     handle.commands.send(Command::ListSessions).unwrap();
-    let snapshot = until(&mut handle, |snapshot| snapshot.sessions.is_some()).await;
+    let snapshot = wait_for(&mut handle, |snapshot| snapshot.sessions.is_some()).await;
     let list = snapshot.sessions.as_deref().unwrap();
     let ids: Vec<&str> = list.sessions.iter().map(|info| info.id.as_str()).collect();
     assert_eq!(ids, [newer.as_str(), older.as_str()], "the one written last first");
@@ -207,12 +192,12 @@ async fn the_agent_lists_the_saved_sessions_and_switches_to_one_between_turns() 
     // The open one: nothing changes.
     handle.commands.send(Command::Resume(newer.clone())).unwrap();
     let snapshot =
-        until(&mut handle, |snapshot| last_notice(snapshot).contains("is the one open")).await;
+        wait_for(&mut handle, |snapshot| last_notice(snapshot).contains("is the one open")).await;
     assert_eq!(snapshot.history.len(), 2);
 
     handle.commands.send(Command::Resume(older.clone())).unwrap();
     let switched = format!("Switched to session {older}.");
-    let snapshot = until(&mut handle, |snapshot| last_notice(snapshot) == switched).await;
+    let snapshot = wait_for(&mut handle, |snapshot| last_notice(snapshot) == switched).await;
     assert_eq!(snapshot.history[0], Message::user_text("Fix the parser"));
     assert!(
         snapshot.transcript.iter().any(
@@ -248,7 +233,8 @@ async fn a_session_that_cannot_be_opened_leaves_the_conversation_as_it_was() {
 
     handle.commands.send(Command::Resume("1764666000-gone".into())).unwrap();
     let snapshot =
-        until(&mut handle, |snapshot| last_notice(snapshot).starts_with("Could not switch")).await;
+        wait_for(&mut handle, |snapshot| last_notice(snapshot).starts_with("Could not switch"))
+            .await;
     assert!(last_notice(&snapshot).contains("no session 1764666000-gone"), "{snapshot:?}");
     assert_eq!(snapshot.history[0], Message::user_text("Keep me"));
 
@@ -256,7 +242,7 @@ async fn a_session_that_cannot_be_opened_leaves_the_conversation_as_it_was() {
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut unsaved = agent::spawn(AgentConfig::default(), None, tools);
     unsaved.commands.send(Command::ListSessions).unwrap();
-    let snapshot = until(&mut unsaved, |snapshot| snapshot.sessions.is_some()).await;
+    let snapshot = wait_for(&mut unsaved, |snapshot| snapshot.sessions.is_some()).await;
     let list = snapshot.sessions.as_deref().unwrap();
     assert!(list.sessions.is_empty() && list.error.as_deref().unwrap().contains("not saved"));
 

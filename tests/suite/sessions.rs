@@ -2,6 +2,7 @@
 //! history, the board, the reminder counter, the undo records, the tokens used — is in the log
 //! the moment it changes, and a resumed session goes on exactly as the uninterrupted one would.
 
+use crate::support::scripted::assert_every_call_answered;
 use keel::agent::journal::{Restored, SessionStore};
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Sessions, Snapshot};
 use keel::llm::Provider;
@@ -212,22 +213,6 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
         .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
         .count();
     assert_eq!(results, 7, "every tool call's result was saved");
-}
-
-/// Every tool_use in the history is answered by exactly one tool_result in the next message.
-fn assert_every_call_answered(snapshot: &Snapshot) {
-    let messages: Vec<&Message> = snapshot.history.iter().collect();
-    for (index, message) in messages.iter().enumerate() {
-        for (id, _, _) in message.tool_uses() {
-            let next = messages.get(index + 1).expect("a tool call was left without results");
-            let answers = next
-                .content
-                .iter()
-                .filter(|block| matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id))
-                .count();
-            assert_eq!(answers, 1, "tool call {id} has {answers} results");
-        }
-    }
 }
 
 #[tokio::test]

@@ -106,10 +106,16 @@ async fn cancellation_kills_the_tree_and_says_so() {
 
 #[tokio::test]
 async fn dropping_the_call_kills_the_tree() {
+    dropping_the_call_kills_every_process_of(SLEEPERS).await;
+}
+
+/// Starts `command` (which writes its three processes' pids to `pids`), drops the call once they
+/// run, and checks that every one of them is gone.
+async fn dropping_the_call_kills_every_process_of(command: &str) {
     let (dir, tools) = workspace();
     let context = ctx();
     let pid_file = dir.path().join("pids");
-    let input = json!({"command": SLEEPERS});
+    let input = json!({ "command": command });
     let call = tools.run(&ToolName::Bash, &input, &context);
     tokio::select! {
         _ = call => panic!("the sleepers finished"),
@@ -162,18 +168,7 @@ async fn interrupt_kills_children_that_left_the_session() {
 
 #[tokio::test]
 async fn dropping_the_call_kills_children_that_left_the_session() {
-    let (dir, tools) = workspace();
-    let context = ctx();
-    let pid_file = dir.path().join("pids");
-    let input = json!({"command": ESCAPERS});
-    let call = tools.run(&ToolName::Bash, &input, &context);
-    tokio::select! {
-        _ = call => panic!("the sleepers finished"),
-        _ = wait_for_pids(&pid_file, 3) => {}
-    }
-    let pids = read_pids(&pid_file);
-    assert_eq!(pids.len(), 3);
-    assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    dropping_the_call_kills_every_process_of(ESCAPERS).await;
 }
 
 #[tokio::test]

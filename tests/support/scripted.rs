@@ -54,27 +54,12 @@ impl Run {
 
     /// Events until the turn's result.
     pub async fn until_result(&mut self) -> Vec<AgentEvent> {
-        let mut events = Vec::new();
-        loop {
-            let event = tokio::time::timeout(WAIT, self.handle.events.recv())
-                .await
-                .expect("the turn did not end in time")
-                .expect("the agent stopped");
-            let done = matches!(event, AgentEvent::Result { .. });
-            events.push(event);
-            if done {
-                return events;
-            }
-        }
+        super::agent::until_result(&mut self.handle).await
     }
 
     /// The newest snapshot sent so far.
     pub fn latest(&mut self) -> Snapshot {
-        let mut latest = None;
-        while let Ok(snapshot) = self.handle.snapshots.try_recv() {
-            latest = Some(snapshot);
-        }
-        latest.expect("no snapshot")
+        super::agent::latest(&mut self.handle)
     }
 
     /// Ends the agent and returns every snapshot it sent that was not read yet.
@@ -89,16 +74,7 @@ impl Run {
 
     /// Waits until a snapshot satisfies `check`.
     pub async fn wait_for(&mut self, check: impl Fn(&Snapshot) -> bool) -> Snapshot {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let snapshot = self.handle.snapshots.recv().await.expect("the agent stopped");
-                if check(&snapshot) {
-                    return snapshot;
-                }
-            }
-        })
-        .await
-        .expect("the state never came")
+        super::agent::wait_for(&mut self.handle, check).await
     }
 }
 
