@@ -124,6 +124,19 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// How `compaction` is told, on a window of `window` tokens.
+    pub fn compaction(compaction: &compaction::Compaction, window: u64) -> Self {
+        Self::Compaction {
+            trigger: compaction.trigger,
+            tokens_before: compaction.tokens_before,
+            tokens_after: compaction.tokens_after,
+            masked: compaction.masked(),
+            summarised: compaction.summarised,
+            summary_error: compaction.summary_error.clone(),
+            window,
+        }
+    }
+
     /// The line the conversation shows for this happening, if it shows one. The screen's
     /// entries come from here alone, so the person and `keel -p` are told the same things.
     pub fn entry(&self) -> Option<Entry> {
@@ -207,15 +220,7 @@ mod tests {
         for compaction in
             [compaction(false, None), compaction(true, None), compaction(true, Some("x"))]
         {
-            let event = AgentEvent::Compaction {
-                trigger: compaction.trigger,
-                tokens_before: compaction.tokens_before,
-                tokens_after: compaction.tokens_after,
-                masked: compaction.masked(),
-                summarised: compaction.summarised,
-                summary_error: compaction.summary_error.clone(),
-                window: 64_000,
-            };
+            let event = AgentEvent::compaction(&compaction, 64_000);
             assert_eq!(event.entry(), Some(Entry::Notice { text: compaction.note() }));
         }
         assert!(compaction(true, Some("x")).note().contains("12 messages listed (no summary)"));

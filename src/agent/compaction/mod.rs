@@ -267,15 +267,7 @@ impl Agent {
 
     /// Saves and applies a compaction and tells the front ends. Returns whether it took.
     fn finish(&mut self, compaction: Compaction) -> bool {
-        let event = AgentEvent::Compaction {
-            trigger: compaction.trigger,
-            tokens_before: compaction.tokens_before,
-            tokens_after: compaction.tokens_after,
-            masked: compaction.masked(),
-            summarised: compaction.summarised,
-            summary_error: compaction.summary_error.clone(),
-            window: self.meter.window(),
-        };
+        let event = AgentEvent::compaction(&compaction, self.meter.window());
         if let Err(why) = self.state.compact(compaction) {
             self.emit(AgentEvent::Error { text: format!("keel could not compact: {why}") });
             return false;
