@@ -5,7 +5,7 @@
 use crate::support::files::{PROMPT, ctx, run, workspace};
 use crate::support::processes::{is_dead, read_pids};
 use keel::tools::output::{DISPLAY_OUTPUT_LIMIT, MODEL_OUTPUT_LIMIT};
-use keel::tools::{ToolContext, ToolName};
+use keel::tools::{ToolContext, ToolName, ToolOutcome};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -86,6 +86,15 @@ async fn timeout_kills_the_whole_process_tree_promptly() {
 
 #[tokio::test]
 async fn cancellation_kills_the_tree_and_says_so() {
+    let (outcome, pids) = interrupted_once_running(SLEEPERS).await;
+    assert!(outcome.is_error);
+    assert!(outcome.for_model.contains("interrupted by user"), "{}", outcome.for_model);
+    assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+}
+
+/// Runs `command` (which writes its three processes' pids to `pids`) and interrupts it once they
+/// run; how it ended, and the pids.
+async fn interrupted_once_running(command: &str) -> (ToolOutcome, Vec<i32>) {
     let (dir, tools) = workspace();
     let context = ctx();
     let cancel = context.cancel.clone();
@@ -94,14 +103,11 @@ async fn cancellation_kills_the_tree_and_says_so() {
         wait_for_pids(&pid_file, 3).await;
         cancel.cancel();
     });
-    let input = json!({"command": SLEEPERS});
+    let input = json!({ "command": command });
     let call = tools.run(&ToolName::Bash, &input, &context);
     let outcome = within("a cancelled command", call).await;
     canceller.await.unwrap();
-    assert!(outcome.is_error);
-    assert!(outcome.for_model.contains("interrupted by user"), "{}", outcome.for_model);
-    let pids = read_pids(&dir.path().join("pids"));
-    assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
+    (outcome, read_pids(&dir.path().join("pids")))
 }
 
 #[tokio::test]
@@ -150,18 +156,8 @@ async fn timeout_kills_children_that_left_the_session_and_says_so_truly() {
 
 #[tokio::test]
 async fn interrupt_kills_children_that_left_the_session() {
-    let (dir, tools) = workspace();
-    let context = ctx();
-    let cancel = context.cancel.clone();
-    let pid_file = dir.path().join("pids");
-    let canceller = tokio::spawn(async move {
-        wait_for_pids(&pid_file, 3).await;
-        cancel.cancel();
-    });
-    let outcome = tools.run(&ToolName::Bash, &json!({"command": ESCAPERS}), &context).await;
-    canceller.await.unwrap();
+    let (outcome, pids) = interrupted_once_running(ESCAPERS).await;
     assert!(outcome.for_model.contains("killed with every process"), "{}", outcome.for_model);
-    let pids = read_pids(&dir.path().join("pids"));
     assert_eq!(pids.len(), 3);
     assert!(all_dead(&pids, PROMPT).await, "survivors among {pids:?}");
 }
