@@ -97,10 +97,10 @@ pub async fn run(
         return ToolOutcome::error(NOT_STARTED);
     }
     let timeout = timeout_for(args);
-    let mut launch = launch(sandbox, root);
-    launch.held = !launch.prefix.is_empty();
+    let launch = launch(sandbox, root);
+    let sandboxed = !launch.prefix.is_empty();
     if let Some(gate) = &ctx.gate
-        && !launch.held
+        && !sandboxed
         && !gate.opened(&ctx.cancel).await
     {
         return ToolOutcome::error(NOT_STARTED);
@@ -112,7 +112,7 @@ pub async fn run(
             Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
         };
     let mut held = Duration::ZERO;
-    if launch.held {
+    if sandboxed {
         let open = async {
             match &ctx.gate {
                 Some(gate) => gate.opened(&ctx.cancel).await,
@@ -131,7 +131,7 @@ pub async fn run(
     }
     let mut session = Session::new(output, ctx.live_output.clone());
     let watched = session.watch(&mut supervised, started + timeout, ctx).await;
-    let sandbox_down = launch.held
+    let sandbox_down = sandboxed
         && !supervised.came_up()
         && matches!(watched, Watched::Finished(_) | Watched::Lost);
     let (ending, left_running) = match watched {

@@ -96,7 +96,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
-    Launch { prefix: args, placeholders, held: false }
+    Launch { prefix: args, placeholders }
 }
 
 /// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed

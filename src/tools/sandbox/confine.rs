@@ -19,10 +19,11 @@
 //!
 //! Each is refused with `EPERM`, so programs see an ordinary permission error.
 //!
-//! A shell started held (its workspace is being snapshotted for undo meanwhile) waits here, as
-//! the very last thing before it becomes `bash`: the step says it is ready on one inherited pipe
-//! and waits for the supervisor's word on another. Anything but that word (keel gave up on the
-//! command, or is gone) ends it without running anything.
+//! Every shell waits here, held, as the very last thing before it becomes `bash`: the step says
+//! it is ready on one inherited pipe (so keel knows the sandbox came up) and waits for the
+//! supervisor's word on another (keel may be snapshotting the workspace for undo meanwhile).
+//! Anything but that word (keel gave up on the command, or is gone) ends it without running
+//! anything.
 
 use nix::libc;
 use seccompiler::{
@@ -37,15 +38,12 @@ use std::process::ExitCode;
 /// The first argument that turns the keel binary into the sandbox's last step.
 pub const ENTRY_ARG: &str = "__keel_confine";
 
-/// The third argument of a shell that runs at once.
-pub const NOT_HELD: &str = "-";
 /// The byte that says the step is ready, and the one that lets it go on.
 pub const READY: u8 = b'r';
 pub const GO: u8 = b'g';
 
-/// Takes the output pipes, confines this process, waits at the gate if there is one and `exec`s
-/// the rest of `args` (`STDOUT_FD STDERR_FD GATE bash -c COMMAND`, where `GATE` is
-/// [`NOT_HELD`] or `READY_FD,GO_FD`); returns only on failure.
+/// Takes the output pipes, confines this process, waits at the gate and `exec`s the rest of
+/// `args` (`STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on failure.
 pub fn main(args: &[OsString]) -> ExitCode {
     let [stdout, stderr, gate, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
@@ -76,11 +74,8 @@ pub fn main(args: &[OsString]) -> ExitCode {
 }
 
 /// Says it is ready and waits for the word to go on, through the two inherited pipes `gate`
-/// names; `Ok(false)` when the word never comes. A shell that is not held goes on at once.
+/// names; `Ok(false)` when the word never comes.
 fn wait_at_gate(gate: &OsString) -> Result<bool, String> {
-    if gate == NOT_HELD {
-        return Ok(true);
-    }
     let (ready, go) = gate
         .to_str()
         .and_then(|text| text.split_once(','))

@@ -9,8 +9,9 @@
 //! closing (keel exited or was killed), or a termination signal — on the last three it kills
 //! every process of the command, reports how that went, and exits.
 //!
-//! A shell started held (through the sandbox only) waits at the sandbox's last step until keel
-//! says `go`; the supervisor tells keel when it is ready, so that keel knows how long it held it.
+//! A shell started through the sandbox waits, held, at the sandbox's last step until keel says
+//! `go`; the supervisor tells keel when it is ready, so that keel knows the sandbox came up and
+//! how long it held it.
 
 use super::protocol::{GO, KILL, Report, Status};
 use super::{Launch, placeholders, procfs};
@@ -54,13 +55,13 @@ enum Event {
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
-    let code = supervise(command, &launch.prefix, launch.held);
+    let code = supervise(command, &launch.prefix);
     drop(in_use);
     placeholders::remove(&launch.placeholders);
     code
 }
 
-fn supervise(command: &OsStr, prefix: &[OsString], held: bool) -> ExitCode {
+fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -71,7 +72,7 @@ fn supervise(command: &OsStr, prefix: &[OsString], held: bool) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let (shell, mut sandbox_said, gate) = match start(command, prefix, held) {
+    let (shell, mut sandbox_said, gate) = match start(command, prefix) {
         Ok(started) => started,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
@@ -190,13 +191,12 @@ fn gate_pipes() -> Result<([std::os::fd::OwnedFd; 2], HeldGate), String> {
 }
 
 /// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
-/// when there is one; `held` at its gate until keel says `go`); then lets go of the output pipes
+/// when there is one, held at its gate until keel says `go`); then lets go of the output pipes
 /// so that only the command holds them. Through the sandbox, it also returns what keeps bwrap's
-/// own messages (see [`SandboxSaid`]), and the gate of a held shell.
+/// own messages (see [`SandboxSaid`]), and the gate the shell waits at.
 fn start(
     command: &OsStr,
     prefix: &[OsString],
-    held: bool,
 ) -> Result<(Pid, Option<SandboxSaid>, Option<HeldGate>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
@@ -204,26 +204,17 @@ fn start(
     let (mut shell, said, gate) = match prefix.split_first() {
         Some((program, args)) => {
             let (outputs, said) = sandbox_outputs()?;
-            let (gate_ends, gate) = if held {
-                let (theirs, ours) = gate_pipes()?;
-                (Some(theirs), Some(ours))
-            } else {
-                (None, None)
+            let (gate_ends, gate) = gate_pipes()?;
+            let gate_arg = {
+                use std::os::fd::AsRawFd;
+                let [ready, go] = &gate_ends;
+                format!("{},{}", ready.as_raw_fd(), go.as_raw_fd())
             };
-            let gate_arg = gate_ends.as_ref().map_or_else(
-                || confine::NOT_HELD.to_owned(),
-                |[ready, go]| {
-                    use std::os::fd::AsRawFd;
-                    format!("{},{}", ready.as_raw_fd(), go.as_raw_fd())
-                },
-            );
             let mut shell = std::process::Command::new(program);
             shell.args(args).args(outputs.args()).arg(gate_arg).arg("bash");
             shell.stdout(Stdio::null()).stderr(said.writer);
-            (shell, Some((outputs, said.kept, gate_ends)), gate)
+            (shell, Some((outputs, said.kept, gate_ends)), Some(gate))
         }
-        // Only the sandbox's last step can hold a shell; keel asks for it nowhere else.
-        None if held => return Err("a shell can be held only in the sandbox".into()),
         None => (std::process::Command::new("bash"), None, None),
     };
     let shell = shell

@@ -36,10 +36,6 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 /// The first argument that turns the keel binary into a supervisor.
 pub const ENTRY_ARG: &str = "__keel_supervise";
-/// The argument after the command that holds its shell until keel says `go`, and the one that
-/// does not.
-const HELD: &str = "held";
-const NOT_HELD: &str = "now";
 /// How long keel waits for the supervisor to report that it started the command.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long keel waits for the supervisor's report after asking it to kill.
@@ -64,10 +60,9 @@ pub fn run_if_requested() -> Option<ExitCode> {
         return None;
     }
     let command = args.next().unwrap_or_default();
-    let held = args.next().is_some_and(|held| held == HELD);
     let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders, held };
+    let launch = Launch { prefix: args.collect(), placeholders };
     Some(child::main(&command, &launch))
 }
 
@@ -75,14 +70,12 @@ pub fn run_if_requested() -> Option<ExitCode> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Launch {
     /// The sandbox's program and arguments ([`sandbox::bwrap::prefix`]); `bash -c command`
-    /// follows them. Empty: `bash` is started directly.
+    /// follows them, held at the sandbox's last step until [`Supervised::release`]. Empty:
+    /// `bash` is started directly.
     pub prefix: Vec<OsString>,
     /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
     /// of the command is gone.
     pub placeholders: Vec<PathBuf>,
-    /// The shell waits, ready, at the sandbox's last step until [`Supervised::release`] (only
-    /// through a sandbox).
-    pub held: bool,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -164,7 +157,6 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
-            .arg(if launch.held { HELD } else { NOT_HELD })
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
             .args(&launch.prefix)
@@ -193,7 +185,7 @@ impl Supervised {
         Ok((Self { child, reports, requests, shell, early: None, came_up: false }, output))
     }
 
-    /// Lets a shell started held run once `open` says it may (`true`). Returns how long the
+    /// Lets a shell started in the sandbox (always held) run once `open` says it may (`true`). Returns how long the
     /// shell, ready, waited for that: keel's time, not the command's. `open` saying no lets the
     /// command go unrun; kill it then. A sandbox that ends before it is ready (it could not be
     /// set up) is not waited for: [`Supervised::next_event`] tells of its end.
