@@ -85,4 +85,5 @@ mod tui_truth;
 mod tui_truth_e2e;
 mod undo;
 mod undo_ignore;
+mod undo_memo;
 mod undo_timing;

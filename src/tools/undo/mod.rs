@@ -17,6 +17,7 @@ mod git_output;
 mod place;
 mod report;
 pub mod shadow;
+mod tree_memo;
 
 pub use report::UndoReport;
 pub use shadow::{ObjectId, Shadow, ShadowError};

@@ -17,6 +17,7 @@
 
 pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
+use super::tree_memo;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -104,7 +105,8 @@ impl Shadow {
         self
     }
 
-    /// Records the workspace as it is now; returns the tree's id.
+    /// Records the workspace as it is now; returns the tree's id. Two git processes, `add` and
+    /// `write-tree`; one when `add` leaves the index as the last snapshot left it ([`tree_memo`]).
     pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
         self.ensure_repository()?;
         self.copy_workspace_excludes();
@@ -114,17 +116,32 @@ impl Shadow {
                 return Err(first);
             }
             let _ = std::fs::remove_file(&self.index);
+            tree_memo::forget(&self.index);
             self.add_all()?;
+        }
+        // An index `add` left as it was gives the tree it gave last time.
+        if let Some(tree) =
+            tree_memo::remembered(&self.index, |tree| self.reference(tree).is_file())
+        {
+            return Ok(tree);
         }
         let output = self.run("write-tree", &["write-tree"], None)?;
         let tree = parse_id(&output.stdout, "write-tree")?;
         // The reference only keeps the tree from ever being pruned (gc is off anyway), so it is
         // written as a loose ref file rather than by one more git process. Two sessions taking
         // the same snapshot at once write the same file; either one will do.
-        let reference = self.git_dir.join(REF_PREFIX).join(tree.as_str());
-        let _ = std::fs::create_dir_all(self.git_dir.join(REF_PREFIX))
+        let reference = self.reference(&tree);
+        let kept = std::fs::create_dir_all(self.git_dir.join(REF_PREFIX))
             .and_then(|()| std::fs::write(&reference, format!("{}\n", tree.as_str())));
+        if kept.is_ok() {
+            tree_memo::remember(&self.index, &tree);
+        }
         Ok(tree)
+    }
+
+    /// The reference that keeps snapshot `tree`'s objects.
+    fn reference(&self, tree: &ObjectId) -> PathBuf {
+        self.git_dir.join(REF_PREFIX).join(tree.as_str())
     }
 
     /// The paths that differ between two snapshots.

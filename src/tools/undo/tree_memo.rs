@@ -1,0 +1,240 @@
+//! The tree a snapshot's private index last gave. `git write-tree` builds the tree from the
+//! index's entries alone — each path, its mode and its object id, all of which `git add` has just
+//! brought up to date, re-reading any file whose time stamps it cannot trust — so an index whose
+//! entries are those of the last snapshot gives the tree that snapshot wrote. Such a snapshot
+//! (after a command that only read, or at a turn's start when nothing changed since the last)
+//! reuses that tree and runs one git process instead of two; the tree is the one `write-tree`
+//! would print, so undo sees no difference.
+//!
+//! Only the entries count, not the file around them: `git add` rewrites the index for a file
+//! changed within the same second as the index was written, to refresh the time stamps it keeps
+//! of it, although its entry stays as it was. The entries are hashed with SHA-256, so no command
+//! can make another workspace's entries look like these. The note lives beside the index, in
+//! keel's state folder, which commands cannot write; a tree it names is used only while the
+//! snapshot reference that keeps its objects exists. An index keel does not read whole (another
+//! version, a split or sparse index, a conflict) is never remembered.
+
+use super::git_output::ObjectId;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Added to the index's file name for the note's.
+const NOTE_SUFFIX: &str = ".tree";
+/// The index file's signature, and the versions whose entries are read here (version 4
+/// compresses paths; the shadow repository never asks for it).
+const SIGNATURE: &[u8; 4] = b"DIRC";
+const VERSIONS: [u32; 2] = [2, 3];
+const HEADER_BYTES: usize = 12;
+/// An entry's cached file status before its mode (times, device, inode), its mode, and after it
+/// (owner, group, size): what `git add` refreshes without the entry changing.
+const STAT_BEFORE_MODE: usize = 24;
+const MODE_BYTES: usize = 4;
+const STAT_AFTER_MODE: usize = 12;
+const FLAGS_BYTES: usize = 2;
+/// In the flags: an entry with extended flags (two more bytes, version 3), its merge stage, and
+/// the length of its path (this value when it is that long or longer, the path then ending at
+/// a NUL).
+const EXTENDED_FLAG: u16 = 0x4000;
+const STAGE_MASK: u16 = 0x3000;
+const NAME_MASK: u16 = 0x0fff;
+/// Entries are padded with NULs to a multiple of this.
+const ENTRY_ALIGN: usize = 8;
+/// Extensions that move entries out of this file: a split index's shared part, a sparse index.
+const FOREIGN_ENTRIES: [&[u8; 4]; 2] = [b"link", b"sdir"];
+/// An extension's signature and size before its data.
+const EXTENSION_HEADER_BYTES: usize = 8;
+/// Bytes of an object id in a repository whose tree ids are this many hex digits.
+const SHA1_HEX: usize = 40;
+const SHA1_BYTES: usize = 20;
+const SHA256_BYTES: usize = 32;
+
+/// The tree `index` gave when its entries were last written through, if its entries are the
+/// same now and the tree's objects are still kept (`kept`).
+pub(super) fn remembered(index: &Path, kept: impl Fn(&ObjectId) -> bool) -> Option<ObjectId> {
+    let note = std::fs::read_to_string(note_path(index)).ok()?;
+    let (digest, tree) = note.trim_end().split_once(' ')?;
+    let tree = ObjectId::parse(tree)?;
+    let now = entries_digest(&std::fs::read(index).ok()?, id_bytes(&tree))?;
+    (now == digest && kept(&tree)).then_some(tree)
+}
+
+/// Notes that `index`'s entries, as they are now, give `tree`. Best effort: without the note
+/// the next snapshot runs `write-tree`, as it always did.
+pub(super) fn remember(index: &Path, tree: &ObjectId) {
+    let digest = std::fs::read(index).ok().and_then(|bytes| entries_digest(&bytes, id_bytes(tree)));
+    let Some(digest) = digest else {
+        forget(index);
+        return;
+    };
+    let note = note_path(index);
+    let mut temporary = note.clone().into_os_string();
+    temporary.push(format!(".{}.tmp", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    let written = std::fs::write(&temporary, format!("{digest} {}\n", tree.as_str()))
+        .and_then(|()| std::fs::rename(&temporary, &note));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+        forget(index);
+    }
+}
+
+/// Drops the note: `index` is being started again.
+pub(super) fn forget(index: &Path) {
+    let _ = std::fs::remove_file(note_path(index));
+}
+
+fn note_path(index: &Path) -> PathBuf {
+    let mut name = index.as_os_str().to_owned();
+    name.push(NOTE_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// How many bytes an object id has in a repository whose ids look like `tree`.
+fn id_bytes(tree: &ObjectId) -> usize {
+    if tree.as_str().len() == SHA1_HEX { SHA1_BYTES } else { SHA256_BYTES }
+}
+
+/// SHA-256 of every entry of the index `bytes` but its cached file status, as hex; `None` for an
+/// index not read whole here.
+fn entries_digest(bytes: &[u8], id_bytes: usize) -> Option<String> {
+    let header = bytes.get(..HEADER_BYTES)?;
+    let word = |at: usize| header.get(at..at + 4).and_then(|b| b.try_into().ok());
+    let version = u32::from_be_bytes(word(4)?);
+    let count = u32::from_be_bytes(word(8)?);
+    if &header[..4] != SIGNATURE || !VERSIONS.contains(&version) {
+        return None;
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(&header[4..]);
+    let mut at = HEADER_BYTES;
+    for _ in 0..count {
+        let entry = bytes.get(at..)?;
+        let mode_at = STAT_BEFORE_MODE;
+        let id_at = mode_at + MODE_BYTES + STAT_AFTER_MODE;
+        let flags_at = id_at + id_bytes;
+        let flags =
+            u16::from_be_bytes(entry.get(flags_at..flags_at + FLAGS_BYTES)?.try_into().ok()?);
+        if flags & STAGE_MASK != 0 {
+            return None;
+        }
+        let mut path_at = flags_at + FLAGS_BYTES;
+        if flags & EXTENDED_FLAG != 0 {
+            path_at += FLAGS_BYTES;
+        }
+        let path_len = match usize::from(flags & NAME_MASK) {
+            len if len < usize::from(NAME_MASK) => len,
+            _ => entry.get(path_at..)?.iter().position(|&byte| byte == 0)?,
+        };
+        let end = path_at + path_len;
+        hasher.update(entry.get(mode_at..mode_at + MODE_BYTES)?);
+        hasher.update(entry.get(id_at..end)?);
+        hasher.update([0]);
+        // The path's NUL and the padding: at least one byte, up to the next multiple of 8.
+        at += (end + ENTRY_ALIGN) / ENTRY_ALIGN * ENTRY_ALIGN;
+    }
+    // The extensions, up to the trailing checksum: none may hold entries elsewhere.
+    let trailer = bytes.len().checked_sub(id_bytes)?;
+    while at < trailer {
+        let signature = bytes.get(at..at + 4)?;
+        if FOREIGN_ENTRIES.iter().any(|foreign| signature == foreign.as_slice()) {
+            return None;
+        }
+        let size = bytes.get(at + 4..at + EXTENSION_HEADER_BYTES)?;
+        let size = usize::try_from(u32::from_be_bytes(size.try_into().ok()?)).ok()?;
+        at = at.checked_add(EXTENSION_HEADER_BYTES + size)?;
+    }
+    (at == trailer).then(|| hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-2 index of `entries` (path, mode, object id byte, file size), with a cache
+    /// extension and a checksum (not checked here).
+    fn index(entries: &[(&str, u32, u8, u32)], extension: &[u8; 4]) -> Vec<u8> {
+        let mut bytes = b"DIRC".to_vec();
+        bytes.extend(2u32.to_be_bytes());
+        bytes.extend(u32::try_from(entries.len()).unwrap().to_be_bytes());
+        for &(path, mode, id, size) in entries {
+            let start = bytes.len();
+            bytes.extend([7; STAT_BEFORE_MODE]);
+            bytes.extend(mode.to_be_bytes());
+            bytes.extend([0; 8]);
+            bytes.extend(size.to_be_bytes());
+            bytes.extend([id; SHA1_BYTES]);
+            bytes.extend(u16::try_from(path.len()).unwrap().to_be_bytes());
+            bytes.extend(path.as_bytes());
+            bytes.push(0);
+            while !(bytes.len() - start).is_multiple_of(ENTRY_ALIGN) {
+                bytes.push(0);
+            }
+        }
+        bytes.extend(extension);
+        bytes.extend(3u32.to_be_bytes());
+        bytes.extend(b"abc");
+        bytes.extend([9; SHA1_BYTES]);
+        bytes
+    }
+
+    fn tree(hex: char) -> ObjectId {
+        ObjectId::parse(&hex.to_string().repeat(SHA1_HEX)).unwrap()
+    }
+
+    #[test]
+    fn the_same_entries_give_the_tree_they_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let written = [("a.txt", 0o100644, 1, 4), ("dir/long-name.rs", 0o100755, 2, 90)];
+        std::fs::write(&path, index(&written, b"TREE")).unwrap();
+        remember(&path, &tree('a'));
+        assert_eq!(remembered(&path, |_| true), Some(tree('a')));
+        assert_eq!(remembered(&path, |_| false), None, "a tree whose objects are gone");
+        // `git add` refreshed what it keeps of a file's status (a racily clean one's size is
+        // zeroed): the entries are the same.
+        let refreshed = [("a.txt", 0o100644, 1, 0), ("dir/long-name.rs", 0o100755, 2, 90)];
+        std::fs::write(&path, index(&refreshed, b"TREE")).unwrap();
+        assert_eq!(remembered(&path, |_| true), Some(tree('a')));
+        // Another object, mode or path: another tree.
+        for changed in [
+            [("a.txt", 0o100644, 3, 4), ("dir/long-name.rs", 0o100755, 2, 90)],
+            [("a.txt", 0o100755, 1, 4), ("dir/long-name.rs", 0o100755, 2, 90)],
+            [("a.txt", 0o100644, 1, 4), ("dir/long-name.RS", 0o100755, 2, 90)],
+        ] {
+            std::fs::write(&path, index(&changed, b"TREE")).unwrap();
+            assert_eq!(remembered(&path, |_| true), None, "{changed:?}");
+        }
+    }
+
+    #[test]
+    fn an_index_not_read_whole_is_never_remembered() {
+        let entries = [("a.txt", 0o100644, 1, 4)];
+        assert!(entries_digest(&index(&entries, b"TREE"), SHA1_BYTES).is_some());
+        assert!(entries_digest(&index(&entries, b"link"), SHA1_BYTES).is_none(), "split");
+        assert!(entries_digest(&index(&entries, b"sdir"), SHA1_BYTES).is_none(), "sparse");
+        let mut v4 = index(&entries, b"TREE");
+        v4[7] = 4;
+        assert!(entries_digest(&v4, SHA1_BYTES).is_none(), "version 4");
+        let whole = index(&entries, b"TREE");
+        for cut in [0, 11, 40, whole.len() - 30] {
+            assert!(entries_digest(&whole[..cut], SHA1_BYTES).is_none(), "cut at {cut}");
+        }
+        let mut conflicted = index(&entries, b"TREE");
+        let flags_at = HEADER_BYTES + STAT_BEFORE_MODE + MODE_BYTES + STAT_AFTER_MODE + SHA1_BYTES;
+        conflicted[flags_at] |= 0x10;
+        assert!(entries_digest(&conflicted, SHA1_BYTES).is_none(), "a merge stage");
+    }
+
+    #[test]
+    fn a_damaged_note_is_no_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        std::fs::write(&path, index(&[("a.txt", 0o100644, 1, 4)], b"TREE")).unwrap();
+        for note in ["", "12", "50 HEAD", "abc --output=/tmp/x\n"] {
+            std::fs::write(note_path(&path), note).unwrap();
+            assert_eq!(remembered(&path, |_| true), None, "{note:?}");
+        }
+        forget(&path);
+        assert!(!note_path(&path).exists());
+    }
+}

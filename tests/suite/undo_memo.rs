@@ -1,0 +1,73 @@
+//! A snapshot whose `git add` leaves the private index as the last snapshot left it reuses the
+//! tree that snapshot wrote, and runs no `write-tree`: after a command that only read, and at a
+//! turn's start when nothing changed since. Undo is exactly as before, and a change of the same
+//! size, made at once, is still seen.
+
+use crate::support::bin::{keel, output_within};
+use crate::support::git::path_with_git_doing;
+use crate::support::llm::{FakeLlm, Step, text, tool};
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+/// Runs one `keel -p` turn per prompt in `work`, each continuing the session, against a server
+/// playing `steps`, with a `git` that logs its subcommands; returns what git ran in each turn,
+/// then what `keel undo` said.
+async fn turns_then_undo(steps: Vec<Step>, prompts: &[&str], work: &Path) -> (Vec<String>, String) {
+    let (home, bin) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let log = bin.path().join("git.log");
+    let path = path_with_git_doing(bin.path(), &format!("echo \"$1\" >> '{}'", log.display()));
+    let server = FakeLlm::start(steps, Duration::ZERO).await;
+    let mut ran = Vec::new();
+    for (turn, prompt) in prompts.iter().enumerate() {
+        let mut command = keel(home.path());
+        command.args(["--workdir"]).arg(work).args(["-p", prompt]);
+        if turn > 0 {
+            command.arg("--continue");
+        }
+        command
+            .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", server.anthropic_base());
+        let output = output_within(&mut command, "keel -p with a counted git");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        ran.push(std::fs::read_to_string(&log).unwrap_or_default());
+        let _ = std::fs::remove_file(&log);
+    }
+    let mut command = keel(home.path());
+    command.args(["undo", "--workdir"]).arg(work).env("PATH", &path);
+    let said =
+        String::from_utf8_lossy(&output_within(&mut command, "keel undo").stdout).into_owned();
+    (ran, said)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_of_what_did_not_change_runs_add_alone() {
+    let work = tempfile::tempdir().unwrap();
+    let steps = vec![
+        tool("bash", json!({"command": "echo made > b.txt"})),
+        text("Made."),
+        tool("bash", json!({"command": "cat b.txt"})),
+        text("Read."),
+    ];
+    let (ran, said) = turns_then_undo(steps, &["Make b.", "Read b."], work.path()).await;
+    assert_eq!(ran[0], "add\nwrite-tree\n".repeat(2), "the first turn changed b.txt");
+    // Nothing changed since the first turn's closing snapshot, nor during the second turn.
+    assert_eq!(ran[1], "add\nadd\n", "the second turn only read");
+    // The second turn changed nothing, so undo reaches past it, to the first.
+    assert!(said.contains("deleted b.txt"), "{said}");
+    assert!(!work.path().join("b.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_of_the_same_size_made_at_once_is_seen() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("f.txt"), "aaa\n").unwrap();
+    // The rewrite follows the opening snapshot within milliseconds: its size, and likely its
+    // time stamps, are those the index holds; only its content differs.
+    let steps = vec![tool("bash", json!({"command": "printf 'bbb\\n' > f.txt"})), text("Done.")];
+    let (ran, said) = turns_then_undo(steps, &["Rewrite f."], work.path()).await;
+    assert_eq!(ran[0], "add\nwrite-tree\n".repeat(2), "the closing snapshot saw the change");
+    assert!(said.contains("restored f.txt"), "{said}");
+    assert_eq!(std::fs::read_to_string(work.path().join("f.txt")).unwrap(), "aaa\n");
+}
