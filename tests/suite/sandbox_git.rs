@@ -1,7 +1,8 @@
 //! The workspace's repository in the sandbox, for real: a command cannot put a repository of its
 //! own, with hooks that would run later outside any sandbox, where the person's git will find
 //! it — not by renaming `.git` away, not by rewriting a linked worktree's `.git` file, not by
-//! `git init` where there is none — while git inside still commits.
+//! `git init` where there is none, not through a submodule's repository or a linked worktree's
+//! folder — while git inside still commits.
 
 use crate::support::bin::{keel, output_within};
 use crate::support::files::outside_tmp;
@@ -197,4 +198,28 @@ async fn a_commondir_a_background_job_writes_later_is_removed_when_the_turn_ends
     assert!(!results[0].contains("commondir"), "not there yet when the command ended: {results:?}");
     assert!(stderr.contains("keel: Removed .git/commondir"), "the person is told: {stderr}");
     commit_runs_no_hook_of_theirs(work.path());
+}
+
+#[tokio::test]
+async fn a_command_cannot_reach_a_submodules_repository_nor_make_a_worktrees_folder() {
+    let work = outside_tmp();
+    git(work.path(), &["init", "-q"]);
+    // A submodule's repository, as `git submodule update` leaves it: a config git obeys when the
+    // person runs `git status` in the superproject.
+    let module = work.path().join(".git/modules/lib");
+    std::fs::create_dir_all(module.join("hooks")).unwrap();
+    std::fs::write(module.join("config"), "[core]\n\tbare = false\n").unwrap();
+    let out = sandboxed_bash(
+        work.path(),
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/modules/lib/config; \
+         echo '#!/bin/sh' > .git/modules/lib/hooks/post-checkout; \
+         mkdir -p .git/worktrees/w && echo ../../elsewhere > .git/worktrees/w/commondir; \
+         echo tried",
+    )
+    .await;
+    assert!(out.for_model.contains("tried"), "{}", out.for_model);
+    assert!(out.for_model.contains("Read-only file system"), "{}", out.for_model);
+    assert_eq!(std::fs::read_to_string(module.join("config")).unwrap(), "[core]\n\tbare = false\n");
+    assert!(!module.join("hooks/post-checkout").exists());
+    assert!(gone(&work.path().join(".git/worktrees")).await, "the cover stays: {}", out.for_model);
 }

@@ -3,8 +3,9 @@
 //!
 //! The whole file system is mounted read-only (`--ro-bind / /`), then what the policy lets the
 //! command write is bound back writable: the workspace and the person's `writable_roots`. Inside
-//! the workspace `.git/hooks`, `.git/config` and `.keel` are bound read-only over that again:
-//! they run code or change settings later, outside any sandbox. `.keel` and `.git/hooks` are
+//! the workspace `.git/hooks`, `.git/config`, `.git/modules` (the submodules' repositories),
+//! `.git/worktrees` (the linked worktrees' folders) and `.keel` are bound read-only over that
+//! again: they run code or change settings later, outside any sandbox. All but the config are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
 //! folder to mount on, which the supervisor removes once no sandbox uses it. `/tmp` is a
 //! private, empty tmpfs; `/proc` shows only the sandbox's own processes (`--unshare-pid`), so
@@ -28,10 +29,13 @@ use std::process::{Command, Stdio};
 
 /// The workspace's repository: pinned in place, or covered where there is none.
 const GIT: &str = ".git";
-/// Paths inside the workspace that stay read-only, even when they do not exist yet.
-const PROTECTED_ALWAYS: [&str; 2] = [".keel", ".git/hooks"];
-/// Paths inside the workspace that stay read-only when they exist.
-const PROTECTED_IF_PRESENT: [&str; 1] = [".git/config"];
+/// Paths inside the workspace that stay read-only, even when they do not exist yet: keel's own
+/// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
+/// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
+const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".git/worktrees"];
+/// Paths inside the workspace that stay read-only when they exist: the repository's settings
+/// (`config.worktree` is read when the config turns it on, which no command can).
+const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
 
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
