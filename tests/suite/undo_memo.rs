@@ -3,43 +3,9 @@
 //! turn's start when nothing changed since. Undo is exactly as before, and a change of the same
 //! size, made at once, is still seen.
 
-use crate::support::bin::{keel, output_within};
-use crate::support::git::path_with_git_doing;
-use crate::support::llm::{FakeLlm, Step, text, tool};
+use crate::support::git::turns_then_undo;
+use crate::support::llm::{text, tool};
 use serde_json::json;
-use std::path::Path;
-use std::time::Duration;
-
-/// Runs one `keel -p` turn per prompt in `work`, each continuing the session, against a server
-/// playing `steps`, with a `git` that logs its subcommands; returns what git ran in each turn,
-/// then what `keel undo` said.
-async fn turns_then_undo(steps: Vec<Step>, prompts: &[&str], work: &Path) -> (Vec<String>, String) {
-    let (home, bin) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let log = bin.path().join("git.log");
-    let path = path_with_git_doing(bin.path(), &format!("echo \"$1\" >> '{}'", log.display()));
-    let server = FakeLlm::start(steps, Duration::ZERO).await;
-    let mut ran = Vec::new();
-    for (turn, prompt) in prompts.iter().enumerate() {
-        let mut command = keel(home.path());
-        command.args(["--workdir"]).arg(work).args(["-p", prompt]);
-        if turn > 0 {
-            command.arg("--continue");
-        }
-        command
-            .env("PATH", &path)
-            .env("ANTHROPIC_API_KEY", "k")
-            .env("ANTHROPIC_BASE_URL", server.anthropic_base());
-        let output = output_within(&mut command, "keel -p with a counted git");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        ran.push(std::fs::read_to_string(&log).unwrap_or_default());
-        let _ = std::fs::remove_file(&log);
-    }
-    let mut command = keel(home.path());
-    command.args(["undo", "--workdir"]).arg(work).env("PATH", &path);
-    let said =
-        String::from_utf8_lossy(&output_within(&mut command, "keel undo").stdout).into_owned();
-    (ran, said)
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_snapshot_of_what_did_not_change_runs_add_alone() {

@@ -3,39 +3,19 @@
 //! turn's end, when a tool that changes the workspace follows. Either way undo takes back the
 //! whole turn. A command that leaves a process running says so.
 
-use crate::support::bin::{keel, output_within};
-use crate::support::git::path_with_git_doing;
-use crate::support::llm::{FakeLlm, Step, text, tool};
+use crate::support::git::turns_then_undo;
+use crate::support::llm::{Step, text, tool};
 use keel::tools::sandbox::{Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, ToolName, Tools, Workspace};
 use serde_json::json;
 use std::path::Path;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Runs one `keel -p` turn of `steps` in `work` with a `git` that logs its subcommands to
-/// `log`; returns what git ran, then runs `keel undo` and returns what it said.
+/// Runs one `keel -p` turn of `steps` in `work` with a `git` that logs its subcommands; returns
+/// what git ran, then what `keel undo` said.
 async fn turn_then_undo(steps: Vec<Step>, work: &Path) -> (String, String) {
-    let (home, bin) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let log = bin.path().join("git.log");
-    let path = path_with_git_doing(bin.path(), &format!("echo \"$1\" >> '{}'", log.display()));
-    let server = FakeLlm::start(steps, Duration::ZERO).await;
-    let mut command = keel(home.path());
-    command
-        .args(["--workdir"])
-        .arg(work)
-        .args(["-p", "Do it."])
-        .env("PATH", &path)
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base());
-    let output = output_within(&mut command, "keel -p with a counted git");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let ran = std::fs::read_to_string(&log).unwrap_or_default();
-    let mut command = keel(home.path());
-    command.args(["undo", "--workdir"]).arg(work).env("PATH", &path);
-    let said =
-        String::from_utf8_lossy(&output_within(&mut command, "keel undo").stdout).into_owned();
-    (ran, said)
+    let (mut ran, said) = turns_then_undo(steps, &["Do it."], work).await;
+    (ran.remove(0), said)
 }
 
 #[tokio::test(flavor = "multi_thread")]
