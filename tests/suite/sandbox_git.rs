@@ -223,3 +223,34 @@ async fn a_command_cannot_reach_a_submodules_repository_nor_make_a_worktrees_fol
     assert!(!module.join("hooks/post-checkout").exists());
     assert!(gone(&work.path().join(".git/worktrees")).await, "the cover stays: {}", out.for_model);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_a_command_makes_below_the_top_is_moved_aside_as_the_turn_ends() {
+    let work = outside_tmp();
+    let w = work.path();
+    git(w, &["init", "-q"]);
+    // The person's own repository below the top, there before the session: theirs to keep.
+    std::fs::create_dir_all(w.join("vendor/theirs")).unwrap();
+    git(&w.join("vendor/theirs"), &["init", "-q"]);
+    let plant = "mkdir -p sub && git -C sub init -q && \
+                 printf '[core]\\n\\tfsmonitor = \"touch ../pwned; false\"\\n' >> sub/.git/config; \
+                 (sleep 0.3; mkdir -p later && git -C later init -q) > /dev/null 2>&1 & echo planted";
+    let steps = vec![tool("bash", json!({ "command": plant })), text("Done.")];
+    let (stderr, results) = keel_turn(steps, Duration::from_millis(600), w).await;
+    assert!(results[0].contains("planted"), "{}", results[0]);
+    for made in ["sub", "later"] {
+        assert!(!w.join(made).join(".git").exists(), "{made}/.git stays: {stderr}");
+        assert!(w.join(made).join(".git-quarantined/config").is_file(), "{made}: {stderr}");
+        assert!(stderr.contains(&format!("Moved {made}/.git aside")), "{stderr}");
+    }
+    assert!(w.join("vendor/theirs/.git").is_dir(), "the person's repository was moved: {stderr}");
+    // The person looks at what the command left: git finds the workspace's repository, and
+    // runs nothing of the command's.
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(w.join("sub"))
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(!w.join("pwned").exists(), "the command's fsmonitor ran");
+}

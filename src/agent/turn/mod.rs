@@ -6,6 +6,7 @@
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
 mod mcp_tools;
+mod nested_repos;
 mod output_limit;
 pub(super) mod plan_mode;
 mod repeated_step;
@@ -137,6 +138,7 @@ impl Agent {
                 break (TurnOutcome::Interrupted, None, Some(stop));
             }
         };
+        self.look_for_nested_repositories().await;
         self.finish_turn(TurnEnd { outcome, error, text: last_text, rounds, stop_reason });
         stop
     }

@@ -233,6 +233,9 @@ impl Agent {
             },
         }
 
+        if call.name == ToolName::Bash {
+            self.note_nested_repositories().await;
+        }
         let gate = match opening {
             Some(opening) if call.name == ToolName::Bash => Some(opening.gate.clone()),
             _ => {
