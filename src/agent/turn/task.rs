@@ -70,9 +70,9 @@ pub(in crate::agent) struct Agent {
     /// The workspace's `.git/commondir` as the session found it, looked at again after every
     /// command and turn.
     repository: repository::Watch,
-    /// The `.git` entries below the workspace's top before the session's first command, and as
-    /// the last turn left them (`turn::nested_repos`).
-    pub(in crate::agent) nested: Option<crate::tools::sandbox::nested::Scan>,
+    /// The `.git` entries below the workspace's top as the session opened, and as the last turn
+    /// left them (`turn::nested_repos`).
+    pub(in crate::agent) nested: super::nested_repos::NestedWatch,
 }
 
 /// Where the running turn's undo group stands.
@@ -110,6 +110,7 @@ impl Agent {
         let approvals = Approvals::new(config.approval);
         let probing = tools.probing_sandbox().clone();
         let repository = repository::Watch::before(tools.workspace().root());
+        let nested = super::nested_repos::NestedWatch::opening(tools.workspace().root());
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         let mut agent = Self {
@@ -128,7 +129,7 @@ impl Agent {
             mcp_told: std::collections::HashSet::new(),
             sandbox_known: false,
             repository,
-            nested: None,
+            nested,
         };
         if let Some(sandbox) = probing.ready() {
             agent.adopt_sandbox(sandbox);
@@ -348,7 +349,7 @@ impl Agent {
         let prompt = script.prompt().to_owned();
         let probing = self.tools.probing_sandbox().clone();
         self.repository = repository::Watch::before(workspace.root());
-        self.nested = None;
+        self.nested = super::nested_repos::NestedWatch::opening(workspace.root());
         self.tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);

@@ -5,8 +5,9 @@
 //! run outside any sandbox as soon as the person, or their shell's prompt, ran `git status` in
 //! `sub/`.
 //!
-//! So before a session's first command the agent notes every `.git` below the top (each by its
-//! identity, so one put in another's place counts as new), and as each turn ends it looks again:
+//! So as a session opens the agent notes every `.git` below the top (each by its identity, so one
+//! put in another's place counts as new), and as each turn that follows a command ends it looks
+//! again:
 //! a `.git` that appeared since is moved aside, in its folder, to `.git-quarantined` (numbered
 //! when that is taken), where git does not look, and the person is told how to put it back. A
 //! `.git` file that points into the workspace's own `.git/modules` or `.git/worktrees` — a
@@ -57,15 +58,15 @@ pub fn scan(root: &Path) -> Scan {
             if seen > MAX_ENTRIES {
                 return Scan { found, complete: false };
             }
-            let path = entry.path();
+            // Only folders and `.git` entries are named in full: most entries are neither.
             if entry.file_name() == GIT {
                 if folder != root
                     && let Ok(meta) = entry.metadata()
                 {
-                    found.insert(path, (meta.dev(), meta.ino()));
+                    found.insert(entry.path(), (meta.dev(), meta.ino()));
                 }
             } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                folders.push(path);
+                folders.push(entry.path());
             }
         }
     }
