@@ -225,16 +225,22 @@ async fn a_command_cannot_reach_a_submodules_repository_nor_make_a_worktrees_fol
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_repository_a_command_makes_below_the_top_is_moved_aside_as_the_turn_ends() {
+async fn repositories_below_the_top_are_read_only_and_one_a_command_makes_is_moved_aside() {
     let work = outside_tmp();
     let w = work.path();
     git(w, &["init", "-q"]);
-    // The person's own repository below the top, there before the session: theirs to keep.
-    std::fs::create_dir_all(w.join("vendor/theirs")).unwrap();
-    git(&w.join("vendor/theirs"), &["init", "-q"]);
+    // The person's own repository below the top, there before the session: theirs to keep, and
+    // read-only to commands, as the top's is.
+    let theirs = w.join("vendor/theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    git(&theirs, &["init", "-q"]);
+    let config = std::fs::read_to_string(theirs.join(".git/config")).unwrap();
     let plant = "mkdir -p sub && git -C sub init -q && \
                  printf '[core]\\n\\tfsmonitor = \"touch ../pwned; false\"\\n' >> sub/.git/config; \
-                 (sleep 0.3; mkdir -p later && git -C later init -q) > /dev/null 2>&1 & echo planted";
+                 (sleep 0.3; mkdir -p later && git -C later init -q) > /dev/null 2>&1 & \
+                 echo '[core] fsmonitor = true' >> vendor/theirs/.git/config; \
+                 echo '#!/bin/sh' > vendor/theirs/.git/hooks/post-checkout; \
+                 mv vendor/theirs/.git vendor/theirs/.git-old; echo planted";
     let steps = vec![tool("bash", json!({ "command": plant })), text("Done.")];
     let (stderr, results) = keel_turn(steps, Duration::from_millis(600), w).await;
     assert!(results[0].contains("planted"), "{}", results[0]);
@@ -243,7 +249,10 @@ async fn a_repository_a_command_makes_below_the_top_is_moved_aside_as_the_turn_e
         assert!(w.join(made).join(".git-quarantined/config").is_file(), "{made}: {stderr}");
         assert!(stderr.contains(&format!("Moved {made}/.git aside")), "{stderr}");
     }
-    assert!(w.join("vendor/theirs/.git").is_dir(), "the person's repository was moved: {stderr}");
+    assert!(theirs.join(".git").is_dir(), "the person's repository was moved: {stderr}");
+    assert!(results[0].contains("Read-only file system"), "{}", results[0]);
+    assert_eq!(std::fs::read_to_string(theirs.join(".git/config")).unwrap(), config);
+    assert!(!theirs.join(".git/hooks/post-checkout").exists());
     // The person looks at what the command left: git finds the workspace's repository, and
     // runs nothing of the command's.
     let status = std::process::Command::new("git")

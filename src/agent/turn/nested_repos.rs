@@ -1,9 +1,11 @@
-//! Repositories a command makes below the workspace's top ([`nested`]): noted as the session
-//! opens, on a thread of its own (what is there then is the person's), looked for again as every
-//! turn that follows a command ends, and moved aside, the person told, when one appeared.
+//! Repositories below the workspace's top ([`nested`]): noted as the session opens, on a thread
+//! of its own (what is there then is the person's) and kept read-only to commands; looked for
+//! again as every turn that follows a command ends, and one that appeared moved aside, the person
+//! told.
 
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::task::Agent;
+use crate::tools::Tools;
 use crate::tools::sandbox::nested::{self, Scan};
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
@@ -55,6 +57,20 @@ impl NestedWatch {
                 }
             },
         }
+    }
+}
+
+impl NestedWatch {
+    /// `tools` with the repositories below the top as the last look found them read-only to
+    /// commands: their hooks and config would run later, outside any sandbox, as the root's would.
+    pub(in crate::agent) fn protecting(&self, tools: Tools) -> Tools {
+        let Noted::Done(scan) = &self.state else { return tools };
+        if scan.repositories().next().is_none() {
+            return tools;
+        }
+        let mut sandbox = tools.sandbox().clone();
+        sandbox.read_only.extend(scan.repositories().map(Path::to_path_buf));
+        tools.with_sandbox(sandbox)
     }
 }
 

@@ -233,9 +233,12 @@ impl Agent {
             },
         }
 
-        if call.name == ToolName::Bash {
+        let tools = if call.name == ToolName::Bash {
             self.note_nested_repositories().await;
-        }
+            self.nested.protecting(tools)
+        } else {
+            tools
+        };
         let gate = match opening {
             Some(opening) if call.name == ToolName::Bash => Some(opening.gate.clone()),
             _ => {

@@ -6,8 +6,9 @@
 //! `sub/`.
 //!
 //! So as a session opens the agent notes every `.git` below the top (each by its identity, so one
-//! put in another's place counts as new), and as each turn that follows a command ends it looks
-//! again:
+//! put in another's place counts as new), and binds each read-only into every command's sandbox
+//! (a command could otherwise write their hooks and config just as well); and as each turn that
+//! follows a command ends it looks again:
 //! a `.git` that appeared since is moved aside, in its folder, to `.git-quarantined` (numbered
 //! when that is taken), where git does not look, and the person is told how to put it back. A
 //! `.git` file that points into the workspace's own `.git/modules` or `.git/worktrees` — a
@@ -44,6 +45,13 @@ pub struct Scan {
     found: HashMap<PathBuf, (u64, u64)>,
     /// Whether the look went through every entry.
     pub complete: bool,
+}
+
+impl Scan {
+    /// The `.git` entries found, in no particular order.
+    pub fn repositories(&self) -> impl Iterator<Item = &Path> {
+        self.found.keys().map(PathBuf::as_path)
+    }
 }
 
 /// Looks through the workspace at `root` for `.git` entries below its top (not inside one).
