@@ -263,3 +263,24 @@ async fn repositories_below_the_top_are_read_only_and_one_a_command_makes_is_mov
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     assert!(!w.join("pwned").exists(), "the command's fsmonitor ran");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_repositories_nearest_the_top_are_kept_read_only_and_the_rest_told_once() {
+    let work = outside_tmp();
+    let w = work.path();
+    for shallow in 0..32 {
+        std::fs::create_dir_all(w.join(format!("r{shallow}/.git"))).unwrap();
+    }
+    for deep in ["deep/a", "deep/b"] {
+        std::fs::create_dir_all(w.join(deep).join(".git")).unwrap();
+    }
+    let touch = "touch r0/.git/x deep/a/.git/y 2>&1; echo done";
+    let steps =
+        vec![tool("bash", json!({ "command": touch })), tool("bash", json!({ "command": touch }))];
+    let (stderr, results) =
+        keel_turn([steps, vec![text("Done.")]].concat(), Duration::ZERO, w).await;
+    assert!(results[0].contains("Read-only file system"), "{}", results[0]);
+    assert!(!w.join("r0/.git/x").exists());
+    assert!(w.join("deep/a/.git/y").exists(), "the deepest are left writable");
+    assert_eq!(stderr.matches("2 more below it are not").count(), 1, "{stderr}");
+}

@@ -10,6 +10,10 @@ use crate::tools::sandbox::nested::{self, Scan};
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
 
+/// The most repositories below the top kept read-only to commands: bwrap's mounts cost each
+/// command's start about 0.07 ms apiece (more as they grow), so 32 cost about 2 ms.
+const MAX_PROTECTED: usize = 32;
+
 /// The `.git` entries below the workspace's top, as the session opened and as the last turn
 /// left them.
 #[derive(Debug)]
@@ -18,6 +22,8 @@ pub(in crate::agent) struct NestedWatch {
     state: Noted,
     /// A command has run in this session: every turn's end looks.
     commands_ran: bool,
+    /// The person was told that some repositories stay writable.
+    told_unprotected: bool,
 }
 
 #[derive(Debug)]
@@ -39,7 +45,7 @@ impl NestedWatch {
             Ok(_) => Noted::Opening(receiver),
             Err(_) => Noted::Done(nested::scan(root)),
         };
-        Self { root: root.to_path_buf(), state, commands_ran: false }
+        Self { root: root.to_path_buf(), state, commands_ran: false, told_unprotected: false }
     }
 
     /// The look as the session opened, waited for; looked again now if that one was lost.
@@ -62,26 +68,47 @@ impl NestedWatch {
 
 impl NestedWatch {
     /// `tools` with the repositories below the top as the last look found them read-only to
-    /// commands: their hooks and config would run later, outside any sandbox, as the root's would.
-    pub(in crate::agent) fn protecting(&self, tools: Tools) -> Tools {
-        let Noted::Done(scan) = &self.state else { return tools };
-        if scan.repositories().next().is_none() {
-            return tools;
+    /// commands (their hooks and config would run later, outside any sandbox, as the top's
+    /// would): the [`MAX_PROTECTED`] nearest the top, each mount costing every command's start.
+    /// How many were left writable, when any were.
+    pub(in crate::agent) fn protecting(&self, tools: Tools) -> (Tools, Option<usize>) {
+        let Noted::Done(scan) = &self.state else { return (tools, None) };
+        let mut repositories: Vec<&Path> = scan.repositories().collect();
+        if repositories.is_empty() {
+            return (tools, None);
         }
+        repositories.sort_by_key(|path| (path.components().count(), *path));
+        let left = repositories.len().saturating_sub(MAX_PROTECTED);
         let mut sandbox = tools.sandbox().clone();
-        sandbox.read_only.extend(scan.repositories().map(Path::to_path_buf));
-        tools.with_sandbox(sandbox)
+        sandbox
+            .read_only
+            .extend(repositories.into_iter().take(MAX_PROTECTED).map(Path::to_path_buf));
+        (tools.with_sandbox(sandbox), (left > 0).then_some(left))
     }
 }
 
 impl Agent {
-    /// Before a command: the look as the session opened is done (what a command makes is new).
-    pub(in crate::agent) async fn note_nested_repositories(&mut self) {
+    /// Before a command: the look as the session opened is done (what a command makes is new);
+    /// returns `tools` with the repositories below the top read-only
+    /// ([`NestedWatch::protecting`]). The person is told once of any left writable.
+    pub(in crate::agent) async fn protect_nested_repositories(&mut self, tools: Tools) -> Tools {
         if !self.nested.commands_ran {
             let before = self.nested.before().await;
             self.nested.state = Noted::Done(before);
             self.nested.commands_ran = true;
         }
+        let (tools, left) = self.nested.protecting(tools);
+        if let (Some(left), false) = (left, self.nested.told_unprotected) {
+            self.nested.told_unprotected = true;
+            self.emit(AgentEvent::Error {
+                text: format!(
+                    "keel keeps the {MAX_PROTECTED} repositories nearest the workspace's top \
+                     read-only to commands; {left} more below it are not, and a command could \
+                     write the hooks and config git runs there."
+                ),
+            });
+        }
+        tools
     }
 
     /// As a turn ends, once a command has run in the session: a repository that appeared below

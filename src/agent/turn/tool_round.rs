@@ -234,8 +234,7 @@ impl Agent {
         }
 
         let tools = if call.name == ToolName::Bash {
-            self.note_nested_repositories().await;
-            self.nested.protecting(tools)
+            self.protect_nested_repositories(tools).await
         } else {
             tools
         };
