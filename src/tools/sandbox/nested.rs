@@ -108,14 +108,15 @@ fn quarantine_new(root: &Path, before: &Scan, now: &mut Scan) -> Vec<String> {
         told.push(match move_aside(root, relative) {
             Ok(moved) => {
                 now.found.remove(&path);
+                let moved = relative.join(&moved);
                 format!(
                     "Moved {} aside to {}: a command made it, and git would run its hooks and \
-                 settings outside the sandbox when used there. Look at them, then `mv {} {}` if \
-                 you trust it.",
+                     settings outside the sandbox when used there. Look at them, then run `mv \
+                     {} {}` in the workspace if you trust it.",
                     shown.display(),
-                    relative.join(&moved).display(),
-                    relative.join(&moved).display(),
-                    shown.display()
+                    moved.display(),
+                    shell_word(&moved),
+                    shell_word(&shown)
                 )
             }
             Err(err) => format!(
@@ -134,6 +135,14 @@ fn quarantine_new(root: &Path, before: &Scan, now: &mut Scan) -> Vec<String> {
         ));
     }
     told
+}
+
+/// `path` as one word for the shell: a name a command chose must not run as a command when the
+/// person pastes the line keel suggests.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text)
+        .map_or_else(|_| text.escape_debug().to_string(), |word| word.into_owned())
 }
 
 /// Whether `folder/.git` is a file pointing into the workspace's `.git/modules` or
@@ -210,6 +219,25 @@ mod tests {
         let mut paths: Vec<_> = found.found.keys().cloned().collect();
         paths.sort();
         assert_eq!(paths, vec![root.join("a/b/.git")], "not the top's, not inside one");
+    }
+
+    #[test]
+    fn the_suggested_move_back_runs_nothing_a_name_holds() {
+        let work = tempfile::tempdir().unwrap();
+        let root = work.path();
+        let folder = root.join("x; touch pwned; y");
+        std::fs::create_dir_all(folder.join(".git")).unwrap();
+        let (_, told) = settle(root, &Scan { complete: true, ..Scan::default() });
+        let line = told.first().expect("the move is told");
+        let command = line.split('`').nth(1).expect("a command to paste");
+        let ran = std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(ran.success(), "{command}");
+        assert!(folder.join(".git").is_dir(), "moved back: {command}");
+        assert!(!root.join("pwned").exists(), "{command}");
     }
 
     #[test]
