@@ -34,6 +34,7 @@ mod headless_text;
 mod inspector;
 mod inspector_sent;
 mod interrupt;
+mod jobs_watch;
 mod leftovers;
 mod limits;
 mod long_sessions;

@@ -4,7 +4,7 @@
 //! mode and its approval); during a turn the turn loop (`turn`) and the tool round
 //! (`tool_round`) listen for them instead.
 
-use super::mcp_tools;
+use super::{jobs_watch, mcp_tools};
 use crate::agent::approval::Approvals;
 use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::event::AgentEvent;
@@ -73,6 +73,8 @@ pub(in crate::agent) struct Agent {
     /// The `.git` entries below the workspace's top as the session opened, and as the last turn
     /// left them (`turn::nested_repos`).
     pub(in crate::agent) nested: super::nested_repos::NestedWatch,
+    /// How many commands' background jobs had ended at the last look for what they left.
+    pub(in crate::agent) jobs_seen: usize,
 }
 
 /// Where the running turn's undo group stands.
@@ -130,6 +132,7 @@ impl Agent {
             sandbox_known: false,
             repository,
             nested,
+            jobs_seen: crate::tools::supervisor::jobs::ended(),
         };
         if let Some(sandbox) = probing.ready() {
             agent.adopt_sandbox(sandbox);
@@ -185,6 +188,10 @@ impl Agent {
                 command = self.inbox.recv() => command,
                 () = mcp_tools::next_change(&mut mcp_changes) => {
                     self.mcp_changed();
+                    continue;
+                }
+                () = jobs_watch::next_look(self.jobs_seen), if jobs_watch::watching(self.jobs_seen) => {
+                    self.look_while_jobs_run().await;
                     continue;
                 }
             };

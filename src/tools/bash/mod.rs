@@ -139,7 +139,7 @@ pub async fn run(
             // A clean exit: whatever the command left running in the background with its output
             // redirected elsewhere was meant to keep running, until it ends or keel does.
             let all_gone = supervised.all_gone_within(ALL_GONE_GRACE).await;
-            supervised.detach();
+            supervised.detach(!all_gone);
             (Ending::Exited { status, stopped: None }, !all_gone)
         }
         other => {

@@ -16,6 +16,7 @@
 //! Cargo's path to the keel binary.
 
 mod child;
+pub mod jobs;
 mod placeholders;
 mod procfs;
 pub mod protocol;
@@ -289,18 +290,21 @@ impl Supervised {
     }
 
     /// Lets what the command left in the background run on, watched by its supervisor until it
-    /// ends or keel does.
-    pub fn detach(self) {
+    /// ends or keel does; counted among the live [`jobs`] when `left_running`.
+    pub fn detach(self, left_running: bool) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         let Self { mut child, mut reports, requests, .. } = self;
-        runtime.spawn(async move {
+        let watch = runtime.spawn(async move {
             // Named so that the task owns it: dropping keel's end is the supervisor's signal to
             // kill, so it must live exactly as long as this watch.
             let _keel_end = requests;
             while let Ok(Some(_)) = reports.next_line().await {}
             let _ = child.wait().await;
         });
+        if left_running {
+            jobs::left_running(watch);
+        }
     }
 }

@@ -1,0 +1,32 @@
+//! While a background job a command left runs on after its turn, and as each ends, the agent
+//! looks at what it may have left in the workspace's repositories — a `.git/commondir`, a
+//! `sub/.git` — every few seconds: what each turn's end looks for, in the window between turns.
+
+use crate::agent::turn::task::Agent;
+use crate::tools::supervisor::jobs;
+use std::time::Duration;
+
+/// How often the agent looks while a job lives.
+const LOOK_EVERY: Duration = Duration::from_secs(3);
+
+/// Whether a look is wanted: a job lives, or one ended since the look that saw `seen` ended.
+pub(in crate::agent) fn watching(seen: usize) -> bool {
+    jobs::live() > 0 || jobs::ended() != seen
+}
+
+/// Waits until the next look is due: a job ended since `seen`, or [`LOOK_EVERY`] passed.
+pub(in crate::agent) async fn next_look(seen: usize) {
+    if jobs::ended() == seen {
+        jobs::one_ended_within(LOOK_EVERY).await;
+    }
+}
+
+impl Agent {
+    /// Looks for a `.git/commondir` and for repositories below the top that a job made, as
+    /// each turn's end does; the person is told as of an error.
+    pub(in crate::agent) async fn look_while_jobs_run(&mut self) {
+        self.jobs_seen = jobs::ended();
+        self.look_at_repository_again();
+        self.look_for_nested_repositories().await;
+    }
+}
