@@ -24,6 +24,8 @@ pub(in crate::agent) struct NestedWatch {
     commands_ran: bool,
     /// The person was told that some repositories stay writable.
     told_unprotected: bool,
+    /// The person was told that a look stopped short of the whole workspace.
+    told_incomplete: bool,
 }
 
 #[derive(Debug)]
@@ -45,7 +47,13 @@ impl NestedWatch {
             Ok(_) => Noted::Opening(receiver),
             Err(_) => Noted::Done(nested::scan(root)),
         };
-        Self { root: root.to_path_buf(), state, commands_ran: false, told_unprotected: false }
+        Self {
+            root: root.to_path_buf(),
+            state,
+            commands_ran: false,
+            told_unprotected: false,
+            told_incomplete: false,
+        }
     }
 
     /// The look as the session opened, waited for; looked again now if that one was lost.
@@ -118,6 +126,9 @@ impl Agent {
             return;
         }
         let before = self.nested.before().await;
+        if !before.complete {
+            self.tell_incomplete(false);
+        }
         let (root, kept) = (self.nested.root.clone(), before.clone());
         let settled = tokio::task::spawn_blocking(move || nested::settle(&root, &before)).await;
         let Ok((now, told)) = settled else {
@@ -125,9 +136,37 @@ impl Agent {
             self.nested.state = Noted::Done(kept);
             return;
         };
+        let complete = now.complete;
         self.nested.state = Noted::Done(now);
         for text in told {
             self.emit(AgentEvent::Error { text });
         }
+        if !complete {
+            self.tell_incomplete(true);
+        }
+    }
+
+    /// Tells the person, once, that a look stopped at [`nested::MAX_ENTRIES`] entries: as the
+    /// session opened (no repository a command makes is looked for), or later (only those
+    /// within the first entries are).
+    fn tell_incomplete(&mut self, later: bool) {
+        if std::mem::replace(&mut self.nested.told_incomplete, true) {
+            return;
+        }
+        let max = nested::MAX_ENTRIES;
+        let text = if later {
+            format!(
+                "keel looked through the first {max} entries of the workspace for repositories \
+                 commands made, not all of them."
+            )
+        } else {
+            format!(
+                "The workspace holds more than {max} entries, too many for keel to tell a \
+                 repository a command makes (a sub/.git, whose hooks git would run outside the \
+                 sandbox) from one that was there: look before you use git in a folder a \
+                 command made."
+            )
+        };
+        self.emit(AgentEvent::Error { text });
     }
 }

@@ -16,8 +16,9 @@
 //! as it is. Renames go through a descriptor of the folder, opened beneath the workspace, so a
 //! symlink swapped in meanwhile cannot send them elsewhere.
 //!
-//! The look is bounded: past [`MAX_ENTRIES`] entries it stops and says it could not look
-//! through everything.
+//! The look is bounded: past [`MAX_ENTRIES`] entries it stops. When the look as the session opened
+//! stopped short, no later look can tell a new `.git` from one it did not reach, so none is moved
+//! and the person is told; when a later one does, what lies past it is not looked at.
 
 use crate::tools::beneath;
 use std::collections::HashMap;
@@ -56,6 +57,11 @@ impl Scan {
 
 /// Looks through the workspace at `root` for `.git` entries below its top (not inside one).
 pub fn scan(root: &Path) -> Scan {
+    scan_within(root, MAX_ENTRIES)
+}
+
+/// [`scan`], through at most `max_entries` entries.
+fn scan_within(root: &Path, max_entries: usize) -> Scan {
     let mut found = HashMap::new();
     let mut folders = vec![root.to_path_buf()];
     let mut seen = 0;
@@ -63,7 +69,7 @@ pub fn scan(root: &Path) -> Scan {
         let Ok(entries) = std::fs::read_dir(&folder) else { continue };
         for entry in entries.flatten() {
             seen += 1;
-            if seen > MAX_ENTRIES {
+            if seen > max_entries {
                 return Scan { found, complete: false };
             }
             // Only folders and `.git` entries are named in full: most entries are neither.
@@ -84,7 +90,11 @@ pub fn scan(root: &Path) -> Scan {
 /// Looks again, and moves aside every `.git` that `before` did not hold (as that very entry),
 /// unless it points into the workspace's own repository. Returns what the next look starts from
 /// (what is there now, less what was moved) and what to tell the person, one line each.
+/// After an incomplete `before` nothing is looked at: a `.git` it did not reach is not new.
 pub fn settle(root: &Path, before: &Scan) -> (Scan, Vec<String>) {
+    if !before.complete {
+        return (before.clone(), Vec::new());
+    }
     let mut now = scan(root);
     let told = quarantine_new(root, before, &mut now);
     (now, told)
@@ -126,13 +136,6 @@ fn quarantine_new(root: &Path, before: &Scan, now: &mut Scan) -> Vec<String> {
                 shown.display()
             ),
         });
-    }
-    // Said once: the next look starts from an incomplete one.
-    if !now.complete && before.complete {
-        told.push(format!(
-            "keel looked through the first {MAX_ENTRIES} entries of the workspace for \
-             repositories commands made, not all of them."
-        ));
     }
     told
 }
@@ -219,6 +222,23 @@ mod tests {
         let mut paths: Vec<_> = found.found.keys().cloned().collect();
         paths.sort();
         assert_eq!(paths, vec![root.join("a/b/.git")], "not the top's, not inside one");
+    }
+
+    #[test]
+    fn after_a_look_that_stopped_short_nothing_is_moved() {
+        let work = tempfile::tempdir().unwrap();
+        let root = work.path();
+        for folder in ["a", "b", "c", "d"] {
+            std::fs::create_dir_all(root.join(folder).join(".git")).unwrap();
+        }
+        let short = scan_within(root, 3);
+        assert!(!short.complete);
+        let (next, told) = settle(root, &short);
+        assert!(told.is_empty(), "{told:?}");
+        assert_eq!(next, short);
+        for folder in ["a", "b", "c", "d"] {
+            assert!(root.join(folder).join(".git").is_dir(), "{folder} was moved");
+        }
     }
 
     #[test]
