@@ -72,9 +72,7 @@ impl NestedWatch {
             },
         }
     }
-}
 
-impl NestedWatch {
     /// `tools` with the repositories below the top as the last look found them read-only to
     /// commands (their hooks and config would run later, outside any sandbox, as the top's
     /// would): the [`MAX_PROTECTED`] nearest the top, each mount costing every command's start.
