@@ -233,11 +233,7 @@ impl Agent {
             },
         }
 
-        let tools = if call.name == ToolName::Bash {
-            self.protect_nested_repositories(tools).await
-        } else {
-            tools
-        };
+        let tools = self.protect_nested_repositories(tools, &call.name).await;
         let gate = match opening {
             Some(opening) if call.name == ToolName::Bash => Some(opening.gate.clone()),
             _ => {
