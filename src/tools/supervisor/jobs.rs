@@ -1,7 +1,7 @@
 //! The background jobs commands left running, process-wide: how many still live, and how many
 //! have ended. A job runs on after its command's answer, and after its turn, writing where the
 //! command could; the agent looks at what it may have left in the repository while any lives,
-//! and once more as each ends (`agent::turn::task`).
+//! and once more as each ends (`agent::turn::jobs_watch`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Notify;

@@ -119,9 +119,11 @@ impl Shadow {
             tree_memo::forget(&self.index);
             self.add_all()?;
         }
-        // An index `add` left as it was gives the tree it gave last time.
+        // Entries `add` left as they were give the tree they gave last time.
+        let entries = tree_memo::entries(&self.index);
+        let is_kept = |tree: &ObjectId| self.reference(tree).is_file();
         if let Some(tree) =
-            tree_memo::remembered(&self.index, |tree| self.reference(tree).is_file())
+            entries.as_ref().and_then(|now| tree_memo::remembered(&self.index, now, is_kept))
         {
             return Ok(tree);
         }
@@ -134,7 +136,7 @@ impl Shadow {
         let kept = std::fs::create_dir_all(self.git_dir.join(REF_PREFIX))
             .and_then(|()| std::fs::write(&reference, format!("{}\n", tree.as_str())));
         if kept.is_ok() {
-            tree_memo::remember(&self.index, &tree);
+            tree_memo::remember(&self.index, entries.as_ref(), &tree);
         }
         Ok(tree)
     }

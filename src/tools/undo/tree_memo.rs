@@ -43,28 +43,43 @@ const ENTRY_ALIGN: usize = 8;
 const FOREIGN_ENTRIES: [&[u8; 4]; 2] = [b"link", b"sdir"];
 /// An extension's signature and size before its data.
 const EXTENSION_HEADER_BYTES: usize = 8;
-/// Bytes of an object id in a repository whose tree ids are this many hex digits.
+/// A SHA-1 object id, as hex digits and as bytes.
 const SHA1_HEX: usize = 40;
 const SHA1_BYTES: usize = 20;
-const SHA256_BYTES: usize = 32;
 
-/// The tree `index` gave when its entries were last written through, if its entries are the
-/// same now and the tree's objects are still kept (`kept`).
-pub(super) fn remembered(index: &Path, kept: impl Fn(&ObjectId) -> bool) -> Option<ObjectId> {
+/// What an index's entries hash to: read once a snapshot, before `write-tree`, which changes
+/// only the index's cached trees, not its entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Entries(String);
+
+/// `index`'s entries now; `None` for an index not read whole here. The shadow repository's ids
+/// are SHA-1 (it is made in format version 0).
+pub(super) fn entries(index: &Path) -> Option<Entries> {
+    entries_digest(&std::fs::read(index).ok()?, SHA1_BYTES).map(Entries)
+}
+
+/// The tree the index gave when its `entries` were last written through, if they were these,
+/// and the tree's objects are still kept (`kept`).
+pub(super) fn remembered(
+    index: &Path,
+    entries: &Entries,
+    kept: impl Fn(&ObjectId) -> bool,
+) -> Option<ObjectId> {
     let note = std::fs::read_to_string(note_path(index)).ok()?;
     let (digest, tree) = note.trim_end().split_once(' ')?;
     let tree = ObjectId::parse(tree)?;
-    let now = entries_digest(&std::fs::read(index).ok()?, id_bytes(&tree))?;
-    (now == digest && kept(&tree)).then_some(tree)
+    (digest == entries.0 && kept(&tree)).then_some(tree)
 }
 
-/// Notes that `index`'s entries, as they are now, give `tree`. Best effort: without the note
-/// the next snapshot runs `write-tree`, as it always did.
-pub(super) fn remember(index: &Path, tree: &ObjectId) {
-    let digest = std::fs::read(index).ok().and_then(|bytes| entries_digest(&bytes, id_bytes(tree)));
-    let Some(digest) = digest else {
-        forget(index);
-        return;
+/// Notes that the index's `entries` give `tree`. Best effort: without the note the next
+/// snapshot runs `write-tree`, as it always did.
+pub(super) fn remember(index: &Path, entries: Option<&Entries>, tree: &ObjectId) {
+    let digest = match entries {
+        Some(Entries(digest)) if tree.as_str().len() == SHA1_HEX => digest,
+        _ => {
+            forget(index);
+            return;
+        }
     };
     let note = note_path(index);
     let mut temporary = note.clone().into_os_string();
@@ -87,11 +102,6 @@ fn note_path(index: &Path) -> PathBuf {
     let mut name = index.as_os_str().to_owned();
     name.push(NOTE_SUFFIX);
     PathBuf::from(name)
-}
-
-/// How many bytes an object id has in a repository whose ids look like `tree`.
-fn id_bytes(tree: &ObjectId) -> usize {
-    if tree.as_str().len() == SHA1_HEX { SHA1_BYTES } else { SHA256_BYTES }
 }
 
 /// SHA-256 of every entry of the index `bytes` but its cached file status, as hex; `None` for an
@@ -177,6 +187,11 @@ mod tests {
         bytes
     }
 
+    /// The tree remembered for `path`'s entries as they are now.
+    fn recalled(path: &Path, kept: impl Fn(&ObjectId) -> bool) -> Option<ObjectId> {
+        entries(path).and_then(|entries| remembered(path, &entries, kept))
+    }
+
     fn tree(hex: char) -> ObjectId {
         ObjectId::parse(&hex.to_string().repeat(SHA1_HEX)).unwrap()
     }
@@ -187,14 +202,14 @@ mod tests {
         let path = dir.path().join("index");
         let written = [("a.txt", 0o100644, 1, 4), ("dir/long-name.rs", 0o100755, 2, 90)];
         std::fs::write(&path, index(&written, b"TREE")).unwrap();
-        remember(&path, &tree('a'));
-        assert_eq!(remembered(&path, |_| true), Some(tree('a')));
-        assert_eq!(remembered(&path, |_| false), None, "a tree whose objects are gone");
+        remember(&path, entries(&path).as_ref(), &tree('a'));
+        assert_eq!(recalled(&path, |_| true), Some(tree('a')));
+        assert_eq!(recalled(&path, |_| false), None, "a tree whose objects are gone");
         // `git add` refreshed what it keeps of a file's status (a racily clean one's size is
         // zeroed): the entries are the same.
         let refreshed = [("a.txt", 0o100644, 1, 0), ("dir/long-name.rs", 0o100755, 2, 90)];
         std::fs::write(&path, index(&refreshed, b"TREE")).unwrap();
-        assert_eq!(remembered(&path, |_| true), Some(tree('a')));
+        assert_eq!(recalled(&path, |_| true), Some(tree('a')));
         // Another object, mode or path: another tree.
         for changed in [
             [("a.txt", 0o100644, 3, 4), ("dir/long-name.rs", 0o100755, 2, 90)],
@@ -202,7 +217,7 @@ mod tests {
             [("a.txt", 0o100644, 1, 4), ("dir/long-name.RS", 0o100755, 2, 90)],
         ] {
             std::fs::write(&path, index(&changed, b"TREE")).unwrap();
-            assert_eq!(remembered(&path, |_| true), None, "{changed:?}");
+            assert_eq!(recalled(&path, |_| true), None, "{changed:?}");
         }
     }
 
@@ -232,7 +247,7 @@ mod tests {
         std::fs::write(&path, index(&[("a.txt", 0o100644, 1, 4)], b"TREE")).unwrap();
         for note in ["", "12", "50 HEAD", "abc --output=/tmp/x\n"] {
             std::fs::write(note_path(&path), note).unwrap();
-            assert_eq!(remembered(&path, |_| true), None, "{note:?}");
+            assert_eq!(recalled(&path, |_| true), None, "{note:?}");
         }
         forget(&path);
         assert!(!note_path(&path).exists());
