@@ -14,10 +14,12 @@
 mod by_records;
 mod by_snapshot;
 mod git_output;
+mod index_file;
 mod place;
 mod report;
 pub mod shadow;
 mod tree_memo;
+mod unchanged;
 
 pub use report::UndoReport;
 pub use shadow::{ObjectId, Shadow, ShadowError};

@@ -17,7 +17,7 @@
 
 pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
-use super::tree_memo;
+use super::{tree_memo, unchanged};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -106,19 +106,40 @@ impl Shadow {
     }
 
     /// Records the workspace as it is now; returns the tree's id. Two git processes, `add` and
-    /// `write-tree`; one when `add` leaves the index as the last snapshot left it ([`tree_memo`]).
+    /// `write-tree`; one when `add` leaves the index as the last snapshot left it ([`tree_memo`]);
+    /// none when the workspace is just as the last snapshot left it ([`unchanged`]).
     pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
         self.ensure_repository()?;
         self.copy_workspace_excludes();
-        if let Err(first) = self.add_all() {
-            // A damaged private index is only a cache: start it again once.
-            if matches!(first, ShadowError::NoGit) {
-                return Err(first);
-            }
-            let _ = std::fs::remove_file(&self.index);
-            tree_memo::forget(&self.index);
-            self.add_all()?;
+        let is_kept = |tree: &ObjectId| self.reference(tree).is_file();
+        // Listed before `add`, so that whatever changes after it is seen by the next listing.
+        let listing = self.listing();
+        if let Some(tree) = listing
+            .as_ref()
+            .and_then(|listing| unchanged::tree(&self.index, &self.work_tree, listing, is_kept))
+        {
+            return Ok(tree);
         }
+        let quiet = match self.add_all() {
+            Ok(quiet) => quiet,
+            // A damaged private index is only a cache: start it again once.
+            Err(first) if matches!(first, ShadowError::NoGit) => return Err(first),
+            Err(_) => {
+                let _ = std::fs::remove_file(&self.index);
+                tree_memo::forget(&self.index);
+                self.add_all()?
+            }
+        };
+        let tree = self.write_tree()?;
+        match listing {
+            Some(listing) if quiet => unchanged::remember(&self.index, &listing, &tree),
+            _ => unchanged::forget(&self.index),
+        }
+        Ok(tree)
+    }
+
+    /// The tree of the index as `add` left it: the last one's when its entries are the same.
+    fn write_tree(&self) -> Result<ObjectId, ShadowError> {
         // Entries `add` left as they were give the tree they gave last time.
         let entries = tree_memo::entries(&self.index);
         let is_kept = |tree: &ObjectId| self.reference(tree).is_file();
@@ -139,6 +160,17 @@ impl Shadow {
             tree_memo::remember(&self.index, entries.as_ref(), &tree);
         }
         Ok(tree)
+    }
+
+    /// What the workspace holds now, for [`unchanged`]; none while a turn's own ignore rules
+    /// force files in (`git add --force` is beyond what a listing vouches for).
+    pub(super) fn listing(&self) -> Option<unchanged::Listing> {
+        if !self.forced.is_empty() {
+            return None;
+        }
+        let mut rules = vec![self.git_dir.join("info/exclude")];
+        rules.extend(unchanged::global_ignore_file());
+        unchanged::list(&self.work_tree, &self.excluded, &rules)
     }
 
     /// The reference that keeps snapshot `tree`'s objects.
@@ -217,20 +249,21 @@ impl Shadow {
         let _ = replace_if_changed(&self.git_dir.join("info/exclude"), &content);
     }
 
-    /// Stages the whole work tree in the private index. Files git cannot read are skipped (git
-    /// says so and goes on); anything fatal is an error.
-    fn add_all(&self) -> Result<(), ShadowError> {
-        self.add(&["."], false)?;
+    /// Stages the whole work tree in the private index; whether git said nothing. Files git
+    /// cannot read are skipped (git says so and goes on); anything fatal is an error.
+    fn add_all(&self) -> Result<bool, ShadowError> {
+        let quiet = self.add(&["."], false)?;
         if self.forced.is_empty() {
-            return Ok(());
+            return Ok(quiet);
         }
         let forced: Vec<String> =
             self.forced.iter().map(|folder| format!(":(literal){folder}")).collect();
-        self.add(&forced.iter().map(String::as_str).collect::<Vec<_>>(), true)
+        self.add(&forced.iter().map(String::as_str).collect::<Vec<_>>(), true).map(|_| false)
     }
 
-    /// Stages `pathspecs` (what git ignores too, when `force`), keel's own state never.
-    fn add(&self, pathspecs: &[&str], force: bool) -> Result<(), ShadowError> {
+    /// Stages `pathspecs` (what git ignores too, when `force`), keel's own state never; whether
+    /// git said nothing.
+    fn add(&self, pathspecs: &[&str], force: bool) -> Result<bool, ShadowError> {
         let mut args: Vec<String> = ["add", "--all", "--ignore-errors"].map(str::to_owned).to_vec();
         if force {
             args.push("--force".to_owned());
@@ -240,8 +273,8 @@ impl Shadow {
         args.extend(self.excluded.iter().map(|path| format!(":(exclude,literal){path}")));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match self.run("add", &args, None) {
-            Ok(_) => Ok(()),
-            Err(ShadowError::Failed { message, .. }) if !message.contains("fatal:") => Ok(()),
+            Ok(output) => Ok(output.stderr.is_empty()),
+            Err(ShadowError::Failed { message, .. }) if !message.contains("fatal:") => Ok(false),
             Err(err) => Err(err),
         }
     }

@@ -15,37 +15,14 @@
 //! version, a split or sparse index, a conflict) is never remembered.
 
 use super::git_output::ObjectId;
+use super::index_file::{self, SHA1_BYTES};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Added to the index's file name for the note's.
 const NOTE_SUFFIX: &str = ".tree";
-/// The index file's signature, and the versions whose entries are read here (version 4
-/// compresses paths; the shadow repository never asks for it).
-const SIGNATURE: &[u8; 4] = b"DIRC";
-const VERSIONS: [u32; 2] = [2, 3];
-const HEADER_BYTES: usize = 12;
-/// An entry's cached file status before its mode (times, device, inode), its mode, and after it
-/// (owner, group, size): what `git add` refreshes without the entry changing.
-const STAT_BEFORE_MODE: usize = 24;
-const MODE_BYTES: usize = 4;
-const STAT_AFTER_MODE: usize = 12;
-const FLAGS_BYTES: usize = 2;
-/// In the flags: an entry with extended flags (two more bytes, version 3), its merge stage, and
-/// the length of its path (this value when it is that long or longer, the path then ending at
-/// a NUL).
-const EXTENDED_FLAG: u16 = 0x4000;
-const STAGE_MASK: u16 = 0x3000;
-const NAME_MASK: u16 = 0x0fff;
-/// Entries are padded with NULs to a multiple of this.
-const ENTRY_ALIGN: usize = 8;
-/// Extensions that move entries out of this file: a split index's shared part, a sparse index.
-const FOREIGN_ENTRIES: [&[u8; 4]; 2] = [b"link", b"sdir"];
-/// An extension's signature and size before its data.
-const EXTENSION_HEADER_BYTES: usize = 8;
-/// A SHA-1 object id, as hex digits and as bytes.
+/// A SHA-1 object id, as hex digits.
 const SHA1_HEX: usize = 40;
-const SHA1_BYTES: usize = 20;
 
 /// What an index's entries hash to: read once a snapshot, before `write-tree`, which changes
 /// only the index's cached trees, not its entries.
@@ -107,58 +84,28 @@ fn note_path(index: &Path) -> PathBuf {
 /// SHA-256 of every entry of the index `bytes` but its cached file status, as hex; `None` for an
 /// index not read whole here.
 fn entries_digest(bytes: &[u8], id_bytes: usize) -> Option<String> {
-    let header = bytes.get(..HEADER_BYTES)?;
-    let word = |at: usize| header.get(at..at + 4).and_then(|b| b.try_into().ok());
-    let version = u32::from_be_bytes(word(4)?);
-    let count = u32::from_be_bytes(word(8)?);
-    if &header[..4] != SIGNATURE || !VERSIONS.contains(&version) {
-        return None;
-    }
+    let index = index_file::parse(bytes, id_bytes)?;
     let mut hasher = Sha256::new();
-    hasher.update(&header[4..]);
-    let mut at = HEADER_BYTES;
-    for _ in 0..count {
-        let entry = bytes.get(at..)?;
-        let mode_at = STAT_BEFORE_MODE;
-        let id_at = mode_at + MODE_BYTES + STAT_AFTER_MODE;
-        let flags_at = id_at + id_bytes;
-        let flags =
-            u16::from_be_bytes(entry.get(flags_at..flags_at + FLAGS_BYTES)?.try_into().ok()?);
-        if flags & STAGE_MASK != 0 {
-            return None;
-        }
-        let mut path_at = flags_at + FLAGS_BYTES;
-        if flags & EXTENDED_FLAG != 0 {
-            path_at += FLAGS_BYTES;
-        }
-        let path_len = match usize::from(flags & NAME_MASK) {
-            len if len < usize::from(NAME_MASK) => len,
-            _ => entry.get(path_at..)?.iter().position(|&byte| byte == 0)?,
-        };
-        let end = path_at + path_len;
-        hasher.update(entry.get(mode_at..mode_at + MODE_BYTES)?);
-        hasher.update(entry.get(id_at..end)?);
+    hasher.update(index.header);
+    for entry in &index.entries {
+        hasher.update(entry.status.mode.to_be_bytes());
+        hasher.update(entry.named);
         hasher.update([0]);
-        // The path's NUL and the padding: at least one byte, up to the next multiple of 8.
-        at += (end + ENTRY_ALIGN) / ENTRY_ALIGN * ENTRY_ALIGN;
     }
-    // The extensions, up to the trailing checksum: none may hold entries elsewhere.
-    let trailer = bytes.len().checked_sub(id_bytes)?;
-    while at < trailer {
-        let signature = bytes.get(at..at + 4)?;
-        if FOREIGN_ENTRIES.iter().any(|foreign| signature == foreign.as_slice()) {
-            return None;
-        }
-        let size = bytes.get(at + 4..at + EXTENSION_HEADER_BYTES)?;
-        let size = usize::try_from(u32::from_be_bytes(size.try_into().ok()?)).ok()?;
-        at = at.checked_add(EXTENSION_HEADER_BYTES + size)?;
-    }
-    (at == trailer).then(|| hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect())
+    Some(hex(&hasher.finalize()))
+}
+
+/// `bytes` as lowercase hex digits.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::undo::index_file::{
+        ENTRY_ALIGN, HEADER_BYTES, MODE_BYTES, STAT_AFTER_MODE, STAT_BEFORE_MODE,
+    };
 
     /// A version-2 index of `entries` (path, mode, object id byte, file size), with a cache
     /// extension and a checksum (not checked here).
