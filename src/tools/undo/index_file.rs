@@ -67,6 +67,12 @@ pub(super) struct Index<'a> {
     pub entries: Vec<Entry<'a>>,
 }
 
+/// How many entries the index `bytes` says it holds, from its header alone.
+pub(super) fn count(bytes: &[u8]) -> Option<usize> {
+    let count = bytes.get(8..HEADER_BYTES)?;
+    usize::try_from(u32::from_be_bytes(count.try_into().ok()?)).ok()
+}
+
 /// The index `bytes`, whose object ids are `id_bytes` long; `None` for an index not read whole
 /// here.
 pub(super) fn parse(bytes: &[u8], id_bytes: usize) -> Option<Index<'_>> {

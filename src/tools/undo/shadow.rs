@@ -111,13 +111,9 @@ impl Shadow {
     pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
         self.ensure_repository()?;
         self.copy_workspace_excludes();
-        let is_kept = |tree: &ObjectId| self.reference(tree).is_file();
-        // Listed before `add`, so that whatever changes after it is seen by the next listing.
-        let listing = self.listing();
-        if let Some(tree) = listing
-            .as_ref()
-            .and_then(|listing| unchanged::tree(&self.index, &self.work_tree, listing, is_kept))
-        {
+        // Looked at before `add`, so that whatever changes after it is seen by the next look.
+        let look = self.look();
+        if let unchanged::Look::Unchanged(tree) = look {
             return Ok(tree);
         }
         let quiet = match self.add_all() {
@@ -127,14 +123,12 @@ impl Shadow {
             Err(_) => {
                 let _ = std::fs::remove_file(&self.index);
                 tree_memo::forget(&self.index);
+                unchanged::forget(&self.index);
                 self.add_all()?
             }
         };
         let tree = self.write_tree()?;
-        match listing {
-            Some(listing) if quiet => unchanged::remember(&self.index, &listing, &tree),
-            _ => unchanged::forget(&self.index),
-        }
+        unchanged::note(&self.index, &look, &tree, quiet);
         Ok(tree)
     }
 
@@ -162,15 +156,22 @@ impl Shadow {
         Ok(tree)
     }
 
-    /// What the workspace holds now, for [`unchanged`]; none while a turn's own ignore rules
-    /// force files in (`git add --force` is beyond what a listing vouches for).
-    pub(super) fn listing(&self) -> Option<unchanged::Listing> {
+    /// Whether the workspace is as the last snapshot left it ([`unchanged`]); never while a
+    /// turn's own ignore rules force files in (`git add --force` is beyond what a look vouches
+    /// for).
+    pub(super) fn look(&self) -> unchanged::Look {
         if !self.forced.is_empty() {
-            return None;
+            return unchanged::Look::Unknown;
         }
         let mut rules = vec![self.git_dir.join("info/exclude")];
         rules.extend(unchanged::global_ignore_file());
-        unchanged::list(&self.work_tree, &self.excluded, &rules)
+        let place = unchanged::Place {
+            index: &self.index,
+            work_tree: &self.work_tree,
+            excluded: &self.excluded,
+            rules: &rules,
+        };
+        unchanged::look(place, |tree| self.reference(tree).is_file())
     }
 
     /// The reference that keeps snapshot `tree`'s objects.
