@@ -49,6 +49,9 @@ pub struct ToolOutcome {
     pub changes: Vec<FileChange>,
     /// What keel learned of how a command ran, besides its output.
     pub command: CommandRun,
+    /// The file (as shown) a write or an edit found already as the call would leave it: the
+    /// call repeated a step, and changed nothing.
+    pub already_done: Option<String>,
 }
 
 /// How a command ran, as the agent needs to know it (all zero for other tools).

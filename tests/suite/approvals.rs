@@ -337,6 +337,31 @@ async fn always_for_one_file_tool_does_not_cover_the_other() {
     assert_eq!(notes, "one\n");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_step_is_never_asked_for_and_told_the_same_in_every_mode() {
+    let calls = [
+        ("write_file", json!({"path": "a.txt", "content": "same\n"})),
+        ("edit_file", json!({"path": "a.txt", "old_text": "gone", "new_text": "same"})),
+    ];
+    let prepare = |dir: &Path| std::fs::write(dir.join("a.txt"), "same\n").unwrap();
+    let mut told = Vec::new();
+    // Asked before any approval in `ask` mode; found out as the call runs in `auto` mode.
+    for mode in [ApprovalMode::Ask, ApprovalMode::Auto] {
+        let answer = Answer::Decide(Decision::Deny);
+        let played = play_calls(&calls, prepare, mode, answer).await;
+        assert!(played.asked.is_empty(), "{mode:?}: nothing to approve: {:?}", played.asked);
+        let [(write, false), (edit, false)] = played.results.as_slice() else {
+            panic!("{mode:?}: {:?}", played.results);
+        };
+        assert!(write.starts_with("No change: a.txt already has exactly this content."), "{write}");
+        assert!(edit.starts_with("No change: this edit is already in a.txt"), "{edit}");
+        assert!(write.ends_with("Go on with the next one."), "{mode:?}: {write}");
+        assert!(edit.ends_with("Go on with the next one."), "{mode:?}: {edit}");
+        told.push(played.results);
+    }
+    assert_eq!(told[0], told[1], "the same words either way");
+}
+
 #[tokio::test]
 async fn a_tool_time_leaves_out_the_wait_for_approval() {
     /// How long the person takes to answer: far longer than writing a small file.

@@ -3,7 +3,8 @@
 //! there are any — go into the history as one user message.
 //!
 //! Before a workspace tool runs, plan mode may refuse it (`plan`) and a write or an edit that
-//! would repeat a step already done is answered as such (`repeated_step`); only then is approval asked.
+//! would repeat a step already done is answered as such (`repeated_step`) before approval is
+//! asked; one that runs without asking is told so after it ran.
 
 use super::plan_mode as plan;
 use crate::agent::approval::{DECLINED, Verdict};
@@ -210,13 +211,13 @@ impl Agent {
             }
             _ => None,
         };
-        if let Some(done) = self.repeated_step(call).await {
-            return Ok((ToolStatus::Succeeded, done));
-        }
         let verdict = match mcp_read_only {
             Some(read_only) => self.approvals.check_mcp(&call.name, &call.input, read_only),
             None => self.approvals.check(&call.name, &call.input),
         };
+        if let Some(done) = self.repeated_step(call, &verdict).await {
+            return Ok((ToolStatus::Succeeded, done));
+        }
         match verdict {
             Verdict::Run => {}
             Verdict::Refuse(why) => return Ok((ToolStatus::Declined, ToolOutcome::error(why))),
@@ -254,7 +255,7 @@ impl Agent {
         tokio::pin!(run);
         let mut live = String::new();
         let mut stop = None;
-        let outcome = loop {
+        let mut outcome = loop {
             tokio::select! {
                 outcome = &mut run => break outcome,
                 taken = OptionFuture::from(opening.as_mut().map(|opening| &mut opening.task)),
@@ -278,6 +279,7 @@ impl Agent {
                 }
             }
         };
+        self.tell_when_done(call, &mut outcome);
         // The time a command was held at its gate is keel's, not the command's.
         *started += outcome.command.held;
         // Its sandbox did not come up, so it never ran: it is answered as the probe's answer

@@ -50,7 +50,8 @@ impl PlannedChange {
     pub fn apply(self) -> Result<ToolOutcome, ToolError> {
         if self.before.as_deref() == Some(self.after.as_slice()) {
             // Nothing to write, and nothing to undo.
-            return Ok(ToolOutcome::ok(self.report));
+            let already_done = self.repeat.is_some().then_some(self.display);
+            return Ok(ToolOutcome { already_done, ..ToolOutcome::ok(self.report) });
         }
         let written = write_atomically(&self.workspace, &self.path, &self.display, &self.after)?;
         let mut outcome =
