@@ -2,10 +2,11 @@
 //! keel's own time on a whole `keel -p` task, as a process: the peers' five-round task (a plan,
 //! `hello.py` written, run with `bash`, read back, the answer), undo on, as keel's users run it.
 //! Own time is the wall time less the server's (from each request's arrival to its answer's last
-//! byte) and less the tools' (as keel reports each call's time, in whole milliseconds: the
-//! command, and `write_file`'s write and sync); also the time from starting the process to its
-//! first request, and the wall time itself. A second run streams thinking before every
-//! answer, in 16-byte deltas.
+//! byte) and less the tools' (as keel reports each call's time, to 0.1 ms: the command, and
+//! `write_file`'s write and sync; a baseline from before that reports whole milliseconds, cut,
+//! which counts up to a millisecond of each tool's time as its own); also the time from
+//! starting the process to its first request, and the wall time itself. A second run streams
+//! thinking before every answer, in 16-byte deltas.
 //!
 //! `KEEL_BENCH_BASELINE=/path/to/an/older/keel cargo bench --bench task` measures that binary in
 //! the same run, the two taking turns, and prints the ratios, each one's peak RSS and the
@@ -86,14 +87,15 @@ fn watch_own_peak(pid: u32) -> std::thread::JoinHandle<Option<f64>> {
     })
 }
 
-/// The tools' time as keel reports each call's on stderr (`✓ exit 0 (12 ms)`, `✓ done (2 ms)`).
+/// The tools' time as keel reports each call's on stderr: to 0.1 ms (`✓ exit 0 (101.4 ms)`,
+/// `✓ done (1.9 ms)`); binaries before that report whole milliseconds, cut (`✓ done (1 ms)`).
 fn tools_time(stderr: &str) -> Duration {
-    let millis: u64 = stderr
+    let millis: f64 = stderr
         .lines()
         .filter_map(|line| line.trim().strip_prefix("✓ "))
-        .filter_map(|rest| rest.rsplit_once('(')?.1.strip_suffix(" ms)")?.parse::<u64>().ok())
+        .filter_map(|rest| rest.rsplit_once('(')?.1.strip_suffix(" ms)")?.parse::<f64>().ok())
         .sum();
-    Duration::from_millis(millis)
+    Duration::from_secs_f64(millis / 1_000.0)
 }
 
 /// How a run's memory is read; either way costs the run some time, so timed runs read none.

@@ -277,14 +277,15 @@ fn print_progress(
                 writeln!(err, "→ {}: {}", one_line(name), one_line(summary))?;
             }
         }
-        AgentEvent::ToolEnd { name, is_error, exit_code, duration_ms, output, .. } => {
+        AgentEvent::ToolEnd { name, is_error, exit_code, duration_us, output, .. } => {
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
                 writeln!(err, "  ✗ {} failed: {}", visible(name), visible(first))?;
             } else if name != crate::board::TOOL_NAME {
+                let took = tool_time(*duration_us);
                 match exit_code {
-                    Some(code) => writeln!(err, "  ✓ exit {code} ({duration_ms} ms)")?,
-                    None => writeln!(err, "  ✓ done ({duration_ms} ms)")?,
+                    Some(code) => writeln!(err, "  ✓ exit {code} ({took})")?,
+                    None => writeln!(err, "  ✓ done ({took})")?,
                 }
             }
         }
@@ -326,6 +327,20 @@ fn print_progress(
         }
     }
     Ok(())
+}
+
+/// A tool's time as the progress lines show it: to a tenth of a millisecond below a second
+/// (`0.3 ms`, `101.4 ms`), whole milliseconds above.
+fn tool_time(micros: u64) -> String {
+    const MICROS_PER_MS: u64 = 1_000;
+    const MICROS_PER_TENTH: u64 = 100;
+    const TENTHS_BELOW: u64 = 1_000_000;
+    let (ms, rest) = (micros / MICROS_PER_MS, micros % MICROS_PER_MS);
+    if micros < TENTHS_BELOW {
+        format!("{ms}.{} ms", rest / MICROS_PER_TENTH)
+    } else {
+        format!("{ms} ms")
+    }
 }
 
 /// `3 model responses, board 2/5 done; 12345 tokens in, 678 out, $0.04`, `no response from

@@ -47,6 +47,8 @@ pub enum AgentEvent {
         is_error: bool,
         exit_code: Option<i32>,
         duration_ms: u64,
+        /// The same, in microseconds.
+        duration_us: u64,
         /// What the model was given (already capped).
         output: String,
     },

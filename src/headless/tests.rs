@@ -100,3 +100,14 @@ fn with_plan_the_last_words_print_once_when_the_board_came_after_them() {
         "the closing line is still printed: {err}"
     );
 }
+
+#[test]
+fn tool_times_are_shown_to_a_tenth_of_a_millisecond_below_a_second() {
+    assert_eq!(tool_time(0), "0.0 ms");
+    assert_eq!(tool_time(340), "0.3 ms");
+    assert_eq!(tool_time(1_899), "1.8 ms");
+    assert_eq!(tool_time(101_450), "101.4 ms");
+    assert_eq!(tool_time(999_999), "999.9 ms");
+    assert_eq!(tool_time(1_000_000), "1000 ms");
+    assert_eq!(tool_time(12_345_678), "12345 ms");
+}

@@ -77,6 +77,9 @@ fn json_output_is_one_event_per_line() {
     let tool_end =
         events.iter().find(|event| event["type"] == "tool_end" && event["name"] == "bash").unwrap();
     assert_eq!(tool_end["exit_code"], 0);
+    // Its time in both units, the finer one agreeing with the coarser.
+    let (ms, us) = (tool_end["duration_ms"].as_u64().unwrap(), tool_end["duration_us"].as_u64());
+    assert_eq!(us.map(|us| us / 1_000), Some(ms), "{tool_end}");
 }
 
 #[test]

@@ -380,6 +380,7 @@ impl Agent {
             is_error: outcome.is_error,
             exit_code: outcome.exit_code,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             output: outcome.for_model.clone(),
         });
     }
