@@ -59,6 +59,8 @@ fn five_rounds(thinking: Option<&str>) -> Vec<Step> {
 /// One run's figures.
 struct Figures {
     own: Duration,
+    /// Own time with the tools' times cut to whole milliseconds, as older binaries report them.
+    own_as_cut: Duration,
     wall: Duration,
     to_first_request: Duration,
     peak_mib: Option<f64>,
@@ -89,13 +91,15 @@ fn watch_own_peak(pid: u32) -> std::thread::JoinHandle<Option<f64>> {
 
 /// The tools' time as keel reports each call's on stderr: to 0.1 ms (`✓ exit 0 (101.4 ms)`,
 /// `✓ done (1.9 ms)`); binaries before that report whole milliseconds, cut (`✓ done (1 ms)`).
-fn tools_time(stderr: &str) -> Duration {
-    let millis: f64 = stderr
+/// Also the same cut to whole milliseconds, as those binaries report it.
+fn tools_time(stderr: &str) -> (Duration, Duration) {
+    let times: Vec<f64> = stderr
         .lines()
         .filter_map(|line| line.trim().strip_prefix("✓ "))
         .filter_map(|rest| rest.rsplit_once('(')?.1.strip_suffix(" ms)")?.parse::<f64>().ok())
-        .sum();
-    Duration::from_secs_f64(millis / 1_000.0)
+        .collect();
+    let millis = |total: f64| Duration::from_secs_f64(total / 1_000.0);
+    (millis(times.iter().sum()), millis(times.iter().map(|time| time.trunc()).sum()))
 }
 
 /// How a run's memory is read; either way costs the run some time, so timed runs read none.
@@ -145,10 +149,12 @@ fn run_once(
     assert!(output.status.success(), "the task failed: {stderr}");
     assert!(stderr.contains("✓ exit 0"), "the command did not run: {stderr}");
     let exchanges = server.take_when(five_rounds(None).len());
+    let tools = tools_time(&stderr);
     let server_time: Duration =
         exchanges.iter().map(|exchange| exchange.answer_sent - exchange.request_arrived).sum();
     Figures {
-        own: wall.saturating_sub(server_time).saturating_sub(tools_time(&stderr)),
+        own: wall.saturating_sub(server_time).saturating_sub(tools.0),
+        own_as_cut: wall.saturating_sub(server_time).saturating_sub(tools.1),
         wall,
         to_first_request: exchanges[0].request_arrived - started,
         peak_mib: measured.peak_mib(),
@@ -181,6 +187,7 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
         old.push(run_once(runtime, server, &baseline, Memory::Unread));
     }
     let (own, start, wall) = medians(&new);
+    let own_as_cut = median(new.iter().map(|figures| figures.own_as_cut).collect());
     let (base_own, base_start, base_wall) = medians(&old);
     let new_rss = run_once(runtime, server, keel, Memory::GnuTime).peak_mib;
     let old_rss = run_once(runtime, server, &baseline, Memory::GnuTime).peak_mib;
@@ -198,12 +205,15 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
     println!(
         "{name}, medians of {COMPARED_RUNS} runs each, taking turns:\n  \
          own time: {own:.2?} (baseline {base_own:.2?}: {:.2}x)\n  \
+         own time, tool times cut to whole ms as older binaries report them: {own_as_cut:.2?} \
+         ({:.2}x)\n  \
          start to first request: {start:.2?} (baseline {base_start:.2?}: {:.2}x)\n  \
          wall time, the command included: {wall:.2?} (baseline {base_wall:.2?}: {:.2}x)\n  \
          peak RSS, keel and the processes it waited for (GNU time): {} (baseline {})\n  \
          keel's own peak RSS, the highest of the runs: {} (baseline {})\n  \
          connections per run: at most {connections}",
         ratio(base_own, own),
+        ratio(base_own, own_as_cut),
         ratio(base_start, start),
         ratio(base_wall, wall),
         describe(new_rss),
