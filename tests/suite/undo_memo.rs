@@ -4,19 +4,24 @@
 //! is still seen, by git.
 
 use crate::support::git::turns_then_undo;
-use crate::support::llm::{text, tool};
+use crate::support::llm::{Step, text, tool};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_snapshot_of_what_did_not_change_runs_no_git() {
-    let work = tempfile::tempdir().unwrap();
-    let steps = vec![
+/// Two turns: one makes `b.txt`, one only reads it.
+fn make_then_read() -> Vec<Step> {
+    vec![
         tool("bash", json!({"command": "echo made > b.txt"})),
         text("Made."),
         tool("bash", json!({"command": "cat b.txt"})),
         text("Read."),
-    ];
-    let (ran, said) = turns_then_undo(steps, &["Make b.", "Read b."], work.path()).await;
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_of_what_did_not_change_runs_no_git() {
+    let work = tempfile::tempdir().unwrap();
+    let prompts = ["Make b.", "Read b."];
+    let (ran, said) = turns_then_undo(make_then_read(), &prompts, work.path()).await;
     assert_eq!(ran[0], "add\nwrite-tree\n".repeat(2), "the first turn changed b.txt");
     // Nothing changed since the first turn's closing snapshot, nor during the second turn.
     assert_eq!(ran[1], "", "the second turn only read");
@@ -41,14 +46,8 @@ async fn a_change_of_the_same_size_made_at_once_is_seen() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_after_a_snapshot_that_ran_no_git_is_seen() {
     let work = tempfile::tempdir().unwrap();
-    let steps = vec![
-        tool("bash", json!({"command": "echo made > b.txt"})),
-        text("Made."),
-        tool("bash", json!({"command": "cat b.txt"})),
-        text("Read."),
-        tool("bash", json!({"command": "echo mode > b.txt"})),
-        text("Rewritten."),
-    ];
+    let mut steps = make_then_read();
+    steps.extend([tool("bash", json!({"command": "echo mode > b.txt"})), text("Rewritten.")]);
     let prompts = ["Make b.", "Read b.", "Rewrite b."];
     let (ran, said) = turns_then_undo(steps, &prompts, work.path()).await;
     assert_eq!(ran[1], "", "the second turn only read");
