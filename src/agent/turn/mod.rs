@@ -5,6 +5,7 @@
 //! tool call in the history gets exactly one result (an interrupted or declined call gets one
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
+mod approval_prompt;
 mod jobs_watch;
 mod mcp_tools;
 mod nested_repos;

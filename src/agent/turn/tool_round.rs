@@ -9,19 +9,18 @@
 use super::plan_mode as plan;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::{Activity, ApprovalRequest, ToolRun, ToolStatus};
+use crate::agent::snapshot::{Activity, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::task::{Agent, Stop};
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
-use crate::agent::{Command, Decision, board_edits, reminder};
+use crate::agent::{Decision, board_edits, reminder};
 use crate::llm::tool_input;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
-use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools, preview};
+use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools};
 use futures_util::future::OptionFuture;
 use serde_json::Value;
-use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -306,52 +305,12 @@ impl Agent {
     }
 
     /// The tools as this call runs them: in plan mode, commands run in a read-only sandbox.
-    fn tools_for_call(&self) -> Tools {
+    pub(in crate::agent) fn tools_for_call(&self) -> Tools {
         if self.state.view().plan_mode {
             self.tools.confined_to(SandboxMode::ReadOnly)
         } else {
             self.tools.clone()
         }
-    }
-
-    /// Shows the approval request and waits for the person's answer; the call is taken up
-    /// first (its `opening` snapshot settled), so the person sees it before they are asked.
-    async fn ask(&mut self, call: &ToolCall, opening: &mut Option<Opening>) -> Decision {
-        self.settle_opening(opening, call).await;
-        self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
-            id: call.id.clone(),
-            tool: call.name.to_string(),
-            detail: mcp_detail(&self.tools, call).unwrap_or_else(|| call.detail()),
-            diff: preview::preview(&self.tools, &call.name, &call.input),
-            always: self.approvals.always_covers(&call.name, &call.input),
-            sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
-        })));
-        self.state.set_activity(Activity::AwaitingApproval);
-        self.state.publish(&self.outbox);
-        let decision = loop {
-            match self.inbox.recv().await {
-                Some(Command::Approve { id, decision }) if id == call.id => break decision,
-                Some(Command::Cancel) => break Decision::DenyAndStop,
-                None | Some(Command::Quit) => {
-                    // Leaving: refuse, and let the loop above notice the closed channel.
-                    break Decision::DenyAndStop;
-                }
-                Some(Command::Submit(prompt)) => {
-                    self.state.queue(prompt);
-                    self.state.publish(&self.outbox);
-                }
-                Some(Command::EditBoard(edit)) => {
-                    board_edits::edit(&mut self.state, &self.outbox, &edit);
-                }
-                Some(Command::PlanMode(on)) => {
-                    board_edits::plan_mode(&mut self.state, &self.outbox, on);
-                }
-                Some(_) => {}
-            }
-        };
-        self.state.set_pending_approval(None);
-        self.state.publish(&self.outbox);
-        decision
     }
 
     /// Updates the tool pane and tells printing front ends how a call ended. Board updates stay
@@ -406,16 +365,6 @@ fn argument_problem(input: &Value) -> Option<String> {
 fn board_off(call: &ToolCall) -> ToolOutcome {
     let unknown = Tools::parse(&call.name, &call.input).err();
     ToolOutcome::error(unknown.map_or_else(String::new, |err| err.to_string()))
-}
-
-/// What the approval box shows for an MCP call: the server, its own name for the tool, and the
-/// arguments as pretty JSON.
-fn mcp_detail(tools: &Tools, call: &ToolCall) -> Option<String> {
-    let ToolName::Mcp(exposed) = &call.name else {
-        return None;
-    };
-    let (server, tool) = tools.mcp().find(exposed)?;
-    Some(format!("MCP server `{}`, tool `{}`\n{}", server.name, tool.name, call.detail()))
 }
 
 fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {

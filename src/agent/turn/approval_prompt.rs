@@ -1,0 +1,66 @@
+//! The approval prompt: a call the mode asks about is shown to the person (with the diff it
+//! would make, or the command and its sandbox) and waits for their answer, while the board and
+//! plan mode stay editable and new prompts queue.
+
+use crate::agent::snapshot::{Activity, ApprovalRequest};
+use crate::agent::turn::task::Agent;
+use crate::agent::turn::undo::Opening;
+use crate::agent::{Command, Decision, board_edits};
+use crate::tools::{ToolCall, ToolName, Tools, preview};
+use std::sync::Arc;
+
+impl Agent {
+    /// Shows the approval request and waits for the person's answer; the call is taken up
+    /// first (its `opening` snapshot settled), so the person sees it before they are asked.
+    pub(in crate::agent) async fn ask(
+        &mut self,
+        call: &ToolCall,
+        opening: &mut Option<Opening>,
+    ) -> Decision {
+        self.settle_opening(opening, call).await;
+        self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
+            id: call.id.clone(),
+            tool: call.name.to_string(),
+            detail: mcp_detail(&self.tools, call).unwrap_or_else(|| call.detail()),
+            diff: preview::preview(&self.tools, &call.name, &call.input),
+            always: self.approvals.always_covers(&call.name, &call.input),
+            sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
+        })));
+        self.state.set_activity(Activity::AwaitingApproval);
+        self.state.publish(&self.outbox);
+        let decision = loop {
+            match self.inbox.recv().await {
+                Some(Command::Approve { id, decision }) if id == call.id => break decision,
+                Some(Command::Cancel) => break Decision::DenyAndStop,
+                None | Some(Command::Quit) => {
+                    // Leaving: refuse, and let the loop above notice the closed channel.
+                    break Decision::DenyAndStop;
+                }
+                Some(Command::Submit(prompt)) => {
+                    self.state.queue(prompt);
+                    self.state.publish(&self.outbox);
+                }
+                Some(Command::EditBoard(edit)) => {
+                    board_edits::edit(&mut self.state, &self.outbox, &edit);
+                }
+                Some(Command::PlanMode(on)) => {
+                    board_edits::plan_mode(&mut self.state, &self.outbox, on);
+                }
+                Some(_) => {}
+            }
+        };
+        self.state.set_pending_approval(None);
+        self.state.publish(&self.outbox);
+        decision
+    }
+}
+
+/// What the approval box shows for an MCP call: the server, its own name for the tool, and the
+/// arguments as pretty JSON.
+fn mcp_detail(tools: &Tools, call: &ToolCall) -> Option<String> {
+    let ToolName::Mcp(exposed) = &call.name else {
+        return None;
+    };
+    let (server, tool) = tools.mcp().find(exposed)?;
+    Some(format!("MCP server `{}`, tool `{}`\n{}", server.name, tool.name, call.detail()))
+}
