@@ -15,6 +15,7 @@ mod by_records;
 mod by_snapshot;
 mod git_output;
 mod index_file;
+mod index_note;
 mod place;
 mod report;
 pub mod shadow;

@@ -16,8 +16,9 @@
 
 use super::git_output::ObjectId;
 use super::index_file::{self, SHA1_BYTES};
+use super::index_note::{self, hex};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Added to the index's file name for the note's.
 const NOTE_SUFFIX: &str = ".tree";
@@ -42,7 +43,7 @@ pub(super) fn remembered(
     entries: &Entries,
     kept: impl Fn(&ObjectId) -> bool,
 ) -> Option<ObjectId> {
-    let note = std::fs::read_to_string(note_path(index)).ok()?;
+    let note = index_note::read(index, NOTE_SUFFIX)?;
     let (digest, tree) = note.trim_end().split_once(' ')?;
     let tree = ObjectId::parse(tree)?;
     (digest == entries.0 && kept(&tree)).then_some(tree)
@@ -58,27 +59,12 @@ pub(super) fn remember(index: &Path, entries: Option<&Entries>, tree: &ObjectId)
             return;
         }
     };
-    let note = note_path(index);
-    let mut temporary = note.clone().into_os_string();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    let written = std::fs::write(&temporary, format!("{digest} {}\n", tree.as_str()))
-        .and_then(|()| std::fs::rename(&temporary, &note));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-        forget(index);
-    }
+    index_note::write(index, NOTE_SUFFIX, &format!("{digest} {}\n", tree.as_str()));
 }
 
 /// Drops the note: `index` is being started again.
 pub(super) fn forget(index: &Path) {
-    let _ = std::fs::remove_file(note_path(index));
-}
-
-fn note_path(index: &Path) -> PathBuf {
-    let mut name = index.as_os_str().to_owned();
-    name.push(NOTE_SUFFIX);
-    PathBuf::from(name)
+    index_note::forget(index, NOTE_SUFFIX);
 }
 
 /// SHA-256 of every entry of the index `bytes` but its cached file status, as hex; `None` for an
@@ -93,11 +79,6 @@ fn entries_digest(bytes: &[u8], id_bytes: usize) -> Option<String> {
         hasher.update([0]);
     }
     Some(hex(&hasher.finalize()))
-}
-
-/// `bytes` as lowercase hex digits.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -193,10 +174,10 @@ mod tests {
         let path = dir.path().join("index");
         std::fs::write(&path, index(&[("a.txt", 0o100644, 1, 4)], b"TREE")).unwrap();
         for note in ["", "12", "50 HEAD", "abc --output=/tmp/x\n"] {
-            std::fs::write(note_path(&path), note).unwrap();
+            std::fs::write(index_note::path(&path, NOTE_SUFFIX), note).unwrap();
             assert_eq!(recalled(&path, |_| true), None, "{note:?}");
         }
         forget(&path);
-        assert!(!note_path(&path).exists());
+        assert!(!index_note::path(&path, NOTE_SUFFIX).exists());
     }
 }

@@ -29,7 +29,7 @@
 
 use super::git_output::ObjectId;
 use super::index_file::{self, Entry, SHA1_BYTES};
-use super::tree_memo::hex;
+use super::index_note::{self, hex};
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -159,7 +159,7 @@ pub(super) fn note(index: &Path, look: &Look, tree: &ObjectId, quiet: bool) {
 
 /// Drops the note: the index is being started again.
 pub(super) fn forget(index: &Path) {
-    let _ = std::fs::remove_file(note_path(index));
+    index_note::forget(index, NOTE_SUFFIX);
 }
 
 /// What the last snapshot noted for the next, beside the index it wrote (named by the SHA-1
@@ -175,7 +175,7 @@ impl Note {
     const TOO_MANY: &'static str = "too-many";
 
     fn read(index: &Path) -> Option<Self> {
-        let text = std::fs::read_to_string(note_path(index)).ok()?;
+        let text = index_note::read(index, NOTE_SUFFIX)?;
         let words: Vec<&str> = text.split_whitespace().collect();
         match words.as_slice() {
             [Self::LISTED, listing, index, tree] => Some(Self::Listed {
@@ -190,21 +190,12 @@ impl Note {
 
     fn write(&self, index: &Path) {
         let text = match self {
-            Self::Listed { listing, index, tree } => {
-                format!("{} {listing} {index} {}\n", Self::LISTED, tree.as_str())
+            Self::Listed { listing, index: checksum, tree } => {
+                format!("{} {listing} {checksum} {}\n", Self::LISTED, tree.as_str())
             }
-            Self::TooMany { index } => format!("{} {index}\n", Self::TOO_MANY),
+            Self::TooMany { index: checksum } => format!("{} {checksum}\n", Self::TOO_MANY),
         };
-        let path = note_path(index);
-        let mut temporary = path.clone().into_os_string();
-        temporary.push(format!(".{}.tmp", std::process::id()));
-        let temporary = PathBuf::from(temporary);
-        let written =
-            std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temporary);
-            forget(index);
-        }
+        index_note::write(index, NOTE_SUFFIX, &text);
     }
 }
 
@@ -332,12 +323,6 @@ pub(super) fn global_ignore_file() -> Option<PathBuf> {
         Some(config) => Some(PathBuf::from(config).join("git/ignore")),
         None => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config/git/ignore")),
     }
-}
-
-fn note_path(index: &Path) -> PathBuf {
-    let mut name = index.as_os_str().to_owned();
-    name.push(NOTE_SUFFIX);
-    PathBuf::from(name)
 }
 
 /// Whether `meta` is what git cached for `entry`: its kind and executable bit, and each field

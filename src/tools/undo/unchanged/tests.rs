@@ -62,7 +62,7 @@ impl Fixture {
     }
 
     fn note(&self) -> String {
-        std::fs::read_to_string(note_path(&self.index())).unwrap_or_default()
+        std::fs::read_to_string(index_note::path(&self.index(), NOTE_SUFFIX)).unwrap_or_default()
     }
 }
 
@@ -201,10 +201,10 @@ fn a_note_for_another_index_or_tree_vouches_for_nothing() {
     assert!(matches!(look(place(&fixture.index()), |_| false), Look::Listed(_)), "objects gone");
     let noted = fixture.note();
     for note in ["", "x y", "listed a b c", &noted.replace(taken.as_str(), "0")] {
-        std::fs::write(note_path(&fixture.index()), note).unwrap();
+        std::fs::write(index_note::path(&fixture.index(), NOTE_SUFFIX), note).unwrap();
         assert_eq!(fixture.vouched(), None, "{note:?}");
     }
-    std::fs::write(note_path(&fixture.index()), &noted).unwrap();
+    std::fs::write(index_note::path(&fixture.index(), NOTE_SUFFIX), &noted).unwrap();
     assert_eq!(fixture.vouched(), Some(taken));
     let mut bytes = std::fs::read(fixture.index()).unwrap();
     bytes.push(0);
