@@ -72,9 +72,6 @@ pub(super) struct State {
     counts: ReminderCounts,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
-    /// The history was compacted: from then on board updates are answered with the whole board,
-    /// so every request carries it (docs/board.md, "Answers").
-    compacted: bool,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
@@ -111,7 +108,6 @@ impl State {
             board_on,
             counts: ReminderCounts::default(),
             in_progress_changed: false,
-            compacted: false,
             board_edits: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),
@@ -310,7 +306,6 @@ impl State {
         self.snapshot_failed = false;
         self.counts = ReminderCounts::default();
         self.in_progress_changed = false;
-        self.compacted = false;
         self.board_edits.clear();
         self.steps = StepLog::default();
     }
@@ -342,7 +337,6 @@ impl State {
         } = restored;
         self.view.usage = usage;
         self.view.history = history.iter().cloned().collect::<History>();
-        self.compacted = transcript.iter().any(|shown| matches!(shown, Shown::Compacted(_)));
         self.view.board = Arc::new(board);
         self.restore_board_keeping(reminder, board_edits, steps);
         self.undo = undo;

@@ -5,15 +5,15 @@
 //! into one whole list. It is validated in a fixed order and the first failure rejects it whole,
 //! leaving the board as it was; the error text goes back to the model verbatim, so the messages
 //! here are part of keel's contract with the model (see docs/board.md). `validate` holds that
-//! order (dependencies included); `answer` says what the model reads back; `edit` turns the
-//! person's `/todo` commands and keys into new boards through the same checks.
+//! order (dependencies included); `edit` turns the person's `/todo` commands and keys into new
+//! boards through the same checks. What the model reads back after a valid update is the whole
+//! board, rendered (`Board::render`), as the pane shows it: the plan re-enters the context with
+//! every update.
 
-pub mod answer;
 pub mod edit;
 mod partial;
 mod validate;
 
-pub use answer::{COMPACT_PREFIX, is_whole};
 pub use edit::{BoardEdit, EditError};
 
 use serde::{Deserialize, Serialize};
@@ -149,17 +149,10 @@ impl Board {
     }
 
     /// Validates `input` (the tool's arguments, either form) and, if it passes, makes it the
-    /// board. Returns the whole board rendered (the person's view).
+    /// board. Returns the whole board rendered: what the model reads back after every valid
+    /// update, whatever its form, and the person's view. A whole list that leaves out an item not
+    /// completed is refused unless it says `"replace": true`.
     pub fn update(&mut self, input: &Value) -> Result<String, BoardError> {
-        self.apply(input)?;
-        Ok(self.render())
-    }
-
-    /// Validates `input` (either form) and, if it passes, makes it the board. Returns what the
-    /// model reads back (`answer`): the whole board, what changed, or — for a whole list naming
-    /// every id — that it was taken as sent. A whole list that leaves
-    /// out an item not completed is refused unless it says `"replace": true`.
-    pub fn apply(&mut self, input: &Value) -> Result<String, BoardError> {
         let (list, partial) = partial::whole_list(self, input)?;
         let items = validate::parse_items(&list)?;
         let replace = input.get("replace").and_then(Value::as_bool) == Some(true);
@@ -170,11 +163,8 @@ impl Board {
                 return Err(BoardError::Dropped(named.collect()));
             }
         }
-        let as_sent = !partial && partial::ids_given(&list);
-        let after = Self { items };
-        let said = answer::answer(self, &after, as_sent);
-        *self = after;
-        Ok(said)
+        self.items = items;
+        Ok(self.render())
     }
 
     /// The board as text, exactly as the model reads it.
@@ -254,6 +244,13 @@ impl Board {
     /// Whether any item not yet completed could be worked on now: none of its blockers is open.
     pub fn has_unblocked_open_items(&self) -> bool {
         self.next_open().is_some()
+    }
+
+    /// The first item not completed whose blockers all are: the step to start next.
+    pub fn next_open(&self) -> Option<&BoardItem> {
+        self.items
+            .iter()
+            .find(|item| item.status != Status::Completed && self.open_blockers(item).is_empty())
     }
 }
 

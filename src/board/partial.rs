@@ -52,14 +52,6 @@ pub(super) fn whole_list(board: &Board, input: &Value) -> Result<(Value, bool), 
     Ok((json!({ "items": items }), true))
 }
 
-/// Whether every entry of a whole list names its id, so that the model knows each item by the
-/// id the board gives it.
-pub(super) fn ids_given(list: &Value) -> bool {
-    list.get("items")
-        .and_then(Value::as_array)
-        .is_some_and(|entries| entries.iter().all(|entry| entry_id(entry).is_some()))
-}
-
 /// An entry's id: a non-blank string, trimmed, or a number taken as its text.
 fn entry_id(entry: &Value) -> Option<String> {
     match entry.get("id")? {

@@ -1,7 +1,7 @@
-//! Board answers in the history (docs/board.md): what was sent is never rewritten, so the
-//! history's prefix stays what a provider cached; a round that updates the board twice sends
-//! only its newest answer whole; and a resumed session sends exactly the history the
-//! uninterrupted one would have.
+//! Board answers in the history (docs/board.md): every one is the whole board, and what was sent
+//! is never rewritten, so the history's prefix stays what a provider cached; a round that updates
+//! the board twice sends only its newest answer whole; and a resumed session sends exactly the
+//! history the uninterrupted one would have.
 
 use crate::support::{agent, llm};
 use agent::{WAIT, Wire, start, until_result, wait_for};
@@ -104,8 +104,8 @@ async fn board_answers_already_sent_stay_as_sent_and_a_resume_sends_the_same() {
         assert_eq!(after[..settled], before[..settled], "a sent message changed");
     }
     let last = results(&bodies[5]);
-    assert_eq!(last[0], "Updated: your list as sent, #1 in_progress.\n(0/3 completed)");
-    assert!(last[2].ends_with("(1/3 completed)"), "{}", last[2]);
+    assert_eq!(last[0], "[>] #1: Step 1\n[ ] #2: Step 2\n[ ] #3: Step 3\n\n(0/3 completed)");
+    assert_eq!(last[2], "[x] #1: Step 1\n[>] #2: Step 2\n[ ] #3: Step 3\n\n(1/3 completed)");
     assert_eq!(last[3], "items must be an array", "an error is not a board answer");
     assert_eq!(last[4], SUPERSEDED, "the round's earlier update is one line");
     assert!(last[5].starts_with("[x] #1: Step 1\n") && last[5].ends_with("(2/4 completed)"));

@@ -1,10 +1,10 @@
 //! The board's two forms of update (docs/board.md): `update` changes items by id and goes
 //! through exactly the whole list's validation, in its order, leaving the board as it was when
 //! refused; a whole list that leaves out an unfinished item is refused unless it says
-//! `"replace": true`; and what the model reads back — the whole board where it anchors the plan,
-//! a few lines where the plan only moved on.
+//! `"replace": true`; and what the model reads back after every valid update, whatever its
+//! kind: the whole board, as the pane shows it.
 
-use keel::board::{Board, COMPACT_PREFIX, Status, is_whole};
+use keel::board::{Board, Status};
 use serde_json::{Value, json};
 
 fn item(id: &str, text: &str, status: &str) -> Value {
@@ -15,7 +15,7 @@ fn item(id: &str, text: &str, status: &str) -> Value {
 fn three() -> Board {
     let mut board = Board::default();
     board
-        .apply(&json!({"items": [
+        .update(&json!({"items": [
             item("1", "Read the code", "in_progress"),
             item("2", "Write the parser", "pending"),
             {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
@@ -32,7 +32,7 @@ fn update(entries: Value) -> Value {
 fn an_update_changes_only_the_named_fields_of_the_named_items() {
     let mut board = three();
     board
-        .apply(&update(json!([
+        .update(&update(json!([
             {"id": "1", "status": "completed"},
             {"id": "2", "status": "in_progress", "activeForm": "Writing the parser"}
         ])))
@@ -43,7 +43,7 @@ fn an_update_changes_only_the_named_fields_of_the_named_items() {
     assert_eq!(board.items()[1].active_form.as_deref(), Some("Writing the parser"));
     assert_eq!(board.items()[2].blocked_by, ["2"], "blockers kept");
     // Numbers are ids as text, as in the whole list; text and blockers change too.
-    board.apply(&update(json!([{"id": 3, "text": "Test it well", "blocked_by": []}]))).unwrap();
+    board.update(&update(json!([{"id": 3, "text": "Test it well", "blocked_by": []}]))).unwrap();
     assert_eq!(board.items()[2].text, "Test it well");
     assert!(board.items()[2].blocked_by.is_empty());
 }
@@ -51,12 +51,12 @@ fn an_update_changes_only_the_named_fields_of_the_named_items() {
 #[test]
 fn an_unknown_id_with_a_text_adds_an_item_at_the_end_and_without_one_is_refused() {
     let mut board = three();
-    board.apply(&update(json!([{"id": "4", "text": "Write the docs"}]))).unwrap();
+    board.update(&update(json!([{"id": "4", "text": "Write the docs"}]))).unwrap();
     assert_eq!(board.total(), 4);
     assert_eq!(board.items()[3].text, "Write the docs");
     assert_eq!(board.items()[3].status, Status::Pending, "status defaults as in a whole list");
     let before = board.clone();
-    let err = board.apply(&update(json!([{"id": "9", "status": "completed"}]))).unwrap_err();
+    let err = board.update(&update(json!([{"id": "9", "status": "completed"}]))).unwrap_err();
     assert_eq!(err.to_string(), "Update: no item '9' on the board; give a text to add it");
     assert_eq!(board, before);
 }
@@ -76,7 +76,7 @@ fn the_shape_of_an_update_is_checked_before_anything_changes() {
     for (input, expected) in cases {
         let mut board = three();
         let before = board.clone();
-        assert_eq!(board.apply(&input).unwrap_err().to_string(), expected, "{input}");
+        assert_eq!(board.update(&input).unwrap_err().to_string(), expected, "{input}");
         assert_eq!(board, before, "{input}: the board stays as it was");
     }
 }
@@ -153,7 +153,7 @@ fn an_update_meets_every_rule_of_the_whole_list_in_its_order_and_changes_nothing
     for (case, entries, expected) in rules() {
         let mut board = three();
         let before = board.clone();
-        let err = board.apply(&update(entries)).unwrap_err();
+        let err = board.update(&update(entries)).unwrap_err();
         assert_eq!(err.to_string(), expected, "{case}");
         assert_eq!(board, before, "{case}: a refused update leaves the board as it was");
     }
@@ -164,13 +164,13 @@ fn the_same_rules_give_the_same_words_as_the_whole_list() {
     // The merged list, sent whole, is refused with exactly the update's error.
     let mut by_update = three();
     let mut whole = three();
-    let partial = by_update.apply(&update(json!([{"id": "3", "status": "completed"}])));
+    let partial = by_update.update(&update(json!([{"id": "3", "status": "completed"}])));
     let list = json!({"items": [
         item("1", "Read the code", "in_progress"),
         item("2", "Write the parser", "pending"),
         {"id": "3", "text": "Test the parser", "status": "completed", "blocked_by": ["2"]}
     ]});
-    assert_eq!(partial.unwrap_err(), whole.apply(&list).unwrap_err());
+    assert_eq!(partial.unwrap_err(), whole.update(&list).unwrap_err());
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn a_whole_list_that_drops_unfinished_items_is_refused_naming_them() {
     let mut board = three();
     let before = board.clone();
     let err =
-        board.apply(&json!({"items": [item("1", "Read the code", "completed")]})).unwrap_err();
+        board.update(&json!({"items": [item("1", "Read the code", "completed")]})).unwrap_err();
     assert_eq!(
         err.to_string(),
         "The list leaves out items not completed: #2 \"Write the parser\", #3 \"Test the parser\". \
@@ -188,7 +188,7 @@ fn a_whole_list_that_drops_unfinished_items_is_refused_naming_them() {
     assert_eq!(board, before);
     // One left out is named alone.
     let err = board
-        .apply(&json!({"items": [
+        .update(&json!({"items": [
             item("1", "Read the code", "completed"),
             item("2", "Write the parser", "in_progress")
         ]}))
@@ -200,126 +200,141 @@ fn a_whole_list_that_drops_unfinished_items_is_refused_naming_them() {
 #[test]
 fn completed_items_may_go_and_replace_starts_a_new_plan_on_purpose() {
     let mut board = three();
-    board.apply(&update(json!([{"id": "1", "status": "completed"}]))).unwrap();
+    board.update(&update(json!([{"id": "1", "status": "completed"}]))).unwrap();
     // #1 is done: a list without it loses nothing.
     board
-        .apply(&json!({"items": [
+        .update(&json!({"items": [
             item("2", "Write the parser", "in_progress"),
             {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
         ]}))
         .unwrap();
     assert_eq!(board.total(), 2);
-    let answer = board
-        .apply(&json!({"replace": true, "items": [item("a", "Another plan", "pending")]}))
+    board
+        .update(&json!({"replace": true, "items": [item("a", "Another plan", "pending")]}))
         .unwrap();
-    // The new plan is the list as sent: the answer says so, and which item comes next.
-    assert_eq!(answer, "Updated: your list as sent.\nNext: [ ] #a: Another plan\n(0/1 completed)");
+    assert_eq!(board.items().len(), 1);
     // `replace` must be true itself, not merely present.
     let before = board.clone();
-    assert!(board.apply(&json!({"replace": "yes", "items": []})).is_err());
+    assert!(board.update(&json!({"replace": "yes", "items": []})).is_err());
     assert_eq!(board, before);
-    assert_eq!(board.apply(&json!({"replace": true, "items": []})).unwrap(), "No todos.");
+    assert_eq!(board.update(&json!({"replace": true, "items": []})).unwrap(), "No todos.");
+}
+
+/// Every kind of valid update, from the board of `three()`: (the kind, the update, the whole
+/// board the model must read back, written out as docs/board.md's "Rendering" draws it).
+fn every_kind() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        (
+            "update of a status",
+            update(json!([
+                {"id": "1", "status": "completed"},
+                {"id": "2", "status": "in_progress", "activeForm": "Writing the parser"}
+            ])),
+            "[x] #1: Read the code\n[>] #2: Write the parser  <- Writing the parser\n\
+             [ ] #3: Test the parser  (blocked by #2)\n\n(1/3 completed)",
+        ),
+        (
+            "a rename",
+            update(json!([{"id": "3", "text": "Test the parser well"}])),
+            "[>] #1: Read the code\n[ ] #2: Write the parser\n\
+             [ ] #3: Test the parser well  (blocked by #2)\n\n(0/3 completed)",
+        ),
+        (
+            "an added item",
+            update(json!([{"id": "4", "text": "Write the docs"}])),
+            "[>] #1: Read the code\n[ ] #2: Write the parser\n\
+             [ ] #3: Test the parser  (blocked by #2)\n[ ] #4: Write the docs\n\n(0/4 completed)",
+        ),
+        (
+            "a whole list with ids",
+            json!({"items": [
+                item("1", "Read the code", "completed"),
+                item("2", "Write the parser", "completed"),
+                {"id": "3", "text": "Test the parser", "status": "in_progress", "blocked_by": ["2"]}
+            ]}),
+            "[x] #1: Read the code\n[x] #2: Write the parser\n[>] #3: Test the parser\n\n\
+             (2/3 completed)",
+        ),
+        (
+            "a whole list without ids",
+            json!({"items": [
+                {"text": "Read the code", "status": "completed"},
+                {"text": "Write the parser", "status": "in_progress"},
+                {"text": "Test the parser"}
+            ]}),
+            "[x] #1: Read the code\n[>] #2: Write the parser\n[ ] #3: Test the parser\n\n\
+             (1/3 completed)",
+        ),
+        (
+            "replace",
+            json!({"replace": true, "items": [item("a", "Another plan", "pending")]}),
+            "[ ] #a: Another plan\n\n(0/1 completed)",
+        ),
+        ("an emptied board", json!({"replace": true, "items": []}), "No todos."),
+        (
+            "an update that changes nothing",
+            update(json!([{"id": "1"}])),
+            "[>] #1: Read the code\n[ ] #2: Write the parser\n\
+             [ ] #3: Test the parser  (blocked by #2)\n\n(0/3 completed)",
+        ),
+    ]
 }
 
 #[test]
-fn a_whole_list_naming_its_ids_is_answered_as_sent_and_other_changes_of_items_whole() {
-    let mut board = Board::default();
-    // The model's own call shows the board: the answer names the item in progress and the
-    // progress line, not the list again.
-    let first = board
-        .apply(&json!({"items": [item("1", "Read", "in_progress"), item("2", "Write", "pending")]}))
-        .unwrap();
-    assert_eq!(first, "Updated: your list as sent, #1 in_progress.\n(0/2 completed)");
-    assert!(!is_whole(&first));
-    // An item added by `update`: the call names only the new item, so the whole board comes.
-    let added = board.apply(&update(json!([{"id": "3", "text": "Test"}]))).unwrap();
-    assert_eq!(added, board.render());
-    assert!(is_whole(&added));
-    // A new order sent whole, ids and all, is again the list as sent.
-    let moved = board
-        .apply(&json!({"items": [
-            item("2", "Write", "pending"),
-            item("1", "Read", "in_progress"),
-            item("3", "Test", "pending")
-        ]}))
-        .unwrap();
-    assert_eq!(moved, "Updated: your list as sent, #1 in_progress.\n(0/3 completed)");
-    assert_eq!(board.items()[0].id, "2", "the order is the one sent");
-    // Everything done: only the progress line follows.
-    let done = board
-        .apply(&json!({"items": [
-            item("2", "Write", "completed"),
-            item("1", "Read", "completed"),
-            item("3", "Test", "completed")
-        ]}))
-        .unwrap();
-    assert!(done.ends_with("(3/3 completed)"), "{done}");
-}
-
-#[test]
-fn a_first_plan_whose_ids_keel_gave_is_answered_with_the_whole_board() {
-    // Without ids the model cannot know them from its call: the board names them.
+fn every_valid_update_is_answered_with_the_whole_board() {
+    // The first plan, with its ids and without: the board, every item.
     let mut board = Board::default();
     let first = board
-        .apply(&json!({"items": [{"text": "Read", "status": "in_progress"}, {"text": "Write"}]}))
+        .update(
+            &json!({"items": [item("1", "Read", "in_progress"), item("2", "Write", "pending")]}),
+        )
         .unwrap();
     assert_eq!(first, "[>] #1: Read\n[ ] #2: Write\n\n(0/2 completed)");
-    assert!(is_whole(&first));
-    // One entry without an id is enough.
     let mut board = Board::default();
-    let mixed = json!({"items": [item("a", "Read", "pending"), {"text": "Write"}]});
-    assert_eq!(board.apply(&mixed).unwrap(), board.render());
+    let first = board
+        .update(&json!({"items": [{"text": "Read", "status": "in_progress"}, {"text": "Write"}]}))
+        .unwrap();
+    assert_eq!(first, "[>] #1: Read\n[ ] #2: Write\n\n(0/2 completed)");
+    // Every later kind, from a board of three items: the whole board as it now stands.
+    for (kind, input, expected) in every_kind() {
+        let mut board = three();
+        let answer = board.update(&input).unwrap();
+        assert_eq!(answer, expected, "{kind}");
+        assert_eq!(answer, board.render(), "{kind}: the answer is the pane's text");
+    }
 }
 
 #[test]
-fn a_step_forward_is_answered_with_what_changed_and_the_progress_line() {
-    let mut board = three();
-    let answer = board
-        .apply(&update(json!([
-            {"id": "1", "status": "completed"},
-            {"id": "2", "status": "in_progress", "activeForm": "Writing the parser"}
-        ])))
-        .unwrap();
-    // #2 was just started: the change line names it, and its text is in the plan the model sent.
-    assert_eq!(answer, "Updated: #1 completed, #2 in_progress.\n(1/3 completed)");
-    assert!(!is_whole(&answer) && answer.starts_with(COMPACT_PREFIX));
-    // The whole-list form that moves the plan on is answered the same way.
-    let answer = board
-        .apply(&json!({"items": [
-            item("1", "Read the code", "completed"),
-            item("2", "Write the parser", "completed"),
-            {"id": "3", "text": "Test the parser", "status": "pending", "blocked_by": ["2"]}
-        ]}))
-        .unwrap();
-    assert_eq!(answer, "Updated: #2 completed.\nNext: [ ] #3: Test the parser\n(2/3 completed)");
-    let answer = board.apply(&update(json!([{"id": "3", "status": "completed"}]))).unwrap();
-    assert_eq!(answer, "Updated: #3 completed.\n(3/3 completed)");
-    // An update that leaves the item in progress as it was shows it by its line.
-    let mut board = three();
-    let answer =
-        board.apply(&update(json!([{"id": "3", "text": "Test the parser well"}]))).unwrap();
-    assert_eq!(answer, "Updated: #3 renamed.\n[>] #1: Read the code\n(0/3 completed)");
-}
-
-#[test]
-fn renames_blockers_and_no_change_are_said_in_a_few_words() {
-    let mut board = three();
-    let answer = board
-        .apply(&update(json!([
-            {"id": "2", "text": "Write the lexer"},
-            {"id": "3", "blocked_by": ["1", "2"]}
-        ])))
-        .unwrap();
-    assert_eq!(
-        answer,
-        "Updated: #2 renamed, #3 blocked by #1, #2.\n[>] #1: Read the code\n(0/3 completed)"
-    );
-    let answer = board.apply(&update(json!([{"id": "3", "blocked_by": null}]))).unwrap();
-    assert!(answer.starts_with("Updated: #3 no longer blocked.\n"), "{answer}");
-    let answer = board.apply(&update(json!([{"id": "1"}]))).unwrap();
-    assert!(answer.starts_with("Updated: nothing changed.\n"), "{answer}");
-    // The person's view is the whole board, whatever the model read.
-    assert!(board.render().starts_with("[>] #1: Read the code\n[ ] #2: Write the lexer\n"));
+fn a_plan_moved_on_item_by_item_shows_every_step_in_every_answer() {
+    // The failure the board is there to prevent: after the first update, steps 4–10 must still
+    // be in front of the model.
+    let mut board = Board::default();
+    let items: Vec<Value> = (1..=10)
+        .map(|k| {
+            item(
+                &k.to_string(),
+                &format!("Step {k}"),
+                if k == 1 { "in_progress" } else { "pending" },
+            )
+        })
+        .collect();
+    board.update(&json!({ "items": items })).unwrap();
+    for k in 1..=10 {
+        let mut entries = vec![json!({"id": k.to_string(), "status": "completed"})];
+        if k < 10 {
+            entries.push(json!({"id": (k + 1).to_string(), "status": "in_progress"}));
+        }
+        let answer = board.update(&update(json!(entries))).unwrap();
+        for step in 1..=10 {
+            let marker = match step {
+                s if s <= k => "[x]",
+                s if s == k + 1 => "[>]",
+                _ => "[ ]",
+            };
+            assert!(answer.contains(&format!("{marker} #{step}: Step {step}\n")), "{k}: {answer}");
+        }
+        assert!(answer.ends_with(&format!("\n\n({k}/10 completed)")), "{answer}");
+    }
 }
 
 #[test]
@@ -329,7 +344,7 @@ fn an_update_cannot_grow_the_board_past_its_cap_whatever_it_sends() {
     let mut board = three();
     let before = board.clone();
     assert_eq!(
-        board.apply(&update(json!(entries))).unwrap_err().to_string(),
+        board.update(&update(json!(entries))).unwrap_err().to_string(),
         "Max 20 todos allowed"
     );
     assert_eq!(board, before);

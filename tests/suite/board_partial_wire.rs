@@ -1,6 +1,7 @@
 //! Partial board updates and the reminder as a provider sees them, on both wire protocols
-//! (docs/board.md): `keel -p` against the loopback server, the requests read back. A step forward
-//! is answered in a few lines, a refused update is an error result, and the reminder stays away
+//! (docs/board.md): `keel -p` against the loopback server, the requests read back. Every valid
+//! update, whatever its kind, is answered with the whole board; a refused update is an error
+//! result and leaves the board before it the newest the model reads; and the reminder stays away
 //! from a model that keeps its board alongside its steps and comes once a turn with no board.
 
 use crate::support::{bin, llm};
@@ -92,54 +93,99 @@ fn reminders(bodies: &[Value]) -> usize {
         .count()
 }
 
+/// The newest board rendered anywhere in a request — a board answer, the reminder, keel's
+/// notes — as the model would find it reading back from the end: the last text that is a
+/// whole board (it ends with the progress line, or is the empty board's line).
+fn newest_render(body: &Value) -> Option<String> {
+    let mut texts = Vec::new();
+    collect_strings(&body["messages"], &mut texts);
+    texts.into_iter().rev().find_map(|text| {
+        if text.ends_with("No todos.") {
+            return Some("No todos.".to_owned());
+        }
+        if !text.ends_with(" completed)") {
+            return None;
+        }
+        // A reminder or a note carries the board after its own words and a blank line.
+        let start =
+            if text.starts_with('[') { Some(0) } else { text.find("\n\n[").map(|at| at + 2) };
+        start.map(|start| text[start..].to_owned())
+    })
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) => out.push(text.clone()),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        Value::Object(fields) => fields.values().for_each(|item| collect_strings(item, out)),
+        _ => {}
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_partial_update_alongside_a_step_is_answered_in_a_few_lines_on_both_wires() {
+async fn every_valid_update_is_answered_with_the_whole_board_on_both_wires() {
+    // Every kind of update, one a response (the first beside a command); the fourth is refused.
+    let updates = [
+        ("the first plan, with ids", board(0, 3)),
+        (
+            "update of a status",
+            update(json!([
+                {"id": "1", "status": "completed"},
+                {"id": "2", "status": "in_progress", "activeForm": "Doing step 2"}
+            ])),
+        ),
+        ("a rename", update(json!([{"id": "3", "text": "Step three"}]))),
+        ("an added item", update(json!([{"id": "4", "text": "Step 4"}]))),
+        ("refused", update(json!([{"id": "9", "status": "completed"}]))),
+        (
+            "a whole list without ids",
+            json!({"items": [
+                {"text": "Step 1", "status": "completed"}, {"text": "Step 2", "status": "completed"},
+                {"text": "Step three", "status": "in_progress"}, {"text": "Step 4"}
+            ]}),
+        ),
+        ("a whole list with ids", board(3, 4)),
+        (
+            "replace",
+            json!({"replace": true, "items": [{"id": "a", "text": "New plan", "status": "pending"}]}),
+        ),
+        ("an emptied board", json!({"replace": true, "items": []})),
+    ];
+    let mut script: Vec<Step> =
+        updates.iter().map(|(_, input)| tool("todo", input.clone())).collect();
+    script[1].tools.insert(0, ("bash".into(), json!({"command": "cat notes.txt"})));
+    script.push(text("Done."));
     for wire in [Wire::Anthropic, Wire::OpenAi] {
-        let script = vec![
-            tool("todo", board(0, 3)),
-            Step {
-                tools: vec![
-                    ("bash".into(), json!({"command": "cat notes.txt"})),
-                    (
-                        "todo".into(),
-                        update(json!([
-                            {"id": "1", "status": "completed"},
-                            {"id": "2", "status": "in_progress", "activeForm": "Doing step 2"}
-                        ])),
-                    ),
-                ],
-                ..text("")
-            },
-            tool("todo", update(json!([{"id": "9", "status": "completed"}]))),
-            tool("todo", update(json!([{"id": "4", "text": "Step 4"}]))),
-            text("Done."),
-        ];
-        let bodies = serve(script, wire).await;
-        assert_eq!(bodies.len(), 5);
-        let first = newest_results(&bodies[1], wire);
-        assert_eq!(
-            first,
-            [("Updated: your list as sent, #1 in_progress.\n(0/3 completed)".to_owned(), false)],
-            "the first plan, sent with its ids: the call shows the board"
-        );
-        let step = newest_results(&bodies[2], wire);
-        assert!(step[0].0.contains("notes.txt") || step[0].0.contains("hello"), "{step:?}");
-        assert_eq!(
-            step[1],
-            ("Updated: #1 completed, #2 in_progress.\n(1/3 completed)".to_owned(), false)
-        );
-        let refused = newest_results(&bodies[3], wire);
-        assert_eq!(
-            refused,
-            [("Update: no item '9' on the board; give a text to add it".to_owned(), true)]
-        );
+        let bodies = serve(script.clone(), wire).await;
+        assert_eq!(bodies.len(), updates.len() + 1);
+        let mut board = keel::board::Board::default();
+        for (n, (kind, input)) in updates.iter().enumerate() {
+            let results = newest_results(&bodies[n + 1], wire);
+            let (answer, is_error) = results.last().unwrap().clone();
+            match board.update(input) {
+                Ok(expected) => {
+                    assert!(!is_error, "{kind}");
+                    assert_eq!(answer, expected, "{kind}: the whole board");
+                    assert_eq!(newest_render(&bodies[n + 1]).as_deref(), Some(answer.as_str()));
+                }
+                Err(err) => {
+                    assert!(is_error, "{kind}");
+                    assert_eq!(answer, err.to_string());
+                    assert_eq!(answer, "Update: no item '9' on the board; give a text to add it");
+                    // The valid board before it is still the newest one the model can read.
+                    assert_eq!(newest_render(&bodies[n + 1]), Some(board.render()), "{kind}");
+                }
+            }
+        }
         let added = newest_results(&bodies[4], wire);
         assert_eq!(
             added[0].0,
-            "[x] #1: Step 1\n[>] #2: Step 2  <- Doing step 2\n[ ] #3: Step 3\n[ ] #4: Step 4\n\n\
+            "[x] #1: Step 1\n[>] #2: Step 2  <- Doing step 2\n[ ] #3: Step three\n[ ] #4: Step 4\n\n\
              (1/4 completed)",
-            "a new item: the whole board"
+            "a new item: the whole board, as docs/board.md draws it"
         );
+        let step = newest_results(&bodies[2], wire);
+        assert!(step[0].0.contains("hello"), "{step:?}");
         // The tool's schema offers both forms and stays small.
         let tools = bodies[0]["tools"].as_array().unwrap();
         let todo = tools
@@ -176,13 +222,7 @@ async fn a_whole_list_that_drops_an_unfinished_item_is_refused_on_both_wires() {
              to start a new plan."
         );
         let replaced = newest_results(&bodies[3], wire);
-        assert_eq!(
-            replaced,
-            [(
-                "Updated: your list as sent.\nNext: [ ] #a: New plan\n(0/1 completed)".to_owned(),
-                false
-            )]
-        );
+        assert_eq!(replaced, [("[ ] #a: New plan\n\n(0/1 completed)".to_owned(), false)]);
     }
 }
 
@@ -233,6 +273,7 @@ async fn a_model_that_updates_alongside_its_steps_is_never_reminded() {
         assert_eq!(bodies.len(), 2 + 3 * STEPS);
         assert_eq!(reminders(&bodies), 0);
         let last = newest_results(bodies.last().unwrap(), wire);
-        assert_eq!(last[1].0, "Updated: #10 completed.\n(10/10 completed)");
+        let every: String = (1..=STEPS).map(|k| format!("[x] #{k}: Step {k}\n")).collect();
+        assert_eq!(last[1].0, format!("{every}\n(10/10 completed)"), "the whole board, closed");
     }
 }

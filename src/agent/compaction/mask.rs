@@ -5,14 +5,14 @@
 //!
 //! Only results and inputs change; every call keeps its one result, so the history stays valid
 //! for both protocols. An assistant turn that carries thinking is left exactly as it came (the
-//! Anthropic API checks it), and the current board is never elided: the newest accepted answer
-//! that is a whole board, with the compact answers accepted after it.
+//! Anthropic API checks it), and the current board is never elided: every accepted board answer
+//! is the whole board, so the newest one stays as it is and the older ones go to one line.
 
 use crate::agent::journal::compaction::Mask;
 use crate::message::{ContentBlock, History, Role};
 use crate::tools::{ToolCall, ToolName};
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The rounds kept whole when masking alone is enough.
 pub const KEEP_ROUNDS: usize = 3;
@@ -25,45 +25,17 @@ const KILOBYTE: f64 = 1000.0;
 
 /// The masks that elide what can go from `history`, keeping the newest `keep_rounds` rounds
 /// whole (0: only the newest board answer is kept).
-#[cfg(test)]
 pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
-    plan_with_board(history, keep_rounds, None)
-}
-
-/// As `plan`; with `board` (the current board rendered), a compaction also makes the current
-/// board whole in the history: when the newest accepted board answer is a compact one, it
-/// becomes the whole board and every board answer before it one line.
-pub fn plan_with_board(history: &History, keep_rounds: usize, board: Option<&str>) -> Vec<Mask> {
     let calls = calls_of(history);
-    let mut current_board = current_board(history, &calls);
+    let current_board = current_board(history, &calls);
     let mut masks = Vec::new();
-    if let (Some(board), Some(newest)) = (board, accepted_answers(history, &calls).next())
-        && !crate::board::is_whole(newest.1)
-    {
-        masks.push(Mask::Result { id: newest.0.to_owned(), content: board.to_owned() });
-        current_board = HashSet::from([newest.0]);
-        // The compact answers after the old whole board are superseded too, kept or not.
-        for block in history.iter().flat_map(|message| &message.content) {
-            if let ContentBlock::ToolResult { tool_use_id, content, is_error: false } = block
-                && tool_use_id != newest.0
-                && !crate::board::is_whole(content)
-                && calls.get(tool_use_id.as_str()).is_some_and(|c| c.call.name == ToolName::Todo)
-            {
-                masks.push(Mask::Result {
-                    id: tool_use_id.clone(),
-                    content: SUPERSEDED_BOARD.to_owned(),
-                });
-                current_board.insert(tool_use_id.as_str());
-            }
-        }
-    }
     let recent = recent_start(history, keep_rounds);
     for message in history.iter().take(recent) {
         for block in &message.content {
             match block {
                 ContentBlock::ToolResult { tool_use_id, content, is_error } => {
                     let Some(call) = calls.get(tool_use_id.as_str()) else { continue };
-                    if current_board.contains(tool_use_id.as_str()) || is_stub(content) {
+                    if current_board == Some(tool_use_id.as_str()) || is_stub(content) {
                         continue;
                     }
                     // A refused update changed no board, so no later one superseded it.
@@ -83,7 +55,7 @@ pub fn plan_with_board(history: &History, keep_rounds: usize, board: Option<&str
                 }
                 ContentBlock::ToolUse { id, .. } => {
                     let Some(call) = calls.get(id.as_str()) else { continue };
-                    if call.thinking || current_board.contains(id.as_str()) {
+                    if call.thinking || current_board == Some(id.as_str()) {
                         continue;
                     }
                     if let Some(input) = elided_input(&call.call) {
@@ -137,38 +109,21 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
     calls
 }
 
-/// The accepted board answers, newest first: each one's call id and its text. Rejected updates
-/// changed nothing and are passed over.
-fn accepted_answers<'a>(
-    history: &'a History,
-    calls: &HashMap<&str, Call>,
-) -> impl Iterator<Item = (&'a str, &'a str)> {
-    history.iter().rev().flat_map(|message| message.content.iter().rev()).filter_map(|block| {
+/// The id of the newest accepted board update: its answer is the current board, whole. Rejected
+/// updates changed nothing and are passed over.
+fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> Option<&'a str> {
+    history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
         match block {
-            ContentBlock::ToolResult { tool_use_id, content, is_error: false }
+            ContentBlock::ToolResult { tool_use_id, is_error: false, .. }
                 if calls
                     .get(tool_use_id.as_str())
                     .is_some_and(|c| c.call.name == ToolName::Todo) =>
             {
-                Some((tool_use_id.as_str(), content.as_str()))
+                Some(tool_use_id.as_str())
             }
             _ => None,
         }
     })
-}
-
-/// The ids of the board updates whose answers together say what the board is now: the newest
-/// accepted one answered with the whole board, and the accepted ones after it, answered with
-/// what changed.
-fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> HashSet<&'a str> {
-    let mut kept = HashSet::new();
-    for (id, answer) in accepted_answers(history, calls) {
-        kept.insert(id);
-        if crate::board::is_whole(answer) {
-            break;
-        }
-    }
-    kept
 }
 
 /// Where the newest `keep` rounds (answers that asked for tools) begin; the history's length

@@ -143,12 +143,10 @@ impl Agent {
     /// changed.
     async fn compact(&mut self, goal: Goal) -> Result<bool, Failure> {
         let history = self.state.view().history.clone();
-        let board = self.config.board.then(|| self.state.view().board.render());
-        let board = board.as_deref();
-        let (mut masks, mut masked) = masked(&history, mask::KEEP_ROUNDS, board);
+        let (mut masks, mut masked) = masked(&history, mask::KEEP_ROUNDS);
         let mut after = self.meter.estimate_of(&masked);
         if after > goal.target {
-            (masks, masked) = self::masked(&history, 1, board);
+            (masks, masked) = self::masked(&history, 1);
             after = self.meter.estimate_of(&masked);
         }
         let tail = summary::tail_start(&masked);
@@ -186,7 +184,7 @@ impl Agent {
         after = self.meter.estimate_of(&rebuilt);
         if after > goal.target {
             let compacted;
-            (tail_masks, compacted) = self::masked(&rebuilt, 0, None);
+            (tail_masks, compacted) = self::masked(&rebuilt, 0);
             after = self.meter.estimate_of(&compacted);
         }
         self.state.set_activity(Activity::Thinking);
@@ -328,10 +326,9 @@ impl Agent {
     }
 }
 
-/// `history` with what can go masked, keeping `keep` rounds whole, the current `board` made
-/// whole in it; and the masks.
-fn masked(history: &History, keep: usize, board: Option<&str>) -> (Vec<Mask>, History) {
-    let masks = mask::plan_with_board(history, keep, board);
+/// `history` with what can go masked, keeping `keep` rounds whole; and the masks.
+fn masked(history: &History, keep: usize) -> (Vec<Mask>, History) {
+    let masks = mask::plan(history, keep);
     let mut masked = history.clone();
     // The plan names only calls the history holds.
     if apply_masks(masked.iter_mut(), &masks).is_err() {

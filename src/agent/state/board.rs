@@ -7,7 +7,6 @@ use crate::agent::journal::Record;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::agent::turn::plan_mode as plan;
-use crate::board::is_whole;
 use crate::board::{BoardEdit, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
 
@@ -111,18 +110,14 @@ impl State {
     }
 
     /// Appends a round's results to the history. `board_answers` are the positions of its valid
-    /// board answers: when the model updated the board more than once in the round, an answer a
-    /// later whole board of the same round replaced becomes one line (`board::SUPERSEDED`); a
-    /// compact answer stays, as what it says is not in the whole board before it. Answers
-    /// already sent are never rewritten: the history's prefix stays byte for byte what the
-    /// provider cached (compaction shortens old board answers when the window needs it).
+    /// board answers: when the model updated the board more than once in the round, each answer
+    /// but the last becomes one line (`board::SUPERSEDED`), as the last is the whole board as it
+    /// now stands. Answers already sent are never rewritten: the history's prefix stays byte for
+    /// byte what the provider cached (compaction shortens old board answers when the window
+    /// needs it).
     pub fn push_results(&mut self, mut results: Vec<ContentBlock>, board_answers: &[usize]) {
-        let whole = |block: usize| matches!(results.get(block), Some(ContentBlock::ToolResult { content, .. }) if is_whole(content));
-        let Some(newest_whole) = board_answers.iter().rposition(|&block| whole(block)) else {
-            self.push_message(Message { role: Role::User, content: results });
-            return;
-        };
-        for &block in &board_answers[..newest_whole] {
+        let superseded = board_answers.split_last().map_or(&[][..], |(_, earlier)| earlier);
+        for &block in superseded {
             if let Some(ContentBlock::ToolResult { content, .. }) = results.get_mut(block) {
                 SUPERSEDED.clone_into(content);
             }

@@ -23,12 +23,6 @@ impl State {
         apply_masks(history.iter_mut(), &compaction.masks)?;
         self.record(&Record::Compaction(compaction.clone()));
         self.view.history = history;
-        self.compacted = true;
         Ok(())
-    }
-
-    /// Whether the history was compacted in this conversation.
-    pub fn compacted(&self) -> bool {
-        self.compacted
     }
 }

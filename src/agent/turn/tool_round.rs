@@ -151,13 +151,11 @@ impl Agent {
     }
 
     /// Applies a `todo` update, either form; a rejected one leaves the board as it was. The
-    /// model reads back the whole board or what changed (`board::answer`).
+    /// model reads back the whole board, after a line saying what changed (`board::answer`).
     fn update_board(&mut self, input: &Value) -> Finished {
         let mut board = (*self.state.view().board).clone();
-        match board.apply(input) {
+        match board.update(input) {
             Ok(answer) => {
-                // After a compaction every request carries the whole board.
-                let answer = if self.state.compacted() { board.render() } else { answer };
                 self.state.set_board(board);
                 self.emit(board_edits::todo_event(&self.state));
                 (ToolStatus::Succeeded, ToolOutcome::ok(answer))

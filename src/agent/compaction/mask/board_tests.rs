@@ -1,6 +1,6 @@
-//! Masking and the board: whatever masks, the current board stays readable — the newest
-//! accepted whole board, with the compact answers accepted after it — even when the newest board
-//! call was rejected.
+//! Masking and the board: every accepted board answer is the whole board, so whatever masks, the
+//! newest accepted answer stays as it was sent and the older ones go to one line — even when the
+//! newest board call was rejected.
 
 use super::*;
 use crate::agent::journal::compaction::apply_masks;
@@ -22,29 +22,32 @@ fn round(id: &str, name: &str, input: Value, result: &str, is_error: bool) -> [M
     ]
 }
 
-/// A plan of `steps` items whose ids keel gives (their positions): answered with the whole board.
+/// A plan of `steps` items, with their ids.
 fn plan_of(steps: usize) -> Value {
     let items: Vec<Value> = (1..=steps)
-        .map(|i| json!({"text": format!("Step number {i} of the plan"), "status": "pending"}))
+        .map(|i| {
+            json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"), "status": "pending"})
+        })
         .collect();
     json!({ "items": items })
 }
 
 /// The history of a task: the plan, a big command, `updates` (each accepted or not, as the
-/// board answers it), then three more big commands.
-fn task(updates: &[Value]) -> (History, Vec<(String, String)>) {
+/// board answers it), then three more big commands; with each board call's answer, and the
+/// board it ends with.
+fn task(updates: &[Value]) -> (History, Vec<(String, String)>, Board) {
     let big = format!("Exit code 0\n{}", "output line\n".repeat(500));
     let mut board = Board::default();
     let mut history = vec![Message::user_text("Do it.")];
     let mut answers = Vec::new();
     let first = plan_of(8);
-    let answer = board.apply(&first).unwrap();
+    let answer = board.update(&first).unwrap();
     history.extend(round("plan", "todo", first, &answer, false));
     answers.push(("plan".to_owned(), answer));
     history.extend(round("b0", "bash", json!({"command": "make"}), &big, false));
     for (n, input) in updates.iter().enumerate() {
         let id = format!("u{n}");
-        let (answer, is_error) = match board.apply(input) {
+        let (answer, is_error) = match board.update(input) {
             Ok(answer) => (answer, false),
             Err(err) => (err.to_string(), true),
         };
@@ -54,7 +57,7 @@ fn task(updates: &[Value]) -> (History, Vec<(String, String)>) {
     for n in 1..=3 {
         history.extend(round(&format!("b{n}"), "bash", json!({"command": "make"}), &big, false));
     }
-    (history.into_iter().collect(), answers)
+    (history.into_iter().collect(), answers, board)
 }
 
 fn masked(history: &History) -> History {
@@ -77,105 +80,86 @@ fn result<'a>(history: &'a History, id: &str) -> &'a str {
         .unwrap()
 }
 
+fn input<'a>(history: &'a History, id: &str) -> &'a Value {
+    history
+        .iter()
+        .flat_map(|message| message.tool_uses())
+        .find_map(|(call, _, input)| (call == id).then_some(input))
+        .unwrap()
+}
+
+/// A step forward: `done` completed, the next one started.
+fn step(done: usize) -> Value {
+    json!({"update": [{"id": done.to_string(), "status": "completed"},
+                      {"id": (done + 1).to_string(), "status": "in_progress"}]})
+}
+
 #[test]
 fn a_rejected_newest_board_call_leaves_the_last_accepted_board_whole() {
     // The newest board call names an item that is not there: refused.
     let rejected = json!({"update": [{"id": "99", "status": "completed"}]});
-    let (history, answers) = task(&[rejected]);
+    let (history, answers, board) = task(&[rejected]);
     assert!(result(&history, "u0").starts_with("Update: no item '99'"));
-    assert!(crate::board::is_whole(&answers[0].1), "the plan's answer is a whole board");
     let history = masked(&history);
-    assert_eq!(result(&history, "plan"), answers[0].1, "the last accepted board, whole");
-    assert!(result(&history, "plan").ends_with("(0/8 completed)"));
+    assert_eq!(result(&history, "plan"), answers[0].1, "the last accepted board, as sent");
+    assert!(result(&history, "plan").ends_with(&board.render()), "and it is the whole board");
     assert!(result(&history, "b1").starts_with("[bash `make`"), "masking did mask");
 }
 
 #[test]
-fn a_rejected_whole_list_after_compact_answers_leaves_the_board_and_its_steps() {
-    let step = |done: usize| {
-        json!({"update": [{"id": done.to_string(), "status": "completed"},
-                          {"id": (done + 1).to_string(), "status": "in_progress"}]})
-    };
+fn a_rejected_whole_list_after_steps_leaves_the_newest_accepted_board_and_the_refusal() {
     // A whole list that drops six unfinished items: refused, and the newest call.
     let dropping =
         json!({"items": [{"id": "1", "text": "Step number 1 of the plan", "status": "completed"}]});
-    let (history, answers) =
+    let (history, answers, board) =
         task(&[json!({"update": [{"id": "1", "status": "in_progress"}]}), step(1), dropping]);
-    assert!(result(&history, "u2").starts_with("The list leaves out items not completed"));
+    let refusal = result(&history, "u2").to_owned();
+    assert!(refusal.starts_with("The list leaves out items not completed"));
     let history = masked(&history);
-    // The whole board and every compact answer after it stay as sent: together they say
-    // where the board stands.
-    for (id, answer) in &answers[..3] {
-        assert_eq!(result(&history, id), answer, "{id}");
-    }
+    assert_eq!(result(&history, "u1"), answers[2].1, "the newest accepted answer, as sent");
+    assert!(result(&history, "u1").ends_with(&board.render()));
     assert!(result(&history, "u1").contains("(1/8 completed)"));
-}
-
-#[test]
-fn a_later_whole_board_supersedes_the_earlier_one_and_the_compact_answers_before_it() {
-    let added = json!({"update": [{"id": "9", "text": "One more"}]});
-    let (history, answers) = task(&[
-        json!({"update": [{"id": "1", "status": "in_progress"}]}),
-        added,
-        json!({"update": [{"id": "1", "status": "completed"}]}),
-    ]);
-    let history = masked(&history);
     assert_eq!(result(&history, "plan"), SUPERSEDED_BOARD);
     assert_eq!(result(&history, "u0"), SUPERSEDED_BOARD);
-    assert_eq!(result(&history, "u1"), answers[2].1, "the newest whole board");
-    assert!(result(&history, "u1").contains("#9: One more"));
-    assert_eq!(result(&history, "u2"), answers[3].1, "the compact answer after it");
+    assert_eq!(result(&history, "u2"), refusal, "the refusal is left as sent");
 }
 
 #[test]
-fn a_compaction_makes_the_current_board_whole_where_the_newest_answer_was_compact() {
-    let step = json!({"update": [{"id": "1", "status": "in_progress"}]});
-    let next = json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "in_progress"}]});
-    let (history, answers) = task(&[step, next]);
-    let mut board = Board::default();
-    board.apply(&plan_of(8)).unwrap();
-    board.apply(&json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "in_progress"}]})).unwrap();
-    let current = board.render();
-    let mut compacted = history.clone();
-    let masks = plan_with_board(&history, 0, Some(&current));
-    apply_masks(compacted.iter_mut(), &masks).unwrap();
-    assert_eq!(result(&compacted, "u1"), current, "the newest answer is now the whole board");
-    assert!(answers[2].1.starts_with(crate::board::COMPACT_PREFIX), "it was compact");
-    assert_eq!(result(&compacted, "u0"), SUPERSEDED_BOARD);
-    assert_eq!(result(&compacted, "plan"), SUPERSEDED_BOARD);
-    // Once whole, a second plan leaves it so.
-    assert!(plan_with_board(&compacted, 0, Some(&current)).iter().all(|mask| mask.id() != "u1"));
-}
-
-#[test]
-fn a_plan_taken_as_sent_keeps_its_call_until_a_compaction_makes_the_board_whole() {
-    // Sent with its ids, the plan is answered as taken as sent: its call is the board.
-    let items: Vec<Value> = (1..=8)
-        .map(|i| json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"), "status": "pending"}))
-        .collect();
-    let plan = json!({ "items": items });
-    let step = json!({"update": [{"id": "1", "status": "in_progress"}]});
-    let mut board = Board::default();
-    let said = board.apply(&plan).unwrap();
-    assert!(!crate::board::is_whole(&said), "{said}");
-    let mut history = vec![Message::user_text("Do it.")];
-    history.extend(round("plan", "todo", plan.clone(), &said, false));
-    let big = format!("Exit code 0\n{}", "output line\n".repeat(500));
-    history.extend(round("b0", "bash", json!({"command": "make"}), &big, false));
-    let stepped = board.apply(&step).unwrap();
-    history.extend(round("u0", "todo", step, &stepped, false));
-    for n in 1..=3 {
-        history.extend(round(&format!("b{n}"), "bash", json!({"command": "make"}), &big, false));
+fn every_board_answer_before_the_newest_accepted_one_goes_to_one_line() {
+    let added = json!({"update": [{"id": "9", "text": "One more"}]});
+    let (history, answers, board) =
+        task(&[json!({"update": [{"id": "1", "status": "in_progress"}]}), added, step(1)]);
+    let history = masked(&history);
+    for id in ["plan", "u0", "u1"] {
+        assert_eq!(result(&history, id), SUPERSEDED_BOARD, "{id}");
     }
-    let history: History = history.into_iter().collect();
-    // Masking alone: no whole board in the history, so the plan's call and every answer stay.
-    let masks = plan_with_board(&history, 0, None);
-    assert!(masks.iter().all(|mask| mask.id() != "plan" && mask.id() != "u0"), "{masks:?}");
-    assert!(masks.iter().any(|mask| mask.id() == "b0"), "masking did mask");
-    // A compaction with the board makes the newest answer the whole board.
-    let current = board.render();
-    let mut compacted = history.clone();
-    apply_masks(compacted.iter_mut(), &plan_with_board(&history, 0, Some(&current))).unwrap();
-    assert_eq!(result(&compacted, "u0"), current);
-    assert_eq!(result(&compacted, "plan"), SUPERSEDED_BOARD);
+    assert_eq!(result(&history, "u2"), answers[3].1, "the newest answer, as sent");
+    assert!(result(&history, "u2").ends_with(&board.render()));
+    assert!(result(&history, "u2").contains("#9: One more"), "the whole board, added item too");
+    // The superseded plan's bulky call went too; the newest call stays.
+    assert!(input(&history, "plan")["elided"].as_str().unwrap().contains("8 items"));
+    assert_eq!(input(&history, "u2"), &step(1));
+    // Masking again finds nothing more to do.
+    assert!(plan(&history, 0).is_empty());
+}
+
+#[test]
+fn the_newest_accepted_board_is_the_newest_render_whatever_the_kind_of_update() {
+    let kinds = [
+        ("a status", json!({"update": [{"id": "1", "status": "completed"}]})),
+        ("a rename", json!({"update": [{"id": "2", "text": "Step two, renamed"}]})),
+        ("an added item", json!({"update": [{"id": "9", "text": "One more"}]})),
+        (
+            "a whole list without ids",
+            json!({"items": (1..=8).map(|i| json!({"text": format!("Step {i}")})).collect::<Vec<_>>()}),
+        ),
+        ("replace", json!({"replace": true, "items": [{"id": "a", "text": "Another plan"}]})),
+        ("an emptied board", json!({"replace": true, "items": []})),
+    ];
+    for (kind, update) in kinds {
+        let (history, _, board) = task(&[update]);
+        let history = masked(&history);
+        assert!(result(&history, "u0").ends_with(&board.render()), "{kind}");
+        assert_eq!(result(&history, "plan"), SUPERSEDED_BOARD, "{kind}");
+    }
 }
