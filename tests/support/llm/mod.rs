@@ -10,12 +10,15 @@
 //! back, whole or half sent, for tests that kill keel while it waits.
 
 pub mod chunked;
+pub mod follower;
 pub mod raw;
 pub mod reasoning;
 pub mod valid;
 pub mod window;
 
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -124,6 +127,10 @@ pub enum Protocol {
     OpenAi,
 }
 
+/// Where each protocol's requests come.
+const ROUTES: [(&str, Protocol); 2] =
+    [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)];
+
 /// The running server.
 pub struct FakeLlm {
     pub server: MockServer,
@@ -146,6 +153,20 @@ impl FakeLlm {
         Self::serve_with(steps, Duration::ZERO, false, switches).await
     }
 
+    /// A server whose model follows only the board keel renders back to it, over `steps` steps
+    /// with `chatter` bytes of its own words beside each (see `follower`), with the switches of
+    /// a finite context window.
+    pub async fn start_following(steps: usize, chatter: usize, switches: window::Switches) -> Self {
+        let server = MockServer::start().await;
+        let answered = Arc::new(AtomicUsize::new(0));
+        for (route, protocol) in ROUTES {
+            let answered = Arc::clone(&answered);
+            let model = follower::Follower { steps, chatter, protocol, switches, answered };
+            Mock::given(method("POST")).and(path(route)).respond_with(model).mount(&server).await;
+        }
+        Self { server }
+    }
+
     async fn serve(steps: Vec<Step>, delay: Duration, checking: bool) -> Self {
         Self::serve_with(steps, delay, checking, window::Switches::default()).await
     }
@@ -157,9 +178,7 @@ impl FakeLlm {
         switches: window::Switches,
     ) -> Self {
         let server = MockServer::start().await;
-        for (route, protocol) in
-            [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)]
-        {
+        for (route, protocol) in ROUTES {
             Mock::given(method("POST"))
                 .and(path(route))
                 .respond_with(Script { steps: steps.clone(), protocol, delay, checking, switches })
