@@ -6,10 +6,11 @@
 //! both updated in the same answer as each step's command — and the bytes, tokens and dollars
 //! every request carried, with what each part of the board took (`support::cache_cost`).
 //!
-//! Dollars are at list prices with the prompt cache as keel marks it (a breakpoint after the
-//! tools and system prompt, one on the newest message): what a request shares with the one
-//! before is a cache read (×0.1 of input), the rest a cache write (×1.25), and the model's
-//! answer is output (×5). Tokens are estimated at four bytes each.
+//! Dollars are at list prices with the prompt cache as the `cache_control` marks in each
+//! request body set it (keel marks the system prompt, the newest message and the newest of the
+//! request before): what an earlier request wrote and a breakpoint reaches is a cache read (×0.1
+//! of input), the rest up to the last breakpoint a cache write (×1.25), what follows it input at
+//! full price, and the model's answer is output (×5). Tokens are estimated at four bytes each.
 //!
 //! A scripted benchmark, not a timing one: the figures are counted, so they are the same on any
 //! machine. `cargo bench --bench board_cost` prints them; benches/README.md reports them.
@@ -24,7 +25,7 @@ use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-use support::cache_cost::{Cost, LABELS, Priced, cost, tokens};
+use support::cache_cost::{Breakpoints, Cost, LABELS, Priced, cost, tokens, with_breakpoints};
 use support::fake_llm::{self, Step};
 use support::loopback::Loopback;
 
@@ -173,12 +174,13 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
         )
     });
     println!(
-        "{name}: {} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / output ~{} tokens, ${:.4} (${:.4} uncached){versus}",
+        "{name}: {} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / full-price input ~{} / output ~{} tokens, ${:.4} (${:.4} uncached){versus}",
         cost.requests,
         cost.total,
         tokens(cost.total),
         tokens(cost.priced.read),
         tokens(cost.priced.write),
+        tokens(cost.priced.input),
         tokens(cost.priced.output),
         cost.dollars(),
         cost.dollars_uncached(),
@@ -189,7 +191,8 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     println!("  of which the board: {} bytes sent", cost.board() + paragraph * cost.requests);
     let extra = cost.dollars() - base.dollars();
     // The board's paragraph of the system prompt: written once, then read with every request.
-    let system = Priced { read: paragraph * (cost.requests - 1), write: paragraph, output: 0 };
+    let system =
+        Priced { read: paragraph * (cost.requests - 1), write: paragraph, input: 0, output: 0 };
     let mut named = system.dollars();
     println!(
         "    {:<15} {} B a request: ${:.4} ({:+.2} % of no board)",
@@ -201,9 +204,10 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     for (label, part) in LABELS.iter().zip(&cost.parts) {
         named += part.dollars();
         println!(
-            "    {label:<15} read {:>7} B, written {:>6} B, output {:>5} B: ${:.4} ({:+.2} % of no board)",
+            "    {label:<15} read {:>7} B, written {:>6} B, full price {:>4} B, output {:>5} B: ${:.4} ({:+.2} % of no board)",
             part.read,
             part.write,
+            part.input,
             part.output,
             part.dollars(),
             100.0 * part.dollars() / base.dollars()
@@ -217,6 +221,41 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     );
 }
 
+/// keel's breakpoints, and other places they could sit: the run priced with each.
+const PLACEMENTS: [(&str, Breakpoints); 4] = [
+    (
+        "keel's: the system prompt, the newest message, the newest of the request before",
+        Breakpoints { system: true, from_end: &[1, 3] },
+    ),
+    ("the system prompt and the newest message", Breakpoints { system: true, from_end: &[1] }),
+    ("the newest message only", Breakpoints { system: false, from_end: &[1] }),
+    ("the system prompt only", Breakpoints { system: true, from_end: &[] }),
+];
+
+/// The no-board and partial-update runs priced with each placement of the breakpoints.
+fn placements(off: (&[Value], &[usize]), partial: (&[Value], &[usize])) {
+    println!("where the cache breakpoints sit (no board / partial updates):");
+    for (name, at) in PLACEMENTS {
+        let price = |(bodies, sizes): (&[Value], &[usize])| {
+            let moved = with_breakpoints(bodies, at);
+            // The wire's bytes, give or take the marks moved.
+            let sizes: Vec<usize> = (bodies.iter().zip(&moved).zip(sizes))
+                .map(|((sent, moved), size)| {
+                    size + moved.to_string().len() - sent.to_string().len()
+                })
+                .collect();
+            cost(&moved, &sizes, CLOSING.len())
+        };
+        let (off, partial) = (price(off), price(partial));
+        println!(
+            "  {name}: ${:.4} / ${:.4} ({:+.2} %)",
+            off.dollars(),
+            partial.dollars(),
+            percent(partial.dollars(), off.dollars())
+        );
+    }
+}
+
 fn percent(value: f64, base: f64) -> f64 {
     100.0 * (value - base) / base.max(f64::MIN_POSITIVE)
 }
@@ -224,16 +263,20 @@ fn percent(value: f64, base: f64) -> f64 {
 fn main() {
     // `cargo test --benches` runs this once too; the figures are counted, not timed.
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (bodies, sizes, _) = runtime.block_on(run(Board::Off));
-    let off = cost(&bodies, &sizes, CLOSING.len());
-    assert!(bodies.iter().all(|body| !body.to_string().contains("\"todo\"")));
+    let (off_bodies, off_sizes, _) = runtime.block_on(run(Board::Off));
+    let off = cost(&off_bodies, &off_sizes, CLOSING.len());
+    assert!(off_bodies.iter().all(|body| !body.to_string().contains("\"todo\"")));
     let (bodies, sizes, whole_end) = runtime.block_on(run(Board::WholeLists));
     let whole = cost(&bodies, &sizes, CLOSING.len());
     let (bodies, sizes, partial_end) = runtime.block_on(run(Board::Partial));
     let partial = cost(&bodies, &sizes, CLOSING.len());
+    // The bodies as sent carry keel's own marks: priced with them again, the same figure.
+    let keel = cost(&with_breakpoints(&bodies, PLACEMENTS[0].1), &sizes, CLOSING.len());
+    assert!((keel.dollars() - partial.dollars()).abs() < 1e-9, "the bench moves keel's marks");
     assert_eq!(whole_end, "(10/10 completed)", "the whole-list form still ends 10/10");
     assert_eq!(partial_end, "(10/10 completed)");
     report("board off (--no-todo)", &off, None);
     report("board on, whole lists alongside each step", &whole, Some(&off));
     report("board on, partial updates alongside each step", &partial, Some(&off));
+    placements((&off_bodies, &off_sizes), (&bodies, &sizes));
 }
