@@ -6,7 +6,7 @@ mod launch;
 use clap::Parser;
 use keel::cli::Cli;
 use keel::config::ConfigError;
-use keel::tools::supervisor;
+use keel::tools::{entry, supervisor};
 use keel::visible::visible;
 use launch::{EXIT_FAILED, Prepared, UsageError};
 use std::process::ExitCode;
@@ -17,7 +17,7 @@ const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     // keel's own executable supervises the commands it runs (see `tools::supervisor`).
-    if let Some(code) = supervisor::run_if_requested() {
+    if let Some(code) = entry::run_if_requested() {
         return code;
     }
     // Before any thread starts: a file-size limit fails a write instead of killing keel.

@@ -13,6 +13,8 @@ use serde::Serialize;
 
 /// The line the conversation shows for an interrupted turn.
 pub const INTERRUPTED_NOTE: &str = "Interrupted.";
+/// The result the model gets for a tool call the person interrupted.
+pub const INTERRUPTED: &str = "interrupted by user";
 
 /// Something the agent did or saw.
 #[derive(Debug, Clone, PartialEq, Serialize)]

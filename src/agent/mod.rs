@@ -14,6 +14,7 @@ mod compaction;
 mod context;
 mod event;
 pub mod journal;
+mod plan_mode;
 mod reminder;
 mod snapshot;
 mod state;
@@ -22,6 +23,7 @@ mod streaming;
 mod turn;
 
 pub use command::{Command, Decision};
+pub use event::INTERRUPTED;
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
 pub use snapshot::{
@@ -29,7 +31,6 @@ pub use snapshot::{
     ToolStatus, TurnClock,
 };
 pub use streaming::StreamingText;
-pub use turn::INTERRUPTED;
 pub use turn::task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 
 use crate::llm::Provider;

@@ -18,10 +18,10 @@ pub trait Protocol: Default + Send + Sync + 'static {
     const WIRE: WireFormat;
     /// Appended to the base URL.
     const PATH: &'static str;
-    /// The environment variable that holds the key.
-    const KEY_VAR: &'static str;
+    /// The environment variable that holds the key (the wire format names it).
+    const KEY_VAR: &'static str = Self::WIRE.key_variable();
     /// The environment variable that sets the base URL.
-    const BASE_VAR: &'static str;
+    const BASE_VAR: &'static str = Self::WIRE.base_url_variable();
 
     /// The headers every request carries besides the content type: the key, the version.
     fn headers(&self, api_key: &str) -> Result<HeaderMap, LlmError>;

@@ -147,18 +147,18 @@ impl WireFormat {
 
     /// The environment variable holding this protocol's key, as the protocol names it; commands and
     /// servers keel starts never see it.
-    pub fn key_variable(self) -> &'static str {
+    pub const fn key_variable(self) -> &'static str {
         match self {
-            Self::Anthropic => <super::anthropic::Anthropic as super::Protocol>::KEY_VAR,
-            Self::OpenAi => <super::openai::OpenAi as super::Protocol>::KEY_VAR,
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
         }
     }
 
     /// The environment variable holding this protocol's base URL.
-    pub fn base_url_variable(self) -> &'static str {
+    pub const fn base_url_variable(self) -> &'static str {
         match self {
-            Self::Anthropic => <super::anthropic::Anthropic as super::Protocol>::BASE_VAR,
-            Self::OpenAi => <super::openai::OpenAi as super::Protocol>::BASE_VAR,
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+            Self::OpenAi => "OPENAI_BASE_URL",
         }
     }
 

@@ -4,9 +4,9 @@
 
 use super::State;
 use crate::agent::journal::Record;
+use crate::agent::plan_mode as plan;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
-use crate::agent::turn::plan_mode as plan;
 use crate::board::{BoardEdit, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
 

@@ -10,10 +10,9 @@
 
 use super::State;
 use crate::agent::approval::DECLINED;
-use crate::agent::event::AgentEvent;
+use crate::agent::event::{AgentEvent, INTERRUPTED};
 use crate::agent::journal::{CUT_OFF, NoteKind, Record};
 use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
-use crate::agent::turn::INTERRUPTED;
 use crate::message::{ContentBlock, Role};
 use crate::tools::{ToolCall, ToolName};
 use std::collections::HashMap;

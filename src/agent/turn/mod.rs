@@ -10,12 +10,13 @@ mod jobs_watch;
 mod mcp_tools;
 mod nested_repos;
 mod output_limit;
-pub(super) mod plan_mode;
+mod plan_turn;
 mod repeated_step;
 pub(super) mod task;
 mod tool_round;
 mod undo;
 
+pub(super) use super::event::INTERRUPTED;
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::Activity;
 use super::state::{Outbox, State};
@@ -26,9 +27,6 @@ use crate::tools::ToolCall;
 use std::time::Instant;
 use task::{Agent, NO_PROVIDER_HELP, Stop};
 use tokio::sync::mpsc;
-
-/// The result the model gets for a tool call the person interrupted.
-pub const INTERRUPTED: &str = "interrupted by user";
 
 /// How a turn ended, for the front ends.
 struct TurnEnd {

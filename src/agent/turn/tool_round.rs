@@ -6,9 +6,9 @@
 //! would repeat a step already done is answered as such (`repeated_step`) before approval is
 //! asked; one that runs without asking is told so after it ran.
 
-use super::plan_mode as plan;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
+use crate::agent::plan_mode as plan;
 use crate::agent::snapshot::{Activity, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::task::{Agent, Stop};

@@ -37,8 +37,6 @@ impl Protocol for Anthropic {
     const NAME: &'static str = "anthropic";
     const WIRE: WireFormat = WireFormat::Anthropic;
     const PATH: &'static str = "/v1/messages";
-    const KEY_VAR: &'static str = "ANTHROPIC_API_KEY";
-    const BASE_VAR: &'static str = "ANTHROPIC_BASE_URL";
 
     fn headers(&self, api_key: &str) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();

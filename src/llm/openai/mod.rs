@@ -35,8 +35,6 @@ impl Protocol for OpenAi {
     const NAME: &'static str = "openai";
     const WIRE: WireFormat = WireFormat::OpenAi;
     const PATH: &'static str = "/chat/completions";
-    const KEY_VAR: &'static str = "OPENAI_API_KEY";
-    const BASE_VAR: &'static str = "OPENAI_BASE_URL";
 
     fn headers(&self, api_key: &str) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();

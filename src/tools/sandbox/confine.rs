@@ -39,8 +39,7 @@ use std::process::ExitCode;
 pub const ENTRY_ARG: &str = "__keel_confine";
 
 /// The byte that says the step is ready, and the one that lets it go on.
-pub const READY: u8 = b'r';
-pub const GO: u8 = b'g';
+use crate::tools::supervisor::protocol::{HELD_GO as GO, HELD_READY as READY};
 
 /// Takes the output pipes, confines this process, waits at the gate and `exec`s the rest of
 /// `args` (`STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on failure.

@@ -14,8 +14,8 @@
 //! how long it held it.
 
 use super::protocol::{GO, KILL, Report, Status};
+use super::protocol::{HELD_GO, HELD_READY};
 use super::{Launch, placeholders, procfs};
-use crate::tools::sandbox::confine;
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -167,7 +167,7 @@ impl Go {
     fn pass_on(&mut self) {
         if self.ready && self.asked {
             // A shell that is gone already has nobody to hear it; said once either way.
-            let _ = self.writer.write_all(&[confine::GO]);
+            let _ = self.writer.write_all(&[HELD_GO]);
             self.asked = false;
         }
     }
@@ -320,8 +320,7 @@ fn inheritable(
 fn spawn_ready_watch(mut ready: std::io::PipeReader, events: mpsc::Sender<Event>) {
     std::thread::spawn(move || {
         let mut byte = [0u8; 1];
-        if matches!(std::io::Read::read(&mut ready, &mut byte), Ok(1) if byte[0] == confine::READY)
-        {
+        if matches!(std::io::Read::read(&mut ready, &mut byte), Ok(1) if byte[0] == HELD_READY) {
             let _ = events.send(Event::Ready);
         }
     });

@@ -2,7 +2,7 @@
 //!
 //! `unsafe` is forbidden in this crate, so keel cannot change a child between `fork` and `exec`.
 //! Instead each command gets a supervisor: the keel binary itself, started through an internal
-//! entry point ([`run_if_requested`]), which puts the command in a session of its own (no
+//! entry point (`tools::entry`), which puts the command in a session of its own (no
 //! controlling terminal), adopts its orphans as a child subreaper, and kills all of them when
 //! keel asks or when keel is gone (see [`child`]).
 //!
@@ -21,11 +21,10 @@ mod placeholders;
 mod procfs;
 pub mod protocol;
 
-use super::sandbox;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use protocol::{GO, KILL, Report, Status};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::OnceLock;
@@ -49,22 +48,13 @@ pub fn set_program(program: impl Into<PathBuf>) {
     let _ = PROGRAM.set(program.into());
 }
 
-/// Runs the supervisor, or the sandbox's last step ([`sandbox::confine`]), when this process
-/// was started as one; `main` calls it first.
-pub fn run_if_requested() -> Option<ExitCode> {
-    let mut args = std::env::args_os().skip(1);
-    let entry = args.next()?;
-    if entry == OsStr::new(sandbox::confine::ENTRY_ARG) {
-        return Some(sandbox::confine::main(&args.collect::<Vec<_>>()));
-    }
-    if entry != OsStr::new(ENTRY_ARG) {
-        return None;
-    }
+/// Runs the supervisor with the arguments after [`ENTRY_ARG`] (`tools::entry` dispatches).
+pub fn main(mut args: impl Iterator<Item = OsString>) -> ExitCode {
     let command = args.next().unwrap_or_default();
     let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
     let launch = Launch { prefix: args.collect(), placeholders };
-    Some(child::main(&command, &launch))
+    child::main(&command, &launch)
 }
 
 /// How the shell is started: directly, or through a sandbox.

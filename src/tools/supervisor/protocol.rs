@@ -9,6 +9,11 @@ pub const KILL: &str = "kill";
 /// keel lets a shell started held run.
 pub const GO: &str = "go";
 
+/// The byte a held shell's last step (`sandbox::confine`) writes once it is ready, and the one
+/// the supervisor answers to let it go on.
+pub const HELD_READY: u8 = b'r';
+pub const HELD_GO: u8 = b'g';
+
 /// How a command's shell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

@@ -1,4 +1,4 @@
-//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` — but not change
+//! Plan mode's rules (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` — but not change
 //! anything, and it ends its turn with a plan on the board. The person edits that board and
 //! approves it; the approved board then drives the work, in plan mode no more.
 //!
@@ -9,8 +9,6 @@
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
-use crate::agent::board_edits;
-use crate::agent::turn::task::Agent;
 use crate::tools::sandbox::{Confinement, Sandbox};
 use crate::tools::{ToolName, guard};
 use serde_json::Value;
@@ -56,24 +54,6 @@ pub fn mcp_refusal(tool: &ToolName, read_only: bool) -> Option<String> {
              the board as a step instead."
         )
     })
-}
-
-impl Agent {
-    /// At the end of a turn in plan mode the board is the plan: it waits for the person (if
-    /// there is one), and printing front ends get it as one more `todo` event.
-    pub(in crate::agent) fn end_plan_turn(&mut self) {
-        if !self.state.view().plan_mode {
-            return;
-        }
-        let ready = !self.state.view().board.is_empty();
-        self.emit(board_edits::todo_event(&self.state));
-        self.state.set_plan_ready(ready);
-    }
-
-    /// The prompt that hands the approved board to the model.
-    pub(in crate::agent) fn approval_prompt(&self) -> String {
-        format!("{APPROVED}\n\n{}", self.state.view().board.render())
-    }
 }
 
 #[cfg(test)]
