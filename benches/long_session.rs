@@ -16,7 +16,6 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{ChatRequest, HttpSettings};
 use keel::message::{ContentBlock, History, Message, Role};
-use keel::tools::{Tools, Workspace};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::fake_llm::{self, Step};
@@ -143,7 +142,7 @@ fn client() -> AnthropicClient {
 }
 
 fn specs() -> Vec<keel::llm::ToolSpec> {
-    Tools::new(Workspace::new(std::env::temp_dir()).unwrap()).specs()
+    keel::tools::ToolSet::new(true, keel::tools::mcp::Hub::default()).specs()
 }
 
 /// A history of `messages` messages shaped like the long session's.

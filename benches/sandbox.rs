@@ -7,13 +7,13 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolName, Tools, Workspace};
+use keel::tools::{ToolContext, Tools, Workspace};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn run_true(runtime: &tokio::runtime::Runtime, tools: &Tools) {
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
-    let outcome = runtime.block_on(tools.run(&ToolName::Bash, &json!({"command": "true"}), &ctx));
+    let outcome = runtime.block_on(tools.run("bash", &json!({"command": "true"}), &ctx));
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
 }
 

@@ -15,7 +15,7 @@ use crate::agent::{AgentEvent, AgentHandle, Command, Entry, TurnOutcome};
 use crate::board::{Board, BoardItem};
 use crate::message::Usage;
 use crate::pricing::{Price, dollars};
-use crate::tools::ToolName;
+use crate::tools::registry;
 use crate::visible::{one_line, visible};
 use std::io::Write;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -273,7 +273,7 @@ fn print_progress(
             }
         }
         AgentEvent::ToolStart { name, summary, .. } => {
-            if ToolName::parse(name) != ToolName::Todo {
+            if registry::describe(name).is_none_or(|tool| tool.effect().shown_in_tool_pane()) {
                 writeln!(err, "→ {}: {}", one_line(name), one_line(summary))?;
             }
         }

@@ -1,8 +1,9 @@
 //! Which tool calls may run without asking the person (the `--approval` mode).
 //!
-//! Reading (`read_file`) and planning (`todo`) never ask. In `ask` mode the person's "always"
-//! answers are remembered for the session: for a file tool, every call of that tool; for `bash`,
-//! one simple command. Its kind — program and subcommand (`git log`, see
+//! Each call is decided by what its tool says it does ([`Effect`]): reading and planning never
+//! ask. In `ask` mode the person's "always" answers are remembered for the session: for a tool
+//! that writes files or reaches outside, every call of that tool; for a command, one simple
+//! command. Its kind — program and subcommand (`git log`, see
 //! `tools::simple_command`) — only when the guard proves the command read-only
 //! (`tools::guard::check_read_only`); any other command, exactly that line: "always" on
 //! `git log --oneline -1` must not let `git log --output=~/.bashrc` run unasked. A command line
@@ -16,7 +17,7 @@
 use super::ApprovalMode;
 use crate::tools::sandbox::Sandbox;
 use crate::tools::simple_command::CommandKind;
-use crate::tools::{ToolName, guard};
+use crate::tools::{Effect, Tool, ToolSet, guard};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -41,8 +42,8 @@ pub struct Approvals {
 /// One kind of call the person allowed for the rest of the session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Allowed {
-    /// Every call of a file tool.
-    Tool(ToolName),
+    /// Every call of a tool that writes files or reaches outside, by its name.
+    Tool(String),
     /// `bash` running one simple, read-only command of this kind.
     Command(CommandKind),
     /// `bash` running exactly this line.
@@ -60,11 +61,14 @@ impl Approvals {
         Self { unconfined: sandbox.problem().map(str::to_owned), ..self }
     }
 
-    pub fn check(&self, tool: &ToolName, input: &Value) -> Verdict {
-        if !tool.changes_things() {
+    /// What to do with a call of `tool` with `input`, offered in `set`.
+    pub fn check(&self, tool: &dyn Tool, input: &Value, set: &ToolSet) -> Verdict {
+        let effect = tool.effect();
+        if !effect.changes_things() {
             return Verdict::Run;
         }
-        if let (Some(why), ToolName::Bash) = (&self.unconfined, tool) {
+        let name = tool.name();
+        if let (Some(why), Effect::RunsCommand) = (&self.unconfined, effect) {
             match self.mode {
                 ApprovalMode::Auto => {
                     return Verdict::Refuse(format!(
@@ -77,11 +81,19 @@ impl Approvals {
         }
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed. Only read_file and todo can run; \
-                 tell the user what you would do instead."
-            )),
-            ApprovalMode::Ask if changes_nothing(tool, input) => Verdict::Run,
+            ApprovalMode::ReadOnly if effect.only_reads() => Verdict::Run,
+            ApprovalMode::ReadOnly => Verdict::Refuse(match effect {
+                Effect::ReachesOutside { .. } => format!(
+                    "keel is in read-only mode: `{name}` is not allowed, since its MCP server does \
+                     not mark it read-only (readOnlyHint). Tell the user what you would do instead."
+                ),
+                _ => format!(
+                    "keel is in read-only mode: `{name}` is not allowed. Only {} can run; tell the \
+                     user what you would do instead.",
+                    in_words(&set.reading())
+                ),
+            }),
+            ApprovalMode::Ask if tool.changes_nothing(input) => Verdict::Run,
             ApprovalMode::Ask
                 if allowed(tool, input).is_some_and(|kind| self.always.contains(&kind)) =>
             {
@@ -91,23 +103,10 @@ impl Approvals {
         }
     }
 
-    /// What to do with a call of an MCP tool, which its server marks read-only or not: the
-    /// read-only mode runs only marked tools; otherwise it is decided as any other change.
-    pub fn check_mcp(&self, tool: &ToolName, input: &Value, read_only: bool) -> Verdict {
-        match self.mode {
-            ApprovalMode::ReadOnly if read_only => Verdict::Run,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed, since its MCP server does \
-                 not mark it read-only (readOnlyHint). Tell the user what you would do instead."
-            )),
-            _ => self.check(tool, input),
-        }
-    }
-
     /// Remembers an "always" answer for this kind of call; a call no "always" can cover (a
     /// command line that is not one simple command) is allowed this once only.
-    pub fn allow_always(&mut self, tool: &ToolName, input: &Value) {
-        if self.unconfined.is_some() && *tool == ToolName::Bash {
+    pub fn allow_always(&mut self, tool: &dyn Tool, input: &Value) {
+        if self.unconfined.is_some() && tool.effect() == Effect::RunsCommand {
             return;
         }
         if let Some(kind) = allowed(tool, input) {
@@ -117,8 +116,8 @@ impl Approvals {
 
     /// What an "always" answer to this call would cover, in words for the approval box; `None`
     /// when it cannot be allowed always.
-    pub fn always_covers(&self, tool: &ToolName, input: &Value) -> Option<String> {
-        if self.unconfined.is_some() && *tool == ToolName::Bash {
+    pub fn always_covers(&self, tool: &dyn Tool, input: &Value) -> Option<String> {
+        if self.unconfined.is_some() && tool.effect() == Effect::RunsCommand {
             return None;
         }
         match allowed(tool, input)? {
@@ -134,20 +133,30 @@ impl Approvals {
     }
 }
 
-/// What an "always" answer to this call covers: the file tool, or the kind of simple command.
-fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
-    match tool {
-        ToolName::Bash => {
-            let command = input.get("command").and_then(Value::as_str)?;
+/// What an "always" answer to this call covers: the tool, or the kind of simple command.
+fn allowed(tool: &dyn Tool, input: &Value) -> Option<Allowed> {
+    match tool.effect() {
+        Effect::RunsCommand => {
+            let command = tool.command(input)?;
             let kind = CommandKind::of(command)?;
             Some(match guard::check_read_only(command) {
                 Ok(()) => Allowed::Command(kind),
                 Err(_) => Allowed::Line(command.to_owned()),
             })
         }
-        ToolName::WriteFile | ToolName::EditFile => Some(Allowed::Tool(tool.clone())),
-        ToolName::Mcp(_) => Some(Allowed::Tool(tool.clone())),
-        ToolName::Todo | ToolName::ReadFile | ToolName::Unknown(_) => None,
+        Effect::WritesFiles | Effect::ReachesOutside { .. } => {
+            Some(Allowed::Tool(tool.name().to_owned()))
+        }
+        Effect::Reads | Effect::Plans => None,
+    }
+}
+
+/// Names in words: `read_file and todo`, `a, b and c`.
+fn in_words(names: &[&str]) -> String {
+    match names {
+        [] => "nothing".to_owned(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -155,30 +164,31 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
 pub const DECLINED: &str =
     "The user declined to run this tool call. Ask them what they would like to do instead.";
 
-/// An edit whose `old_text` and `new_text` are the same: it changes nothing, so there is nothing
-/// to approve (the tool reports "no change" and writes nothing).
-fn changes_nothing(tool: &ToolName, input: &Value) -> bool {
-    let text = |key| input.get(key).and_then(Value::as_str);
-    *tool == ToolName::EditFile
-        && text("old_text").is_some()
-        && text("old_text") == text("new_text")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::mcp::Hub;
+    use std::sync::Arc;
+
+    fn tool(name: &str) -> Arc<dyn Tool> {
+        ToolSet::new(true, Hub::default()).find(name).unwrap()
+    }
+
+    fn check(approvals: &Approvals, name: &str, input: &Value) -> Verdict {
+        approvals.check(&*tool(name), input, &ToolSet::new(true, Hub::default()))
+    }
 
     #[test]
     fn an_edit_that_changes_nothing_needs_no_approval() {
         let approvals = Approvals::new(ApprovalMode::Ask);
         let same = json!({"path": "a.txt", "old_text": "x = 1", "new_text": "x = 1"});
-        assert_eq!(approvals.check(&ToolName::EditFile, &same), Verdict::Run);
+        assert_eq!(check(&approvals, "edit_file", &same), Verdict::Run);
         let change = json!({"path": "a.txt", "old_text": "x = 1", "new_text": "x = 2"});
-        assert_eq!(approvals.check(&ToolName::EditFile, &change), Verdict::Ask);
+        assert_eq!(check(&approvals, "edit_file", &change), Verdict::Ask);
         let no_texts = json!({"path": "a.txt"});
-        assert_eq!(approvals.check(&ToolName::EditFile, &no_texts), Verdict::Ask);
+        assert_eq!(check(&approvals, "edit_file", &no_texts), Verdict::Ask);
         let write = json!({"path": "a.txt", "old_text": "x", "new_text": "x", "content": "y"});
-        assert_eq!(approvals.check(&ToolName::WriteFile, &write), Verdict::Ask);
+        assert_eq!(check(&approvals, "write_file", &write), Verdict::Ask);
     }
     use serde_json::json;
 
@@ -186,18 +196,18 @@ mod tests {
     fn reads_and_todos_never_ask() {
         for mode in [ApprovalMode::Ask, ApprovalMode::ReadOnly, ApprovalMode::Auto] {
             let approvals = Approvals::new(mode);
-            assert_eq!(approvals.check(&ToolName::ReadFile, &json!({"path": "a"})), Verdict::Run);
-            assert_eq!(approvals.check(&ToolName::Todo, &json!({"items": []})), Verdict::Run);
+            assert_eq!(check(&approvals, "read_file", &json!({"path": "a"})), Verdict::Run);
+            assert_eq!(check(&approvals, "todo", &json!({"items": []})), Verdict::Run);
         }
     }
 
     #[test]
     fn modes_decide_for_commands_and_writes() {
         let bash = json!({"command": "ls"});
-        assert_eq!(Approvals::new(ApprovalMode::Auto).check(&ToolName::Bash, &bash), Verdict::Run);
-        assert_eq!(Approvals::new(ApprovalMode::Ask).check(&ToolName::Bash, &bash), Verdict::Ask);
+        assert_eq!(check(&Approvals::new(ApprovalMode::Auto), "bash", &bash), Verdict::Run);
+        assert_eq!(check(&Approvals::new(ApprovalMode::Ask), "bash", &bash), Verdict::Ask);
         assert!(matches!(
-            Approvals::new(ApprovalMode::ReadOnly).check(&ToolName::WriteFile, &json!({})),
+            check(&Approvals::new(ApprovalMode::ReadOnly), "write_file", &json!({})),
             Verdict::Refuse(text) if text.contains("read-only")
         ));
     }
@@ -213,32 +223,32 @@ mod tests {
         let bash = json!({"command": "ls"});
         let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);
         assert!(matches!(
-            auto.check(&ToolName::Bash, &bash),
+            check(&auto, "bash", &bash),
             Verdict::Refuse(why) if why.contains("no bwrap")
         ));
-        assert_eq!(auto.check(&ToolName::WriteFile, &json!({})), Verdict::Run);
+        assert_eq!(check(&auto, "write_file", &json!({})), Verdict::Run);
         let mut ask = Approvals::new(ApprovalMode::Ask).with_sandbox(&missing);
-        assert_eq!(ask.always_covers(&ToolName::Bash, &bash), None);
-        ask.allow_always(&ToolName::Bash, &bash);
-        assert_eq!(ask.check(&ToolName::Bash, &bash), Verdict::Ask);
+        assert_eq!(ask.always_covers(&*tool("bash"), &bash), None);
+        ask.allow_always(&*tool("bash"), &bash);
+        assert_eq!(check(&ask, "bash", &bash), Verdict::Ask);
         // The person's own choice: unconfined, and approvals as usual.
         let off = Approvals::new(ApprovalMode::Auto).with_sandbox(&Sandbox::off());
-        assert_eq!(off.check(&ToolName::Bash, &bash), Verdict::Run);
+        assert_eq!(check(&off, "bash", &bash), Verdict::Run);
     }
 
     #[test]
     fn always_covers_one_kind_of_simple_command_only() {
         let mut approvals = Approvals::new(ApprovalMode::Ask);
         let bash = |command: &str| json!({ "command": command });
-        approvals.allow_always(&ToolName::Bash, &bash("git log --oneline -1"));
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("git log -p")), Verdict::Run);
+        approvals.allow_always(&*tool("bash"), &bash("git log --oneline -1"));
+        assert_eq!(check(&approvals, "bash", &bash("git log -p")), Verdict::Run);
         // A command that may write is allowed exactly, never by its shape.
         assert_eq!(
-            approvals.check(&ToolName::Bash, &bash("git log --output=/home/x/.bashrc")),
+            check(&approvals, "bash", &bash("git log --output=/home/x/.bashrc")),
             Verdict::Ask
         );
-        approvals.allow_always(&ToolName::Bash, &bash("cargo test"));
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("cargo test")), Verdict::Run);
+        approvals.allow_always(&*tool("bash"), &bash("cargo test"));
+        assert_eq!(check(&approvals, "bash", &bash("cargo test")), Verdict::Run);
         for asked in [
             "cargo test --release",
             "cargo build",
@@ -248,17 +258,17 @@ mod tests {
             "cargo test $(touch X)",
             "cargo test > out",
         ] {
-            assert_eq!(approvals.check(&ToolName::Bash, &bash(asked)), Verdict::Ask, "{asked}");
+            assert_eq!(check(&approvals, "bash", &bash(asked)), Verdict::Ask, "{asked}");
         }
-        approvals.allow_always(&ToolName::Bash, &bash("ls; touch X"));
-        assert_eq!(approvals.check(&ToolName::Bash, &bash("ls; touch X")), Verdict::Ask);
-        assert!(approvals.always_covers(&ToolName::Bash, &bash("ls | sh")).is_none());
-        let covers = approvals.always_covers(&ToolName::Bash, &bash("git status -s")).unwrap();
+        approvals.allow_always(&*tool("bash"), &bash("ls; touch X"));
+        assert_eq!(check(&approvals, "bash", &bash("ls; touch X")), Verdict::Ask);
+        assert!(approvals.always_covers(&*tool("bash"), &bash("ls | sh")).is_none());
+        let covers = approvals.always_covers(&*tool("bash"), &bash("git status -s")).unwrap();
         assert!(covers.starts_with("`git status` commands that only read"), "{covers}");
-        let covers = approvals.always_covers(&ToolName::Bash, &bash("touch x")).unwrap();
+        let covers = approvals.always_covers(&*tool("bash"), &bash("touch x")).unwrap();
         assert!(covers.starts_with("exactly this command line"), "{covers}");
-        approvals.allow_always(&ToolName::EditFile, &json!({"path": "a"}));
-        assert_eq!(approvals.check(&ToolName::EditFile, &json!({"path": "b"})), Verdict::Run);
-        assert_eq!(approvals.check(&ToolName::WriteFile, &json!({"path": "b"})), Verdict::Ask);
+        approvals.allow_always(&*tool("edit_file"), &json!({"path": "a"}));
+        assert_eq!(check(&approvals, "edit_file", &json!({"path": "b"})), Verdict::Run);
+        assert_eq!(check(&approvals, "write_file", &json!({"path": "b"})), Verdict::Ask);
     }
 }

@@ -10,7 +10,7 @@ use crate::board::BoardEdit;
 pub(super) fn edit(state: &mut State, outbox: &Outbox, edit: &BoardEdit) {
     match state.edit_board(edit) {
         Ok(said) => {
-            state.emit(todo_event(state));
+            state.emit(state.todo_event());
             state.emit(AgentEvent::Notice {
                 text: format!("You {said}; the model is told in its next request."),
             });
@@ -43,15 +43,4 @@ pub(super) fn plan_mode(state: &mut State, outbox: &Outbox, on: bool) {
         state.emit(AgentEvent::Notice { text: text.to_owned() });
     }
     state.publish(outbox);
-}
-
-/// The `todo` event for the board as it stands.
-pub(super) fn todo_event(state: &State) -> AgentEvent {
-    let view = state.view();
-    AgentEvent::Todo {
-        items: view.board.items().to_vec(),
-        done: view.board.done(),
-        total: view.board.total(),
-        rounds_in_progress: view.rounds_in_progress,
-    }
 }

@@ -9,30 +9,51 @@
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
-use crate::tools::sandbox::{Confinement, Sandbox};
-use crate::tools::{ToolName, guard};
+use crate::tools::{Effect, Tool, ToolSet, guard};
 use serde_json::Value;
 
-/// Added after each prompt in plan mode, so the model knows what it may do.
-pub const PLAN_NOTE: &str = "<plan-mode>Plan mode: read what you need (read_file, and bash only \
-for commands that just read, such as ls, cat, grep, find or git log), then put the whole plan on \
-the board with todo and stop. Change nothing: the person approves the plan first.</plan-mode>";
+/// The tags around the note added after each prompt in plan mode.
+const NOTE_OPEN: &str = "<plan-mode>";
+const NOTE_CLOSE: &str = "</plan-mode>";
+
+/// The note added after each prompt in plan mode, so the model knows what it may do: the tools of
+/// `set` that only read, and its commands for those that just read.
+pub fn note(set: &ToolSet) -> String {
+    let reading = set.with_effect(|effect| effect == Effect::Reads).into_iter().map(str::to_owned);
+    let commands =
+        set.with_effect(|effect| effect == Effect::RunsCommand).into_iter().map(|name| {
+            format!(
+                "{name} only for commands that just read, such as ls, cat, grep, find or git log"
+            )
+        });
+    let may: Vec<String> = reading.chain(commands).collect();
+    let may = match may.as_slice() {
+        [] => "nothing".to_owned(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    };
+    format!(
+        "{NOTE_OPEN}Plan mode: read what you need ({may}), then put the whole plan on the board \
+         with todo and stop. Change nothing: the person approves the plan first.{NOTE_CLOSE}"
+    )
+}
 
 /// The prompt that starts the work once the person approves the plan; the board follows it.
 pub const APPROVED: &str =
     "The plan is approved. Carry it out step by step, keeping the board up to date:";
 
-/// Why a call may not run in plan mode, where commands run in `sandbox` (made read-only);
-/// `None` when it may.
-pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<String> {
-    match tool {
-        ToolName::WriteFile | ToolName::EditFile => Some(format!(
-            "Plan mode: `{tool}` is not allowed, since nothing may change until the person \
+/// Why a call of `tool` may not run in plan mode; `None` when it may. `confined`: its commands
+/// run in the read-only sandbox, so that any command may run and none can write.
+pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String> {
+    let name = tool.name();
+    match tool.effect() {
+        Effect::WritesFiles => Some(format!(
+            "Plan mode: `{name}` is not allowed, since nothing may change until the person \
              approves the plan. Put this change on the board as a step instead."
         )),
-        ToolName::Bash if sandbox.confinement() == Confinement::Confined => None,
-        ToolName::Bash => {
-            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+        Effect::RunsCommand if confined => None,
+        Effect::RunsCommand => {
+            let command = tool.command(input).unwrap_or_default();
             guard::check_read_only(command).err().map(|why| {
                 format!(
                     "Plan mode: only commands that just read may run until the person approves \
@@ -40,39 +61,51 @@ pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<Stri
                 )
             })
         }
-        // Whether the server marks the tool read-only is the tool round's to check.
-        ToolName::ReadFile | ToolName::Todo | ToolName::Mcp(_) | ToolName::Unknown(_) => None,
-    }
-}
-
-/// Why a call of an MCP tool may not run in plan mode: its server does not mark it read-only.
-pub fn mcp_refusal(tool: &ToolName, read_only: bool) -> Option<String> {
-    (!read_only).then(|| {
-        format!(
-            "Plan mode: `{tool}` is not allowed, since its MCP server does not mark it read-only \
+        Effect::ReachesOutside { marked_read_only: false } => Some(format!(
+            "Plan mode: `{name}` is not allowed, since its MCP server does not mark it read-only \
              (readOnlyHint) and nothing may change until the person approves the plan. Put it on \
              the board as a step instead."
-        )
-    })
+        )),
+        Effect::Reads | Effect::Plans | Effect::ReachesOutside { marked_read_only: true } => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::mcp::Hub;
     use serde_json::json;
+
+    fn refusal_of(name: &str, input: &Value) -> Option<String> {
+        let set = ToolSet::new(true, Hub::default());
+        refusal(&*set.find(name).unwrap(), input, false)
+    }
+
+    #[test]
+    fn the_note_names_what_the_set_reads_with() {
+        let set = ToolSet::new(true, Hub::default());
+        assert_eq!(
+            note(&set),
+            "<plan-mode>Plan mode: read what you need (read_file, and bash only for commands that \
+             just read, such as ls, cat, grep, find or git log), then put the whole plan on the \
+             board with todo and stop. Change nothing: the person approves the plan \
+             first.</plan-mode>"
+        );
+    }
 
     #[test]
     fn plan_mode_refuses_changes_and_commands_that_do_not_only_read() {
-        let off = Sandbox::off();
-        for tool in [ToolName::WriteFile, ToolName::EditFile] {
-            let why = refusal(&tool, &json!({"path": "a"}), &off).unwrap();
+        for tool in ["write_file", "edit_file"] {
+            let why = refusal_of(tool, &json!({"path": "a"})).unwrap();
             assert!(why.contains("nothing may change"));
         }
-        let bash = |command: &str| refusal(&ToolName::Bash, &json!({ "command": command }), &off);
+        let bash = |command: &str| refusal_of("bash", &json!({ "command": command }));
         assert_eq!(bash("git log --oneline | head"), None);
         assert!(bash("echo x > a.txt").unwrap().contains("redirects output to `a.txt`"));
         assert!(bash("cargo build").unwrap().contains("`cargo` is not one"));
-        assert_eq!(refusal(&ToolName::ReadFile, &json!({"path": "a"}), &off), None);
-        assert_eq!(refusal(&ToolName::Todo, &json!({"items": []}), &off), None);
+        assert_eq!(refusal_of("read_file", &json!({"path": "a"})), None);
+        assert_eq!(refusal_of("todo", &json!({"items": []})), None);
+        let mcp = refusal_of("mcp__fs__write", &json!({})).unwrap();
+        assert!(mcp.contains("readOnlyHint"), "{mcp}");
     }
 }

@@ -126,6 +126,15 @@ impl ReminderCounts {
         }
     }
 
+    /// Whether the next request carries the reminder, and the threshold it is due at: the one
+    /// decision. Due once the model was silent `threshold` rounds and the board is empty or has
+    /// an item to work on ([`is_due`]); with no board, at most once a turn.
+    pub fn due(&self, nag: NagThreshold, board: &Board) -> Option<u32> {
+        let threshold = self.threshold(nag);
+        let once_without_board = !(board.is_empty() && self.reminded_without_board);
+        (is_due(self.since_todo, threshold, board) && once_without_board).then_some(threshold)
+    }
+
     /// The threshold in force now; 0 is off.
     pub fn threshold(&self, nag: NagThreshold) -> u32 {
         match nag {
@@ -144,9 +153,9 @@ pub fn after_round(rounds_since_todo: u32, called_todo: bool) -> u32 {
 
 /// Whether the next request carries the reminder: the model was silent `threshold` rounds and
 /// the board is empty or has an item to work on. Items that wait only for blockers still open
-/// do not count. A threshold of 0 turns it off. (With no board, the agent sends it at most once
-/// a turn.)
-pub fn is_due(rounds_since_todo: u32, threshold: u32, board: &Board) -> bool {
+/// do not count. A threshold of 0 turns it off. ([`ReminderCounts::due`] adds: with no board, at
+/// most once a turn.)
+fn is_due(rounds_since_todo: u32, threshold: u32, board: &Board) -> bool {
     threshold > 0
         && rounds_since_todo >= threshold
         && (board.is_empty() || board.has_unblocked_open_items())

@@ -29,7 +29,7 @@ use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::tools::undo::UndoStack;
-use crate::tools::{FileChange, ToolCall, ToolName, Workspace, files};
+use crate::tools::{Effect, FileChange, ToolCall, Workspace, files};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
@@ -72,6 +72,10 @@ pub(super) struct State {
     counts: ReminderCounts,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
+    /// The round running now called `todo`, valid or not.
+    board_called: bool,
+    /// The calls whose valid board updates the round running now answered, in order.
+    board_answers: Vec<String>,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
     steps: StepLog,
@@ -108,6 +112,8 @@ impl State {
             board_on,
             counts: ReminderCounts::default(),
             in_progress_changed: false,
+            board_called: false,
+            board_answers: Vec::new(),
             board_edits: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),
@@ -239,7 +245,7 @@ impl State {
     /// A new prompt starts a turn: the reminder with no board may go out once again.
     pub fn start_prompted_turn(&mut self) {
         self.start_turn();
-        self.set_reminded_without_board(false);
+        self.clear_reminded_without_board();
     }
 
     /// The tokens an answer used: added to the status line's counts and saved, so a resumed
@@ -407,7 +413,7 @@ fn cut_off_notice(kept: usize, cut_off: &[ToolCall]) -> String {
 
 /// Removes the temporary file a write cut off by a crash may have left beside its target.
 fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
-    if matches!(call.name, ToolName::WriteFile | ToolName::EditFile)
+    if call.effect() == Some(Effect::WritesFiles)
         && let Some(path) = call.input.get("path").and_then(serde_json::Value::as_str)
     {
         files::remove_leftover_temps(workspace, path);

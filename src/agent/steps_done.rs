@@ -5,13 +5,10 @@
 //! progress, and digests of what the call was — the content it left for a write, the
 //! `old_text`/`new_text` pair for an edit. Digests, not contents: the log is saved with the
 //! session and stays small. The digest is FNV-1a, written out here so that it is the same in
-//! every build and a resumed session finds the steps of the one it continues.
+//! every build and a resumed session finds the steps of the one it continues (`tools::files::repeat`).
 
+pub use crate::tools::files::repeat::{Repeated, content_digest};
 use serde::{Deserialize, Serialize};
-
-/// FNV-1a's 64-bit offset basis and prime.
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// The board item a step was done under.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,15 +32,6 @@ pub struct Step {
     /// For an edit, the digest of its `old_text` and `new_text`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit: Option<u64>,
-}
-
-/// What a repeated call is, to find the step it repeats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Repeated {
-    /// A write of content the file already has: the step that left this content.
-    Content(u64),
-    /// An edit already applied: the step that made this same edit.
-    Edit(u64),
 }
 
 /// The steps of one conversation, oldest first.
@@ -70,29 +58,6 @@ impl StepLog {
     }
 }
 
-/// A stable 64-bit digest of `parts`, each followed by a separator so that ("ab", "c") and
-/// ("a", "bc") differ.
-pub fn digest(parts: &[&[u8]]) -> u64 {
-    let mut hash = FNV_OFFSET;
-    for part in parts {
-        for &byte in part.iter().chain(&[0xff]) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(FNV_PRIME);
-        }
-    }
-    hash
-}
-
-/// The digest an edit is known by.
-pub fn edit_digest(old_text: &str, new_text: &str) -> u64 {
-    digest(&[old_text.as_bytes(), new_text.as_bytes()])
-}
-
-/// The digest of a file's content.
-pub fn content_digest(content: &[u8]) -> u64 {
-    digest(&[content])
-}
-
 /// The sentence that tells the model when a repeated step was first done.
 pub fn when_done(step: Option<&Step>) -> String {
     let Some(step) = step else {
@@ -117,14 +82,6 @@ mod tests {
 
     fn step(path: &str, round: u32, content: u64, edit: Option<u64>) -> Step {
         Step { path: path.into(), round, item: None, content, edit }
-    }
-
-    #[test]
-    fn digests_are_stable_and_keep_parts_apart() {
-        // FNV-1a of the empty input followed by the separator byte, computed by hand once.
-        assert_eq!(digest(&[b""]), (FNV_OFFSET ^ 0xff).wrapping_mul(FNV_PRIME));
-        assert_ne!(edit_digest("ab", "c"), edit_digest("a", "bc"));
-        assert_eq!(content_digest(b"x"), content_digest(b"x"));
     }
 
     #[test]

@@ -1,94 +1,19 @@
-//! A tool call as keel handles it: the id the model gave it, which tool it names (one keel knows,
-//! or a name the model made up) and the arguments exactly as the model sent them.
+//! A tool call as keel handles it: the id the model gave it, the name of the tool it calls (one
+//! keel has, or a name the model made up) and the arguments exactly as the model sent them.
 //!
 //! The history keeps calls as `ContentBlock::ToolUse` (the provider-neutral wire form); the agent
-//! turns each into a [`ToolCall`] once, and from there on decides by [`ToolName`], not by string.
+//! turns each into a [`ToolCall`] once, and asks the tool behind its name
+//! ([`super::registry`]) whatever it needs to decide.
 
-use crate::board;
+use super::{Effect, registry};
 use crate::message::ContentBlock;
 use serde_json::Value;
-
-/// The longest one-line summary, in characters.
-const SUMMARY_MAX_CHARS: usize = 200;
-
-/// The tools the model may call.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ToolName {
-    /// The board (`crate::board`); run by the agent itself, since it changes agent state.
-    Todo,
-    Bash,
-    ReadFile,
-    WriteFile,
-    EditFile,
-    /// A tool of an MCP server, by the name the model calls it (`mcp__SERVER__TOOL`).
-    Mcp(String),
-    /// A name the model made up; answered with an error that lists the real ones.
-    Unknown(String),
-}
-
-impl ToolName {
-    /// The workspace tools, in the order the model is told about them.
-    pub const WORKSPACE: [ToolName; 4] =
-        [ToolName::Bash, ToolName::ReadFile, ToolName::WriteFile, ToolName::EditFile];
-
-    /// The tool a name from the model refers to.
-    pub fn parse(name: &str) -> Self {
-        match name {
-            board::TOOL_NAME => Self::Todo,
-            "bash" => Self::Bash,
-            "read_file" => Self::ReadFile,
-            "write_file" => Self::WriteFile,
-            "edit_file" => Self::EditFile,
-            other if crate::tools::mcp::is_mcp(other) => Self::Mcp(other.to_owned()),
-            other => Self::Unknown(other.to_owned()),
-        }
-    }
-
-    /// The name as the model calls it.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Todo => board::TOOL_NAME,
-            Self::Bash => "bash",
-            Self::ReadFile => "read_file",
-            Self::WriteFile => "write_file",
-            Self::EditFile => "edit_file",
-            Self::Mcp(name) | Self::Unknown(name) => name,
-        }
-    }
-
-    /// Whether the tool runs commands or changes files: the calls an approval mode decides on.
-    /// An MCP tool may do anything its server does, so it counts as one.
-    pub fn changes_things(&self) -> bool {
-        matches!(self, Self::Bash | Self::WriteFile | Self::EditFile | Self::Mcp(_))
-    }
-
-    /// Whether what the tool changes is all in the file records it reports (so undo needs no
-    /// workspace snapshot around it).
-    pub fn records_its_changes(&self) -> bool {
-        matches!(self, Self::WriteFile | Self::EditFile)
-    }
-
-    /// The argument that says what a call does, for one-line summaries.
-    fn summary_field(&self) -> Option<&'static str> {
-        match self {
-            Self::Bash => Some("command"),
-            Self::ReadFile | Self::WriteFile | Self::EditFile => Some("path"),
-            Self::Todo | Self::Mcp(_) | Self::Unknown(_) => None,
-        }
-    }
-}
-
-impl std::fmt::Display for ToolName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One call the model asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     pub id: String,
-    pub name: ToolName,
+    pub name: String,
     pub input: Value,
 }
 
@@ -97,51 +22,28 @@ impl ToolCall {
     pub fn from_block(block: &ContentBlock) -> Option<Self> {
         match block {
             ContentBlock::ToolUse { id, name, input } => {
-                Some(Self { id: id.clone(), name: ToolName::parse(name), input: input.clone() })
+                Some(Self { id: id.clone(), name: name.clone(), input: input.clone() })
             }
             _ => None,
         }
     }
 
-    /// One line naming what the call does: the command, the path, or the board update.
+    /// What the call's tool does; `None` for a name no tool has.
+    pub fn effect(&self) -> Option<Effect> {
+        registry::describe(&self.name).map(|tool| tool.effect())
+    }
+
+    /// One line naming what the call does: the command, the path, the board update; the tool's
+    /// name for a tool keel does not have.
     pub fn summary(&self) -> String {
         summary(&self.name, &self.input)
     }
-
-    /// What the call does, whole: the command or the path exactly as the model sent it, an MCP
-    /// call's arguments as pretty JSON (the one-line summary when the tool has no such argument).
-    pub fn detail(&self) -> String {
-        if let ToolName::Mcp(_) = self.name {
-            return serde_json::to_string_pretty(&self.input).unwrap_or_default();
-        }
-        self.name
-            .summary_field()
-            .and_then(|field| self.input.get(field)?.as_str())
-            .map_or_else(|| self.summary(), str::to_owned)
-    }
 }
 
-/// One line naming what a call of `name` with `input` does: the command for `bash`, the path for
-/// the file tools, the counts of a board update; the tool's name when the input says nothing.
-pub fn summary(name: &ToolName, input: &Value) -> String {
-    if *name == ToolName::Todo {
-        return board::summarize_update(input);
-    }
-    // An MCP tool's arguments are its own: all of them, as compact JSON.
-    let arguments = matches!(name, ToolName::Mcp(_)).then(|| input.to_string());
-    let Some(text) = arguments
-        .as_deref()
-        .or_else(|| name.summary_field().and_then(|field| input.get(field)?.as_str()))
-    else {
-        return name.as_str().to_owned();
-    };
-    let mut lines = text.trim().lines();
-    let first = lines.next().unwrap_or_default();
-    let mut summary: String = first.chars().take(SUMMARY_MAX_CHARS).collect();
-    if summary.len() < first.len() || lines.next().is_some() {
-        summary.push_str(" …");
-    }
-    summary
+/// One line naming what a call of the tool named `name` with `input` does; the name itself for
+/// a tool keel does not have.
+pub fn summary(name: &str, input: &Value) -> String {
+    registry::describe(name).map_or_else(|| name.to_owned(), |tool| tool.summary(input))
 }
 
 #[cfg(test)]
@@ -150,24 +52,11 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn names_round_trip_and_unknown_ones_are_kept() {
-        for name in ["todo", "bash", "read_file", "write_file", "edit_file", "rm_rf"] {
-            assert_eq!(ToolName::parse(name).as_str(), name);
-        }
-        assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
-        assert_eq!(ToolName::parse("mcp__fs__read"), ToolName::Mcp("mcp__fs__read".into()));
-        assert!(ToolName::parse("mcp__fs__read").changes_things(), "an MCP tool is approved");
-        let mcp = ToolName::parse("mcp__fs__read");
-        assert_eq!(summary(&mcp, &json!({"path": "a", "n": 1})), r#"{"n":1,"path":"a"}"#);
-    }
-
-    #[test]
-    fn only_commands_and_writes_change_things() {
-        let changing: Vec<&str> = ["todo", "bash", "read_file", "write_file", "edit_file", "x"]
-            .into_iter()
-            .filter(|name| ToolName::parse(name).changes_things())
-            .collect();
-        assert_eq!(changing, ["bash", "write_file", "edit_file"]);
+    fn an_mcp_call_is_summarised_by_its_arguments_and_an_unknown_one_by_its_name() {
+        let call = |name: &str, input| ToolCall { id: "t".into(), name: name.into(), input };
+        let mcp = call("mcp__fs__read", json!({"path": "a", "n": 1}));
+        assert_eq!(mcp.summary(), r#"{"n":1,"path":"a"}"#);
+        assert_eq!(call("rm_rf", json!({"path": "a"})).summary(), "rm_rf");
     }
 
     #[test]
@@ -178,7 +67,7 @@ mod tests {
             input: json!({"command": "ls"}),
         };
         let call = ToolCall::from_block(&block).unwrap();
-        assert_eq!((call.id.as_str(), &call.name), ("t1", &ToolName::Bash));
+        assert_eq!((call.id.as_str(), call.name.as_str()), ("t1", "bash"));
         assert_eq!(call.summary(), "ls");
         assert!(ToolCall::from_block(&ContentBlock::Text { text: "x".into() }).is_none());
     }

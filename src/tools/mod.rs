@@ -1,10 +1,10 @@
 //! The tools the model can call, confined to the workspace.
 //!
-//! [`Tools`] holds the registry: the JSON schemas the model reads ([`Tools::specs`]) and the
-//! dispatcher that runs a call ([`Tools::run`]). Whatever the model sends — an unknown name,
-//! arguments of the wrong shape, a path outside the workspace — ends in a [`ToolOutcome`] marked
-//! as an error that says what was wrong; running a tool never fails the agent loop.
-//! The `todo` tool lives with the board (`crate::board`), since it changes agent state.
+//! Each tool is one impl of [`tool::Tool`], registered in [`registry`]; [`Tools`] is what they
+//! work on — the workspace, the sandbox commands run in, the MCP servers. Whatever the model
+//! sends — an unknown name, arguments of the wrong shape, a path outside the workspace — ends in
+//! a [`ToolOutcome`] marked as an error that says what was wrong; running a tool never fails the
+//! agent loop.
 
 pub mod bash;
 pub(crate) mod beneath;
@@ -17,23 +17,25 @@ pub mod mcp;
 pub mod output;
 pub mod pending;
 pub mod preview;
+pub mod registry;
 pub mod sandbox;
 pub mod simple_command;
 pub mod size_limit;
 pub mod supervisor;
+pub mod todo;
+pub mod tool;
 pub mod undo;
 pub mod workspace;
 
-use crate::llm::ToolSpec;
 use crate::tools::mcp::Hub;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-pub use call::{ToolCall, ToolName};
+pub use call::ToolCall;
+pub use registry::ToolSet;
 pub use sandbox::Sandbox;
+pub use tool::{Effect, Masking, Tool};
 pub use workspace::Workspace;
 
 /// What a finished tool call produced.
@@ -169,19 +171,7 @@ pub enum ToolError {
     UnknownTool { name: String, available: String },
 }
 
-/// How much of a wrong string value an argument error quotes, in characters.
-const QUOTE_MAX_CHARS: usize = 40;
-
-/// A workspace tool call with its arguments decoded.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Invocation {
-    Bash(bash::BashArgs),
-    ReadFile(files::ReadArgs),
-    WriteFile(files::WriteArgs),
-    EditFile(files::EditArgs),
-}
-
-/// The registry of workspace tools, and the MCP servers' tools when there are servers.
+/// What the tools work on: the workspace, the sandbox its commands run in, and the MCP servers.
 #[derive(Debug, Clone)]
 pub struct Tools {
     workspace: Workspace,
@@ -235,70 +225,31 @@ impl Tools {
         &self.sandbox
     }
 
-    /// The tools as the model is told about them.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        let spec = |name: ToolName, description: &str, input_schema| ToolSpec {
-            name: name.as_str().to_owned(),
-            description: description.to_owned(),
-            input_schema,
-        };
-        vec![
-            spec(ToolName::Bash, bash::DESCRIPTION, bash::schema()),
-            spec(ToolName::ReadFile, files::READ_DESCRIPTION, files::read_schema()),
-            spec(ToolName::WriteFile, files::WRITE_DESCRIPTION, files::write_schema()),
-            spec(ToolName::EditFile, files::EDIT_DESCRIPTION, files::edit_schema()),
-        ]
-        .into_iter()
-        .chain(self.mcp.specs())
-        .collect()
-    }
-
-    /// Decodes a call; the error says which argument is missing or of the wrong type.
-    pub fn parse(name: &ToolName, input: &Value) -> Result<Invocation, ToolError> {
-        let tool = name.as_str();
-        match name {
-            ToolName::Bash => decode(tool, &bash::schema(), input).map(Invocation::Bash),
-            ToolName::ReadFile => {
-                decode(tool, &files::read_schema(), input).map(Invocation::ReadFile)
-            }
-            ToolName::WriteFile => {
-                decode(tool, &files::write_schema(), input).map(Invocation::WriteFile)
-            }
-            ToolName::EditFile => {
-                decode(tool, &files::edit_schema(), input).map(Invocation::EditFile)
-            }
-            ToolName::Todo | ToolName::Mcp(_) | ToolName::Unknown(_) => {
-                Err(ToolError::UnknownTool {
-                    name: tool.to_owned(),
-                    available: ToolName::WORKSPACE.map(|name| name.as_str().to_owned()).join(", "),
-                })
-            }
+    /// Runs one call of the tool named `name` outside any conversation (a board update has no
+    /// board to change here): what the tests and benches drive. A name no tool has is answered
+    /// as the model would be.
+    pub async fn run(
+        &self,
+        name: &str,
+        input: &serde_json::Value,
+        ctx: &ToolContext,
+    ) -> ToolOutcome {
+        let call = ToolCall { id: String::new(), name: name.to_owned(), input: input.clone() };
+        match registry::ToolSet::new(false, self.mcp.clone()).resolve(&call) {
+            Ok(tool) => tool.run(&call, self, ctx).await,
+            Err(unknown) => ToolOutcome::error(unknown.to_string()),
         }
     }
 
-    /// Runs a call to the end. Never fails: whatever went wrong comes back as an error outcome.
-    pub async fn run(&self, name: &ToolName, input: &Value, ctx: &ToolContext) -> ToolOutcome {
-        if let ToolName::Mcp(exposed) = name {
-            return self.mcp.call(exposed, input, &ctx.cancel).await;
-        }
-        let call = match Self::parse(name, input) {
-            Ok(call) => call,
-            Err(err) => return ToolOutcome::error(err.to_string()),
-        };
-        match call {
-            Invocation::Bash(args) => {
-                bash::run(self.workspace.root(), &args, self.sandbox.settled().await, ctx).await
-            }
-            Invocation::ReadFile(args) => {
-                self.blocking(move |workspace| files::read(workspace, &args).map(ToolOutcome::ok))
-                    .await
-            }
-            Invocation::WriteFile(args) => {
-                self.blocking(move |workspace| files::plan_write(workspace, &args)?.apply()).await
-            }
-            Invocation::EditFile(args) => {
-                self.blocking(move |workspace| files::plan_edit(workspace, &args)?.apply()).await
-            }
+    /// Runs file work on `args` (decoded, or the error that says why not) off the async threads.
+    pub async fn file_job<A, F>(&self, args: Result<A, ToolError>, job: F) -> ToolOutcome
+    where
+        A: Send + 'static,
+        F: FnOnce(&Workspace, A) -> Result<ToolOutcome, ToolError> + Send + 'static,
+    {
+        match args {
+            Ok(args) => self.blocking(move |workspace| job(workspace, args)).await,
+            Err(err) => ToolOutcome::error(err.to_string()),
         }
     }
 
@@ -313,79 +264,5 @@ impl Tools {
             Ok(Err(err)) => ToolOutcome::error(err.to_string()),
             Err(err) => ToolOutcome::error(format!("The tool stopped unexpectedly: {err}")),
         }
-    }
-}
-
-/// Checks `input` against the tool's schema (for a message naming the argument), then decodes it.
-fn decode<T: DeserializeOwned>(tool: &str, schema: &Value, input: &Value) -> Result<T, ToolError> {
-    check_shape(tool, schema, input).map_err(ToolError::InvalidArguments)?;
-    T::deserialize(input)
-        .map_err(|err| ToolError::InvalidArguments(format!("`{tool}`: invalid arguments: {err}.")))
-}
-
-/// The first way `input` departs from `schema`: not an object, a required argument missing, or an
-/// argument of the wrong type. Only the schema features the tools use are understood.
-fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> {
-    let Some(object) = input.as_object() else {
-        return Err(format!("`{tool}` takes a JSON object of arguments, got {}.", describe(input)));
-    };
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let required = schema.get("required").and_then(Value::as_array);
-    for name in required.into_iter().flatten().filter_map(Value::as_str) {
-        if object.get(name).is_none_or(Value::is_null) {
-            let expected = properties
-                .and_then(|props| props.get(name))
-                .map_or_else(String::new, |prop| format!(" ({})", expected(prop)));
-            return Err(format!("`{tool}`: missing required argument `{name}`{expected}."));
-        }
-    }
-    for (name, prop) in properties.into_iter().flatten() {
-        let Some(value) = object.get(name).filter(|value| !value.is_null()) else {
-            continue;
-        };
-        let fits = match prop.get("type").and_then(Value::as_str) {
-            Some("string") => value.is_string(),
-            Some("integer") => value.as_u64().is_some_and(|number| {
-                number >= prop.get("minimum").and_then(Value::as_u64).unwrap_or(0)
-            }),
-            _ => true,
-        };
-        if !fits {
-            return Err(format!(
-                "`{tool}`: argument `{name}` must be {}, got {}.",
-                expected(prop),
-                describe(value)
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// What a schema property asks for, in words: `a string`, `a whole number ≥ 1`.
-fn expected(prop: &Value) -> String {
-    match prop.get("type").and_then(Value::as_str) {
-        Some("string") => "a string".to_owned(),
-        Some("integer") => {
-            let minimum = prop.get("minimum").and_then(Value::as_u64).unwrap_or(0);
-            format!("a whole number ≥ {minimum}")
-        }
-        Some(other) => format!("of type {other}"),
-        None => "a value".to_owned(),
-    }
-}
-
-/// A JSON value in a few words, quoting at most the start of a string.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(flag) => format!("the boolean {flag}"),
-        Value::Number(number) => format!("the number {number}"),
-        Value::String(text) => {
-            let quoted: String = text.chars().take(QUOTE_MAX_CHARS).collect();
-            let more = if quoted.len() < text.len() { "…" } else { "" };
-            format!("the string {quoted:?}{more}")
-        }
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
     }
 }

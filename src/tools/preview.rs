@@ -1,14 +1,14 @@
 //! What a file tool call would change, as a unified diff, for the person to approve.
 //!
-//! [`preview`] decodes the call's arguments like [`Tools::run`] would, works out the change with
+//! [`preview`] decodes the call's arguments as the tool would, works out the change with
 //! the same plan the tool itself uses, and diffs it — without writing anything. The plan opens
 //! only regular files and never waits on one, so a write aimed at a FIFO or a device cannot
 //! freeze the approval screen. Calls it cannot preview (other tools, bad arguments, an edit that
 //! would fail, a refused target) give `None`: the tool's own error will say what is wrong when it
 //! runs.
 
-use super::files::{self, PlannedChange};
-use super::{Invocation, ToolName, Tools};
+use super::files::PlannedChange;
+use super::{Tool, Tools, Workspace, registry};
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -17,15 +17,15 @@ const CONTEXT_LINES: usize = 3;
 /// Content beyond this size is summarised rather than diffed, to keep approval quick.
 const MAX_PREVIEW_BYTES: usize = 1024 * 1024;
 
-/// The unified diff a `write_file` or `edit_file` call would apply; `None` for anything else.
-pub fn preview(tools: &Tools, name: &ToolName, input: &Value) -> Option<String> {
-    let workspace = tools.workspace();
-    let planned = match Tools::parse(name, input).ok()? {
-        Invocation::WriteFile(args) => files::plan_write(workspace, &args),
-        Invocation::EditFile(args) => files::plan_edit(workspace, &args),
-        Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
-    };
-    planned.ok().map(|change| diff(&change))
+/// The unified diff a call of a tool that writes files would apply; `None` for anything else.
+pub fn preview(tool: &dyn Tool, input: &Value, workspace: &Workspace) -> Option<String> {
+    tool.planned_change(input, workspace).map(|(change, _)| diff(&change))
+}
+
+/// The diff a call of the tool named `name` would apply, outside a conversation (what the tests
+/// drive).
+pub fn preview_named(tools: &Tools, name: &str, input: &Value) -> Option<String> {
+    preview(&*registry::describe(name)?, input, tools.workspace())
 }
 
 /// The change as a unified diff with `a/` and `b/` headers (`/dev/null` for a new file).

@@ -4,8 +4,8 @@
 
 use crate::support::files;
 use files::{PROMPT, names_in, run, workspace};
-use keel::tools::preview::preview;
-use keel::tools::{ToolName, Tools, Workspace};
+use keel::tools::preview::preview_named;
+use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, symlink};
@@ -55,11 +55,7 @@ mod protected {
             assert!(outcome.is_error, "{name} {path} was allowed");
             assert!(outcome.for_model.contains(expected), "{name} {path}: {}", outcome.for_model);
             assert!(outcome.changes.is_empty());
-            assert_eq!(
-                preview(tools, &ToolName::parse(name), &input),
-                None,
-                "{name} {path} was previewed"
-            );
+            assert_eq!(preview_named(tools, name, &input), None, "{name} {path} was previewed");
         }
         assert_eq!(snapshot(root), before, "{path} changed something");
     }
@@ -172,13 +168,13 @@ mod special_files {
             let (call_tools, call_input) = (tools.clone(), input.clone());
             let outcome = promptly(&format!("{name} {path}"), move || {
                 let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-                runtime.block_on(call_tools.run(&ToolName::parse(name), &call_input, &files::ctx()))
+                runtime.block_on(call_tools.run(name, &call_input, &files::ctx()))
             });
             assert!(outcome.is_error, "{name} {path} was allowed");
             assert!(outcome.for_model.contains(expected), "{name} {path}: {}", outcome.for_model);
             let (preview_tools, preview_input) = (tools.clone(), input.clone());
             let diff = promptly(&format!("the preview of {name} {path}"), move || {
-                preview(&preview_tools, &ToolName::parse(name), &preview_input)
+                preview_named(&preview_tools, name, &preview_input)
             });
             assert_eq!(diff, None);
         }
@@ -225,7 +221,7 @@ mod special_files {
             let write = json!({"path": device, "content": "x"});
             let preview_tools = tools.clone();
             let diff = promptly("the preview of a write onto a device", move || {
-                preview(&preview_tools, &ToolName::WriteFile, &write)
+                preview_named(&preview_tools, "write_file", &write)
             });
             assert_eq!(diff, None);
         }

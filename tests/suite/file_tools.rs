@@ -3,8 +3,8 @@
 
 use crate::support::files::{PROMPT, run, workspace};
 use keel::tools::files::MAX_READ_SCAN_BYTES;
-use keel::tools::preview::preview;
-use keel::tools::{ToolError, ToolName, ToolOutcome, Tools};
+use keel::tools::preview::preview_named;
+use keel::tools::{ToolError, ToolOutcome, Tools};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -333,7 +333,7 @@ mod previews {
         let path = dir.path().join("notes.txt");
         std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
         let input = json!({"path": "notes.txt", "old_text": "two", "new_text": "TWO"});
-        let diff = preview(&tools, &ToolName::EditFile, &input).unwrap();
+        let diff = preview_named(&tools, "edit_file", &input).unwrap();
         assert!(diff.contains("--- a/notes.txt"), "{diff}");
         assert!(diff.contains("+++ b/notes.txt"), "{diff}");
         assert!(diff.contains("\n-two\n+TWO\n"), "{diff}");
@@ -345,7 +345,7 @@ mod previews {
     fn write_preview_of_a_new_file_comes_from_dev_null() {
         let (dir, tools) = workspace();
         let input = json!({"path": "src/new.rs", "content": "fn main() {}\n"});
-        let diff = preview(&tools, &ToolName::WriteFile, &input).unwrap();
+        let diff = preview_named(&tools, "write_file", &input).unwrap();
         assert!(diff.contains("--- /dev/null"), "{diff}");
         assert!(diff.contains("+++ b/src/new.rs"), "{diff}");
         assert!(diff.contains("+fn main() {}"), "{diff}");
@@ -356,12 +356,12 @@ mod previews {
     fn no_preview_for_other_tools_or_bad_calls() {
         let (dir, tools) = workspace();
         std::fs::write(dir.path().join("a.txt"), "a a").unwrap();
-        assert_eq!(preview(&tools, &ToolName::Bash, &json!({"command": "ls"})), None);
-        assert_eq!(preview(&tools, &ToolName::ReadFile, &json!({"path": "a.txt"})), None);
-        assert_eq!(preview(&tools, &ToolName::WriteFile, &json!({"path": 3})), None);
+        assert_eq!(preview_named(&tools, "bash", &json!({"command": "ls"})), None);
+        assert_eq!(preview_named(&tools, "read_file", &json!({"path": "a.txt"})), None);
+        assert_eq!(preview_named(&tools, "write_file", &json!({"path": 3})), None);
         let ambiguous = json!({"path": "a.txt", "old_text": "a", "new_text": "b"});
-        assert_eq!(preview(&tools, &ToolName::EditFile, &ambiguous), None);
+        assert_eq!(preview_named(&tools, "edit_file", &ambiguous), None);
         let outside = json!({"path": "../x", "content": "x"});
-        assert_eq!(preview(&tools, &ToolName::WriteFile, &outside), None);
+        assert_eq!(preview_named(&tools, "write_file", &outside), None);
     }
 }

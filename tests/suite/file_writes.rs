@@ -6,7 +6,7 @@
 
 use crate::support::files;
 use files::{CHILD_MARK, ctx, names_in, run, run_in_child, workspace};
-use keel::tools::{ToolName, Tools, Workspace};
+use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -53,7 +53,7 @@ fn child_runs_one_call_under_limits() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tools = Tools::new(Workspace::new(root).unwrap());
     let name = call["name"].as_str().unwrap();
-    let outcome = runtime.block_on(tools.run(&ToolName::parse(name), &call["input"], &ctx()));
+    let outcome = runtime.block_on(tools.run(name, &call["input"], &ctx()));
     let report = json!({
         "is_error": outcome.is_error,
         "for_model": outcome.for_model,

@@ -9,7 +9,7 @@ use crate::support::llm::{FakeLlm, text, tool};
 use crate::support::processes::processes_with;
 use keel::tools::gate::{self, Gate};
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
+use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -46,7 +46,7 @@ fn run_behind(
 ) -> tokio::task::JoinHandle<ToolOutcome> {
     let (tools, input) = (tools.clone(), json!({ "command": command }));
     let ctx = ToolContext { cancel: cancel.clone(), live_output: None, gate: Some(gate) };
-    tokio::spawn(async move { tools.run(&ToolName::Bash, &input, &ctx).await })
+    tokio::spawn(async move { tools.run("bash", &input, &ctx).await })
 }
 
 #[tokio::test]
@@ -151,7 +151,7 @@ async fn a_sandbox_that_came_up_says_so_before_its_command_can_end() {
     let tools = tools(work.path(), true);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
     for run in 0..SHORT_COMMANDS {
-        let outcome = tools.run(&ToolName::Bash, &json!({ "command": "true" }), &ctx).await;
+        let outcome = tools.run("bash", &json!({ "command": "true" }), &ctx).await;
         assert!(!outcome.is_error && !outcome.command.sandbox_down, "run {run}: {outcome:?}");
     }
 }
@@ -174,7 +174,7 @@ async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     };
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
-    let outcome = tools.run(&ToolName::Bash, &json!({ "command": "touch ran.txt" }), &ctx).await;
+    let outcome = tools.run("bash", &json!({ "command": "touch ran.txt" }), &ctx).await;
     assert!(outcome.is_error && outcome.command.sandbox_down, "{outcome:?}");
     assert!(
         outcome.for_model.contains("No permissions"),

@@ -6,7 +6,7 @@
 
 use crate::support::files::outside_tmp;
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
+use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -30,7 +30,7 @@ fn workspace_policy() -> Policy {
 
 async fn bash(tools: &Tools, command: &str) -> ToolOutcome {
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
-    tools.run(&ToolName::Bash, &json!({ "command": command }), &ctx).await
+    tools.run("bash", &json!({ "command": command }), &ctx).await
 }
 
 fn quoted(path: &Path) -> String {

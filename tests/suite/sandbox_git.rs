@@ -8,7 +8,7 @@ use crate::support::bin::{keel, output_within};
 use crate::support::files::outside_tmp;
 use crate::support::llm::{FakeLlm, Step, text, tool};
 use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
+use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ async fn sandboxed_bash(root: &Path, command: &str) -> ToolOutcome {
     );
     let tools = Tools::new(Workspace::new(root).unwrap()).with_sandbox(sandbox);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
-    tools.run(&ToolName::Bash, &json!({ "command": command }), &ctx).await
+    tools.run("bash", &json!({ "command": command }), &ctx).await
 }
 
 fn git(work: &Path, args: &[&str]) {

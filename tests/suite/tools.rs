@@ -4,8 +4,9 @@
 
 use crate::support::files::{ctx, run, workspace};
 use keel::tools::call::summary;
-use keel::tools::preview::preview;
-use keel::tools::{ToolName, Tools, guard};
+use keel::tools::mcp::Hub;
+use keel::tools::preview::preview_named;
+use keel::tools::{ToolSet, guard};
 use serde_json::{Value, json};
 
 mod registry {
@@ -13,8 +14,7 @@ mod registry {
 
     #[test]
     fn specs_name_the_four_tools_with_object_schemas() {
-        let (_dir, tools) = workspace();
-        let specs = tools.specs();
+        let specs = ToolSet::new(false, Hub::default()).specs();
         let names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
         assert_eq!(names, ["bash", "read_file", "write_file", "edit_file"]);
         for spec in &specs {
@@ -105,25 +105,22 @@ mod registry {
             ] {
                 let outcome = run(&tools, name, input.clone()).await;
                 assert!(outcome.is_error, "{name}");
-                let _ = summary(&ToolName::parse(name), &input);
-                let _ = preview(&tools, &ToolName::parse(name), &input);
+                let _ = summary(name, &input);
+                let _ = preview_named(&tools, name, &input);
             }
         }
     }
 
     #[test]
     fn summary_is_one_line() {
-        assert_eq!(
-            summary(&ToolName::Bash, &json!({"command": "cargo test\ncargo fmt"})),
-            "cargo test …"
-        );
-        assert_eq!(summary(&ToolName::Bash, &json!({"command": "ls -la"})), "ls -la");
-        assert_eq!(summary(&ToolName::EditFile, &json!({"path": "src/lib.rs"})), "src/lib.rs");
-        assert_eq!(summary(&ToolName::ReadFile, &json!(7)), "read_file");
-        assert_eq!(summary(&ToolName::Todo, &json!({"items": []})), "0 items, 0 completed");
-        assert_eq!(summary(&ToolName::parse("made_up"), &json!({"path": "x"})), "made_up");
+        assert_eq!(summary("bash", &json!({"command": "cargo test\ncargo fmt"})), "cargo test …");
+        assert_eq!(summary("bash", &json!({"command": "ls -la"})), "ls -la");
+        assert_eq!(summary("edit_file", &json!({"path": "src/lib.rs"})), "src/lib.rs");
+        assert_eq!(summary("read_file", &json!(7)), "read_file");
+        assert_eq!(summary("todo", &json!({"items": []})), "0 items, 0 completed");
+        assert_eq!(summary("made_up", &json!({"path": "x"})), "made_up");
         let long = "x".repeat(1000);
-        assert!(summary(&ToolName::Bash, &json!({ "command": long })).chars().count() < 300);
+        assert!(summary("bash", &json!({ "command": long })).chars().count() < 300);
     }
 }
 
@@ -164,8 +161,8 @@ mod never_panics {
             name in proptest::sample::select(&["bash", "read_file", "write_file", "edit_file", "x"][..]),
             input in json_value(),
         ) {
-            let _ = Tools::parse(&ToolName::parse(name), &input);
-            let _ = summary(&ToolName::parse(name), &input);
+            let _ = keel::tools::registry::describe(name).map(|tool| tool.check_input(&input));
+            let _ = summary(name, &input);
         }
 
         /// The guard reads any text, shell-like or not, without panicking.
@@ -185,8 +182,8 @@ mod never_panics {
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             let (_dir, tools) = workspace();
-            let _ = preview(&tools, &ToolName::parse(name), &input);
-            let outcome = runtime.block_on(tools.run(&ToolName::parse(name), &input, &ctx()));
+            let _ = preview_named(&tools, name, &input);
+            let outcome = runtime.block_on(tools.run(name, &input, &ctx()));
             for change in &outcome.changes {
                 prop_assert!(change.path.starts_with(tools.workspace().root()));
             }

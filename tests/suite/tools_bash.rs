@@ -5,7 +5,7 @@
 use crate::support::files::{PROMPT, ctx, run, workspace};
 use crate::support::processes::{is_dead, read_pids};
 use keel::tools::output::{DISPLAY_OUTPUT_LIMIT, MODEL_OUTPUT_LIMIT};
-use keel::tools::{ToolContext, ToolName, ToolOutcome};
+use keel::tools::{ToolContext, ToolOutcome};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -104,7 +104,7 @@ async fn interrupted_once_running(command: &str) -> (ToolOutcome, Vec<i32>) {
         cancel.cancel();
     });
     let input = json!({ "command": command });
-    let call = tools.run(&ToolName::Bash, &input, &context);
+    let call = tools.run("bash", &input, &context);
     let outcome = within("a cancelled command", call).await;
     canceller.await.unwrap();
     (outcome, read_pids(&dir.path().join("pids")))
@@ -122,7 +122,7 @@ async fn dropping_the_call_kills_every_process_of(command: &str) {
     let context = ctx();
     let pid_file = dir.path().join("pids");
     let input = json!({ "command": command });
-    let call = tools.run(&ToolName::Bash, &input, &context);
+    let call = tools.run("bash", &input, &context);
     tokio::select! {
         _ = call => panic!("the sleepers finished"),
         _ = wait_for_pids(&pid_file, 3) => {}
@@ -293,9 +293,10 @@ async fn live_output_arrives_while_the_command_runs() {
     // that chunk cannot have come with the end of the command.
     let gate = tools.workspace().root().join("go-on");
     let command = "echo first; while [ ! -e go-on ]; do sleep 0.02; done; echo second";
-    let task = tokio::spawn(async move {
-        tools.run(&ToolName::Bash, &json!({"command": command}), &context).await
-    });
+    let task =
+        tokio::spawn(
+            async move { tools.run("bash", &json!({"command": command}), &context).await },
+        );
     let first = within("the first chunk", receiver.recv()).await.unwrap();
     assert!(first.contains("first"), "{first}");
     assert!(!first.contains("second"), "{first}");
@@ -314,7 +315,7 @@ async fn an_already_interrupted_call_starts_nothing() {
     let (dir, tools) = workspace();
     let context = ctx();
     context.cancel.cancel();
-    let outcome = tools.run(&ToolName::Bash, &json!({"command": "touch marker"}), &context).await;
+    let outcome = tools.run("bash", &json!({"command": "touch marker"}), &context).await;
     assert!(outcome.is_error);
     assert!(outcome.for_model.contains("interrupted"));
     assert!(!dir.path().join("marker").exists());

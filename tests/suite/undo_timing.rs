@@ -6,7 +6,7 @@
 use crate::support::git::turns_then_undo;
 use crate::support::llm::{Step, text, tool};
 use keel::tools::sandbox::{Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolName, Tools, Workspace};
+use keel::tools::{ToolContext, Tools, Workspace};
 use serde_json::json;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -55,10 +55,10 @@ async fn a_command_says_whether_it_left_a_process_running() {
         let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);
         let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
         let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
-        let done = tools.run(&ToolName::Bash, &json!({ "command": "echo done" }), &ctx).await;
+        let done = tools.run("bash", &json!({ "command": "echo done" }), &ctx).await;
         assert!(!done.command.left_running, "{mode:?}: {done:?}");
         let background = json!({ "command": "sleep 2 > /dev/null 2>&1 &" });
-        let left = tools.run(&ToolName::Bash, &background, &ctx).await;
+        let left = tools.run("bash", &background, &ctx).await;
         assert!(!left.is_error && left.command.left_running, "{mode:?}: {left:?}");
     }
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the tool tests: a real temporary workspace and a way to run a call.
 
-use keel::tools::{ToolContext, ToolName, ToolOutcome, Tools, Workspace};
+use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
 use serde_json::Value;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -23,7 +23,7 @@ pub fn ctx() -> ToolContext {
 }
 
 pub async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {
-    tools.run(&ToolName::parse(name), &input, &ctx()).await
+    tools.run(name, &input, &ctx()).await
 }
 
 /// What a child process started by [`run_in_child`] reports about its one tool call.

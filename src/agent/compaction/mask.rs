@@ -10,7 +10,7 @@
 
 use crate::agent::journal::compaction::Mask;
 use crate::message::{ContentBlock, History, Role};
-use crate::tools::{ToolCall, ToolName};
+use crate::tools::{Masking, ToolCall, registry};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -39,16 +39,16 @@ pub fn plan(history: &History, keep_rounds: usize) -> Vec<Mask> {
                         continue;
                     }
                     // A refused update changed no board, so no later one superseded it.
-                    if call.call.name == ToolName::Todo && *is_error {
+                    if call.is_board() && *is_error {
                         continue;
                     }
-                    let stub = if call.call.name == ToolName::Todo {
+                    let stub = if call.is_board() {
                         SUPERSEDED_BOARD.to_owned()
                     } else {
                         stub(&call.call, content, *is_error)
                     };
                     if stub.len() < content.len()
-                        && (content.len() > MIN_MASKED_BYTES || call.call.name == ToolName::Todo)
+                        && (content.len() > MIN_MASKED_BYTES || call.is_board())
                     {
                         masks.push(Mask::Result { id: tool_use_id.clone(), content: stub });
                     }
@@ -88,8 +88,17 @@ fn is_stub(content: &str) -> bool {
 /// One call as masking sees it.
 struct Call {
     call: ToolCall,
+    /// What masking keeps of its result, as its tool says; `None` for a name no tool has.
+    masking: Option<Masking>,
     /// Its assistant turn carries thinking, which must be sent back unchanged.
     thinking: bool,
+}
+
+impl Call {
+    /// Whether it updated the board (its answer is a board, or an error that changed none).
+    fn is_board(&self) -> bool {
+        self.masking == Some(Masking::Board)
+    }
 }
 
 fn calls_of(history: &History) -> HashMap<&str, Call> {
@@ -102,7 +111,8 @@ fn calls_of(history: &History) -> HashMap<&str, Call> {
             if let (ContentBlock::ToolUse { id, .. }, Some(call)) =
                 (block, ToolCall::from_block(block))
             {
-                calls.insert(id.as_str(), Call { call, thinking });
+                let masking = masking_of(&call);
+                calls.insert(id.as_str(), Call { call, masking, thinking });
             }
         }
     }
@@ -115,9 +125,7 @@ fn current_board<'a>(history: &'a History, calls: &HashMap<&str, Call>) -> Optio
     history.iter().rev().flat_map(|message| message.content.iter().rev()).find_map(|block| {
         match block {
             ContentBlock::ToolResult { tool_use_id, is_error: false, .. }
-                if calls
-                    .get(tool_use_id.as_str())
-                    .is_some_and(|c| c.call.name == ToolName::Todo) =>
+                if calls.get(tool_use_id.as_str()).is_some_and(Call::is_board) =>
             {
                 Some(tool_use_id.as_str())
             }
@@ -138,18 +146,24 @@ fn recent_start(history: &History, keep: usize) -> usize {
     rounds.take(keep).last().map_or(0, |(index, _)| index)
 }
 
+/// What masking keeps of a call's result, as its tool says.
+fn masking_of(call: &ToolCall) -> Option<Masking> {
+    registry::describe(&call.name).map(|tool| tool.masking())
+}
+
 /// The one line a result becomes: what ran, how it ended, how big it was, how to get it back.
 pub fn stub(call: &ToolCall, content: &str, is_error: bool) -> String {
     let quoted = quote(&call.summary());
     let size = size(content.len());
-    let ending = match call.name {
-        ToolName::Bash => bash_ending(content, is_error),
+    let masking = masking_of(call);
+    let ending = match masking {
+        Some(Masking::Command) => command_ending(content, is_error),
         _ if is_error => "failed".to_owned(),
         _ => String::new(),
     };
-    let again = match call.name {
-        ToolName::Bash => "run it again",
-        ToolName::ReadFile => "read it again",
+    let again = match masking {
+        Some(Masking::Command) => "run it again",
+        Some(Masking::Read) => "read it again",
         _ => "call it again",
     };
     let outcome = if ending.is_empty() { size } else { format!("{ending}, {size}") };
@@ -157,7 +171,7 @@ pub fn stub(call: &ToolCall, content: &str, is_error: bool) -> String {
 }
 
 /// How a command ended, from the headline of its result (`Exit code 1`, …).
-fn bash_ending(content: &str, is_error: bool) -> String {
+fn command_ending(content: &str, is_error: bool) -> String {
     let first = content.lines().next().unwrap_or_default();
     if let Some(code) = first.strip_prefix("Exit code ").and_then(|rest| rest.split(' ').next()) {
         return format!("exit {code}");
@@ -191,7 +205,7 @@ pub fn size(bytes: usize) -> String {
 /// The input of an old call with its bulky parts elided; `None` when nothing in it is bulky.
 fn elided_input(call: &ToolCall) -> Option<Value> {
     let fields = call.input.as_object()?;
-    if call.name == ToolName::Todo {
+    if masking_of(call) == Some(Masking::Board) {
         let items = fields.get("items").and_then(Value::as_array).map_or(0, Vec::len);
         let size = call.input.to_string().len();
         return (size > MIN_MASKED_BYTES).then(

@@ -3,12 +3,14 @@
 //! resumed session needs is saved as it is made, like the rest of `State`.
 
 use super::State;
+use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
-use crate::agent::plan_mode as plan;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::board::{BoardEdit, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
+use crate::tools::ToolOutcome;
+use serde_json::Value;
 
 /// The tags around the note that tells the model what the person changed.
 const EDIT_NOTE_OPEN: &str = "<board-edit>";
@@ -69,11 +71,12 @@ impl State {
     }
 
     /// Appends a prompt to the history: the person's text, then in plan mode the note that says
-    /// what plan mode allows, then the person's board changes the model has not heard of.
-    pub fn push_prompt(&mut self, text: String) {
+    /// what plan mode allows (`plan_note`), then the person's board changes the model has not
+    /// heard of.
+    pub fn push_prompt(&mut self, text: String, plan_note: impl FnOnce() -> String) {
         let mut content = vec![ContentBlock::Text { text }];
         if self.view.plan_mode {
-            content.push(ContentBlock::Reminder { text: plan::PLAN_NOTE.to_owned() });
+            content.push(ContentBlock::Reminder { text: plan_note() });
         }
         content.extend(self.take_board_note());
         self.push_message(Message { role: Role::User, content });
@@ -109,30 +112,64 @@ impl State {
         self.steps.find(path, repeated)
     }
 
-    /// Appends a round's results to the history. `board_answers` are the positions of its valid
-    /// board answers: when the model updated the board more than once in the round, each answer
-    /// but the last becomes one line (`board::SUPERSEDED`), as the last is the whole board as it
-    /// now stands. Answers already sent are never rewritten: the history's prefix stays byte for
-    /// byte what the provider cached (compaction shortens old board answers when the window
-    /// needs it).
-    pub fn push_results(&mut self, mut results: Vec<ContentBlock>, board_answers: &[usize]) {
-        let superseded = board_answers.split_last().map_or(&[][..], |(_, earlier)| earlier);
-        for &block in superseded {
-            if let Some(ContentBlock::ToolResult { content, .. }) = results.get_mut(block) {
+    /// Applies a `todo` update from call `id`, either form, through the board's validation: the
+    /// board owns its updates. A valid one is saved and told (the `todo` event) and answered with
+    /// the whole board rendered; a rejected one leaves the board as it was and is answered with
+    /// the error.
+    pub fn update_board(&mut self, id: &str, input: &Value) -> ToolOutcome {
+        self.board_called = true;
+        let mut board = (*self.view.board).clone();
+        match board.update(input) {
+            Ok(answer) => {
+                self.set_board(board);
+                self.emit(self.todo_event());
+                self.board_answers.push(id.to_owned());
+                ToolOutcome::ok(answer)
+            }
+            Err(err) => ToolOutcome::error(err.to_string()),
+        }
+    }
+
+    /// The `todo` event for the board as it stands.
+    pub fn todo_event(&self) -> AgentEvent {
+        let view = self.view();
+        AgentEvent::Todo {
+            items: view.board.items().to_vec(),
+            done: view.board.done(),
+            total: view.board.total(),
+            rounds_in_progress: view.rounds_in_progress,
+        }
+    }
+
+    /// Appends a round's results to the history. When the model updated the board more than
+    /// once in the round, each valid answer but the last becomes one line (`board::SUPERSEDED`),
+    /// as the last is the whole board as it now stands. Answers already sent are never
+    /// rewritten: the history's prefix stays byte for byte what the provider cached (compaction
+    /// shortens old board answers when the window needs it).
+    pub fn push_results(&mut self, mut results: Vec<ContentBlock>) {
+        let answers = std::mem::take(&mut self.board_answers);
+        let mut board_answers: Vec<&mut String> = results
+            .iter_mut()
+            .filter_map(|block| match block {
+                ContentBlock::ToolResult { tool_use_id, content, .. }
+                    if answers.contains(tool_use_id) =>
+                {
+                    Some(content)
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some((_, earlier)) = board_answers.split_last_mut() {
+            for content in earlier {
                 SUPERSEDED.clone_into(content);
             }
         }
         self.push_message(Message { role: Role::User, content: results });
     }
 
-    /// Whether the reminder already went out in this turn while there was no board: with no
-    /// board it is sent at most once a turn.
-    pub fn reminded_without_board(&self) -> bool {
-        self.counts.reminded_without_board
-    }
-
-    pub fn set_reminded_without_board(&mut self, reminded: bool) {
-        self.set_counts(ReminderCounts { reminded_without_board: reminded, ..self.counts });
+    /// A new turn may be reminded once again with no board.
+    pub fn clear_reminded_without_board(&mut self) {
+        self.set_counts(ReminderCounts { reminded_without_board: false, ..self.counts });
     }
 
     /// Takes over the board's bookkeeping from a saved session.

@@ -14,7 +14,7 @@ use crate::agent::event::{AgentEvent, INTERRUPTED};
 use crate::agent::journal::{CUT_OFF, NoteKind, Record};
 use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
 use crate::message::{ContentBlock, Role};
-use crate::tools::{ToolCall, ToolName};
+use crate::tools::{Effect, ToolCall};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,14 +40,14 @@ impl State {
             let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
             let status = ended(output, is_error);
             self.mark_call(&call.id, status);
-            if call.name == ToolName::Todo {
+            if !call.effect().is_none_or(Effect::shown_in_tool_pane) {
                 continue;
             }
             calls += 1;
             self.view.tools.push_back(Arc::new(ToolRun {
                 status,
                 id: call.id.clone(),
-                name: call.name.to_string(),
+                name: call.name.clone(),
                 summary: call.summary(),
                 exit_code: None,
                 started: now,

@@ -3,28 +3,26 @@
 //! plan mode stay editable and new prompts queue.
 
 use crate::agent::snapshot::{Activity, ApprovalRequest};
+use crate::agent::turn::road::OnRoad;
 use crate::agent::turn::task::Agent;
-use crate::agent::turn::undo::Opening;
 use crate::agent::{Command, Decision, board_edits};
-use crate::tools::{ToolCall, ToolName, Tools, preview};
+use crate::tools::{Effect, preview};
 use std::sync::Arc;
 
 impl Agent {
     /// Shows the approval request and waits for the person's answer; the call is taken up
     /// first (its `opening` snapshot settled), so the person sees it before they are asked.
-    pub(in crate::agent) async fn ask(
-        &mut self,
-        call: &ToolCall,
-        opening: &mut Option<Opening>,
-    ) -> Decision {
-        self.settle_opening(opening, call).await;
+    pub(in crate::agent) async fn ask(&mut self, on: &mut OnRoad<'_>) -> Decision {
+        let (call, tool) = (on.call, &*on.tool);
+        self.settle_opening(&mut on.opening, call).await;
+        let command = on.effect == Effect::RunsCommand;
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
             id: call.id.clone(),
-            tool: call.name.to_string(),
-            detail: mcp_detail(&self.tools, call).unwrap_or_else(|| call.detail()),
-            diff: preview::preview(&self.tools, &call.name, &call.input),
-            always: self.approvals.always_covers(&call.name, &call.input),
-            sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
+            tool: call.name.clone(),
+            detail: tool.detail(call, &self.tools),
+            diff: preview::preview(tool, &call.input, self.tools.workspace()),
+            always: self.approvals.always_covers(tool, &call.input),
+            sandbox: command.then(|| self.tools_for_call().sandbox().label()),
         })));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(&self.outbox);
@@ -53,14 +51,4 @@ impl Agent {
         self.state.publish(&self.outbox);
         decision
     }
-}
-
-/// What the approval box shows for an MCP call: the server, its own name for the tool, and the
-/// arguments as pretty JSON.
-fn mcp_detail(tools: &Tools, call: &ToolCall) -> Option<String> {
-    let ToolName::Mcp(exposed) = &call.name else {
-        return None;
-    };
-    let (server, tool) = tools.mcp().find(exposed)?;
-    Some(format!("MCP server `{}`, tool `{}`\n{}", server.name, tool.name, call.detail()))
 }

@@ -4,7 +4,7 @@
 //! A turn waits for servers still starting (each bounded by its startup timeout), so the first
 //! request already lists their tools; between turns the agent follows the servers as they change.
 
-use super::task::{Agent, overhead, tool_specs};
+use super::task::{Agent, overhead};
 use crate::agent::event::AgentEvent;
 use crate::tools::mcp::{Status, listing};
 use tokio::sync::watch;
@@ -43,7 +43,7 @@ impl Agent {
             }
         }
         self.state.set_mcp(servers);
-        let specs = tool_specs(&self.tools, self.config.board);
+        let specs = self.toolset.specs();
         if specs != self.specs {
             self.meter.set_overhead(overhead(&self.config, &specs));
             self.specs = specs;

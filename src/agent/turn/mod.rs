@@ -12,15 +12,16 @@ mod nested_repos;
 mod output_limit;
 mod plan_turn;
 mod repeated_step;
+mod road;
+mod round;
 pub(super) mod task;
-mod tool_round;
 mod undo;
 
 pub(super) use super::event::INTERRUPTED;
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::Activity;
 use super::state::{Outbox, State};
-use super::{Command, board_edits};
+use super::{Command, board_edits, plan_mode};
 use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::ToolCall;
@@ -68,7 +69,8 @@ impl Agent {
         match prompt {
             Some(prompt) => {
                 self.state.start_prompted_turn();
-                self.state.push_prompt(prompt.clone());
+                let toolset = &self.toolset;
+                self.state.push_prompt(prompt.clone(), || plan_mode::note(toolset));
                 self.emit(AgentEvent::Prompt { text: prompt });
             }
             None => {

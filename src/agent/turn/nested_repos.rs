@@ -5,8 +5,8 @@
 
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::task::Agent;
+use crate::tools::Tools;
 use crate::tools::sandbox::nested::{self, Scan};
-use crate::tools::{ToolName, Tools};
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
 
@@ -94,17 +94,10 @@ impl NestedWatch {
 }
 
 impl Agent {
-    /// Before a command (`tool`, any other is given `tools` back): the look as the session opened
-    /// is done (what a command makes is new); returns `tools` with the repositories below the
-    /// top read-only ([`NestedWatch::protecting`]). The person is told once of any left writable.
-    pub(in crate::agent) async fn protect_nested_repositories(
-        &mut self,
-        tools: Tools,
-        tool: &ToolName,
-    ) -> Tools {
-        if *tool != ToolName::Bash {
-            return tools;
-        }
+    /// Before a command: the look as the session opened is done (what a command makes is new);
+    /// returns `tools` with the repositories below the top read-only
+    /// ([`NestedWatch::protecting`]). The person is told once of any left writable.
+    pub(in crate::agent) async fn protect_nested_repositories(&mut self, tools: Tools) -> Tools {
         if !self.nested.commands_ran {
             let before = self.nested.before().await;
             self.nested.state = Noted::Done(before);

@@ -1,7 +1,6 @@
 //! A plan-mode turn's end: the board is the plan, waiting for the person's approval; and the
 //! prompt that hands the approved plan to the model (the rules are `agent::plan_mode`'s).
 
-use crate::agent::board_edits;
 use crate::agent::plan_mode::APPROVED;
 use crate::agent::turn::task::Agent;
 
@@ -13,7 +12,8 @@ impl Agent {
             return;
         }
         let ready = !self.state.view().board.is_empty();
-        self.emit(board_edits::todo_event(&self.state));
+        let event = self.state.todo_event();
+        self.emit(event);
         self.state.set_plan_ready(ready);
     }
 

@@ -6,9 +6,9 @@
 
 use crate::agent::approval::Verdict;
 use crate::agent::steps_done::{self, Repeated};
+use crate::agent::turn::road::OnRoad;
 use crate::agent::turn::task::Agent;
-use crate::tools::{Invocation, ToolCall, ToolName, ToolOutcome, Tools, files};
-use serde_json::Value;
+use crate::tools::{Tool, ToolCall, ToolOutcome};
 
 impl Agent {
     /// The answer to a write or an edit that would repeat a step already done, before it is
@@ -16,29 +16,18 @@ impl Agent {
     /// without asking (its own run says what happens: [`Agent::tell_when_done`]).
     pub(in crate::agent) async fn repeated_step(
         &self,
-        call: &ToolCall,
+        on: &OnRoad<'_>,
         verdict: &Verdict,
     ) -> Option<ToolOutcome> {
-        if matches!(verdict, Verdict::Run) {
+        if matches!(verdict, Verdict::Run) || !on.effect.records_its_changes() {
             return None;
         }
-        let invocation = match Tools::parse(&call.name, &call.input).ok()? {
-            invocation @ (Invocation::WriteFile(_) | Invocation::EditFile(_)) => invocation,
-            Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
-        };
+        let (tool, input) = (on.tool.clone(), on.call.input.clone());
         let workspace = self.tools.workspace().clone();
         // Planning reads the file: off the async threads, as the tools themselves do.
-        let planned = tokio::task::spawn_blocking(move || match invocation {
-            Invocation::WriteFile(args) => files::plan_write(&workspace, &args).ok().map(|plan| {
-                (plan, Repeated::Content(steps_done::content_digest(args.content.as_bytes())))
-            }),
-            Invocation::EditFile(args) => files::plan_edit(&workspace, &args).ok().map(|plan| {
-                (plan, Repeated::Edit(steps_done::edit_digest(&args.old_text, &args.new_text)))
-            }),
-            Invocation::Bash(_) | Invocation::ReadFile(_) => None,
-        })
-        .await
-        .ok()??;
+        let planned = tokio::task::spawn_blocking(move || tool.planned_change(&input, &workspace))
+            .await
+            .ok()??;
         let (plan, repeated) = planned;
         plan.repeat?;
         let step = self.state.find_step(&plan.display, repeated);
@@ -47,31 +36,29 @@ impl Agent {
 
     /// Tells a call that ran without asking, and found its step already done, when that step
     /// was done: the same answer [`Agent::repeated_step`] gives before asking.
-    pub(in crate::agent) fn tell_when_done(&self, call: &ToolCall, outcome: &mut ToolOutcome) {
+    pub(in crate::agent) fn tell_when_done(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        outcome: &mut ToolOutcome,
+    ) {
         let Some(path) = outcome.already_done.take() else { return };
-        let text = |key| call.input.get(key).and_then(Value::as_str).unwrap_or_default();
-        let repeated = match call.name {
-            ToolName::WriteFile => {
-                Repeated::Content(steps_done::content_digest(text("content").as_bytes()))
-            }
-            ToolName::EditFile => {
-                Repeated::Edit(steps_done::edit_digest(text("old_text"), text("new_text")))
-            }
-            _ => return,
-        };
+        let Some(repeated) = tool.repeat_of(&call.input) else { return };
         let when = steps_done::when_done(self.state.find_step(&path, repeated));
         *outcome = ToolOutcome::ok(format!("{} {when}", outcome.for_model));
     }
 
     /// Notes the files a write or an edit changed, for the repeated-step answer.
-    pub(in crate::agent) fn note_steps(&mut self, call: &ToolCall, outcome: &ToolOutcome) {
-        let edit = match call.name {
-            ToolName::WriteFile => None,
-            ToolName::EditFile => {
-                let text = |key| call.input.get(key).and_then(Value::as_str).unwrap_or_default();
-                Some(steps_done::edit_digest(text("old_text"), text("new_text")))
-            }
-            _ => return,
+    pub(in crate::agent) fn note_steps(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        outcome: &ToolOutcome,
+    ) {
+        let edit = match tool.repeat_of(&call.input) {
+            Some(Repeated::Edit(digest)) => Some(digest),
+            Some(Repeated::Content(_)) => None,
+            None => return,
         };
         for change in &outcome.changes {
             let path = self.tools.workspace().display(&change.path);

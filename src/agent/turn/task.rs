@@ -12,12 +12,11 @@ use crate::agent::journal::Journal;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
-use crate::board;
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
 use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::repository;
-use crate::tools::{Tools, Workspace};
+use crate::tools::{ToolSet, Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How to configure a model: the first-run screen's text, which offers the demo beside it.
@@ -50,6 +49,8 @@ pub(in crate::agent) struct Agent {
     pub config: AgentConfig,
     pub provider: Option<Provider>,
     pub tools: Tools,
+    /// The tools the model is offered.
+    pub toolset: ToolSet,
     pub specs: Vec<ToolSpec>,
     pub state: State,
     pub outbox: Outbox,
@@ -113,12 +114,14 @@ impl Agent {
         let probing = tools.probing_sandbox().clone();
         let repository = repository::Watch::before(tools.workspace().root());
         let nested = super::nested_repos::NestedWatch::opening(tools.workspace().root());
-        let specs = tool_specs(&tools, config.board);
+        let toolset = ToolSet::new(config.board, tools.mcp().clone());
+        let specs = toolset.specs();
         let meter = meter(&config, &specs);
         let mut agent = Self {
             config,
             provider,
             tools,
+            toolset,
             specs,
             state,
             outbox,
@@ -155,16 +158,17 @@ impl Agent {
     /// `None`: the command waits for the probe's answer.
     pub(in crate::agent) fn assumed_sandbox(
         &self,
-        call: &crate::tools::ToolCall,
+        tool: &dyn crate::tools::Tool,
+        input: &serde_json::Value,
     ) -> Option<crate::tools::Sandbox> {
-        if call.name != crate::tools::ToolName::Bash
+        if tool.effect() != crate::tools::Effect::RunsCommand
             || self.sandbox_known
             || self.state.view().plan_mode
         {
             return None;
         }
         let (sandbox, proven) = self.tools.probing_sandbox().ready_or_assumed();
-        let verdict = self.approvals.check(&call.name, &call.input);
+        let verdict = self.approvals.check(tool, input, &self.toolset);
         let runs = matches!(verdict, crate::agent::approval::Verdict::Run);
         (!proven && runs).then(|| sandbox.clone())
     }
@@ -361,7 +365,8 @@ impl Agent {
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);
         self.adopt_sandbox(probing.get());
-        self.specs = tool_specs(&self.tools, self.config.board);
+        self.toolset = ToolSet::new(self.config.board, self.tools.mcp().clone());
+        self.specs = self.toolset.specs();
         self.meter = meter(&self.config, &self.specs);
         self.provider = Some(Provider::Scripted(script));
         self.demo_dir = Some(dir);
@@ -422,21 +427,6 @@ fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
 /// What every request carries besides the history, in bytes: the system prompt and the schemas.
 pub(super) fn overhead(config: &AgentConfig, specs: &[ToolSpec]) -> usize {
     config.system_prompt.len() + serde_json::to_vec(specs).map_or(0, |bytes| bytes.len())
-}
-
-/// The tools the model is told about: the board first (unless it is off), then the workspace
-/// tools.
-pub(super) fn tool_specs(tools: &Tools, board: bool) -> Vec<ToolSpec> {
-    let mut specs = Vec::new();
-    if board {
-        specs.push(ToolSpec {
-            name: board::TOOL_NAME.to_owned(),
-            description: board::TOOL_DESCRIPTION.to_owned(),
-            input_schema: board::input_schema(),
-        });
-    }
-    specs.extend(tools.specs());
-    specs
 }
 
 /// The sandbox as the status bar names it; nothing when the person turned it off.

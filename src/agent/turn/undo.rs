@@ -22,7 +22,7 @@
 use crate::agent::turn::task::{Agent, TurnUndo};
 use crate::tools::gate::{self, Gate, Opener};
 use crate::tools::undo::{ObjectId, ShadowError};
-use crate::tools::{ToolCall, ToolName};
+use crate::tools::{Effect, ToolCall};
 use tokio::task::{JoinError, JoinHandle};
 
 /// What taking a snapshot off the async threads gives.
@@ -42,7 +42,7 @@ pub(in crate::agent) struct Opening {
 impl Agent {
     /// Before a tool that can change the workspace: begins the turn's undo group. Returns whether
     /// the workspace must be snapshotted before this tool runs (it is the turn's first command).
-    pub(in crate::agent) async fn before_changing_tool(&mut self, tool: &ToolName) -> bool {
+    pub(in crate::agent) async fn before_changing_tool(&mut self, effect: Effect) -> bool {
         // Taken before this tool, the early closing snapshot is not the turn's last state.
         if let Some(early) = self.closing.take() {
             let _ = early.await;
@@ -51,7 +51,7 @@ impl Agent {
             self.state.begin_turn();
             self.turn_undo = TurnUndo::Files;
         }
-        self.turn_undo == TurnUndo::Files && !tool.records_its_changes()
+        self.turn_undo == TurnUndo::Files && !effect.records_its_changes()
     }
 
     /// Starts the snapshot before the turn's first command, and the gate that holds the command

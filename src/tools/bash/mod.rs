@@ -19,6 +19,7 @@
 
 pub mod environment;
 mod report;
+pub mod tool;
 mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};

@@ -12,6 +12,7 @@ pub mod hub;
 pub mod listing;
 pub mod names;
 pub mod result;
+pub mod tool;
 
 pub use config::{Server, ServerConfig};
 pub use hub::{Hub, RemoteTool, ServerView, Status};

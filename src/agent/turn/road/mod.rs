@@ -1,0 +1,120 @@
+//! One call's road: every tool call — `todo` and the MCP servers' tools included — takes the same
+//! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`):
+//!
+//! 1. **prepare** (`prepare`): the arguments checked, plan mode's refusal;
+//! 2. **before**: where PreToolUse hooks will go (nothing yet);
+//! 3. **approve** (`approve`): the approval mode's verdict, a repeated step answered as such,
+//!    the person asked;
+//! 4. **run** (`run`): the command's gate, its live output, the person's interrupt — or, for a
+//!    tool that plans, the conversation's board taking the update;
+//! 5. **after**: where PostToolUse hooks will go (nothing yet);
+//! 6. **settle** (`settle`): a sandbox that did not come up, the repositories a command may have
+//!    touched, the steps done, and the record of how the call ended.
+//!
+//! A stage that ends a call hands it straight to settling: every call gets exactly one result.
+//! Undo's opening snapshot of the workspace is taken alongside, from the call's taking up to its
+//! run (`turn::undo`).
+
+mod approve;
+mod prepare;
+mod run;
+mod settle;
+
+use crate::agent::snapshot::ToolStatus;
+use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::undo::Opening;
+use crate::message::ContentBlock;
+use crate::tools::sandbox::Mode as SandboxMode;
+use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How one call ended: what the tool pane shows and what the model reads.
+pub(in crate::agent) type Finished = (ToolStatus, ToolOutcome);
+
+/// What a round learns of one call taken down its road.
+pub(in crate::agent) struct Taken {
+    /// The history's answer to it.
+    pub result: ContentBlock,
+    /// What its tool does; `None` for a name no tool has, or a call not run.
+    pub effect: Option<Effect>,
+    /// A command left processes running.
+    pub left_running: bool,
+    /// The turn must stop after it: the person interrupted, or declined and stopped.
+    pub stop: Option<Stop>,
+}
+
+/// A call on its road: what the stages work on.
+pub(in crate::agent) struct OnRoad<'a> {
+    pub call: &'a ToolCall,
+    pub tool: Arc<dyn Tool>,
+    pub effect: Effect,
+    /// The sandbox a command starts in before the sandbox's probe has answered
+    /// (`Agent::assumed_sandbox`); `None` once it has, or for anything else.
+    pub assumed: Option<Sandbox>,
+    /// When the tool began to run: reset once the call is approved, since waiting for the
+    /// person is not the tool's time.
+    pub started: Instant,
+    /// Undo's snapshot of the workspace before the turn's first command, being taken.
+    pub opening: Option<Opening>,
+}
+
+/// Where a stage leaves a call: on to the next stage, or ended there (and why the turn must
+/// stop, when it must).
+type Stage = Result<(), (Finished, Option<Stop>)>;
+
+impl Agent {
+    /// Takes one call down its road, and answers it.
+    pub(in crate::agent) async fn take_call(&mut self, call: ToolCall) -> Taken {
+        let tool = self.toolset.resolve(&call);
+        let effect = tool.as_ref().ok().map(|tool| tool.effect());
+        // Undo must know the workspace as it was before the tool touches it. The snapshot is
+        // taken while the call is approved and its sandbox starts; the command waits for it, and
+        // is taken up once it is recorded: a front end that sees its start knows undo covers it.
+        let snapshot_due = match effect {
+            Some(effect) if effect.changes_things() => self.before_changing_tool(effect).await,
+            _ => false,
+        };
+        let opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
+        if opening.is_none() {
+            self.take_up(&call);
+        }
+        let tool = match tool {
+            Ok(tool) => tool,
+            Err(unknown) => {
+                let failed = (ToolStatus::Failed, ToolOutcome::error(unknown.to_string()));
+                return self.settle_unknown(&call, failed).await;
+            }
+        };
+        let effect = tool.effect();
+        let mut on =
+            OnRoad { call: &call, tool, effect, assumed: None, started: Instant::now(), opening };
+        let (finished, stop) = match self.drive(&mut on).await {
+            Ok(ran) => ran,
+            Err(ended) => ended,
+        };
+        self.settle(on, finished, stop).await
+    }
+
+    /// The stages from prepare to after; `Err` when a stage ended the call before it ran.
+    async fn drive(
+        &mut self,
+        on: &mut OnRoad<'_>,
+    ) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
+        self.prepare(on).await?;
+        // before: PreToolUse hooks will go here.
+        self.approve(on).await?;
+        let ran = self.run_call(on).await;
+        // after: PostToolUse hooks will go here.
+        Ok(ran)
+    }
+
+    /// The tools as a call runs them: in plan mode, commands run in a read-only sandbox.
+    pub(in crate::agent) fn tools_for_call(&self) -> Tools {
+        if self.state.view().plan_mode {
+            self.tools.confined_to(SandboxMode::ReadOnly)
+        } else {
+            self.tools.clone()
+        }
+    }
+}

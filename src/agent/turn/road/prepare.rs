@@ -1,0 +1,58 @@
+//! The prepare stage: the call's arguments checked before anything else happens to it, and plan
+//! mode's refusal of what may change something. A command's sandbox is settled here too, as far
+//! as it must be: what a command may do depends on it.
+
+use super::{OnRoad, Stage};
+use crate::agent::plan_mode as plan;
+use crate::agent::snapshot::ToolStatus;
+use crate::agent::turn::task::Agent;
+use crate::llm::tool_input;
+use crate::tools::sandbox::Confinement;
+use crate::tools::{Effect, ToolOutcome};
+use serde_json::Value;
+
+impl Agent {
+    /// Prepares a call: its arguments, and plan mode.
+    pub(super) async fn prepare(&mut self, on: &mut OnRoad<'_>) -> Stage {
+        let input = &on.call.input;
+        let problem = argument_problem(input)
+            .or_else(|| on.tool.check_input(input).err().map(|err| err.to_string()));
+        if let Some(problem) = problem {
+            return Err(((ToolStatus::Failed, ToolOutcome::error(problem)), None));
+        }
+        // Only commands depend on what the sandbox can do. A command that runs without asking
+        // does not wait for the sandbox's probe: it starts in the sandbox the probe finds where
+        // it works, and its own start tells whether it came up.
+        let command = on.effect == Effect::RunsCommand;
+        if command {
+            on.assumed = self.assumed_sandbox(&*on.tool, input);
+            if on.assumed.is_none() {
+                self.settle_sandbox().await;
+            }
+        }
+        if !self.state.view().plan_mode {
+            return Ok(());
+        }
+        let confined =
+            command && self.tools_for_call().sandbox().confinement() == Confinement::Confined;
+        match plan::refusal(&*on.tool, input, confined) {
+            Some(why) => Err(((ToolStatus::Declined, ToolOutcome::error(why)), None)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What is wrong with a tool call's arguments before any tool looks at them. Providers keep
+/// arguments that were not a JSON object under a marker (see `llm::tool_input`); the scripted
+/// model may hand over any value.
+fn argument_problem(input: &Value) -> Option<String> {
+    if let Some(message) = tool_input::invalid_input_message(input) {
+        return Some(message);
+    }
+    let raw = match input {
+        Value::Object(_) => return None,
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    tool_input::invalid_input_message(&tool_input::parse(&raw))
+}

@@ -1,0 +1,111 @@
+//! The run stage: a tool that plans hands its update to the conversation's board; any other runs
+//! in the workspace — a command held at undo's gate until the opening snapshot is recorded, its
+//! live output in the tool pane, the person's interrupt listened for throughout.
+
+use super::{Finished, OnRoad};
+use crate::agent::snapshot::{Activity, ToolStatus};
+use crate::agent::turn::round::running;
+use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::{INTERRUPTED, during_turn};
+use crate::tools::{Effect, ToolContext};
+use futures_util::future::OptionFuture;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How much of a running command's newest output the tool pane keeps.
+const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+impl Agent {
+    /// Runs an approved call; returns how it ended and why the turn must stop after it, if it
+    /// must.
+    pub(super) async fn run_call(&mut self, on: &mut OnRoad<'_>) -> (Finished, Option<Stop>) {
+        let call = on.call;
+        if on.effect == Effect::Plans {
+            // The board is the conversation's own: it takes the update itself.
+            let outcome = self.state.update_board(&call.id, &call.input);
+            let status = if outcome.is_error { ToolStatus::Failed } else { ToolStatus::Succeeded };
+            return ((status, outcome), None);
+        }
+        let tools = if on.effect == Effect::RunsCommand {
+            let tools = match &on.assumed {
+                Some(sandbox) => self.tools.clone().with_sandbox(sandbox.clone()),
+                None => self.tools_for_call(),
+            };
+            self.protect_nested_repositories(tools).await
+        } else {
+            self.tools.clone()
+        };
+        let gate = match &on.opening {
+            Some(opening) if on.effect == Effect::RunsCommand => Some(opening.gate.clone()),
+            _ => {
+                self.settle_opening(&mut on.opening, call).await;
+                None
+            }
+        };
+        on.started = Instant::now();
+        let began = on.started;
+        self.state.set_activity(Activity::RunningTool { name: call.name.clone() });
+        self.state.update_tool(running(call, began, ""));
+        self.state.publish(&self.outbox);
+
+        let cancel = CancellationToken::new();
+        let (live_tx, mut live_rx) = mpsc::unbounded_channel();
+        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx), gate };
+        let run = on.tool.run(call, &tools, &ctx);
+        tokio::pin!(run);
+        let mut live = String::new();
+        let mut stop = None;
+        let mut outcome = loop {
+            tokio::select! {
+                outcome = &mut run => break outcome,
+                taken = OptionFuture::from(on.opening.as_mut().map(|opening| &mut opening.task)),
+                    if on.opening.is_some() =>
+                {
+                    if let (Some(taken), Some(opening)) = (taken, on.opening.take()) {
+                        self.opening_taken(taken, opening.opener, call);
+                    }
+                }
+                Some(chunk) = live_rx.recv() => {
+                    live.push_str(&chunk);
+                    keep_tail(&mut live, LIVE_OUTPUT_TAIL_BYTES);
+                    self.state.update_tool(running(call, began, &live));
+                    self.state.publish(&self.outbox);
+                }
+                command = self.inbox.recv(), if stop.is_none() => {
+                    if let Some(why) = during_turn(&mut self.state, &self.outbox, command) {
+                        cancel.cancel();
+                        stop = Some(why);
+                    }
+                }
+            }
+        };
+        self.tell_when_done(&*on.tool, call, &mut outcome);
+        // The time a command was held at its gate is keel's, not the command's.
+        on.started += outcome.command.held;
+        self.state.set_activity(Activity::Thinking);
+        match stop {
+            Some(why) => {
+                outcome.is_error = true;
+                if !outcome.for_model.contains(INTERRUPTED) {
+                    outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
+                }
+                ((ToolStatus::Interrupted, outcome), Some(why))
+            }
+            None if outcome.is_error => ((ToolStatus::Failed, outcome), None),
+            None => ((ToolStatus::Succeeded, outcome), None),
+        }
+    }
+}
+
+/// Drops the start of `text` so at most `limit` bytes remain, cutting at a character boundary.
+fn keep_tail(text: &mut String, limit: usize) {
+    if text.len() <= limit {
+        return;
+    }
+    let mut cut = text.len() - limit;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.drain(..cut);
+}

@@ -1,0 +1,88 @@
+//! An MCP server's tool, as one impl of keel's [`Tool`]: its facts are what the server listed
+//! (its name as the model calls it, description, schema, whether it is marked read-only), and a
+//! run is a call to the server through the [`Hub`](super::Hub). A name the model made up under
+//! the `mcp__` prefix, or one of a server that is gone, is still such a tool: its run says why
+//! it cannot be called, and the history's old calls of it are summarised and masked alike.
+
+use super::RemoteTool;
+use crate::tools::tool::{Effect, Masking, Tool};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+/// One MCP tool, as listed by its server, or known only by the name the model used.
+pub struct McpTool {
+    /// `mcp__SERVER__TOOL`.
+    exposed: String,
+    /// The listing, when a server offers a tool by that name.
+    listed: Option<(String, RemoteTool)>,
+}
+
+impl McpTool {
+    /// The tool `server` lists.
+    pub fn listed(server: String, tool: RemoteTool) -> Self {
+        Self { exposed: tool.exposed.clone(), listed: Some((server, tool)) }
+    }
+
+    /// A tool known only by its name: no server keel runs lists it (now).
+    pub fn unlisted(exposed: &str) -> Self {
+        Self { exposed: exposed.to_owned(), listed: None }
+    }
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.exposed
+    }
+
+    fn description(&self) -> &str {
+        self.listed.as_ref().map_or("", |(_, tool)| &tool.description)
+    }
+
+    fn schema(&self) -> Value {
+        self.listed
+            .as_ref()
+            .map_or_else(|| json!({"type": "object"}), |(_, tool)| tool.input_schema.clone())
+    }
+
+    /// The server checks the arguments against its own schema, and answers what is wrong.
+    fn check_input(&self, _input: &Value) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// Anything its server does; marked read-only when the server says so (`readOnlyHint`).
+    fn effect(&self) -> Effect {
+        let marked_read_only = self.listed.as_ref().is_some_and(|(_, tool)| tool.read_only);
+        Effect::ReachesOutside { marked_read_only }
+    }
+
+    /// Its arguments are its own: all of them, as compact JSON.
+    fn summary(&self, input: &Value) -> String {
+        crate::tools::tool::first_line(&input.to_string())
+    }
+
+    fn masking(&self) -> Masking {
+        Masking::Call
+    }
+
+    fn run<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        on: &'a Tools,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        async move { on.mcp().call(&self.exposed, &call.input, &ctx.cancel).await }.boxed()
+    }
+
+    /// The server, its own name for the tool, and the arguments as pretty JSON.
+    fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
+        let arguments = serde_json::to_string_pretty(&call.input).unwrap_or_default();
+        match &self.listed {
+            Some((server, tool)) => {
+                format!("MCP server `{server}`, tool `{}`\n{arguments}", tool.name)
+            }
+            None => arguments,
+        }
+    }
+}
