@@ -12,14 +12,17 @@ mod board_edits;
 mod command;
 mod compaction;
 mod context;
+mod conversation;
 mod event;
 pub mod journal;
 mod plan_mode;
 mod reminder;
+mod services;
 mod snapshot;
 mod state;
 mod steps_done;
 mod streaming;
+mod task;
 mod turn;
 
 pub use command::{Command, Decision};
@@ -31,7 +34,7 @@ pub use snapshot::{
     ToolStatus, TurnClock,
 };
 pub use streaming::StreamingText;
-pub use turn::task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
+pub use turn::{CONFIGURE_HELP, NO_PROVIDER_HELP};
 
 use crate::llm::Provider;
 use crate::tools::Tools;
@@ -156,16 +159,17 @@ pub fn spawn_with_session(
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
     let workspace = tools.workspace().clone();
-    let mut agent = turn::task::Agent::new(config, provider, tools, outbox, inbox);
+    let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
     match sessions {
         Sessions::Off => {}
-        Sessions::New(store) => agent.state.save_to(Journal::new_in(store)),
+        Sessions::New(store) => agent.conversation.state.save_to(Journal::new_in(store)),
         Sessions::Resume(store, log, restored) => {
-            agent.state.save_to(Journal::resume(log, store));
+            let conversation = &mut agent.conversation;
+            conversation.state.save_to(Journal::resume(log, store));
             if let Some(window) = restored.learned_window {
-                agent.meter.learn_window(window);
+                conversation.meter.learn_window(window);
             }
-            agent.state.restore(restored, &workspace);
+            conversation.state.restore(restored, &workspace);
         }
     }
     let task = tokio::spawn(agent.run());

@@ -12,8 +12,8 @@ use super::event::AgentEvent;
 use super::journal::compaction::{Compaction, Mask, Trigger, apply_masks};
 use super::snapshot::{Activity, ContextUse};
 use crate::agent::context::WindowSource;
-use crate::agent::turn::task::{Agent, NO_PROVIDER_HELP, Stop};
 use crate::agent::turn::{Failure, during_turn, on_stream_event};
+use crate::agent::turn::{NO_PROVIDER_HELP, Stop, Turn};
 use crate::llm::{ChatRequest, LlmError, Overflow};
 use crate::message::{History, Message};
 use tokio::sync::mpsc;
@@ -40,7 +40,7 @@ struct Goal {
     learned_window: Option<u64>,
 }
 
-impl Agent {
+impl Turn<'_> {
     /// Before a request: compacts the history when the estimate of the request passes the
     /// threshold; fails when not even the compacted history fits.
     pub(super) async fn fit_context(&mut self) -> Result<(), Failure> {
@@ -135,7 +135,7 @@ impl Agent {
             Err(Failure::NotConfigured) => None,
         };
         self.state.set_activity(Activity::Idle);
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
         stop
     }
 
@@ -168,7 +168,7 @@ impl Agent {
         }
         let tail = tail.unwrap_or_default();
         self.state.set_activity(Activity::Compacting);
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
         let (text, summary_error) = match self.summarise(&masked, tail).await? {
             Ok(text) => (text, None),
             Err(why) => {
@@ -233,12 +233,12 @@ impl Agent {
                 tokio::select! {
                     biased;
                     command = self.inbox.recv() => {
-                        if let Some(stop) = during_turn(&mut self.state, &self.outbox, command) {
+                        if let Some(stop) = during_turn(self.state, self.outbox, command) {
                             return Err(Failure::Stopped(stop));
                         }
                     }
                     Some(event) = stream_rx.recv() => {
-                        on_stream_event(&mut self.state, &self.outbox, false, event);
+                        on_stream_event(self.state, self.outbox, false, event);
                     }
                     result = &mut completion => break result,
                 }
@@ -274,7 +274,7 @@ impl Agent {
         let estimate = self.meter.estimate(&self.state.view().history);
         self.show_context(estimate);
         self.emit(event);
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
         true
     }
 

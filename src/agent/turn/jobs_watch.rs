@@ -2,7 +2,6 @@
 //! looks at what it may have left in the workspace's repositories — a `.git/commondir`, a
 //! `sub/.git` — every few seconds: what each turn's end looks for, in the window between turns.
 
-use crate::agent::turn::task::Agent;
 use crate::tools::supervisor::jobs;
 use std::time::Duration;
 
@@ -18,15 +17,5 @@ pub(in crate::agent) fn watching(seen: usize) -> bool {
 pub(in crate::agent) async fn next_look(seen: usize) {
     if jobs::ended() == seen {
         jobs::one_ended_within(LOOK_EVERY).await;
-    }
-}
-
-impl Agent {
-    /// Looks for a `.git/commondir` and for repositories below the top that a job made, as
-    /// each turn's end does; the person is told as of an error.
-    pub(in crate::agent) async fn look_while_jobs_run(&mut self) {
-        self.jobs_seen = jobs::ended();
-        self.look_at_repository_again();
-        self.look_for_nested_repositories().await;
     }
 }

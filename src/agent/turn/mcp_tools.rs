@@ -4,12 +4,13 @@
 //! A turn waits for servers still starting (each bounded by its startup timeout), so the first
 //! request already lists their tools; between turns the agent follows the servers as they change.
 
-use super::task::{Agent, overhead};
+use crate::agent::conversation::overhead;
 use crate::agent::event::AgentEvent;
+use crate::agent::turn::Turn;
 use crate::tools::mcp::{Status, listing};
 use tokio::sync::watch;
 
-impl Agent {
+impl Turn<'_> {
     /// Before a turn: waits for the servers still starting, then takes in what changed.
     pub(in crate::agent) async fn refresh_mcp_tools(&mut self) {
         let hub = self.tools.mcp().clone();
@@ -25,7 +26,7 @@ impl Agent {
         if !starting.is_empty() {
             let text = format!("Waiting for MCP servers to start: {}.", starting.join(", "));
             self.emit(AgentEvent::Notice { text });
-            self.state.publish(&self.outbox);
+            self.state.publish(self.outbox);
         }
         hub.settled().await;
         self.mcp_changed();
@@ -37,19 +38,19 @@ impl Agent {
         let servers = self.tools.mcp().servers();
         for server in &servers {
             if let Some(line) = listing::failure_line(server)
-                && self.mcp_told.insert(line.clone())
+                && self.services.tell_mcp_failure_once(&line)
             {
                 self.emit(AgentEvent::Error { text: line });
             }
         }
         self.state.set_mcp(servers);
         let specs = self.toolset.specs();
-        if specs != self.specs {
-            self.meter.set_overhead(overhead(&self.config, &specs));
-            self.specs = specs;
+        if specs != *self.specs {
+            self.meter.set_overhead(overhead(self.config, &specs));
+            *self.specs = specs;
             self.tell_request_shape();
         }
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
     }
 }
 

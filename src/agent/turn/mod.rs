@@ -1,33 +1,82 @@
-//! One user turn: model requests and tool rounds until the model answers without asking for a
-//! tool, the person interrupts, or the round limit is hit.
+//! One user turn: model requests (`request`) and tool rounds (`round`, each call on its `road`)
+//! until the model answers without asking for a tool, the person interrupts, or the round limit
+//! is hit. A turn runs over one conversation and borrows the workspace's services ([`Turn`]), so
+//! the same code runs any conversation.
 //!
-//! Invariants kept here and in `tool_round`: a partial answer never enters the history; every
-//! tool call in the history gets exactly one result (an interrupted or declined call gets one
-//! saying so); the reminder goes after the tool results of the round that made it due.
+//! Invariants kept here, in `round` and on each call's `road`: a partial answer never enters the
+//! history; every tool call in the history gets exactly one result (an interrupted or declined
+//! call gets one saying so); the reminder goes after the tool results of the round that made it
+//! due.
 
 mod approval_prompt;
-mod jobs_watch;
+pub(super) mod jobs_watch;
 mod mcp_tools;
+pub(super) use mcp_tools::next_change as next_mcp_change;
 mod nested_repos;
 mod output_limit;
 mod plan_turn;
 mod repeated_step;
+mod request;
 mod road;
 mod round;
-pub(super) mod task;
-mod undo;
+pub(super) mod undo;
+mod watches;
 
+use super::context::ContextMeter;
 pub(super) use super::event::INTERRUPTED;
 use super::event::{AgentEvent, TurnOutcome};
+use super::services::Services;
 use super::snapshot::Activity;
 use super::state::{Outbox, State};
-use super::{Command, board_edits, plan_mode};
-use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
+use super::{AgentConfig, Command, plan_mode};
+use crate::llm::{Completion, Provider, RequestShape, StopReason, ToolSpec};
 use crate::message::{ContentBlock, Message, Role};
-use crate::tools::ToolCall;
-use std::time::Instant;
-use task::{Agent, NO_PROVIDER_HELP, Stop};
-use tokio::sync::mpsc;
+use crate::tools::{ToolCall, ToolSet, Tools};
+pub(in crate::agent) use request::{Failure, during_turn, on_stream_event};
+use tokio::sync::mpsc::UnboundedReceiver;
+use undo::UndoGroup;
+
+/// How to configure a model: the first-run screen's text, which offers the demo beside it.
+macro_rules! configure_help {
+    () => {
+        "No model is configured. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL \
+         for an OpenAI-compatible server; a local one takes any placeholder key), or put \
+         provider, model and api_key in ~/.config/keel/config.toml, then restart keel."
+    };
+}
+
+/// How to configure a model, on its own.
+pub const CONFIGURE_HELP: &str = configure_help!();
+
+/// What the person is told when they send a prompt with no model configured.
+pub const NO_PROVIDER_HELP: &str =
+    concat!(configure_help!(), " Type /demo to watch the built-in demo meanwhile.");
+
+/// Why a turn stopped before the model finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::agent) enum Stop {
+    /// The person interrupted it.
+    Interrupted,
+    /// The front end is gone or asked to quit: end the task.
+    Quit,
+}
+
+/// A turn over one conversation (`Conversation::turn`): what it borrows of the conversation, the
+/// front end's channels, and the workspace's services. The turn code is all `impl Turn`.
+pub(in crate::agent) struct Turn<'a> {
+    pub config: &'a AgentConfig,
+    pub provider: Option<&'a Provider>,
+    pub toolset: &'a ToolSet,
+    pub specs: &'a mut Vec<ToolSpec>,
+    pub state: &'a mut State,
+    pub meter: &'a mut ContextMeter,
+    pub undo: &'a mut UndoGroup,
+    pub inbox: &'a mut UnboundedReceiver<Command>,
+    pub outbox: &'a Outbox,
+    pub services: &'a Services,
+    /// The services' tools.
+    pub tools: &'a Tools,
+}
 
 /// How a turn ended, for the front ends.
 struct TurnEnd {
@@ -47,24 +96,39 @@ impl TurnEnd {
     }
 }
 
-/// How a request ended when it did not produce an answer.
-pub(super) enum Failure {
-    Stopped(Stop),
-    Provider(LlmError),
-    /// No model is configured (no API key).
-    NotConfigured,
-    /// The history does not fit in the model's context window, even compacted: what to raise.
-    Context(String),
-}
+impl Turn<'_> {
+    /// Runs a turn as one undo group (`turn::undo`). A turn that carries on one cut short (no
+    /// prompt) is undone on its own: what the person changed in between is not its to undo.
+    pub(in crate::agent) async fn run(&mut self, prompt: Option<String>) -> Option<Stop> {
+        self.state.clock_turn(true);
+        let stop = self.run_turn(prompt).await;
+        self.state.clock_turn(false);
+        self.end_undo_group().await;
+        stop
+    }
 
-/// Refusals as too long one request may meet, each followed by a further compaction.
-const MAX_REFUSALS: u32 = 3;
+    /// Tells of something that happened (`State::emit`), and sends it to the front ends at once.
+    pub(in crate::agent) fn emit(&mut self, event: AgentEvent) {
+        self.state.emit(event);
+        self.state.flush(self.outbox);
+    }
 
-impl Agent {
+    /// Tells front ends what each request carries besides the history, so the inspector shows
+    /// the body as sent.
+    pub(in crate::agent) fn tell_request_shape(&mut self) {
+        let model = self.provider.map_or("", Provider::model);
+        self.state.set_request(RequestShape {
+            model: model.into(),
+            tools: self.specs.clone().into(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+        });
+    }
+
     /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the task should end.
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
-    pub(super) async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
+    async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
         self.refresh_mcp_tools().await;
         match prompt {
             Some(prompt) => {
@@ -208,169 +272,6 @@ impl Agent {
             error,
             stop_reason,
         });
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
     }
-
-    /// Sends the history to the model and waits for the whole answer, compacting the history
-    /// first when it would not fit, and again whenever the server refuses it as too long.
-    async fn request(&mut self) -> Result<Completion, Failure> {
-        if self.provider.is_none() {
-            return Err(Failure::NotConfigured);
-        }
-        self.fit_context().await?;
-        let mut refusals = 0;
-        loop {
-            match self.send().await {
-                Err(Failure::Provider(err)) => match err.overflow() {
-                    Some(overflow) if refusals < MAX_REFUSALS => {
-                        refusals += 1;
-                        self.shrink_after_refusal(overflow).await?;
-                    }
-                    Some(_) => {
-                        let tokens = self.meter.estimate(&self.state.view().history);
-                        return Err(Failure::Context(format!(
-                            "{err}. {}",
-                            self.does_not_fit(tokens)
-                        )));
-                    }
-                    None => return Err(Failure::Provider(err)),
-                },
-                other => return other,
-            }
-        }
-    }
-
-    /// Sends the history as it is and waits for the whole answer, showing it as it streams and
-    /// listening for the person meanwhile.
-    async fn send(&mut self) -> Result<Completion, Failure> {
-        let Some(provider) = &self.provider else {
-            return Err(Failure::NotConfigured);
-        };
-        self.state.set_activity(Activity::Thinking);
-        self.state.publish(&self.outbox);
-        let history = self.state.view().history.clone();
-        self.meter.sent(&history);
-        let request = ChatRequest {
-            system: &self.config.system_prompt,
-            messages: &history,
-            tools: &self.specs,
-            max_tokens: self.config.max_tokens,
-            thinking_budget: self.config.thinking_budget,
-        };
-        let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
-        let completion = provider.complete(&request, &stream_tx);
-        tokio::pin!(completion);
-        loop {
-            tokio::select! {
-                biased;
-                command = self.inbox.recv() => {
-                    if let Some(stop) = during_turn(&mut self.state, &self.outbox, command) {
-                        let partial = self
-                            .state
-                            .view()
-                            .streaming
-                            .as_ref()
-                            .map(ToString::to_string)
-                            .unwrap_or_default();
-                        self.state.end_streaming();
-                        // What was shown stays on screen (the turn's end marks it
-                        // interrupted); it never enters the history sent to the model.
-                        if !partial.trim().is_empty() {
-                            self.state.emit(AgentEvent::InterruptedText { text: partial });
-                        }
-                        return Err(Failure::Stopped(stop));
-                    }
-                }
-                Some(event) = stream_rx.recv() => {
-                    on_stream_event(&mut self.state, &self.outbox, true, event);
-                }
-                result = &mut completion => {
-                    self.state.end_streaming();
-                    return result.map_err(Failure::Provider);
-                }
-            }
-        }
-    }
-}
-
-/// Handles a command that arrives while a turn runs. Returns why the turn must stop, if it must.
-pub(super) fn during_turn(
-    state: &mut State,
-    outbox: &Outbox,
-    command: Option<Command>,
-) -> Option<Stop> {
-    match command {
-        None | Some(Command::Quit) => Some(Stop::Quit),
-        Some(Command::Cancel) => Some(Stop::Interrupted),
-        Some(Command::Submit(prompt)) => {
-            state.queue(prompt);
-            state.publish(outbox);
-            None
-        }
-        Some(Command::EditBoard(edit)) => {
-            board_edits::edit(state, outbox, &edit);
-            None
-        }
-        Some(Command::PlanMode(on)) => {
-            board_edits::plan_mode(state, outbox, on);
-            None
-        }
-        Some(Command::ListSessions) => {
-            state.list_sessions();
-            state.publish(outbox);
-            None
-        }
-        Some(
-            Command::Resume(_)
-            | Command::Clear
-            | Command::Undo
-            | Command::StartDemo
-            | Command::Continue
-            | Command::Compact
-            | Command::ApprovePlan,
-        ) => {
-            state.emit(AgentEvent::Notice {
-                text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),
-            });
-            state.publish(outbox);
-            None
-        }
-        Some(Command::Approve { .. }) => None,
-    }
-}
-
-/// Shows what a request reports as it streams: its text (when `show_text`: the answer is to be
-/// shown as it comes) and its retries. A delta costs what its own length does, however long the
-/// answer has grown (see `streaming`).
-pub(super) fn on_stream_event(
-    state: &mut State,
-    outbox: &Outbox,
-    show_text: bool,
-    event: StreamEvent,
-) {
-    match event {
-        StreamEvent::TextDelta(delta) => {
-            if !show_text {
-                return;
-            }
-            state.stream_text(&delta);
-            state.set_activity(Activity::Thinking);
-        }
-        StreamEvent::Retrying { attempt, delay, reason } => {
-            state.end_streaming();
-            state.set_activity(Activity::Retrying {
-                attempt,
-                until: Instant::now() + delay,
-                reason: reason.clone(),
-            });
-            state.emit(AgentEvent::Retry {
-                attempt,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                reason,
-            });
-            state.flush(outbox);
-        }
-        StreamEvent::Sent(sent) => state.set_last_sent(sent),
-    }
-    state.publish(outbox);
 }

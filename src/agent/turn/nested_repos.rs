@@ -4,108 +4,27 @@
 //! told.
 
 use crate::agent::event::AgentEvent;
-use crate::agent::turn::task::Agent;
+use crate::agent::services::{MAX_PROTECTED, Noted};
+use crate::agent::turn::Turn;
 use crate::tools::Tools;
-use crate::tools::sandbox::nested::{self, Scan};
-use std::path::{Path, PathBuf};
-use tokio::sync::oneshot;
+use crate::tools::sandbox::nested;
 
-/// The most repositories below the top kept read-only to commands: bwrap's mounts cost each
-/// command's start about 0.07 ms apiece (more as they grow), so 32 cost about 2 ms.
-const MAX_PROTECTED: usize = 32;
-
-/// The `.git` entries below the workspace's top, as the session opened and as the last turn
-/// left them.
-#[derive(Debug)]
-pub(in crate::agent) struct NestedWatch {
-    root: PathBuf,
-    state: Noted,
-    /// A command has run in this session: every turn's end looks.
-    commands_ran: bool,
-    /// The person was told that some repositories stay writable.
-    told_unprotected: bool,
-    /// The person was told that a look stopped short of the whole workspace.
-    told_incomplete: bool,
-}
-
-#[derive(Debug)]
-enum Noted {
-    /// The look as the session opened, still under way.
-    Opening(oneshot::Receiver<Scan>),
-    Done(Scan),
-}
-
-impl NestedWatch {
-    /// Starts noting the `.git` entries below `root`'s top.
-    pub(in crate::agent) fn opening(root: &Path) -> Self {
-        let (sender, receiver) = oneshot::channel();
-        let folder = root.to_path_buf();
-        let state = match std::thread::Builder::new()
-            .name("nested-repositories".into())
-            .spawn(move || sender.send(nested::scan(&folder)))
-        {
-            Ok(_) => Noted::Opening(receiver),
-            Err(_) => Noted::Done(nested::scan(root)),
-        };
-        Self {
-            root: root.to_path_buf(),
-            state,
-            commands_ran: false,
-            told_unprotected: false,
-            told_incomplete: false,
-        }
-    }
-
-    /// The look as the session opened, waited for; looked again now if that one was lost.
-    async fn before(&mut self) -> Scan {
-        let state = std::mem::replace(&mut self.state, Noted::Done(Scan::default()));
-        match state {
-            Noted::Done(scan) => scan,
-            Noted::Opening(receiver) => match receiver.await {
-                Ok(scan) => scan,
-                Err(_) => {
-                    let root = self.root.clone();
-                    tokio::task::spawn_blocking(move || nested::scan(&root))
-                        .await
-                        .unwrap_or_default()
-                }
-            },
-        }
-    }
-
-    /// `tools` with the repositories below the top as the last look found them read-only to
-    /// commands (their hooks and config would run later, outside any sandbox, as the top's
-    /// would): the [`MAX_PROTECTED`] nearest the top, each mount costing every command's start.
-    /// How many were left writable, when any were.
-    pub(in crate::agent) fn protecting(&self, tools: Tools) -> (Tools, Option<usize>) {
-        let Noted::Done(scan) = &self.state else { return (tools, None) };
-        let mut repositories: Vec<&Path> = scan.repositories().collect();
-        if repositories.is_empty() {
-            return (tools, None);
-        }
-        repositories.sort_by_key(|path| (path.components().count(), *path));
-        let left = repositories.len().saturating_sub(MAX_PROTECTED);
-        let mut sandbox = tools.sandbox().clone();
-        sandbox
-            .read_only
-            .extend(repositories.into_iter().take(MAX_PROTECTED).map(Path::to_path_buf));
-        (tools.with_sandbox(sandbox), (left > 0).then_some(left))
-    }
-}
-
-impl Agent {
+impl Turn<'_> {
     /// Before a command: the look as the session opened is done (what a command makes is new);
     /// returns `tools` with the repositories below the top read-only
-    /// ([`NestedWatch::protecting`]). The person is told once of any left writable.
+    /// (`NestedWatch::protecting`). The person is told once of any left writable.
     pub(in crate::agent) async fn protect_nested_repositories(&mut self, tools: Tools) -> Tools {
-        if !self.nested.commands_ran {
-            let before = self.nested.before().await;
-            self.nested.state = Noted::Done(before);
-            self.nested.commands_ran = true;
+        let mut watch = self.services.nested.lock().await;
+        if !watch.commands_ran {
+            let before = watch.before().await;
+            watch.state = Noted::Done(before);
+            watch.commands_ran = true;
         }
-        let (tools, left) = self.nested.protecting(tools);
-        if let (Some(left), false) = (left, self.nested.told_unprotected) {
-            self.nested.told_unprotected = true;
+        let (tools, left) = watch.protecting(tools);
+        let tell = left.filter(|_| !watch.told_unprotected);
+        watch.told_unprotected |= tell.is_some();
+        drop(watch);
+        if let Some(left) = tell {
             self.emit(AgentEvent::Error {
                 text: format!(
                     "keel keeps the {MAX_PROTECTED} repositories nearest the workspace's top \
@@ -120,35 +39,38 @@ impl Agent {
     /// As a turn ends, once a command has run in the session: a repository that appeared below
     /// the top since is moved aside, and the person told as of an error (`-p` prints it too).
     pub(in crate::agent) async fn look_for_nested_repositories(&mut self) {
-        if !self.nested.commands_ran {
+        let mut watch = self.services.nested.lock().await;
+        if !watch.commands_ran {
             return;
         }
-        let before = self.nested.before().await;
-        if !before.complete {
-            self.tell_incomplete(false);
-        }
-        let (root, kept) = (self.nested.root.clone(), before.clone());
+        let before = watch.before().await;
+        let incomplete_before = !before.complete;
+        let (root, kept) = (watch.root.clone(), before.clone());
         let settled = tokio::task::spawn_blocking(move || nested::settle(&root, &before)).await;
         let Ok((now, told)) = settled else {
             // The look was lost: the next one starts from this one's start, never from nothing.
-            self.nested.state = Noted::Done(kept);
+            watch.state = Noted::Done(kept);
             return;
         };
         let complete = now.complete;
-        self.nested.state = Noted::Done(now);
+        watch.state = Noted::Done(now);
+        drop(watch);
+        if incomplete_before {
+            self.tell_incomplete(false).await;
+        }
         for text in told {
             self.emit(AgentEvent::Error { text });
         }
         if !complete {
-            self.tell_incomplete(true);
+            self.tell_incomplete(true).await;
         }
     }
 
     /// Tells the person, once, that a look stopped at [`nested::MAX_ENTRIES`] entries: as the
     /// session opened (no repository a command makes is looked for), or later (only those
     /// within the first entries are).
-    fn tell_incomplete(&mut self, later: bool) {
-        if std::mem::replace(&mut self.nested.told_incomplete, true) {
+    async fn tell_incomplete(&mut self, later: bool) {
+        if std::mem::replace(&mut self.services.nested.lock().await.told_incomplete, true) {
             return;
         }
         let max = nested::MAX_ENTRIES;

@@ -2,9 +2,9 @@
 //! prompt that hands the approved plan to the model (the rules are `agent::plan_mode`'s).
 
 use crate::agent::plan_mode::APPROVED;
-use crate::agent::turn::task::Agent;
+use crate::agent::turn::Turn;
 
-impl Agent {
+impl Turn<'_> {
     /// At the end of a turn in plan mode the board is the plan: it waits for the person (if
     /// there is one), and printing front ends get it as one more `todo` event.
     pub(in crate::agent) fn end_plan_turn(&mut self) {

@@ -6,14 +6,14 @@
 
 use crate::agent::approval::Verdict;
 use crate::agent::steps_done::{self, Repeated};
+use crate::agent::turn::Turn;
 use crate::agent::turn::road::OnRoad;
-use crate::agent::turn::task::Agent;
 use crate::tools::{Tool, ToolCall, ToolOutcome};
 
-impl Agent {
+impl Turn<'_> {
     /// The answer to a write or an edit that would repeat a step already done, before it is
     /// asked for or refused (`verdict`); `None` for any other call, and for one that runs
-    /// without asking (its own run says what happens: [`Agent::tell_when_done`]).
+    /// without asking (its own run says what happens: [`Turn::tell_when_done`]).
     pub(in crate::agent) async fn repeated_step(
         &self,
         on: &OnRoad<'_>,
@@ -35,7 +35,7 @@ impl Agent {
     }
 
     /// Tells a call that ran without asking, and found its step already done, when that step
-    /// was done: the same answer [`Agent::repeated_step`] gives before asking.
+    /// was done: the same answer [`Turn::repeated_step`] gives before asking.
     pub(in crate::agent) fn tell_when_done(
         &self,
         tool: &dyn Tool,

@@ -7,12 +7,12 @@ use crate::agent::snapshot::{ToolRun, ToolStatus};
 use crate::agent::turn::INTERRUPTED;
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::road::Taken;
-use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
 use crate::tools::{Effect, ToolCall, ToolOutcome};
 use std::time::Instant;
 
-impl Agent {
+impl Turn<'_> {
     /// Runs one round of tool calls in order and appends their results (and the reminder, when
     /// due) to the history. The call `cut` names (cut off at the output limit) is not run: its
     /// result says why. Returns why it stopped early, if it did.
@@ -45,10 +45,10 @@ impl Agent {
         results.extend(self.state.take_board_note());
         if stop.is_none() {
             results.extend(self.state.remind(&self.config.nag_message));
-            self.state.flush(&self.outbox);
+            self.state.flush(self.outbox);
         }
         self.state.push_results(results);
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
         if settled && stop.is_none() {
             self.start_closing_snapshot();
         }

@@ -19,7 +19,7 @@
 //! waits for it before it runs. A call that does not run has it recorded all the same, as
 //! before any command.
 
-use crate::agent::turn::task::{Agent, TurnUndo};
+use crate::agent::turn::Turn;
 use crate::tools::gate::{self, Gate, Opener};
 use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Effect, ToolCall};
@@ -31,6 +31,28 @@ type Taken = Result<Result<ObjectId, ShadowError>, JoinError>;
 /// A snapshot being taken off the async threads.
 pub(in crate::agent) type Snapshotting = JoinHandle<Result<ObjectId, ShadowError>>;
 
+/// Where the running turn's undo group stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(in crate::agent) enum TurnUndo {
+    /// No tool that can change the workspace has run in this turn (or no turn is running).
+    #[default]
+    Idle,
+    /// The group has begun; only file tools, whose records undo them, have run.
+    Files,
+    /// A command ran with a snapshot before it: the turn owes one after it.
+    Commands,
+    /// A command ran with no snapshot before it (none could be taken).
+    Blind,
+}
+
+/// A conversation's undo group for the turn running now.
+#[derive(Debug, Default)]
+pub(in crate::agent) struct UndoGroup {
+    pub stage: TurnUndo,
+    /// The turn's closing snapshot, taken early: as the round of its last command ended.
+    pub closing: Option<Snapshotting>,
+}
+
 /// The opening snapshot being taken while a command is approved and its sandbox starts, and
 /// the gate the command waits at until the snapshot is recorded.
 pub(in crate::agent) struct Opening {
@@ -39,23 +61,23 @@ pub(in crate::agent) struct Opening {
     pub(in crate::agent) gate: Gate,
 }
 
-impl Agent {
+impl Turn<'_> {
     /// Before a tool that can change the workspace: begins the turn's undo group. Returns whether
     /// the workspace must be snapshotted before this tool runs (it is the turn's first command).
     pub(in crate::agent) async fn before_changing_tool(&mut self, effect: Effect) -> bool {
         // Taken before this tool, the early closing snapshot is not the turn's last state.
-        if let Some(early) = self.closing.take() {
+        if let Some(early) = self.undo.closing.take() {
             let _ = early.await;
         }
-        if self.turn_undo == TurnUndo::Idle {
+        if self.undo.stage == TurnUndo::Idle {
             self.state.begin_turn();
-            self.turn_undo = TurnUndo::Files;
+            self.undo.stage = TurnUndo::Files;
         }
-        self.turn_undo == TurnUndo::Files && !effect.records_its_changes()
+        self.undo.stage == TurnUndo::Files && !effect.records_its_changes()
     }
 
     /// Starts the snapshot before the turn's first command, and the gate that holds the command
-    /// until it is recorded ([`Agent::opening_taken`]); `None` when no snapshot can be taken
+    /// until it is recorded ([`Turn::opening_taken`]); `None` when no snapshot can be taken
     /// (recorded as such: the command runs at once).
     pub(in crate::agent) fn start_snapshot_before_commands(&mut self) -> Option<Opening> {
         let Some(shadow) = self.state.snapshot_source() else {
@@ -68,7 +90,7 @@ impl Agent {
     }
 
     /// Waits for the opening snapshot, if one is being taken, and settles it
-    /// ([`Agent::opening_taken`]).
+    /// ([`Turn::opening_taken`]).
     pub(in crate::agent) async fn settle_opening(
         &mut self,
         opening: &mut Option<Opening>,
@@ -98,8 +120,8 @@ impl Agent {
     /// the workspace is as the turn leaves it unless a later tool changes it, so the closing
     /// snapshot is started now, while the model is asked what next.
     pub(in crate::agent) fn start_closing_snapshot(&mut self) {
-        if self.turn_undo == TurnUndo::Commands && self.closing.is_none() {
-            self.closing = self
+        if self.undo.stage == TurnUndo::Commands && self.undo.closing.is_none() {
+            self.undo.closing = self
                 .state
                 .snapshot_source()
                 .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot()));
@@ -109,8 +131,8 @@ impl Agent {
     /// The turn is over: a turn that ran a command is snapshotted as it left the workspace (by
     /// the early closing snapshot, when nothing could change it since).
     pub(in crate::agent) async fn end_undo_group(&mut self) {
-        let early = self.closing.take();
-        if std::mem::replace(&mut self.turn_undo, TurnUndo::Idle) != TurnUndo::Commands {
+        let early = self.undo.closing.take();
+        if std::mem::take(&mut self.undo.stage) != TurnUndo::Commands {
             if let Some(early) = early {
                 let _ = early.await;
             }
@@ -131,7 +153,7 @@ impl Agent {
     /// Records the snapshot before the turn's first command (`None`: none could be taken, and
     /// undo will not cover what commands do).
     fn before_commands(&mut self, before: Option<ObjectId>) {
-        self.turn_undo = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
+        self.undo.stage = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
         self.state.before_commands(before);
     }
 

@@ -6,13 +6,13 @@ use super::{OnRoad, Stage};
 use crate::agent::Decision;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::snapshot::ToolStatus;
-use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::{Stop, Turn};
 use crate::tools::ToolOutcome;
 
-impl Agent {
+impl Turn<'_> {
     /// Approves a call, or ends it: refused, declined, or already done.
     pub(super) async fn approve(&mut self, on: &mut OnRoad<'_>) -> Stage {
-        let verdict = self.approvals.check(&*on.tool, &on.call.input, &self.toolset);
+        let verdict = self.services.approvals().check(&*on.tool, &on.call.input, self.toolset);
         if let Some(done) = self.repeated_step(on, &verdict).await {
             return Err(((ToolStatus::Succeeded, done), None));
         }
@@ -23,7 +23,7 @@ impl Agent {
             Verdict::Ask => match self.ask(on).await {
                 Decision::Once => Ok(()),
                 Decision::Always => {
-                    self.approvals.allow_always(&*on.tool, &on.call.input);
+                    self.services.approvals().allow_always(&*on.tool, &on.call.input);
                     Ok(())
                 }
                 Decision::Deny => Err((declined(), None)),

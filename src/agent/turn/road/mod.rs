@@ -21,8 +21,8 @@ mod run;
 mod settle;
 
 use crate::agent::snapshot::ToolStatus;
-use crate::agent::turn::task::{Agent, Stop};
 use crate::agent::turn::undo::Opening;
+use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
@@ -63,7 +63,7 @@ pub(in crate::agent) struct OnRoad<'a> {
 /// stop, when it must).
 type Stage = Result<(), (Finished, Option<Stop>)>;
 
-impl Agent {
+impl Turn<'_> {
     /// Takes one call down its road, and answers it.
     pub(in crate::agent) async fn take_call(&mut self, call: ToolCall) -> Taken {
         let tool = self.toolset.resolve(&call);

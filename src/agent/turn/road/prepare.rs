@@ -5,13 +5,13 @@
 use super::{OnRoad, Stage};
 use crate::agent::plan_mode as plan;
 use crate::agent::snapshot::ToolStatus;
-use crate::agent::turn::task::Agent;
+use crate::agent::turn::Turn;
 use crate::llm::tool_input;
 use crate::tools::sandbox::Confinement;
 use crate::tools::{Effect, ToolOutcome};
 use serde_json::Value;
 
-impl Agent {
+impl Turn<'_> {
     /// Prepares a call: its arguments, and plan mode.
     pub(super) async fn prepare(&mut self, on: &mut OnRoad<'_>) -> Stage {
         let input = &on.call.input;

@@ -5,8 +5,8 @@
 use super::{Finished, OnRoad};
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
-use crate::agent::turn::task::{Agent, Stop};
 use crate::agent::turn::{INTERRUPTED, during_turn};
+use crate::agent::turn::{Stop, Turn};
 use crate::tools::{Effect, ToolContext};
 use futures_util::future::OptionFuture;
 use std::time::Instant;
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 /// How much of a running command's newest output the tool pane keeps.
 const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 
-impl Agent {
+impl Turn<'_> {
     /// Runs an approved call; returns how it ended and why the turn must stop after it, if it
     /// must.
     pub(super) async fn run_call(&mut self, on: &mut OnRoad<'_>) -> (Finished, Option<Stop>) {
@@ -47,7 +47,7 @@ impl Agent {
         let began = on.started;
         self.state.set_activity(Activity::RunningTool { name: call.name.clone() });
         self.state.update_tool(running(call, began, ""));
-        self.state.publish(&self.outbox);
+        self.state.publish(self.outbox);
 
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
@@ -70,10 +70,10 @@ impl Agent {
                     live.push_str(&chunk);
                     keep_tail(&mut live, LIVE_OUTPUT_TAIL_BYTES);
                     self.state.update_tool(running(call, began, &live));
-                    self.state.publish(&self.outbox);
+                    self.state.publish(self.outbox);
                 }
                 command = self.inbox.recv(), if stop.is_none() => {
-                    if let Some(why) = during_turn(&mut self.state, &self.outbox, command) {
+                    if let Some(why) = during_turn(self.state, self.outbox, command) {
                         cancel.cancel();
                         stop = Some(why);
                     }

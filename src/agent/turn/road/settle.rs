@@ -7,11 +7,11 @@ use super::{Finished, OnRoad, Taken};
 use crate::agent::approval::Verdict;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::round::result_block;
-use crate::agent::turn::task::{Agent, Stop};
+use crate::agent::turn::{Stop, Turn};
 use crate::tools::{Effect, ToolCall, ToolOutcome};
 use std::time::Instant;
 
-impl Agent {
+impl Turn<'_> {
     /// Settles a call that took its road (however far it went).
     pub(super) async fn settle(
         &mut self,
@@ -25,7 +25,7 @@ impl Agent {
         if on.assumed.is_some() && outcome.command.sandbox_down {
             self.settle_sandbox().await;
             if let Verdict::Refuse(why) =
-                self.approvals.check(&*on.tool, &call.input, &self.toolset)
+                self.services.approvals().check(&*on.tool, &call.input, self.toolset)
             {
                 (status, outcome) = (ToolStatus::Declined, ToolOutcome::error(why));
             }

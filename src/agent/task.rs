@@ -1,0 +1,278 @@
+//! The agent task itself: waits for commands and runs user turns one after another.
+//!
+//! Between turns it answers the person's commands (clear, undo, the demo, board edits, plan
+//! mode and its approval); during a turn the turn code (`turn`) listens for them instead. It
+//! holds one conversation (`Conversation`), the channels to the front end (`Link`) and the
+//! workspace's services (`Services`), which each turn borrows.
+
+use crate::agent::conversation::{Conversation, Link};
+use crate::agent::event::AgentEvent;
+use crate::agent::journal::Journal;
+use crate::agent::services::Services;
+use crate::agent::snapshot::Activity;
+use crate::agent::state::{ModelLabel, Outbox, State};
+use crate::agent::turn::jobs_watch;
+use crate::agent::turn::{Stop, Turn};
+use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::llm::scripted::{DemoPlace, ScriptedProvider};
+use crate::llm::{Provider, WireFormat};
+use crate::tools::{ToolSet, Tools, Workspace};
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// The agent task's conversation, channels and services.
+pub(in crate::agent) struct Agent {
+    pub conversation: Conversation,
+    pub link: Link,
+    pub services: Services,
+    /// The demo's temporary workspace, removed when the task ends.
+    demo_dir: Option<tempfile::TempDir>,
+    /// How many commands' background jobs had ended at the last look for what they left.
+    jobs_seen: usize,
+}
+
+impl Agent {
+    pub fn new(
+        config: AgentConfig,
+        provider: Option<Provider>,
+        tools: Tools,
+        outbox: Outbox,
+        inbox: UnboundedReceiver<Command>,
+    ) -> Self {
+        let label = match &provider {
+            Some(provider) => ModelLabel {
+                provider: provider.name(),
+                model: provider.model(),
+                wire_format: provider.wire_format(),
+            },
+            None => ModelLabel { provider: "none", model: "-", wire_format: WireFormat::default() },
+        };
+        let mut state =
+            State::new(&config.system_prompt, config.nag_threshold, config.board, label);
+        state.set_plan_mode(config.plan && config.board);
+        let toolset = ToolSet::new(config.board, tools.mcp().clone());
+        let services = Services::new(tools, config.approval);
+        let conversation = Conversation::new(config, provider.map(Arc::new), toolset, state);
+        let mut agent = Self {
+            conversation,
+            link: Link { inbox, outbox },
+            services,
+            demo_dir: None,
+            jobs_seen: crate::tools::supervisor::jobs::ended(),
+        };
+        if let Some(sandbox) = agent.services.tools.probing_sandbox().clone().ready() {
+            let label = agent.services.adopt_sandbox(sandbox);
+            agent.conversation.state.set_sandbox(label);
+        }
+        agent.turn().tell_request_shape();
+        agent
+    }
+
+    /// A turn over the conversation: what the turn code runs on, between turns too.
+    pub(in crate::agent) fn turn(&mut self) -> Turn<'_> {
+        self.conversation.turn(&mut self.link, &self.services)
+    }
+
+    /// Runs until `Quit` or until every front end is gone.
+    pub async fn run(mut self) {
+        let mut mcp_changes = self.services.tools.mcp().subscribe();
+        if !self.services.tools.mcp().is_empty() {
+            self.turn().mcp_changed();
+        }
+        self.conversation.state.publish(&self.link.outbox);
+        loop {
+            let command = tokio::select! {
+                command = self.link.inbox.recv() => command,
+                () = crate::agent::turn::next_mcp_change(&mut mcp_changes) => {
+                    self.turn().mcp_changed();
+                    continue;
+                }
+                () = jobs_watch::next_look(self.jobs_seen), if jobs_watch::watching(self.jobs_seen) => {
+                    self.look_while_jobs_run().await;
+                    continue;
+                }
+            };
+            let Some(command) = command else {
+                break;
+            };
+            match command {
+                Command::Submit(prompt) => {
+                    self.conversation.state.queue(prompt);
+                    if self.drain_queue().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Continue => {
+                    let stop = self.turn().run(None).await;
+                    if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Clear => {
+                    self.start_new_conversation();
+                    self.turn().emit(AgentEvent::Notice { text: "New conversation.".into() });
+                }
+                Command::Undo => {
+                    let report = self.conversation.state.undo(self.services.tools.workspace());
+                    self.turn().emit(AgentEvent::Notice { text: report.summary() });
+                }
+                Command::StartDemo => {
+                    if let Err(err) = self.switch_to_demo() {
+                        self.turn().emit(AgentEvent::Error { text: err });
+                    } else if self.drain_queue().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::Compact => {
+                    if self.turn().compact_now().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::EditBoard(edit) => {
+                    board_edits::edit(&mut self.conversation.state, &self.link.outbox, &edit);
+                }
+                Command::PlanMode(on) => {
+                    board_edits::plan_mode(&mut self.conversation.state, &self.link.outbox, on);
+                }
+                Command::ApprovePlan => {
+                    let stop = self.approve_plan().await;
+                    if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::ListSessions => self.conversation.state.list_sessions(),
+                Command::Resume(id) => self.resume(&id),
+                Command::Quit => break,
+                Command::Cancel | Command::Approve { .. } => {}
+            }
+            self.conversation.state.set_activity(Activity::Idle);
+            self.conversation.state.publish(&self.link.outbox);
+        }
+    }
+
+    /// The person approved the plan: plan mode ends and a turn starts on the approved board.
+    async fn approve_plan(&mut self) -> Option<Stop> {
+        let mut turn = self.turn();
+        if !turn.state.view().plan_ready {
+            turn.emit(AgentEvent::Error {
+                text:
+                    "There is no plan to approve yet: in plan mode, the model's board is the plan."
+                        .into(),
+            });
+            return None;
+        }
+        if turn.state.view().board.is_empty() {
+            turn.emit(AgentEvent::Error {
+                text: "The plan is empty: add an item (/todo add TEXT) or ask the model for a \
+                       plan before approving it."
+                    .into(),
+            });
+            return None;
+        }
+        turn.state.set_plan_mode(false);
+        turn.emit(AgentEvent::Notice {
+            text: "Plan approved: the model works through the board.".into(),
+        });
+        let prompt = turn.approval_prompt();
+        turn.run(Some(prompt)).await
+    }
+
+    /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
+    /// back to them.
+    async fn drain_queue(&mut self) -> Option<Stop> {
+        while let Some(prompt) = self.conversation.state.next_queued() {
+            match self.turn().run(Some(prompt)).await {
+                Some(Stop::Quit) => return Some(Stop::Quit),
+                Some(Stop::Interrupted) => {
+                    self.conversation.state.hand_back_queue();
+                    return None;
+                }
+                None => {}
+            }
+        }
+        None
+    }
+
+    /// After a turn that was not a queued prompt's: hands the queue back if the person
+    /// interrupted it, else runs what was queued meanwhile.
+    async fn after_turn(&mut self, stop: Option<Stop>) -> Option<Stop> {
+        if stop == Some(Stop::Interrupted) {
+            self.conversation.state.hand_back_queue();
+            return None;
+        }
+        self.drain_queue().await
+    }
+
+    /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
+    /// demo's prompt.
+    fn switch_to_demo(&mut self) -> Result<(), String> {
+        let dir = tempfile::Builder::new()
+            .prefix("keel-demo-")
+            .tempdir()
+            .map_err(|err| format!("could not create the demo workspace: {err}"))?;
+        let workspace = Workspace::new(dir.path())
+            .map_err(|err| format!("could not open the demo workspace: {err}"))?;
+        let place = DemoPlace { folder: dir.path().to_path_buf(), temporary: true };
+        let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
+            .map_err(|err| format!("the demo script is broken: {err}"))?
+            .ran_in(&place);
+        let prompt = script.prompt().to_owned();
+        let probing = self.services.tools.probing_sandbox().clone();
+        let tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
+        let toolset = ToolSet::new(self.conversation.config.board, tools.mcp().clone());
+        // The demo works in a throwaway folder and is meant to be watched, not steered.
+        self.services = Services::new(tools, ApprovalMode::Auto);
+        let label = self.services.adopt_sandbox(probing.get());
+        self.conversation.offer(toolset);
+        self.conversation.provider = Some(Arc::new(Provider::Scripted(script)));
+        self.demo_dir = Some(dir);
+        let state = &mut self.conversation.state;
+        state.set_sandbox(label);
+        // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
+        state.clear(Journal::default());
+        state.set_label(ModelLabel {
+            provider: "demo",
+            model: "scripted",
+            wire_format: WireFormat::Anthropic,
+        });
+        let mut turn = self.turn();
+        turn.tell_request_shape();
+        turn.emit(AgentEvent::Notice {
+            text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
+        });
+        turn.state.queue(prompt);
+        Ok(())
+    }
+
+    /// Switches to the saved session `id`, when it opens.
+    fn resume(&mut self, id: &str) {
+        let conversation = &mut self.conversation;
+        if let Some(opened) = conversation.state.open_session(id) {
+            if let Some(window) = opened.2.learned_window {
+                conversation.meter.learn_window(window);
+            }
+            conversation.meter.history_changed();
+            let workspace = self.services.tools.workspace().clone();
+            conversation.state.switch_to(opened, &workspace);
+        }
+    }
+
+    /// While a background job a command left lives on, and as each ends: looks for a
+    /// `.git/commondir` and for repositories below the top that a job made, as each turn's end
+    /// does; the person is told as of an error.
+    async fn look_while_jobs_run(&mut self) {
+        self.jobs_seen = crate::tools::supervisor::jobs::ended();
+        let mut turn = self.turn();
+        turn.look_at_repository_again();
+        turn.look_for_nested_repositories().await;
+    }
+
+    /// Empties the conversation; it is saved from here on to a new session log, if sessions are
+    /// being saved.
+    fn start_new_conversation(&mut self) {
+        let state = &mut self.conversation.state;
+        let journal = state.fresh_journal();
+        state.clear(journal);
+        self.conversation.meter.history_changed();
+    }
+}
