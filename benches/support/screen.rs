@@ -2,7 +2,7 @@
 //! board and a busy tool pane. Shared by the rendering benchmark.
 #![allow(dead_code)]
 
-use keel::agent::{Activity, Entry, Snapshot, ToolRun, ToolStatus};
+use keel::agent::{Activity, Entry, Reminder, Snapshot, ToolRun, ToolStatus};
 use keel::board::{Board, MAX_ITEMS};
 use keel::message::{ContentBlock, Message, Role, Usage};
 use serde_json::{Value, json};
@@ -77,8 +77,7 @@ pub fn long_session(messages: usize) -> Snapshot {
         tools: (0..TOOL_RUNS).map(tool_run).collect(),
         activity: Activity::RunningTool { name: "bash".into() },
         usage: Usage { input_tokens: 1_234_567, output_tokens: 89_012, ..Usage::default() },
-        rounds_since_todo: 1,
-        nag_threshold: 3,
+        reminder: Reminder::at(3, 1, 0),
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
         ..Snapshot::default()

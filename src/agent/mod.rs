@@ -28,7 +28,7 @@ mod turn;
 pub use command::{Command, Decision};
 pub use event::INTERRUPTED;
 pub use event::{AgentEvent, TurnOutcome};
-pub use reminder::NagThreshold;
+pub use reminder::{NagThreshold, Reminder, ReminderCounts};
 pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
     ToolStatus, TurnClock,

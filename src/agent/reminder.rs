@@ -77,6 +77,55 @@ impl<'de> Deserialize<'de> for NagThreshold {
     }
 }
 
+/// The reminder as it stands — its counts and the setting they are read against — where front
+/// ends read it (`Snapshot::reminder`) and the agent keeps it: one value, no copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reminder {
+    pub counts: ReminderCounts,
+    pub nag: NagThreshold,
+}
+
+impl Default for Reminder {
+    /// Off, with nothing counted: what a front end shows before the agent says otherwise.
+    fn default() -> Self {
+        Self { counts: ReminderCounts::default(), nag: NagThreshold::Fixed(0) }
+    }
+}
+
+impl Reminder {
+    /// A reminder at a fixed `threshold` that has counted `since_todo` silent rounds, its item
+    /// in progress standing still for `rounds_in_progress` (what front ends draw).
+    pub fn at(threshold: u32, since_todo: u32, rounds_in_progress: u32) -> Self {
+        let counts = ReminderCounts { since_todo, rounds_in_progress, ..ReminderCounts::default() };
+        Self { counts, nag: NagThreshold::Fixed(threshold) }
+    }
+
+    /// Rounds since the last `todo` call (or the last reminder).
+    pub fn since_todo(&self) -> u32 {
+        self.counts.since_todo
+    }
+
+    /// Rounds since the item in progress last changed (0 with none in progress).
+    pub fn rounds_in_progress(&self) -> u32 {
+        self.counts.rounds_in_progress
+    }
+
+    /// The threshold in force now (0: off); with `auto`, the one the rhythm gives.
+    pub fn threshold(&self) -> u32 {
+        self.counts.threshold(self.nag)
+    }
+
+    /// Whether the threshold follows the model's rhythm (`--nag-threshold auto`).
+    pub fn auto(&self) -> bool {
+        self.nag == NagThreshold::Auto
+    }
+
+    /// Whether the item in progress (if one is) has stood still past twice the threshold.
+    pub fn is_stale(&self) -> bool {
+        is_stale(self.counts.rounds_in_progress, self.threshold())
+    }
+}
+
 /// Everything the reminder and the drift mark count, in one place: the rounds since the last
 /// `todo` call and the model's rhythm. Saved with the session as one record whenever it changes,
 /// so a resumed one goes on counting where it stopped.

@@ -4,6 +4,7 @@
 //! `imbl` vectors and the board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
 //! Front ends render the newest snapshot they have and drop the rest.
 
+use super::reminder::Reminder;
 use super::streaming::StreamingText;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
@@ -155,13 +156,8 @@ pub struct Snapshot {
     pub usage: Usage,
     /// The next request's share of the context window.
     pub context: ContextUse,
-    pub rounds_since_todo: u32,
-    /// The reminder's threshold in force now (0: off); with `auto`, the one the rhythm gives.
-    pub nag_threshold: u32,
-    /// The threshold follows the model's rhythm (`--nag-threshold auto`).
-    pub nag_auto: bool,
-    /// Rounds since the item in progress last changed (see [`Snapshot::is_stale`]).
-    pub rounds_in_progress: u32,
+    /// The reminder's counts and setting (see [`Snapshot::is_stale`]).
+    pub reminder: Reminder,
     /// The model may read, not change (`--plan`, Shift+Tab).
     pub plan_mode: bool,
     /// A plan-mode turn ended with a plan on the board, waiting for the person's approval.
@@ -204,7 +200,6 @@ pub struct SessionList {
 impl Snapshot {
     /// Whether the item in progress has stood still past twice the reminder's threshold.
     pub fn is_stale(&self) -> bool {
-        self.board.in_progress().is_some()
-            && super::reminder::is_stale(self.rounds_in_progress, self.nag_threshold)
+        self.board.in_progress().is_some() && self.reminder.is_stale()
     }
 }

@@ -21,7 +21,7 @@ mod undo_group;
 
 use super::event::AgentEvent;
 use super::journal::{Journal, Record, Restored, Shown, complete_cut_off_round};
-use super::reminder::{NagThreshold, ReminderCounts};
+use super::reminder::{NagThreshold, Reminder, ReminderCounts};
 use super::snapshot::{Activity, ApprovalRequest, Entry, Snapshot, TurnClock};
 use super::streaming::StreamingText;
 use crate::agent::steps_done::StepLog;
@@ -64,12 +64,8 @@ pub(super) struct State {
     journal: Journal,
     /// Set once the person has been told snapshots failed, so they are told once.
     snapshot_failed: bool,
-    /// The reminder's setting (the threshold in force is the view's).
-    nag: NagThreshold,
     /// Whether the model has the board at all (`--no-todo`).
     board_on: bool,
-    /// The reminder's counts; the view shows them (see `state::reminder_counts`).
-    counts: ReminderCounts,
     /// The item in progress changed during the round running now.
     in_progress_changed: bool,
     /// The round running now called `todo`, valid or not.
@@ -95,8 +91,7 @@ impl State {
     ) -> Self {
         let nag = if board_on { nag } else { NagThreshold::Fixed(0) };
         let view = Snapshot {
-            nag_threshold: ReminderCounts::default().threshold(nag),
-            nag_auto: nag == NagThreshold::Auto,
+            reminder: Reminder { counts: ReminderCounts::default(), nag },
             provider: label.provider.into(),
             model: label.model.into(),
             wire_format: label.wire_format,
@@ -108,9 +103,7 @@ impl State {
             undo: UndoStack::default(),
             journal: Journal::default(),
             snapshot_failed: false,
-            nag,
             board_on,
-            counts: ReminderCounts::default(),
             in_progress_changed: false,
             board_called: false,
             board_answers: Vec::new(),
@@ -262,14 +255,16 @@ impl State {
     }
 
     /// Replaces the board after a valid update (the model's or the person's). A change of the
-    /// item in progress starts its drift count again.
+    /// item in progress starts its drift count again, at once.
     pub fn set_board(&mut self, board: Board) {
         self.record(&Record::Board { items: board.items().to_vec() });
-        if board.in_progress() != self.view.board.in_progress() {
-            self.in_progress_changed = true;
-            self.view.rounds_in_progress = 0;
-        }
+        let changed = board.in_progress() != self.view.board.in_progress();
         self.view.board = Arc::new(board);
+        if changed {
+            self.in_progress_changed = true;
+            let counts = self.view.reminder.counts;
+            self.set_counts(ReminderCounts { rounds_in_progress: 0, ..counts });
+        }
     }
 
     /// One tool call of the running round finished: the files it changed (for undo) and its
@@ -293,8 +288,7 @@ impl State {
     pub fn clear(&mut self, journal: Journal) {
         self.view = Snapshot {
             seq: self.view.seq,
-            nag_threshold: ReminderCounts::default().threshold(self.nag),
-            nag_auto: self.view.nag_auto,
+            reminder: Reminder { counts: ReminderCounts::default(), nag: self.view.reminder.nag },
             plan_mode: self.view.plan_mode,
             sandbox: self.view.sandbox.clone(),
             provider: Arc::clone(&self.view.provider),
@@ -310,7 +304,6 @@ impl State {
         self.undo = UndoStack::default();
         self.journal = journal;
         self.snapshot_failed = false;
-        self.counts = ReminderCounts::default();
         self.in_progress_changed = false;
         self.board_edits.clear();
         self.steps = StepLog::default();

@@ -224,7 +224,7 @@ async fn a_resumed_session_answers_a_dangling_tool_call_and_keeps_board_and_coun
     let mut run = Run { _dir: dir, handle };
     let snapshot = run.wait_for(|_| true).await;
     assert_eq!(snapshot.board.as_ref(), &board);
-    assert_eq!(snapshot.rounds_since_todo, 2);
+    assert_eq!(snapshot.reminder.since_todo(), 2);
     assert_every_call_answered(&snapshot);
     // Cut off by a crash, not by the person: the model is told to check before repeating it.
     assert!(matches!(

@@ -55,7 +55,7 @@ async fn the_reminder_follows_the_tool_results_after_three_rounds_without_todo()
                 .into()
         })
     );
-    assert_eq!(snapshot.rounds_since_todo, 0);
+    assert_eq!(snapshot.reminder.since_todo(), 0);
     assert_eq!(snapshot.tools.len(), 3, "the tool pane lists the reads, not the board updates");
     assert!(snapshot.tools.iter().all(|run| run.name == "read_file"));
 }
@@ -82,7 +82,11 @@ async fn no_reminder_right_after_a_todo_call_or_when_everything_is_done() {
     let events = run.until_result().await;
     assert!(!events.iter().any(|event| matches!(event, AgentEvent::Reminder { .. })));
     let snapshot = run.latest();
-    assert_eq!(snapshot.rounds_since_todo, 4, "the counter keeps counting while nothing is open");
+    assert_eq!(
+        snapshot.reminder.since_todo(),
+        4,
+        "the counter keeps counting while nothing is open"
+    );
 }
 
 #[tokio::test]
@@ -142,7 +146,7 @@ async fn an_invalid_todo_update_is_an_error_result_and_the_board_stays() {
             is_error: true,
         }
     );
-    assert_eq!(snapshot.rounds_since_todo, 0, "an invalid todo call still resets the count");
+    assert_eq!(snapshot.reminder.since_todo(), 0, "an invalid todo call still resets the count");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 //! board's keys and `/todo`, `/plan`, `/approve`, Shift+Tab send.
 
 use crate::support::tui::{draw, type_text};
-use keel::agent::{Command, Snapshot};
+use keel::agent::{Command, Reminder, Snapshot};
 use keel::board::{Board, BoardEdit};
 use keel::tui::view::board::BoardPane;
 use keel::tui::{App, TuiOptions};
@@ -34,9 +34,7 @@ fn board_with_dependencies() -> Arc<Board> {
 fn stale_snapshot() -> Snapshot {
     Snapshot {
         board: board_with_dependencies(),
-        rounds_in_progress: 7,
-        rounds_since_todo: 2,
-        nag_threshold: 3,
+        reminder: Reminder::at(3, 2, 7),
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
         ..Snapshot::default()
@@ -99,8 +97,12 @@ fn snapshot_screen_120x40_with_dependencies_and_a_stale_item() {
 
 #[test]
 fn snapshot_pane_focused_on_a_plan_ready_for_approval() {
-    let snapshot =
-        Snapshot { plan_mode: true, plan_ready: true, rounds_in_progress: 0, ..stale_snapshot() };
+    let snapshot = Snapshot {
+        plan_mode: true,
+        plan_ready: true,
+        reminder: Reminder::at(3, 2, 0),
+        ..stale_snapshot()
+    };
     let (mut app, _rx) = app_with(snapshot);
     assert!(!app.board_focused(), "a plan that arrives leaves the keyboard where it is");
     type_text(&mut app, "/todos");
@@ -115,10 +117,10 @@ fn snapshot_pane_focused_on_a_plan_ready_for_approval() {
 
 #[test]
 fn a_fresh_item_in_progress_is_not_stale_and_the_reminder_off_never_is() {
-    let fresh = Snapshot { rounds_in_progress: 6, ..stale_snapshot() };
+    let fresh = Snapshot { reminder: Reminder::at(3, 2, 6), ..stale_snapshot() };
     let text = pane_text(&BoardPane::default(), &fresh, (60, 12));
     assert!(text.contains("· 6 rounds") && !text.contains("stale"), "{text}");
-    let off = Snapshot { nag_threshold: 0, rounds_in_progress: 50, ..stale_snapshot() };
+    let off = Snapshot { reminder: Reminder::at(0, 2, 50), ..stale_snapshot() };
     assert!(!off.is_stale());
     let text = pane_text(&BoardPane::default(), &off, (60, 12));
     assert!(text.contains("· 50 rounds") && !text.contains("stale"), "{text}");

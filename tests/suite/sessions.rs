@@ -128,7 +128,7 @@ async fn a_resumed_session_reminds_exactly_as_the_uninterrupted_one_would() {
     let history: Vec<&Message> = uninterrupted.history.iter().collect();
     let resumed_history: Vec<&Message> = resumed.history.iter().collect();
     assert_eq!(resumed_history, history, "the resumed history is the uninterrupted one");
-    assert_eq!(resumed.rounds_since_todo, uninterrupted.rounds_since_todo);
+    assert_eq!(resumed.reminder.since_todo(), uninterrupted.reminder.since_todo());
     assert!(uninterrupted.usage.output_tokens > 0);
     assert_eq!(resumed.usage, uninterrupted.usage, "the tokens counted on from the log's");
 }
@@ -168,12 +168,12 @@ async fn every_change_that_matters_on_resume_is_in_the_reopened_log() {
     assert_eq!(restored.history, first.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(&restored.board, first.board.as_ref());
     assert_eq!(restored.board.done(), 1);
-    assert_eq!(restored.reminder.since_todo, first.rounds_since_todo);
+    assert_eq!(restored.reminder.since_todo, first.reminder.since_todo());
     assert!(restored.usage_recorded);
     assert_eq!(restored.usage, first.usage);
 
     let (_, second) = turn(&mut handle, "again").await;
-    assert_eq!(second.rounds_since_todo, 2);
+    assert_eq!(second.reminder.since_todo(), 2);
     let restored = peek(&sessions);
     assert_eq!(restored.history, second.history.iter().cloned().collect::<Vec<_>>());
     assert_eq!(restored.reminder.since_todo, 2);

@@ -4,7 +4,9 @@
 //! turn's time.
 
 use crate::support::{llm, wire};
-use keel::agent::{self, Activity, AgentConfig, AgentEvent, Command, Snapshot, TurnClock};
+use keel::agent::{
+    self, Activity, AgentConfig, AgentEvent, Command, Reminder, Snapshot, TurnClock,
+};
 use keel::llm::Provider;
 use keel::llm::anthropic::AnthropicClient;
 use keel::message::Usage;
@@ -40,8 +42,7 @@ fn busy(now: Instant) -> Snapshot {
         seq: 1,
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
-        nag_threshold: 3,
-        rounds_since_todo: 1,
+        reminder: Reminder::at(3, 1, 0),
         activity: Activity::Thinking,
         turn_clock: TurnClock::Running { since: now - Duration::from_secs(75) },
         usage: Usage {

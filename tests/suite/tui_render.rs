@@ -49,7 +49,7 @@ fn snapshot_finished_board() {
         let mut snapshot = mid_task_snapshot();
         snapshot.board = finished_board();
         snapshot.activity = Activity::Idle;
-        snapshot.rounds_since_todo = 0;
+        snapshot.reminder.counts.since_todo = 0;
         snapshot.tools = [run(
             "t4",
             "bash",

@@ -1,7 +1,7 @@
 //! The states the TUI tests draw and drive: boards, tool runs, a conversation mid-task, a
 //! history as the inspector shows it. Shared by the snapshot, key and scrolling tests.
 
-use keel::agent::{Activity, Entry, Snapshot, ToolRun, ToolStatus};
+use keel::agent::{Activity, Entry, Reminder, Snapshot, ToolRun, ToolStatus};
 use keel::board::Board;
 use keel::message::{ContentBlock, Message, Role, Usage};
 use keel::tui::view::inspector::Inspector;
@@ -70,7 +70,7 @@ pub fn base_snapshot() -> Snapshot {
         seq: 1,
         provider: Arc::from("anthropic"),
         model: Arc::from("claude-sonnet-4-5"),
-        nag_threshold: 3,
+        reminder: Reminder::at(3, 0, 0),
         usage: Usage { input_tokens: 12_345, output_tokens: 2_048, ..Usage::default() },
         ..Snapshot::default()
     }
@@ -119,7 +119,7 @@ pub fn mid_task_snapshot() -> Snapshot {
         .into_iter()
         .collect(),
         activity: Activity::RunningTool { name: "bash".into() },
-        rounds_since_todo: 2,
+        reminder: Reminder::at(3, 2, 0),
         ..base_snapshot()
     }
 }

@@ -178,7 +178,8 @@ impl Turn<'_> {
         };
         let view = self.state.view();
         let board = self.config.board.then_some(&*view.board);
-        let note = summary::note(&text, board, view.rounds_since_todo, view.nag_threshold);
+        let note =
+            summary::note(&text, board, view.reminder.since_todo(), view.reminder.threshold());
         let rebuilt: History = summary::rebuild(&masked, tail, note).into_iter().collect();
         let mut tail_masks = Vec::new();
         after = self.meter.estimate_of(&rebuilt);

@@ -33,7 +33,7 @@ impl State {
 
     /// The round running now (or about to), counting from 1.
     pub fn current_round(&self) -> u32 {
-        self.counts.round.saturating_add(1)
+        self.view.reminder.counts.round.saturating_add(1)
     }
 
     /// Applies the person's edit through the board's validation; the model is told in its next
@@ -43,11 +43,9 @@ impl State {
             return Err(BoardEditRefused::BoardOff);
         }
         let (board, said) = edit.apply(&self.view.board)?;
+        // The person's change starts the count now (`set_board`), not at the end of a round.
         self.set_board(board);
-        if std::mem::take(&mut self.in_progress_changed) {
-            // The person's change starts the count now, not at the end of a round.
-            self.set_counts(ReminderCounts { rounds_in_progress: 0, ..self.counts });
-        }
+        self.in_progress_changed = false;
         self.record(&Record::BoardEdit { change: said.clone() });
         self.board_edits.push(said.clone());
         Ok(said)
@@ -137,7 +135,7 @@ impl State {
             items: view.board.items().to_vec(),
             done: view.board.done(),
             total: view.board.total(),
-            rounds_in_progress: view.rounds_in_progress,
+            rounds_in_progress: view.reminder.rounds_in_progress(),
         }
     }
 
@@ -169,7 +167,10 @@ impl State {
 
     /// A new turn may be reminded once again with no board.
     pub fn clear_reminded_without_board(&mut self) {
-        self.set_counts(ReminderCounts { reminded_without_board: false, ..self.counts });
+        self.set_counts(ReminderCounts {
+            reminded_without_board: false,
+            ..self.view.reminder.counts
+        });
     }
 
     /// Takes over the board's bookkeeping from a saved session.
@@ -179,8 +180,7 @@ impl State {
         board_edits: Vec<String>,
         steps: Vec<Step>,
     ) {
-        self.counts = counts;
-        self.show_counts();
+        self.view.reminder.counts = counts;
         self.board_edits = board_edits;
         self.steps = StepLog::from_steps(steps);
     }

@@ -225,21 +225,26 @@ fn cost(snapshot: &Snapshot, price: Option<Price>) -> Option<Group> {
 
 /// `↻ 1/3`: rounds since the board last changed against the reminder's threshold, when it is on.
 fn reminder(snapshot: &Snapshot) -> Option<Group> {
-    if snapshot.nag_threshold == 0 {
+    if snapshot.reminder.threshold() == 0 {
         return None;
     }
-    let due = snapshot.rounds_since_todo + 1 >= snapshot.nag_threshold;
-    let auto = if snapshot.nag_auto { " auto" } else { "" };
+    let due = snapshot.reminder.since_todo() + 1 >= snapshot.reminder.threshold();
+    let auto = if snapshot.reminder.auto() { " auto" } else { "" };
     Some(Group::kept(vec![Span::styled(
-        format!("{REMINDER_MARK} {}/{}{auto}", snapshot.rounds_since_todo, snapshot.nag_threshold),
+        format!(
+            "{REMINDER_MARK} {}/{}{auto}",
+            snapshot.reminder.since_todo(),
+            snapshot.reminder.threshold()
+        ),
         if due { theme::STATUS_BUSY } else { Style::new() },
     )]))
 }
 
 /// `#2 4 rounds`: how long the item in progress has stood still, marked when stale.
 fn drift(snapshot: &Snapshot) -> Option<Group> {
-    let item = snapshot.board.in_progress().filter(|_| snapshot.rounds_in_progress > 0)?;
-    let rounds = rounds_text(snapshot.rounds_in_progress);
+    let item =
+        snapshot.board.in_progress().filter(|_| snapshot.reminder.rounds_in_progress() > 0)?;
+    let rounds = rounds_text(snapshot.reminder.rounds_in_progress());
     let (text, style) = if snapshot.is_stale() {
         (format!("#{} stale, {rounds}", clean_line(&item.id)), theme::TODO_STALE)
     } else {

@@ -109,7 +109,7 @@ fn in_progress(
         spans.push(Span::styled(lead, theme::TODO_ACTIVE_FORM));
         spans.push(Span::styled(clean_line(active).into_owned(), theme::TODO_ACTIVE_FORM));
     }
-    let rounds = snapshot.rounds_in_progress;
+    let rounds = snapshot.reminder.rounds_in_progress();
     if rounds == 0 {
         return;
     }
