@@ -3,6 +3,7 @@
 //! its own; [`Launch::run`] hands the agent to that front end and waits for it.
 
 mod prepare;
+mod sandbox_report;
 mod sessions;
 
 pub use prepare::prepare;

@@ -21,6 +21,7 @@ pub mod simple_command;
 pub mod size_limit;
 pub mod supervisor;
 pub mod undo;
+pub mod withheld;
 pub mod workspace;
 
 use crate::llm::ToolSpec;

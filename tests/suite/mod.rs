@@ -61,6 +61,7 @@ mod sandbox;
 mod sandbox_git;
 mod sandbox_keel;
 mod sandbox_view;
+mod secrets;
 mod session_picker;
 mod session_state;
 mod sessions;

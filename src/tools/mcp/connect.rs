@@ -1,13 +1,14 @@
 //! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
 //!
 //! A stdio server runs in a process group of its own (killed whole when keel stops it or exits),
-//! in the workspace, with keel's environment less the provider keys and keel's own settings
-//! (`tools::bash::environment`) — unless the config names them in `env_vars` — plus its `env`.
+//! in the workspace, with keel's environment less what `tools::withheld` keeps from commands (the
+//! provider keys, keel's own settings, secrets by name, other servers' tokens) — unless its
+//! config names them in `env_vars` — plus its `env`.
 //! Its stderr goes to a log file under keel's state folder, never onto the screen. If keel is
 //! killed outright, the server's stdin closes, which MCP servers take as the end of the session.
 
 use super::config::{Server, Transport};
-use crate::tools::bash::environment;
+use crate::tools::withheld;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -42,11 +43,7 @@ pub async fn start(
         Transport::Stdio { command, args, env: set, env_vars } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
-            for (name, _) in std::env::vars_os() {
-                if environment::is_withheld(&name) {
-                    cmd.env_remove(name);
-                }
-            }
+            withheld::remove_withheld(&mut cmd);
             for name in env_vars {
                 match env(name) {
                     Some(value) => cmd.env(name, value),
