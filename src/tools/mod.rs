@@ -28,6 +28,7 @@ use crate::llm::ToolSpec;
 use crate::tools::mcp::Hub;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -277,7 +278,17 @@ impl Tools {
     }
 
     /// Runs a call to the end. Never fails: whatever went wrong comes back as an error outcome.
+    /// keel's own tags in what the model reads of it are defused (`crate::tags`): a command's
+    /// output, a file or a server's answer cannot pass for keel.
     pub async fn run(&self, name: &ToolName, input: &Value, ctx: &ToolContext) -> ToolOutcome {
+        let mut outcome = self.run_unmarked(name, input, ctx).await;
+        if let Cow::Owned(defused) = crate::tags::defuse(&outcome.for_model) {
+            outcome.for_model = defused;
+        }
+        outcome
+    }
+
+    async fn run_unmarked(&self, name: &ToolName, input: &Value, ctx: &ToolContext) -> ToolOutcome {
         if let ToolName::Mcp(exposed) = name {
             return self.mcp.call(exposed, input, &ctx.cancel).await;
         }

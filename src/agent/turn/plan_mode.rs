@@ -95,4 +95,10 @@ mod tests {
         assert_eq!(refusal(&ToolName::ReadFile, &json!({"path": "a"}), &off), None);
         assert_eq!(refusal(&ToolName::Todo, &json!({"items": []}), &off), None);
     }
+
+    #[test]
+    fn the_notes_tag_is_one_keel_defuses_in_what_is_not_keels() {
+        assert!(PLAN_NOTE.starts_with("<plan-mode>"));
+        assert!(crate::tags::KEEL_TAGS.contains(&"plan-mode"));
+    }
 }

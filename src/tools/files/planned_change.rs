@@ -4,12 +4,15 @@
 //!
 //! Planning reads the current content, so it refuses what a read refuses (folders, FIFOs,
 //! sockets, devices) and never blocks on one; and it resolves the path with
-//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned.
+//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned. What the
+//! model wrote is taken with keel's tags as it was shown them put back (`crate::tags::restore`).
 
 use super::atomic::write_atomically;
 use super::open::{check_regular, existing, io_error, open_regular};
 use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
+use crate::tags;
 use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -71,19 +74,16 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let before = read_existing(workspace, &path, &display)?;
-    let after = args.content.as_bytes().to_vec();
+    let content = tags::restore(&args.content);
+    let after = content.as_bytes().to_vec();
     let (report, repeat) = match &before {
-        None => (format!("Wrote {} bytes to {display} (new file).", args.content.len()), None),
+        None => (format!("Wrote {} bytes to {display} (new file).", content.len()), None),
         Some(old) if *old == after => (
             format!("No change: {display} already has exactly this content."),
             Some(Repeat::SameContent),
         ),
         Some(old) => (
-            format!(
-                "Wrote {} bytes to {display} (replacing {} bytes).",
-                args.content.len(),
-                old.len()
-            ),
+            format!("Wrote {} bytes to {display} (replacing {} bytes).", content.len(), old.len()),
             None,
         ),
     };
@@ -93,6 +93,7 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
 pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange, ToolError> {
+    let args = &as_written(args);
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let Some(before) = read_existing(workspace, &path, &display)? else {
@@ -148,6 +149,19 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
         report,
         workspace,
     })
+}
+
+/// The edit with keel's tags put back as files hold them: the model was shown `‹reminder>` for
+/// a file's `<reminder>` (`crate::tags`), and copies what it was shown.
+fn as_written(args: &EditArgs) -> Cow<'_, EditArgs> {
+    match (tags::restore(&args.old_text), tags::restore(&args.new_text)) {
+        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(args),
+        (old_text, new_text) => Cow::Owned(EditArgs {
+            path: args.path.clone(),
+            old_text: old_text.into_owned(),
+            new_text: new_text.into_owned(),
+        }),
+    }
 }
 
 /// Whether an edit whose `old_text` is gone is already applied: its `new_text` is there, exactly
