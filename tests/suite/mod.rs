@@ -89,3 +89,4 @@ mod undo;
 mod undo_ignore;
 mod undo_memo;
 mod undo_timing;
+mod untrusted_text;

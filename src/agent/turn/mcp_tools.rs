@@ -1,5 +1,5 @@
 //! The MCP servers' tools as the agent offers them: the model is told of them once their servers
-//! are up, and the person of each server that failed, once.
+//! are up, and the person of each server that failed, or whose tools keel capped, once.
 //!
 //! A turn waits for servers still starting (each bounded by its startup timeout), so the first
 //! request already lists their tools; between turns the agent follows the servers as they change.
@@ -40,6 +40,11 @@ impl Agent {
                 && self.mcp_told.insert(line.clone())
             {
                 self.emit(AgentEvent::Error { text: line });
+            }
+            if let Some(line) = listing::capped_line(server)
+                && self.mcp_told.insert(line.clone())
+            {
+                self.emit(AgentEvent::Notice { text: line });
             }
         }
         self.state.set_mcp(servers);
