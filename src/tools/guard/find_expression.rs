@@ -102,7 +102,9 @@ pub fn check(args: &[Option<String>]) -> Verdict {
             match word {
                 "-H" | "-L" | "-P" => continue,
                 "-D" => {
-                    words.next();
+                    if let Some(None) = words.next() {
+                        return Err("the value of `find -D` is computed".into());
+                    }
                     continue;
                 }
                 _ if word.starts_with("-O") => continue,
@@ -185,6 +187,8 @@ mod tests {
             assert!(err.contains(why), "find {line}: {err}");
         }
         assert!(check(&[Some(".".into()), None]).unwrap_err().contains("computed"));
+        let debug = [Some("-D".into()), None, Some(".".into())];
+        assert!(check(&debug).unwrap_err().contains("value of `find -D` is computed"));
         let value = [Some(".".into()), Some("-name".into()), None];
         assert!(check(&value).unwrap_err().contains("value of `find -name` is computed"));
     }

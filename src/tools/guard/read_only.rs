@@ -299,6 +299,15 @@ mod tests {
             "sort --key=2 --numeric --rev -- -o",
             "rg -n -A3 -tpy 'fn main' src",
             "rg --files -g '*.rs' | sort -u",
+            "git log --oneline -n 5 -- src/",
+            "git diff --stat HEAD~3..HEAD && git show --stat HEAD",
+            "git log -p -1 --follow -- README.md",
+            "git log --pretty=format:'%h %s' --since='2 weeks ago' --all --graph",
+            "git diff --word-diff HEAD -- src/main.rs",
+            "rg -l --type rust -C 3 -g '!target' -uu 'fn main'",
+            "find . -maxdepth 2 -not -path './target/*' -type d -empty",
+            "find src -iname '*.rs' -newer Cargo.toml -print -quit",
+            "sort -t: -k3 -n data.txt | head",
         ] {
             assert_eq!(check_read_only(cmd), Ok(()), "{cmd}");
         }
