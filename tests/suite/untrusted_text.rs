@@ -4,7 +4,8 @@
 //! board id that would forge a board line is refused; a server that answers with 17 MiB on one
 //! line is answered at once; one that lists 5,000 tools is capped, and the person told.
 
-use crate::support::mcp_server::{self, FILLERS, TAGGED, stdio_server};
+use crate::support::mcp_server::stdio_server;
+use crate::support::mcp_server::{self, FILLERS, TAGGED, http_server, start_hostile_http};
 use crate::support::{bin, llm};
 use bin::{keel, output_within, text};
 use llm::{FakeLlm, Step};
@@ -222,4 +223,27 @@ async fn a_server_listing_5000_tools_is_capped_and_the_person_told() {
     let printed = text(&listing.stdout);
     assert!(printed.contains("hostile (ready, 100 tools)"), "{printed}");
     assert!(printed.contains(&format!("  keel offers the model 100 of its {listed} tools")));
+}
+
+/// Over Streamable HTTP the SDK caps a message at 16 MiB itself: the call still ends at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_of_17_mib_over_http_is_an_error_at_once_not_a_timeout() {
+    let place = Place::new();
+    let http = start_hostile_http().await;
+    let config = place.home.path().join(".config/keel/config.toml");
+    std::fs::write(&config, http_server("web", &http.url, "")).unwrap();
+    let script = vec![calls(&[("mcp__web__huge", json!({}))]), llm::text("Carried on.")];
+    let llm = FakeLlm::start(script, Duration::ZERO).await;
+    let started = Instant::now();
+    let output = place.run(&llm, Wire::Anthropic);
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    let answers = results(&llm.bodies().await[1], Wire::Anthropic);
+    assert!(answers[0].1, "{answers:?}");
+    assert_eq!(
+        answers[0].0,
+        "MCP server `web` could not run `huge`: the connection to it closed during the call (a \
+         message over 16 MiB, more than keel reads, closes it)",
+    );
 }

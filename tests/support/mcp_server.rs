@@ -65,10 +65,10 @@ pub fn tools() -> Value {
     ])
 }
 
-/// The tools a server lists: [`tools`], and with [`HOSTILE`] set the hostile ones after them.
-fn listed() -> Value {
+/// The tools a server lists: [`tools`], and when `hostile` the hostile ones after them.
+fn listed(hostile: bool) -> Value {
     let mut all = tools();
-    if std::env::var_os(HOSTILE).is_some() {
+    if hostile {
         let list = all.as_array_mut().unwrap();
         let empty = json!({"type": "object", "properties": {}});
         list.push(json!({"name": "huge", "description": "Answers at length.",
@@ -111,7 +111,10 @@ async fn answer(name: &str, args: &Value) -> Value {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct TestServer;
+pub struct TestServer {
+    /// It lists the hostile tools too.
+    hostile: bool,
+}
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
@@ -123,7 +126,7 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(serde_json::from_value(json!({"tools": listed()})).unwrap())
+        Ok(serde_json::from_value(json!({"tools": listed(self.hostile)})).unwrap())
     }
 
     async fn call_tool(
@@ -147,7 +150,8 @@ pub fn serve_stdio() -> ! {
         }
         let out = tokio::fs::OpenOptions::new().write(true).open("/dev/fd/3").await.unwrap();
         let input = tokio::fs::File::open("/dev/fd/0").await.unwrap();
-        let running = serve_server(TestServer, (input, out)).await.unwrap();
+        let server = TestServer { hostile: std::env::var_os(HOSTILE).is_some() };
+        let running = serve_server(server, (input, out)).await.unwrap();
         let _ = running.waiting().await;
     });
     // Stdin's reader thread may still be blocked: do not wait for it.
@@ -171,10 +175,19 @@ pub struct HttpServer {
 }
 
 pub async fn start_http() -> HttpServer {
+    start_http_server(false).await
+}
+
+/// The HTTP test server, listing the hostile tools too.
+pub async fn start_hostile_http() -> HttpServer {
+    start_http_server(true).await
+}
+
+async fn start_http_server(hostile: bool) -> HttpServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let service = StreamableHttpService::new(
-        || Ok(TestServer),
+        move || Ok(TestServer { hostile }),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

@@ -18,7 +18,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rmcp::Peer;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RoleClient;
+use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -350,6 +350,8 @@ impl Hub {
                     let why = format!("it stopped ({err})");
                     self.fail(index, why.clone());
                     why
+                } else if matches!(err, ServiceError::TransportClosed) {
+                    line_limit::closed_mid_call()
                 } else {
                     err.to_string()
                 };

@@ -25,6 +25,16 @@ pub fn too_long() -> String {
     )
 }
 
+/// What a call says when its connection closed under it: over Streamable HTTP the SDK closes
+/// it on a message past the same 16 MiB, and says no more.
+pub fn closed_mid_call() -> String {
+    format!(
+        "the connection to it closed during the call (a message over {} MiB, more than keel \
+         reads, closes it)",
+        MAX_LINE_BYTES / (1024 * 1024)
+    )
+}
+
 /// `inner`, with the length of its current line watched.
 pub struct LineLimited<R> {
     inner: R,
