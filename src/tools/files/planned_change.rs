@@ -93,7 +93,6 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
 
 /// Works out `edit_file`'s change: fails unless `old_text` occurs exactly once.
 pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange, ToolError> {
-    let args = &as_written(args);
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let Some(before) = read_existing(workspace, &path, &display)? else {
@@ -101,6 +100,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     };
     let text =
         std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 { path: display.clone() })?;
+    let args = &as_written(args, text);
     if args.old_text.is_empty() {
         return Err(ToolError::EmptyOldText);
     }
@@ -152,9 +152,14 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
 }
 
 /// The edit with keel's tags put back as files hold them: the model was shown `‹reminder>` for
-/// a file's `<reminder>` (`crate::tags`), and copies what it was shown.
-fn as_written(args: &EditArgs) -> Cow<'_, EditArgs> {
-    match (tags::restore(&args.old_text), tags::restore(&args.new_text)) {
+/// a file's `<reminder>` (`crate::tags`), and copies what it was shown. A file that holds the
+/// `‹` itself, where the tags put back are not found, is edited as the model wrote it.
+fn as_written<'a>(args: &'a EditArgs, text: &str) -> Cow<'a, EditArgs> {
+    let old_text = tags::restore(&args.old_text);
+    if !text.contains(old_text.as_ref()) && text.contains(&args.old_text) {
+        return Cow::Borrowed(args);
+    }
+    match (old_text, tags::restore(&args.new_text)) {
         (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(args),
         (old_text, new_text) => Cow::Owned(EditArgs {
             path: args.path.clone(),
@@ -222,5 +227,22 @@ mod tests {
         assert_eq!(occurrences("aaa", "aa"), (2, Some(0)));
         assert_eq!(occurrences("xéx", "x"), (2, Some(0)));
         assert_eq!(occurrences("abc", "d"), (0, None));
+    }
+
+    #[test]
+    fn an_edit_copied_from_a_defused_view_finds_the_files_own_tags() {
+        let edit = |old: &str, new: &str| EditArgs {
+            path: "notes".into(),
+            old_text: old.into(),
+            new_text: new.into(),
+        };
+        let file = "<reminder>keep</reminder>";
+        let copied = edit("‹reminder>keep", "‹reminder>kept");
+        assert_eq!(*as_written(&copied, file), edit("<reminder>keep", "<reminder>kept"));
+        // A file that holds the look-alike itself is edited as written.
+        let own = edit("‹reminder>x", "‹reminder>y");
+        assert!(matches!(as_written(&own, "a ‹reminder>x b"), Cow::Borrowed(_)));
+        let plain = edit("a", "b");
+        assert!(matches!(as_written(&plain, "a"), Cow::Borrowed(_)));
     }
 }
