@@ -12,8 +12,9 @@ to forbid commands and writes; --approval ask is refused with -p.
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPENAI_BASE_URL (with /v1),
 KEEL_PROVIDER, KEEL_MODEL.
 Commands run sandboxed (bwrap): --sandbox off runs them unconfined; KEEL_BWRAP names the bwrap program.
-Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url or api_key, nor
-loosen approval or the sandbox), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
+Commands and MCP servers get no secrets: `keel sandbox` lists the variables withheld, and why.
+Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url, api_key, prices
+or pass_env, nor loosen approval or the sandbox), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
 Sessions and undo snapshots: ~/.local/state/keel (or $XDG_STATE_HOME/keel), never the workspace.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
@@ -83,6 +84,9 @@ pub enum SubCommand {
     /// Take back what the last prompt that changed files changed, bash included; repeat to step
     /// back.
     Undo,
+    /// Where commands run, and which variables of your environment commands and MCP servers do
+    /// not get (names only), with the rule.
+    Sandbox,
     /// The MCP servers of your config.
     Mcp {
         #[command(subcommand)]

@@ -116,30 +116,11 @@ fn is_kept(c: char) -> bool {
     (!c.is_control() || c == '\n' || c == '\t') && !reorders
 }
 
-/// `text` with every `<project_instructions` and `</project_instructions` (any case) made
-/// harmless, so the file cannot close its section and speak as keel after it.
+/// `text` with every `<project_instructions` and `</project_instructions` (any case), and
+/// keel's other tags, made harmless, so the file cannot close its section and speak as keel
+/// after it (`crate::tags`).
 fn defuse(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (at, _) in lower.match_indices(TAG) {
-        let before = &lower[..at];
-        let opener = if before.ends_with("</") {
-            Some(at - 2)
-        } else if before.ends_with('<') {
-            Some(at - 1)
-        } else {
-            None
-        };
-        if let Some(opener) = opener.filter(|opener| *opener >= last) {
-            out.push_str(&text[last..opener]);
-            // A look-alike angle bracket: the text reads the same, the tag is gone.
-            out.push('‹');
-            last = opener + 1;
-        }
-    }
-    out.push_str(&text[last..]);
-    out
+    crate::tags::defuse(text).into_owned()
 }
 
 /// keel's system prompt `base`, then the project's instructions if there are any.

@@ -15,6 +15,7 @@ pub mod message;
 pub mod pricing;
 pub mod prompt;
 pub mod state_home;
+pub mod tags;
 pub mod tools;
 pub mod tui;
 pub mod visible;

@@ -8,7 +8,8 @@
 //! replaced by a visible stand-in rather than dropped: `\r` as `␍`, ESC as `^[`, other C0 controls
 //! in caret notation (`^A`), DEL as `^?`, and C1 controls and invisible characters (bidi
 //! overrides, zero-width joiners, tag characters, variation selectors, blank fillers, line and
-//! paragraph separators) as `⟨U+202E⟩`. Newlines and tabs are kept.
+//! paragraph separators — every default-ignorable code point of Unicode, unassigned ones too) as
+//! `⟨U+202E⟩`. Newlines and tabs are kept.
 //!
 //! [`one_line`] is how every one-line mention of a command reads — the conversation, the tool
 //! pane, the status line, `keel -p`'s progress lines and its JSON events — so none of them can
@@ -58,41 +59,52 @@ pub fn is_hidden(c: char) -> bool {
 }
 
 /// Characters that change how text around them is shown, or take room while drawing nothing a
-/// reader can tell from a space or from nothing: bidirectional embeddings, overrides and
-/// isolates, zero-width characters, joiners and invisible operators, the byte-order mark,
-/// variation selectors, tag characters, the blank fillers (Hangul, braille), the line and
-/// paragraph separators and the other format characters of Unicode.
+/// reader can tell from a space or from nothing: Unicode's default-ignorable code points (which a
+/// renderer draws as nothing, assigned or not yet: bidirectional controls, zero-width characters,
+/// joiners, variation selectors, tag characters, fillers, and the unassigned ranges kept for
+/// more), the other format characters, the line and paragraph separators, and the braille blank.
 fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{034f}'
-            | '\u{0600}'..='\u{0605}'
-            | '\u{061c}'
-            | '\u{06dd}'
-            | '\u{070f}'
-            | '\u{08e2}'
-            | '\u{115f}'..='\u{1160}'
-            | '\u{17b4}'..='\u{17b5}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{2800}'
-            | '\u{3164}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{ffa0}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{110bd}'
-            | '\u{110cd}'
-            | '\u{13430}'..='\u{1343f}'
-            | '\u{1bca0}'..='\u{1bca3}'
-            | '\u{1d173}'..='\u{1d17a}'
-            | '\u{e0000}'..='\u{e007f}'
-            | '\u{e0100}'..='\u{e01ef}'
-    )
+    let within =
+        |ranges: &[(char, char)]| ranges.iter().any(|(first, last)| (*first..=*last).contains(&c));
+    within(DEFAULT_IGNORABLE) || within(OTHER_INVISIBLE)
 }
+
+/// Unicode's `Default_Ignorable_Code_Point` set, whole (DerivedCoreProperties.txt, Unicode 16.0).
+const DEFAULT_IGNORABLE: &[(char, char)] = &[
+    ('\u{00ad}', '\u{00ad}'),
+    ('\u{034f}', '\u{034f}'),
+    ('\u{061c}', '\u{061c}'),
+    ('\u{115f}', '\u{1160}'),
+    ('\u{17b4}', '\u{17b5}'),
+    ('\u{180b}', '\u{180f}'),
+    ('\u{200b}', '\u{200f}'),
+    ('\u{202a}', '\u{202e}'),
+    ('\u{2060}', '\u{206f}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{fe00}', '\u{fe0f}'),
+    ('\u{feff}', '\u{feff}'),
+    ('\u{ffa0}', '\u{ffa0}'),
+    ('\u{fff0}', '\u{fff8}'),
+    ('\u{1bca0}', '\u{1bca3}'),
+    ('\u{1d173}', '\u{1d17a}'),
+    ('\u{e0000}', '\u{e0fff}'),
+];
+
+/// The format characters (`Cf`) that are not default-ignorable, the line and paragraph
+/// separators, and the braille blank.
+const OTHER_INVISIBLE: &[(char, char)] = &[
+    ('\u{0600}', '\u{0605}'),
+    ('\u{06dd}', '\u{06dd}'),
+    ('\u{070f}', '\u{070f}'),
+    ('\u{0890}', '\u{0891}'),
+    ('\u{08e2}', '\u{08e2}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{2800}', '\u{2800}'),
+    ('\u{fff9}', '\u{fffb}'),
+    ('\u{110bd}', '\u{110bd}'),
+    ('\u{110cd}', '\u{110cd}'),
+    ('\u{13430}', '\u{1343f}'),
+];
 
 fn push_stand_in(out: &mut String, c: char) {
     match c {
@@ -174,6 +186,68 @@ mod tests {
             assert_eq!(shown, format!("rm⟨U+{:04X}⟩-rf", c as u32), "U+{:04X}", c as u32);
             assert_eq!(one_line(&text), shown, "U+{:04X} on one line", c as u32);
         }
+    }
+
+    /// Unicode 16.0's `Default_Ignorable_Code_Point` and `Cf` sets, as `ucd-generate` writes
+    /// them (DerivedCoreProperties.txt, UnicodeData.txt): every code point of both is shown.
+    const UCD_DEFAULT_IGNORABLE: &[(u32, u32)] = &[
+        (0xad, 0xad),
+        (0x34f, 0x34f),
+        (0x61c, 0x61c),
+        (0x115f, 0x1160),
+        (0x17b4, 0x17b5),
+        (0x180b, 0x180f),
+        (0x200b, 0x200f),
+        (0x202a, 0x202e),
+        (0x2060, 0x206f),
+        (0x3164, 0x3164),
+        (0xfe00, 0xfe0f),
+        (0xfeff, 0xfeff),
+        (0xffa0, 0xffa0),
+        (0xfff0, 0xfff8),
+        (0x1bca0, 0x1bca3),
+        (0x1d173, 0x1d17a),
+        (0xe0000, 0xe0fff),
+    ];
+    const UCD_FORMAT: &[(u32, u32)] = &[
+        (0xad, 0xad),
+        (0x600, 0x605),
+        (0x61c, 0x61c),
+        (0x6dd, 0x6dd),
+        (0x70f, 0x70f),
+        (0x890, 0x891),
+        (0x8e2, 0x8e2),
+        (0x180e, 0x180e),
+        (0x200b, 0x200f),
+        (0x202a, 0x202e),
+        (0x2060, 0x2064),
+        (0x2066, 0x206f),
+        (0xfeff, 0xfeff),
+        (0xfff9, 0xfffb),
+        (0x110bd, 0x110bd),
+        (0x110cd, 0x110cd),
+        (0x13430, 0x1343f),
+        (0x1bca0, 0x1bca3),
+        (0x1d173, 0x1d17a),
+        (0xe0001, 0xe0001),
+        (0xe0020, 0xe007f),
+    ];
+
+    #[test]
+    fn every_default_ignorable_and_format_code_point_is_shown() {
+        for &(first, last) in UCD_DEFAULT_IGNORABLE.iter().chain(UCD_FORMAT) {
+            for code in first..=last {
+                let c = char::from_u32(code).unwrap();
+                assert!(is_hidden(c), "U+{code:04X} is shown raw");
+                assert_eq!(visible(&c.to_string()), format!("⟨U+{code:04X}⟩"));
+            }
+        }
+        // The unassigned ranges the approval box once showed raw.
+        for c in ['\u{fff0}', '\u{fff8}', '\u{e0080}', '\u{e00ff}', '\u{e01f0}', '\u{e0fff}'] {
+            assert_eq!(one_line(&format!("rm{c}-rf")), format!("rm⟨U+{:04X}⟩-rf", c as u32));
+        }
+        // Their neighbours are ordinary (U+FFFC, the object replacement character, is seen).
+        assert!(!is_hidden('\u{fffc}') && !is_hidden('\u{ffef}') && !is_hidden('\u{e1000}'));
     }
 
     #[test]

@@ -94,6 +94,12 @@ mod tests {
     }
 
     #[test]
+    fn the_notes_tag_is_one_keel_defuses_in_what_is_not_keels() {
+        assert!(note(&ToolSet::new(true, Hub::default())).starts_with("<plan-mode>"));
+        assert!(crate::tags::KEEL_TAGS.contains(&"plan-mode"));
+    }
+
+    #[test]
     fn plan_mode_refuses_changes_and_commands_that_do_not_only_read() {
         for tool in ["write_file", "edit_file"] {
             let why = refusal_of(tool, &json!({"path": "a"})).unwrap();

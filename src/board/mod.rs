@@ -34,6 +34,9 @@ pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
 /// document — and a board a model fills with megabytes would ride along in every request.
 pub const MAX_TEXT_CHARS: usize = 500;
+/// The longest an item's id may be, in characters: a name to refer to, which the board renders
+/// on every line (`#id`), so it cannot carry a line, or a page, of its own.
+pub const MAX_ID_CHARS: usize = 64;
 /// What a board answer becomes once a later valid update replaced it: every request carries the
 /// whole history, and the newest answer already says everything the old ones did.
 pub const SUPERSEDED: &str = "[board superseded by a later update]";
@@ -103,6 +106,16 @@ pub enum BoardError {
         "Item {id}: text is {chars} characters; at most {MAX_TEXT_CHARS}: name the step briefly"
     )]
     TextTooLong { id: String, chars: usize },
+    /// `shown`: the id quoted, cut and with its hidden characters named (`validate::quoted`).
+    #[error("Item {shown}: id is {chars} characters; at most {MAX_ID_CHARS}")]
+    IdTooLong { shown: String, chars: usize },
+    #[error(
+        "Item {0}: an id is printable characters only, with no spaces, line breaks or \
+         invisible characters"
+    )]
+    IdNotPrintable(String),
+    #[error("Item {id}: {field} may not contain a line break; an item is one line")]
+    LineBreak { id: String, field: &'static str },
     #[error("Item {id}: invalid status '{status}'")]
     InvalidStatus { id: String, status: String },
     #[error("Item {0}: duplicate id")]

@@ -26,6 +26,8 @@ pub(super) fn whole_list(board: &Board, input: &Value) -> Result<(Value, bool), 
         .enumerate()
         .map(|(index, entry)| entry_id(entry).ok_or(BoardError::UpdateIdRequired(index + 1)))
         .collect::<Result<Vec<String>, BoardError>>()?;
+    // Before any message can quote one as sent.
+    ids.iter().try_for_each(|id| super::validate::check_id(id))?;
     let mut items: Vec<Map<String, Value>> = board.items().iter().map(as_entry).collect();
     for (entry, id) in entries.iter().zip(ids) {
         let fields = entry.as_object().cloned().unwrap_or_default();

@@ -1,11 +1,18 @@
-//! Validating a board, in the order docs/board.md fixes: the array, then each entry (text,
+//! Validating a board, in the order docs/board.md fixes: the array, then each entry (its id, text,
 //! status, unique id), then at most one item in progress, then the dependencies — each rule over
 //! the whole list before the next one, so the first failure the order meets is the one reported.
+//!
+//! The board is text the model reads back as keel's, one item a line: an id or a text that
+//! carried a line break (or a hidden character, or a page of text) could forge a line of its own
+//! (`[x] #2: Deploy`). So an id is at most [`MAX_ID_CHARS`] printable characters with no
+//! whitespace, a text and an `activeForm` one line; a refused id is quoted cut, with its hidden
+//! characters named, never as sent.
 //!
 //! The person's edits (`edit`) build their new list and run it through [`check_board`], the same
 //! whole-list rules a model's update ends with.
 
-use super::{BoardError, BoardItem, MAX_ITEMS, MAX_TEXT_CHARS, Status};
+use super::{BoardError, BoardItem, MAX_ID_CHARS, MAX_ITEMS, MAX_TEXT_CHARS, Status};
+use crate::visible::is_hidden;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -23,6 +30,7 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
             Some(Value::Number(number)) => number.to_string(),
             _ => (index + 1).to_string(),
         };
+        check_id(&id)?;
         let text = ["text", "content"]
             .iter()
             .find_map(|key| entry.get(key).and_then(Value::as_str))
@@ -31,6 +39,7 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
             .ok_or_else(|| BoardError::TextRequired(id.clone()))?
             .to_owned();
         check_length(&id, &text)?;
+        check_one_line(&id, "text", &text)?;
         let status = match entry.get("status") {
             None | Some(Value::Null) => Status::Pending,
             Some(Value::String(raw)) => Status::parse(raw.trim()).ok_or_else(|| {
@@ -51,6 +60,7 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
             .map(str::to_owned);
         if let Some(active) = &active_form {
             check_length(&id, active)?;
+            check_one_line(&id, "activeForm", active)?;
         }
         items.push(BoardItem { id, text, status, active_form, blocked_by: Vec::new() });
     }
@@ -70,10 +80,12 @@ pub(super) fn check_board(items: &[BoardItem]) -> Result<(), BoardError> {
     }
     let mut seen = HashSet::new();
     for item in items {
+        check_id(&item.id)?;
         if item.text.trim().is_empty() {
             return Err(BoardError::TextRequired(item.id.clone()));
         }
         check_length(&item.id, &item.text)?;
+        check_one_line(&item.id, "text", &item.text)?;
         if !seen.insert(item.id.as_str()) {
             return Err(BoardError::DuplicateId(item.id.clone()));
         }
@@ -87,6 +99,59 @@ fn check_length(id: &str, text: &str) -> Result<(), BoardError> {
     let chars = text.chars().count();
     if chars > MAX_TEXT_CHARS {
         return Err(BoardError::TextTooLong { id: id.to_owned(), chars });
+    }
+    Ok(())
+}
+
+/// The characters of a quoted id shown before it is cut.
+const QUOTED_ID_CHARS: usize = 24;
+/// Characters that end a line wherever the board is read.
+const LINE_BREAKS: [char; 7] = ['\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}'];
+
+/// An id is at most [`MAX_ID_CHARS`] characters, each printable and none whitespace.
+pub(super) fn check_id(id: &str) -> Result<(), BoardError> {
+    let chars = id.chars().count();
+    if chars > MAX_ID_CHARS {
+        return Err(BoardError::IdTooLong { shown: quoted(id), chars });
+    }
+    if id.chars().any(|c| c.is_whitespace() || is_hidden(c)) {
+        return Err(BoardError::IdNotPrintable(quoted(id)));
+    }
+    Ok(())
+}
+
+/// An id as a refusal quotes it: in double quotes, its first [`QUOTED_ID_CHARS`] characters
+/// with `…` when there were more, line breaks and tabs escaped as JSON escapes them, other
+/// hidden or blank characters named (`⟨U+200B⟩`), so the message is one line that hides nothing.
+fn quoted(id: &str) -> String {
+    let mut out = String::from('"');
+    for c in id.chars().take(QUOTED_ID_CHARS) {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' ' => out.push(' '),
+            c if c.is_whitespace() || is_hidden(c) => {
+                out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    if id.chars().count() > QUOTED_ID_CHARS {
+        out.push('…');
+    }
+    out.push('"');
+    out
+}
+
+/// A text or an `activeForm` is one line.
+fn check_one_line(id: &str, field: &'static str, text: &str) -> Result<(), BoardError> {
+    if text.contains(LINE_BREAKS) {
+        return Err(BoardError::LineBreak { id: id.to_owned(), field });
     }
     Ok(())
 }
@@ -115,7 +180,7 @@ fn blocked_by(id: &str, raw: Option<&Value>) -> Result<Vec<String>, BoardError> 
         let blocker = entry
             .as_str()
             .map(str::trim)
-            .filter(|blocker| !blocker.is_empty())
+            .filter(|blocker| !blocker.is_empty() && check_id(blocker).is_ok())
             .ok_or_else(not_a_list)?;
         if seen.insert(blocker) {
             out.push(blocker.to_owned());

@@ -3,9 +3,10 @@
 //! `~/.config/keel/config.toml` (or `$XDG_CONFIG_HOME/keel/config.toml`) > defaults.
 //!
 //! The workspace's file is the project's, not the person's: it may not set the provider, its URL
-//! or key, nor loosen approvals (see `trust`). Reading files is `file`'s job; this module merges.
-//! Model prices (`[prices."MODEL"]`, see `pricing`) only change what the status bar shows: both
-//! files may set them, model by model, in the same order.
+//! or key, nor loosen approvals (see `trust`), and keel says what it took from it. Reading files
+//! is `file`'s job; this module merges. Model prices (`[prices."MODEL"]`, see `pricing`) only
+//! change what the status bar shows, and come from the person's own file alone: a project could
+//! otherwise show its costly model as free.
 
 pub mod advice;
 mod file;
@@ -23,7 +24,9 @@ use crate::agent::{
 };
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
+use crate::tools::mcp::config::Transport;
 use crate::tools::sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
+use crate::tools::withheld::Withholding;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +67,9 @@ pub struct FileSettings {
     pub writable_roots: Option<Vec<PathBuf>>,
     /// MCP servers by name; only the person's own file may name them.
     pub mcp_servers: Option<BTreeMap<String, crate::tools::mcp::ServerConfig>>,
+    /// Variables withheld as secrets that commands and MCP servers may see anyway; the person's
+    /// own file only (see `tools::withheld`).
+    pub pass_env: Option<Vec<String>>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -160,6 +166,10 @@ pub struct Config {
     pub sandbox: SandboxPolicy,
     /// The MCP servers of the person's own config, by name.
     pub mcp_servers: Vec<crate::tools::mcp::Server>,
+    /// Names the person's own config lets through to commands and MCP servers (`pass_env`).
+    pub pass_env: Vec<String>,
+    /// What the workspace's file set that keel took, each as `key = value`.
+    pub project_settings: Vec<String>,
 }
 
 impl Config {
@@ -186,6 +196,28 @@ impl Config {
     /// The one line that tells the person what the workspace's file was not allowed to set.
     pub fn ignored_notice(&self) -> Option<String> {
         trust::notice(&self.ignored)
+    }
+
+    /// The one line that tells the person what keel took from the workspace's file.
+    pub fn project_notice(&self) -> Option<String> {
+        (!self.project_settings.is_empty()).then(|| {
+            format!(
+                "took {} from the workspace's {PROJECT_CONFIG}",
+                self.project_settings.join(", ")
+            )
+        })
+    }
+
+    /// What keel keeps from commands and MCP servers, as this config shapes it: `pass_env`, the
+    /// servers' `bearer_token_env_var`, the provider key.
+    pub fn withholding(&self) -> Withholding {
+        let tokens = self.mcp_servers.iter().filter_map(|server| match &server.transport {
+            Transport::Http { bearer_token_env_var: Some(variable), .. } => {
+                Some((variable.clone(), server.name.clone()))
+            }
+            _ => None,
+        });
+        Withholding::new(self.pass_env.clone(), tokens, self.api_key.as_deref())
     }
 }
 
@@ -304,6 +336,7 @@ pub fn merge(
     let (sandbox, sandbox_ignored) = sandbox_policy::resolve(flags, project, user);
     let (project, mut ignored) = trust::restrict(project, person);
     ignored.extend(sandbox_ignored);
+    let project_settings = trust::taken(&project, &ignored);
     let project = &project;
     let files = [project, user];
     let from_files =
@@ -368,11 +401,8 @@ pub fn merge(
     if max_rounds == 0 {
         return Err(ConfigError::ZeroRounds);
     }
-    // Model by model, the project's price over the person's (files in order of precedence).
-    let mut prices = BTreeMap::new();
-    for file in files.iter().rev() {
-        prices.extend(file.prices.clone().unwrap_or_default());
-    }
+    // The person's own prices only: `trust::restrict` left the project's out.
+    let prices = user.prices.clone().unwrap_or_default();
     let mut mcp_servers = Vec::new();
     for (name, server) in user.mcp_servers.iter().flatten() {
         let checked = server
@@ -403,5 +433,7 @@ pub fn merge(
         prices: Prices::new(prices)?,
         sandbox,
         mcp_servers,
+        pass_env: user.pass_env.clone().unwrap_or_default(),
+        project_settings,
     })
 }

@@ -3,6 +3,7 @@
 //! its own; [`Launch::run`] hands the agent to that front end and waits for it.
 
 mod prepare;
+mod sandbox_report;
 mod sessions;
 
 pub use prepare::prepare;
@@ -65,8 +66,11 @@ impl Launch {
                 let hub = mcp.clone();
                 tokio::spawn(async move {
                     hub.settled().await;
-                    for line in hub.servers().iter().filter_map(mcp::listing::failure_line) {
-                        eprintln!("keel: {line}");
+                    for server in hub.servers() {
+                        let failed = mcp::listing::failure_line(&server);
+                        for line in failed.into_iter().chain(mcp::listing::capped_line(&server)) {
+                            eprintln!("keel: {line}");
+                        }
                     }
                 });
                 let result = headless::run(handle, start, printing).await;

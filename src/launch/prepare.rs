@@ -2,7 +2,7 @@
 //! workspace, the provider, the session and the tools; the agent spawned with them; and the front
 //! end chosen, with what it starts with. Sub-commands are answered here and launch nothing.
 
-use super::{Front, Launch, Prepared, UsageError, sessions};
+use super::{Front, Launch, Prepared, UsageError, sandbox_report, sessions};
 use color_eyre::eyre::WrapErr;
 use keel::agent::journal::{self, SessionError, SessionStore};
 use keel::agent::{self, ApprovalMode, Command, Sessions};
@@ -44,7 +44,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     match cli.command {
         Some(SubCommand::Sessions) => return sessions::list(&workspace).map(Prepared::Done),
         Some(SubCommand::Undo) => return sessions::undo(&workspace).map(Prepared::Done),
-        Some(SubCommand::Mcp { .. }) | None => {}
+        Some(SubCommand::Mcp { .. } | SubCommand::Sandbox) | None => {}
     }
     let env = |name: &str| std::env::var(name).ok();
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
@@ -57,9 +57,17 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
+    // Set once, before any command or MCP server starts: what neither gets of keel's environment.
+    let _ = keel::tools::withheld::set(config.withholding());
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
     let sandbox = Probing::for_commands(config.sandbox.clone());
-    let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    if let Some(SubCommand::Sandbox) = cli.command {
+        let vars: Vec<_> = std::env::vars_os().collect();
+        println!("{}", sandbox_report::render(&config, sandbox.get(), &vars));
+        return Ok(Prepared::Done(ExitCode::SUCCESS));
+    }
+    let mut notices: Vec<String> =
+        config.project_notice().into_iter().chain(config.ignored_notice()).collect();
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
     }

@@ -25,9 +25,11 @@ pub mod supervisor;
 pub mod todo;
 pub mod tool;
 pub mod undo;
+pub mod withheld;
 pub mod workspace;
 
 use crate::tools::mcp::Hub;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -236,9 +238,25 @@ impl Tools {
     ) -> ToolOutcome {
         let call = ToolCall { id: String::new(), name: name.to_owned(), input: input.clone() };
         match registry::ToolSet::new(false, self.mcp.clone()).resolve(&call) {
-            Ok(tool) => tool.run(&call, self, ctx).await,
+            Ok(tool) => self.run_tool(&*tool, &call, ctx).await,
             Err(unknown) => ToolOutcome::error(unknown.to_string()),
         }
+    }
+
+    /// Runs `call` of `tool` here to its end. Never fails: whatever went wrong comes back as an
+    /// error outcome. keel's own tags in what the model reads of it are defused
+    /// (`crate::tags`): a command's output, a file or a server's answer cannot pass for keel.
+    pub async fn run_tool(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> ToolOutcome {
+        let mut outcome = tool.run(call, self, ctx).await;
+        if let Cow::Owned(defused) = crate::tags::defuse(&outcome.for_model) {
+            outcome.for_model = defused;
+        }
+        outcome
     }
 
     /// Runs file work on `args` (decoded, or the error that says why not) off the async threads.

@@ -120,6 +120,20 @@ fn every_character_of_the_command_is_on_screen_at_every_width() {
     }
 }
 
+/// Code points Unicode keeps default-ignorable but has not assigned yet draw as nothing on a
+/// terminal too: the box names each.
+#[test]
+fn unassigned_default_ignorable_code_points_are_named_in_the_box() {
+    let hidden = ['\u{fff0}', '\u{fff8}', '\u{e0080}', '\u{e00ff}', '\u{e01f0}', '\u{e0fff}'];
+    let command: String = hidden.iter().map(|c| format!("rm{c} ")).collect();
+    let (mut app, _rx) = app_with(request("bash", &command, None, None));
+    let rows = box_rows(&screen(&mut app, 120, 40)).concat();
+    for c in hidden {
+        assert!(!rows.contains(c), "U+{:04X} reached the screen raw", c as u32);
+        assert!(rows.contains(&format!("rm⟨U+{:04X}⟩", c as u32)), "{rows}");
+    }
+}
+
 #[test]
 fn text_before_a_carriage_return_is_not_hidden() {
     let (mut app, _rx) =

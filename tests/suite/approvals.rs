@@ -312,6 +312,23 @@ async fn always_for_a_command_covers_one_simple_command_of_its_kind_only() {
     assert!(played.dir.path().join("other.txt").exists());
 }
 
+/// "Always" on `sort` covers `sort` commands the guard proves read-only, read as getopt reads
+/// them: a prefix of `--output`, a bundled `-o` and `--compress-program` are asked about again.
+#[tokio::test]
+async fn always_for_sort_does_not_cover_its_options_that_write_however_spelled() {
+    let calls = [
+        ("bash", json!({"command": "sort data.txt"})),
+        ("bash", json!({"command": "sort -r data.txt"})),
+        ("bash", json!({"command": "sort --outp=out.txt data.txt"})),
+        ("bash", json!({"command": "sort -ruo out.txt data.txt"})),
+        ("bash", json!({"command": "sort --comp=sh data.txt"})),
+    ];
+    let prepare = |dir: &Path| std::fs::write(dir.join("data.txt"), "b\na\n").unwrap();
+    let always = Answer::Decide(Decision::Always);
+    let played = play_calls(&calls, prepare, ApprovalMode::Ask, always).await;
+    assert_eq!(played.asked.len(), 4, "only `sort -r` rides on the first answer");
+}
+
 #[tokio::test]
 async fn always_for_a_line_that_is_not_one_simple_command_is_once_only() {
     let calls = [

@@ -147,8 +147,10 @@ fn a_broken_file_in_either_place_is_an_error_naming_it() {
     assert!(err.to_string().contains(".config/keel/config.toml:1:"), "{err}");
 }
 
+/// A workspace's file could show its costly model as free: prices come from the person's own
+/// file alone, over keel's table, and keel says it ignored the project's.
 #[test]
-fn prices_come_from_both_files_model_by_model_the_projects_first() {
+fn prices_come_from_the_persons_file_alone_never_the_workspaces() {
     let dirs = dirs();
     let home = dirs.home.display().to_string();
     write(
@@ -158,15 +160,40 @@ fn prices_come_from_both_files_model_by_model_the_projects_first() {
     );
     write(
         &dirs.workspace.join(PROJECT_CONFIG),
-        "[prices.\"gpt-4.1\"]\ninput = 4.0\noutput = 4.0\n",
+        "[prices.\"gpt-4.1\"]\ninput = 0.0\noutput = 0.0\n\n\
+         [prices.\"claude-sonnet-4-5\"]\ninput = 0.0\noutput = 0.0\n",
     );
     let config = resolved(&[("HOME", home)], &dirs.workspace);
     let mine = config.prices.of("my-model").unwrap();
     assert_eq!((mine.input, mine.output, mine.cache_read), (1.0, 2.0, None));
     let gpt = config.prices.of("gpt-4.1").unwrap();
-    assert_eq!((gpt.input, gpt.output), (4.0, 4.0), "the workspace's file over the user's");
-    assert!(config.prices.of("claude-sonnet-4-5").is_some(), "keel's own table stays");
-    assert_eq!(config.ignored_notice(), None, "a price is no setting a project may not make");
+    assert_eq!((gpt.input, gpt.output), (9.0, 9.0), "the person's price, not the workspace's");
+    let claude = config.prices.of("claude-sonnet-4-5").unwrap();
+    assert!(claude.input > 0.0 && claude.output > 0.0, "keel's own table, not the workspace's");
+    let notice = config.ignored_notice().unwrap();
+    assert!(notice.starts_with("ignored `prices` in the workspace's"), "{notice}");
+    assert_eq!(config.project_notice(), None, "nothing else was taken from it");
+}
+
+/// keel says what it took from the workspace's file, values included, and never the keys it
+/// ignored.
+#[test]
+fn what_the_workspace_file_set_is_named() {
+    let dirs = dirs();
+    let home = dirs.home.display().to_string();
+    write(
+        &dirs.workspace.join(PROJECT_CONFIG),
+        "model = \"cheap-model\"\nmax_rounds = 5\nsandbox = \"off\"\napproval = \"read-only\"\n\
+         api_key = \"x\"\nnetwork = false\n",
+    );
+    let config = resolved(&[("HOME", home)], &dirs.workspace);
+    assert_eq!(
+        config.project_notice().as_deref(),
+        Some(
+            "took model = \"cheap-model\", max_rounds = 5, approval = \"read-only\", \
+             network = false from the workspace's .keel/config.toml"
+        )
+    );
 }
 
 #[test]
@@ -182,9 +209,11 @@ fn a_bad_price_is_an_error_naming_the_model_or_the_key() {
             ApprovalMode::Ask,
         )
     };
-    write(&dirs.workspace.join(PROJECT_CONFIG), "[prices.m]\ninput = -1.0\noutput = 1.0\n");
+    let own = dirs.home.join(".config/keel/config.toml");
+    write(&own, "[prices.m]\ninput = -1.0\noutput = 1.0\n");
     let error = resolve().unwrap_err().to_string();
     assert!(error.contains("`m`"), "{error}");
+    write(&own, "");
     write(&dirs.workspace.join(PROJECT_CONFIG), "[prices.m]\ninput = 1.0\noutput = 1.0\nin = 2\n");
     let error = resolve().unwrap_err().to_string();
     assert!(error.contains("in"), "{error}");

@@ -116,6 +116,11 @@ async fn read_only_in_the_workspace_file_still_tightens() {
     let stderr = text(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("ignored"), "a stricter mode is taken, not ignored: {stderr}");
+    assert!(
+        stderr
+            .contains("keel: took approval = \"read-only\" from the workspace's .keel/config.toml"),
+        "what was taken is named: {stderr}"
+    );
     let events = json_lines(&output);
     let ends: Vec<_> = events.iter().filter(|event| event["type"] == "tool_end").collect();
     assert_eq!(ends.len(), 2);

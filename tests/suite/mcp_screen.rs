@@ -30,6 +30,7 @@ fn server(name: &str, status: Status, tools: &[&str]) -> ServerView {
             })
             .collect(),
         log: None,
+        capped: None,
     }
 }
 

@@ -209,3 +209,33 @@ fn approving_with_no_plan_is_refused() {
         assert_eq!(server.bodies().await.len(), 1, "no turn started");
     });
 }
+
+/// With `--sandbox off` the guard's read-only proof is all that stands, and it reads options as
+/// the program will: a prefix of `--output`, a bundled `-o` and `--compress-program` are refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_sandbox_plan_mode_reads_options_as_the_program_will() {
+    let bash = |command: &str| tool("bash", json!({ "command": command }));
+    let script = vec![
+        bash("sort --outp=sorted.txt notes.txt"),
+        bash("sort -uo sorted.txt notes.txt"),
+        bash("sort --comp=sh notes.txt"),
+        bash("sort -r notes.txt"),
+        tool("todo", plan()),
+        text("Here is the plan."),
+    ];
+    let server = FakeLlm::start(script, Duration::ZERO).await;
+    let work = workspace();
+    let output = run_plan(&server, work.path(), &["--sandbox", "off"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let results = tool_results(&server.bodies().await);
+    for (index, why) in [
+        (0, "`sort --outp=sorted.txt` is `--output`, which writes files or runs another program"),
+        (1, "`sort -o` (in `-uo`) writes files or runs another program"),
+        (2, "`sort --comp=sh` is `--compress-program`"),
+    ] {
+        assert!(results[index].starts_with("Plan mode: only commands that just read"), "{index}");
+        assert!(results[index].contains(why), "{}", results[index]);
+    }
+    assert!(results[3].contains("the notes, as they were"), "sort -r runs: {}", results[3]);
+    assert_eq!(files(work.path()), [("notes.txt".to_owned(), NOTES.to_owned())], "nothing written");
+}

@@ -30,7 +30,7 @@ pub(in crate::agent) struct Services {
     /// The repositories below the workspace's top as the session opened, and as the last turn
     /// left them (`turn::nested_repos`).
     pub nested: tokio::sync::Mutex<NestedWatch>,
-    /// The MCP server failures the person has been told of.
+    /// The lines of MCP servers (failures, tools capped) the person has been told.
     mcp_told: Mutex<HashSet<String>>,
 }
 
@@ -85,8 +85,9 @@ impl Services {
         lock(&self.repository).after()
     }
 
-    /// Whether the person has not yet been told of this MCP server failure; noted as told.
-    pub fn tell_mcp_failure_once(&self, line: &str) -> bool {
+    /// Whether the person has not yet been told this line of an MCP server (a failure, its tools
+    /// capped); noted as told.
+    pub fn tell_mcp_once(&self, line: &str) -> bool {
         lock(&self.mcp_told).insert(line.to_owned())
     }
 }

@@ -1,5 +1,5 @@
 //! The MCP servers' tools as the agent offers them: the model is told of them once their servers
-//! are up, and the person of each server that failed, once.
+//! are up, and the person of each server that failed, or whose tools keel capped, once.
 //!
 //! A turn waits for servers still starting (each bounded by its startup timeout), so the first
 //! request already lists their tools; between turns the agent follows the servers as they change.
@@ -38,9 +38,14 @@ impl Turn<'_> {
         let servers = self.tools.mcp().servers();
         for server in &servers {
             if let Some(line) = listing::failure_line(server)
-                && self.services.tell_mcp_failure_once(&line)
+                && self.services.tell_mcp_once(&line)
             {
                 self.emit(AgentEvent::Error { text: line });
+            }
+            if let Some(line) = listing::capped_line(server)
+                && self.services.tell_mcp_once(&line)
+            {
+                self.emit(AgentEvent::Notice { text: line });
             }
         }
         self.state.set_mcp(servers);

@@ -4,12 +4,15 @@
 //!
 //! Planning reads the current content, so it refuses what a read refuses (folders, FIFOs,
 //! sockets, devices) and never blocks on one; and it resolves the path with
-//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned.
+//! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned. What the
+//! model wrote is taken with keel's tags as it was shown them put back (`crate::tags::restore`).
 
 use super::atomic::write_atomically;
 use super::open::{check_regular, existing, io_error, open_regular};
 use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
+use crate::tags;
 use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -71,19 +74,16 @@ pub fn plan_write(workspace: &Workspace, args: &WriteArgs) -> Result<PlannedChan
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let before = read_existing(workspace, &path, &display)?;
-    let after = args.content.as_bytes().to_vec();
+    let content = tags::restore(&args.content);
+    let after = content.as_bytes().to_vec();
     let (report, repeat) = match &before {
-        None => (format!("Wrote {} bytes to {display} (new file).", args.content.len()), None),
+        None => (format!("Wrote {} bytes to {display} (new file).", content.len()), None),
         Some(old) if *old == after => (
             format!("No change: {display} already has exactly this content."),
             Some(Repeat::SameContent),
         ),
         Some(old) => (
-            format!(
-                "Wrote {} bytes to {display} (replacing {} bytes).",
-                args.content.len(),
-                old.len()
-            ),
+            format!("Wrote {} bytes to {display} (replacing {} bytes).", content.len(), old.len()),
             None,
         ),
     };
@@ -100,6 +100,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     };
     let text =
         std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 { path: display.clone() })?;
+    let args = &as_written(args, text);
     if args.old_text.is_empty() {
         return Err(ToolError::EmptyOldText);
     }
@@ -148,6 +149,24 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
         report,
         workspace,
     })
+}
+
+/// The edit with keel's tags put back as files hold them: the model was shown `‹reminder>` for
+/// a file's `<reminder>` (`crate::tags`), and copies what it was shown. A file that holds the
+/// `‹` itself, where the tags put back are not found, is edited as the model wrote it.
+fn as_written<'a>(args: &'a EditArgs, text: &str) -> Cow<'a, EditArgs> {
+    let old_text = tags::restore(&args.old_text);
+    if !text.contains(old_text.as_ref()) && text.contains(&args.old_text) {
+        return Cow::Borrowed(args);
+    }
+    match (old_text, tags::restore(&args.new_text)) {
+        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(args),
+        (old_text, new_text) => Cow::Owned(EditArgs {
+            path: args.path.clone(),
+            old_text: old_text.into_owned(),
+            new_text: new_text.into_owned(),
+        }),
+    }
 }
 
 /// Whether an edit whose `old_text` is gone is already applied: its `new_text` is there, exactly
@@ -208,5 +227,22 @@ mod tests {
         assert_eq!(occurrences("aaa", "aa"), (2, Some(0)));
         assert_eq!(occurrences("xéx", "x"), (2, Some(0)));
         assert_eq!(occurrences("abc", "d"), (0, None));
+    }
+
+    #[test]
+    fn an_edit_copied_from_a_defused_view_finds_the_files_own_tags() {
+        let edit = |old: &str, new: &str| EditArgs {
+            path: "notes".into(),
+            old_text: old.into(),
+            new_text: new.into(),
+        };
+        let file = "<reminder>keep</reminder>";
+        let copied = edit("‹reminder>keep", "‹reminder>kept");
+        assert_eq!(*as_written(&copied, file), edit("<reminder>keep", "<reminder>kept"));
+        // A file that holds the look-alike itself is edited as written.
+        let own = edit("‹reminder>x", "‹reminder>y");
+        assert!(matches!(as_written(&own, "a ‹reminder>x b"), Cow::Borrowed(_)));
+        let plain = edit("a", "b");
+        assert!(matches!(as_written(&plain, "a"), Cow::Borrowed(_)));
     }
 }

@@ -190,6 +190,7 @@ fn program(name: &str, args: &[Arg], call: &mut Call) -> Verdict {
             )
         }
         "find" => find(args, call),
+        "sysctl" => sysctl(args),
         "shred" | "truncate" | "tee" | "cp" | "install" | "badblocks" => {
             operands.iter().try_for_each(|arg| writes(name, Some(arg), call))
         }
@@ -205,6 +206,24 @@ fn program(name: &str, args: &[Arg], call: &mut Call) -> Verdict {
         }
         _ => Ok(()),
     }
+}
+
+/// `sysctl` that sets a kernel setting: `-w`, `KEY=VALUE`, `-p`/`--load` (a file of settings),
+/// `--system`, or an argument keel cannot read (it could be any of these).
+fn sysctl(args: &[Arg]) -> Verdict {
+    let sets = args.iter().any(|arg| {
+        arg.has_unknown()
+            || arg.texts().iter().any(|text| {
+                let bundle = text.strip_prefix('-').filter(|rest| !rest.starts_with('-'));
+                text.contains('=')
+                    || bundle.is_some_and(|letters| letters.contains(['w', 'p']))
+                    || ["--write", "--load", "--system"].iter().any(|long| text.starts_with(long))
+            })
+    });
+    if sets {
+        return Err("`sysctl` would change a kernel setting".into());
+    }
+    Ok(())
 }
 
 fn deletes(name: &str, verb: &str, targets: &[&Arg], call: &Call) -> Verdict {

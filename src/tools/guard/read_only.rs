@@ -1,16 +1,23 @@
-//! Whether a command only reads: what plan mode lets the model run.
+//! Whether a command only reads: what plan mode lets the model run where no sandbox confines it,
+//! and what "always" may cover by its kind.
 //!
 //! [`check_read_only`] parses the line with the same bash parser as the guard and accepts it only
 //! when every command in it — each part of every list, pipeline, group, loop and `$(…)` — is one
-//! of a small set of programs that read (`ls`, `cat`, `grep`, `find`, `git log`, …), called with
-//! no option that writes or runs something else (`find -delete`, `-exec`; `sort -o`; `rg
-//! --pre`; `git diff --output`, `--ext-diff`), and when nothing is redirected to a file. The rules
-//! are an allow-list: anything keel does not recognise is refused, with the reason.
+//! of a small set of programs that read, and when nothing is redirected to a file. The rules are
+//! allow-lists: anything keel does not recognise is refused, with the reason.
+//!
+//! - [`READERS`] (`ls`, `cat`, `grep`, …) have no option that writes or runs another program,
+//!   so they pass with any arguments.
+//! - `sort`, `rg` and `git status|log|diff|show` pass only with the options their tables allow
+//!   (`option_tables`, `git_readers`), read as their own parsers read them (`getopt`): a prefix
+//!   of a long option (`sort --outp=x` is `--output=x`), bundled short options (`sort -uox`),
+//!   values, `--`.
+//! - `find` passes only with the tests and actions `find_expression` allows.
 //!
 //! Words whose value keel cannot see — a variable, a substitution's output, an unquoted glob or
-//! brace — are refused as the program's name, and anywhere in the arguments of a program whose
-//! options matter (`find`, `git`, `rg`, `sort`), since they could turn into `-delete`. No
-//! assignment is allowed either: `PATH=…` or `GIT_EXTERNAL_DIFF=…` would change what runs.
+//! brace — are refused as the program's name, and wherever they could be an option of a program
+//! whose options matter, since they could turn into `--output`. No assignment is allowed either:
+//! `PATH=…` or `GIT_EXTERNAL_DIFF=…` would change what runs.
 //!
 //! Like the guard, this judges the command line, not the programs: git runs with the
 //! repository's own configuration, which someone else's `.git/config` can point at programs.
@@ -18,6 +25,8 @@
 use brush_parser::ParserOptions;
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
 use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
+
+use super::{find_expression, git_readers, option_tables};
 
 /// Why a command is not read-only, in words for the model.
 type Verdict = Result<(), String>;
@@ -27,21 +36,12 @@ const MAX_DEPTH: usize = 8;
 /// The longest command looked at.
 const MAX_COMMAND_BYTES: usize = 16 * 1024;
 
-/// Programs that only read whatever their arguments; options cannot make them write.
+/// Programs that only read whatever their arguments: no option of theirs writes a file or runs
+/// another program.
 const READERS: &[&str] = &[
     "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "cut", "tr",
     "diff", "stat", "du", "basename", "dirname", "realpath", "true", "cd", "test", "[",
 ];
-/// `find`'s actions that delete, run programs or write files.
-const FIND_REFUSED: &[&str] =
-    &["-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"];
-/// `git`'s subcommands that only read.
-const GIT_READERS: &[&str] = &["status", "log", "diff", "show"];
-/// `git`'s options that write a file or run a program, before or after the subcommand.
-const GIT_REFUSED: &[&str] =
-    &["--output", "--ext-diff", "--textconv", "-c", "--config-env", "--exec-path"];
-/// Options of `git` itself that may come before the subcommand, and whether each takes a value.
-const GIT_GLOBAL: &[(&str, bool)] = &[("-C", true), ("--no-pager", false), ("-P", false)];
 
 /// `Ok` when `cmd` only reads; otherwise why not.
 pub fn check_read_only(cmd: &str) -> Verdict {
@@ -214,58 +214,13 @@ fn simple_command(simple: &ast::SimpleCommand, depth: usize) -> Verdict {
         return Err(format!("`{program}` is run by path, not one of the read-only programs"));
     }
     match program {
-        "find" => options(program, rest, |arg| FIND_REFUSED.contains(&arg)),
-        "rg" => options(program, rest, |arg| arg == "--pre" || arg.starts_with("--pre=")),
-        "sort" => options(program, rest, |arg| {
-            arg.starts_with("-o")
-                || ["--output", "--compress-program"].iter().any(|long| arg.starts_with(long))
-        }),
-        "git" => git(rest),
+        "find" => find_expression::check(rest),
+        "rg" => option_tables::RG.check(rest),
+        "sort" => option_tables::SORT.check(rest),
+        "git" => git_readers::check(rest),
         _ if READERS.contains(&program) => Ok(()),
         _ => Err(format!("`{program}` is not one of the read-only programs keel lets run")),
     }
-}
-
-/// A program whose options matter: every argument must be known, and none refused.
-fn options(program: &str, args: &[Option<String>], refused: impl Fn(&str) -> bool) -> Verdict {
-    for arg in args {
-        let Some(arg) = arg else {
-            return Err(format!(
-                "an argument of `{program}` is computed, so keel cannot tell its options"
-            ));
-        };
-        if refused(arg) {
-            return Err(format!("`{program} {arg}` writes files or runs another program"));
-        }
-    }
-    Ok(())
-}
-
-/// `git [-C DIR] [--no-pager] status|log|diff|show …` without options that write or run.
-fn git(args: &[Option<String>]) -> Verdict {
-    let refused = |arg: &str| {
-        GIT_REFUSED.iter().any(|option| arg == *option || arg.starts_with(&format!("{option}=")))
-    };
-    options("git", args, refused)?;
-    let mut rest = args.iter().flatten().map(String::as_str);
-    while let Some(arg) = rest.next() {
-        if GIT_READERS.contains(&arg) {
-            return Ok(());
-        }
-        match GIT_GLOBAL.iter().find(|(option, _)| *option == arg) {
-            Some((_, true)) => {
-                rest.next();
-            }
-            Some((_, false)) => {}
-            None => {
-                return Err(format!(
-                    "`git {arg}` is not one of git's read-only commands ({})",
-                    GIT_READERS.join(", ")
-                ));
-            }
-        }
-    }
-    Err("`git` alone is not one of git's read-only commands".into())
 }
 
 /// Whether unquoted text may become other words: a glob (`*`, `?`, `[…]`) or a brace
@@ -340,6 +295,19 @@ mod tests {
             "wc -l < src/main.rs",
             "ls 2>&- >/dev/null",
             "ls &>/dev/null",
+            "sort -k2,2 -t, -u data.csv",
+            "sort --key=2 --numeric --rev -- -o",
+            "rg -n -A3 -tpy 'fn main' src",
+            "rg --files -g '*.rs' | sort -u",
+            "git log --oneline -n 5 -- src/",
+            "git diff --stat HEAD~3..HEAD && git show --stat HEAD",
+            "git log -p -1 --follow -- README.md",
+            "git log --pretty=format:'%h %s' --since='2 weeks ago' --all --graph",
+            "git diff --word-diff HEAD -- src/main.rs",
+            "rg -l --type rust -C 3 -g '!target' -uu 'fn main'",
+            "find . -maxdepth 2 -not -path './target/*' -type d -empty",
+            "find src -iname '*.rs' -newer Cargo.toml -print -quit",
+            "sort -t: -k3 -n data.txt | head",
         ] {
             assert_eq!(check_read_only(cmd), Ok(()), "{cmd}");
         }
@@ -357,10 +325,19 @@ mod tests {
             ("find . -name '*.tmp' -delete", "`find -delete` writes files"),
             ("find . -exec rm {} ;", "`find -exec`"),
             ("sort -o out.txt in.txt", "`sort -o"),
+            ("sort --outp=x in.txt", "`sort --outp=x` is `--output`, which writes"),
+            ("sort --comp=sh in.txt", "`sort --comp=sh` is `--compress-program`"),
+            ("sort -uox in.txt", "`sort -o` (in `-uox`) writes"),
+            ("sort -T /x in.txt", "`sort -T` writes"),
+            ("sort --c in.txt", "could be any of --check, --compress-program"),
+            ("rg -z secret", "`rg -z` writes files or runs"),
+            ("rg --pre=./evil x", "`rg --pre=./evil`"),
+            ("ls | sort --outp=x", "`sort --outp=x`"),
             ("rg --pre ./evil x", "`rg --pre`"),
             ("git commit -m x", "`git commit` is not one of git's read-only commands"),
-            ("git diff --output=patch.txt", "`git --output=patch.txt`"),
+            ("git diff --output=patch.txt", "`git diff --output=patch.txt`"),
             ("git -c core.pager=evil log", "`git -c`"),
+            ("git log --grep -- --output=x", "`git log --output=x`"),
             ("git", "`git` alone"),
             ("cat $(rm -rf x)", "`rm` is not one"),
             ("cat `touch y`", "`touch` is not one"),

@@ -1,28 +1,34 @@
 //! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
 //!
 //! A stdio server runs in a process group of its own (killed whole when keel stops it or exits),
-//! in the workspace, with keel's environment less the provider keys and keel's own settings
-//! (`tools::bash::environment`) — unless the config names them in `env_vars` — plus its `env`.
-//! Its stderr goes to a log file under keel's state folder, never onto the screen. If keel is
-//! killed outright, the server's stdin closes, which MCP servers take as the end of the session.
+//! in the workspace, with keel's environment less what `tools::withheld` keeps from commands (the
+//! provider keys, keel's own settings, secrets by name, other servers' tokens) — unless its
+//! config names them in `env_vars` — plus its `env`.
+//! Its stderr goes to a log file under keel's state folder, never onto the screen; its stdout is
+//! read with a cap on one line (`line_limit`). If keel is killed outright, the server's stdin
+//! closes, which MCP servers take as the end of the session.
 
 use super::config::{Server, Transport};
-use crate::tools::bash::environment;
+use super::line_limit::LineLimited;
+use crate::tools::withheld;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicI32, Ordering};
+use tokio_util::sync::CancellationToken;
 
 /// An open session with a server.
 pub type Session = RunningService<RoleClient, ()>;
 
-/// A started server: its session and, for a stdio server, its process group.
+/// A started server: its session and, for a stdio server, its process group and its process
+/// (killed when dropped).
 pub struct Started {
     pub session: Session,
     pub process_group: Option<i32>,
+    pub child: Option<tokio::process::Child>,
 }
 
 /// Where the environment of a stdio server comes from; the process's own in keel.
@@ -30,23 +36,21 @@ pub type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// Starts `server` and completes the MCP handshake. The caller bounds the time it may take; a
 /// stdio server's process group is put in `group` as soon as it exists, so that a caller who
-/// gives up waiting can kill it.
+/// gives up waiting can kill it. `too_long` fires when a stdio server sends a line longer than
+/// keel reads (`line_limit`).
 pub async fn start(
     server: &Server,
     workspace: &Path,
     log: Option<&Path>,
     env: Env<'_>,
     group: &AtomicI32,
+    too_long: &CancellationToken,
 ) -> Result<Started, String> {
     match &server.transport {
         Transport::Stdio { command, args, env: set, env_vars } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
-            for (name, _) in std::env::vars_os() {
-                if environment::is_withheld(&name) {
-                    cmd.env_remove(name);
-                }
-            }
+            withheld::remove_withheld(&mut cmd);
             for name in env_vars {
                 match env(name) {
                     Some(value) => cmd.env(name, value),
@@ -54,14 +58,17 @@ pub async fn start(
                 };
             }
             cmd.envs(set);
-            let (child, _) = TokioChildProcess::builder(cmd)
-                .stderr(log_file(log))
-                .spawn()
-                .map_err(|err| format!("could not start `{command}`: {err}"))?;
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log_file(log));
+            let mut child =
+                cmd.spawn().map_err(|err| format!("could not start `{command}`: {err}"))?;
             let process_group = child.id().and_then(|pid| i32::try_from(pid).ok());
             group.store(process_group.unwrap_or(0), Ordering::SeqCst);
-            let session = ().serve(child).await.map_err(|err| handshake_failed(&err))?;
-            Ok(Started { session, process_group })
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(format!("could not start `{command}`: no pipe to it"));
+            };
+            let stdout = LineLimited::new(stdout, too_long.clone());
+            let session = ().serve((stdout, stdin)).await.map_err(|err| handshake_failed(&err))?;
+            Ok(Started { session, process_group, child: Some(child) })
         }
         Transport::Http { url, bearer_token_env_var } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -73,7 +80,7 @@ pub async fn start(
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             let session = ().serve(transport).await.map_err(|err| handshake_failed(&err))?;
-            Ok(Started { session, process_group: None })
+            Ok(Started { session, process_group: None, child: None })
         }
     }
 }

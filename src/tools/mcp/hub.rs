@@ -8,7 +8,9 @@
 
 use super::config::Server;
 use super::connect::{self, Session};
+use super::line_limit;
 use super::names::Namer;
+use super::offered;
 use super::result;
 use crate::llm::ToolSpec;
 use crate::tools::ToolOutcome;
@@ -16,7 +18,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rmcp::Peer;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RoleClient;
+use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -57,6 +59,8 @@ pub struct ServerView {
     pub status: Status,
     pub tools: Vec<RemoteTool>,
     pub log: Option<PathBuf>,
+    /// What of its tool list keel left out or cut (`offered`), when it did.
+    pub capped: Option<String>,
 }
 
 /// The set of servers; cheap to clone, shared by the agent and the front end.
@@ -76,16 +80,22 @@ struct Slot {
     config: Server,
     log: Option<PathBuf>,
     live: Mutex<Live>,
+    /// Fires when the server sent a line longer than keel reads (`line_limit`).
+    too_long: CancellationToken,
 }
 
 /// What changes as a server runs.
 struct Live {
     status: Status,
-    /// The tools as the server listed them: (name, description, schema, read-only).
-    tools: Vec<(String, String, Value, bool)>,
+    /// The tools as keel offers them (`offered`): (name, description, schema, read-only).
+    tools: Vec<offered::Listed>,
+    /// What of the server's list was left out or cut.
+    capped: Option<String>,
     peer: Option<Peer<RoleClient>>,
     session: Option<Session>,
     process_group: Option<i32>,
+    /// A stdio server's process, killed when dropped.
+    child: Option<tokio::process::Child>,
 }
 
 impl Slot {
@@ -115,10 +125,13 @@ impl Hub {
                     live: Mutex::new(Live {
                         status,
                         tools: Vec::new(),
+                        capped: None,
                         peer: None,
                         session: None,
                         process_group: None,
+                        child: None,
                     }),
+                    too_long: CancellationToken::new(),
                 }
             })
             .collect();
@@ -143,13 +156,18 @@ impl Hub {
         let env = |name: &str| std::env::var(name).ok();
         let timeout = slot.config.startup_timeout;
         let group = AtomicI32::new(0);
-        let started = tokio::time::timeout(timeout, async {
+        let starting = tokio::time::timeout(timeout, async {
             let log = slot.log.as_deref();
-            let started = connect::start(&slot.config, workspace, log, &env, &group).await?;
+            let too_long = &slot.too_long;
+            let started = connect::start(&slot.config, workspace, log, &env, &group, too_long);
+            let started = started.await?;
             let listed = started.session.peer().list_all_tools().await;
             Ok::<_, String>((started, listed))
-        })
-        .await;
+        });
+        let started = tokio::select! {
+            started = starting => started,
+            () = slot.too_long.cancelled() => Ok(Err(line_limit::too_long())),
+        };
         let outcome = match started {
             Err(_) => {
                 // What it started so far goes with it.
@@ -170,9 +188,12 @@ impl Hub {
             let mut live = slot.live();
             match outcome {
                 Ok((started, tools)) => {
-                    live.tools = tools.iter().map(describe_tool).collect();
+                    let capped = offered::offered(&tools);
+                    live.tools = capped.tools;
+                    live.capped = capped.note;
                     live.peer = Some(started.session.peer().clone());
                     live.process_group = started.process_group;
+                    live.child = started.child;
                     live.session = Some(started.session);
                     live.status = Status::Ready;
                 }
@@ -231,6 +252,7 @@ impl Hub {
                     status: live.status.clone(),
                     tools,
                     log: slot.log.clone(),
+                    capped: live.capped.clone(),
                 }
             })
             .collect()
@@ -293,8 +315,19 @@ impl Hub {
         let mut params = CallToolRequestParams::new(tool.name.clone());
         params.arguments = arguments;
         let limit = slot.config.tool_timeout;
+        let could_not = |why: &str| {
+            ToolOutcome::error(format!(
+                "MCP server `{}` could not run `{}`: {why}",
+                server.name, tool.name
+            ))
+        };
         let answer = tokio::select! {
             answer = tokio::time::timeout(limit, peer.call_tool(params)) => answer,
+            () = slot.too_long.cancelled() => {
+                let why = line_limit::too_long();
+                self.fail(index, why.clone());
+                return could_not(&format!("{why}."));
+            }
             () = cancel.cancelled() => {
                 return ToolOutcome::error("interrupted by user");
             }
@@ -309,17 +342,20 @@ impl Hub {
             )),
             Ok(Ok(answer)) => result::outcome(&serde_json::to_value(&answer).unwrap_or_default()),
             Ok(Err(err)) => {
-                let why = if peer.is_transport_closed() {
+                let why = if slot.too_long.is_cancelled() {
+                    let why = line_limit::too_long();
+                    self.fail(index, why.clone());
+                    format!("{why}.")
+                } else if peer.is_transport_closed() {
                     let why = format!("it stopped ({err})");
                     self.fail(index, why.clone());
                     why
+                } else if matches!(err, ServiceError::TransportClosed) {
+                    line_limit::closed_mid_call()
                 } else {
                     err.to_string()
                 };
-                ToolOutcome::error(format!(
-                    "MCP server `{}` could not run `{}`: {why}",
-                    server.name, tool.name
-                ))
+                could_not(&why)
             }
         }
     }
@@ -358,6 +394,7 @@ impl Hub {
             live.peer = None;
             live.session = None;
             kill_group(live.process_group.take());
+            live.child = None;
         }
         self.changed();
     }
@@ -389,15 +426,6 @@ fn unavailable(server: &str, why: &str) -> ToolOutcome {
         "MCP server `{server}` is not available ({why}); its tools cannot run. Carry on without \
          them, or tell the user."
     ))
-}
-
-/// A listed tool as keel keeps it: name, description, schema, and the read-only hint.
-fn describe_tool(tool: &rmcp::model::Tool) -> (String, String, Value, bool) {
-    let description = tool.description.as_deref().unwrap_or_default().to_owned();
-    let schema = Value::Object((*tool.input_schema).clone());
-    let read_only =
-        tool.annotations.as_ref().and_then(|notes| notes.read_only_hint).unwrap_or(false);
-    (tool.name.to_string(), description, schema, read_only)
 }
 
 /// Kills a stdio server's whole process group, if it had one.

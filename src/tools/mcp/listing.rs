@@ -53,11 +53,20 @@ pub fn render(servers: &[ServerView]) -> String {
                 visible(&description)
             ));
         }
+        if let Some(capped) = &server.capped {
+            out.push_str(&format!("  keel {capped}\n"));
+        }
         if let (Status::Failed(_), Some(log)) = (&server.status, &server.log) {
             out.push_str(&format!("  its stderr: {}\n", log.display()));
         }
     }
     out.trim_end().to_owned()
+}
+
+/// The one line keel shows when it offers the model less than a server listed.
+pub fn capped_line(server: &ServerView) -> Option<String> {
+    let capped = server.capped.as_ref()?;
+    Some(format!("MCP server `{}`: keel {capped}", visible(&server.name)))
 }
 
 /// The one line keel shows when a server failed.
@@ -92,11 +101,18 @@ mod tests {
                 read_only: true,
             }],
             log: None,
+            capped: Some("cut 1 description to 2048 characters".into()),
         }];
         let shown = render(&servers);
         assert!(!shown.contains('\u{1b}') && !shown.contains('\r'), "{shown:?}");
         assert!(shown.contains("evil^[]0;title^G (ready, 1 tool)"), "{shown}");
         assert!(shown.contains("mcp__evil__t [read-only]  safe␍rm -rf"), "{shown}");
+        assert!(shown.contains("\n  keel cut 1 description to 2048 characters"), "{shown}");
+        let line = capped_line(&servers[0]).unwrap();
+        assert_eq!(
+            line,
+            "MCP server `evil^[]0;title^G`: keel cut 1 description to 2048 characters"
+        );
         assert_eq!(render(&[]), NONE_CONFIGURED);
     }
 }

@@ -4,13 +4,16 @@
 //! session starts (`hub`, `connect`) and offers their tools to the model as `mcp__SERVER__TOOL`
 //! (`names`), answering with what the server returned (`result`). `listing` is the text of
 //! `/mcp` and `keel mcp list`. Everything a server sends — names, descriptions, results — is
-//! untrusted text: shown with its control characters made visible, never acted on by keel.
+//! untrusted text: shown with its control characters made visible, never acted on by keel; what
+//! reaches the model of it is capped, keel's tags in it defused (`offered`, `line_limit`).
 
 pub mod config;
 pub mod connect;
 pub mod hub;
+pub mod line_limit;
 pub mod listing;
 pub mod names;
+pub mod offered;
 pub mod result;
 pub mod tool;
 

@@ -52,7 +52,7 @@ impl Turn<'_> {
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
         let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx), gate };
-        let run = on.tool.run(call, &tools, &ctx);
+        let run = tools.run_tool(&*on.tool, call, &ctx);
         tokio::pin!(run);
         let mut live = String::new();
         let mut stop = None;
