@@ -14,19 +14,21 @@ mod compaction;
 mod context;
 mod event;
 pub mod journal;
+mod mentions;
 mod reminder;
 mod snapshot;
 mod state;
 mod steps_done;
 mod streaming;
 mod turn;
+mod undo_note;
 
 pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
 pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
-    ToolStatus, TurnClock,
+    ToolStatus, TurnClock, TurnDiff,
 };
 pub use streaming::StreamingText;
 pub use turn::INTERRUPTED;
@@ -93,6 +95,8 @@ pub struct AgentConfig {
     pub board: bool,
     /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
     pub plan: bool,
+    /// The providers `/model` may switch to, and the windows of models.
+    pub routes: crate::llm::Routes,
 }
 
 impl Default for AgentConfig {
@@ -110,6 +114,7 @@ impl Default for AgentConfig {
             compact_at: DEFAULT_COMPACT_AT,
             board: true,
             plan: false,
+            routes: crate::llm::Routes::default(),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod advice;
 mod file;
+pub mod mcp_json;
 mod sandbox_policy;
 pub mod trust;
 pub mod window;
@@ -160,6 +161,8 @@ pub struct Config {
     pub sandbox: SandboxPolicy,
     /// The MCP servers of the person's own config, by name.
     pub mcp_servers: Vec<crate::tools::mcp::Server>,
+    /// The workspace's `.mcp.json`, if it has one: said, never started (see `mcp_json`).
+    pub mcp_json: Option<mcp_json::McpJson>,
 }
 
 impl Config {
@@ -180,12 +183,18 @@ impl Config {
             compact_at: self.compact_at,
             board,
             plan,
+            routes: crate::llm::Routes::new(default_window),
         }
     }
 
     /// The one line that tells the person what the workspace's file was not allowed to set.
     pub fn ignored_notice(&self) -> Option<String> {
         trust::notice(&self.ignored)
+    }
+
+    /// The one line that says what the workspace's `.mcp.json` holds and how to use it.
+    pub fn mcp_json_notice(&self) -> Option<String> {
+        self.mcp_json.as_ref().map(mcp_json::McpJson::notice)
     }
 }
 
@@ -287,7 +296,9 @@ pub fn resolve(
         Some(path) => read_file(&path)?,
         None => FileSettings::default(),
     };
-    merge(flags, env, &project, &user, default_approval)
+    let mut config = merge(flags, env, &project, &user, default_approval)?;
+    config.mcp_json = mcp_json::find(workspace);
+    Ok(config)
 }
 
 /// The precedence rules, apart from any file system.
@@ -403,5 +414,6 @@ pub fn merge(
         prices: Prices::new(prices)?,
         sandbox,
         mcp_servers,
+        mcp_json: None,
     })
 }

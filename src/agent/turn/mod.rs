@@ -6,14 +6,18 @@
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
 mod approval_prompt;
+mod between_turns;
 mod jobs_watch;
 mod mcp_tools;
+mod model_switch;
 mod nested_repos;
 mod output_limit;
+mod persons_command;
 pub(super) mod plan_mode;
 mod repeated_step;
 pub(super) mod task;
 mod tool_round;
+mod turn_diff;
 mod undo;
 
 use super::event::{AgentEvent, TurnOutcome};
@@ -70,8 +74,17 @@ impl Agent {
         match prompt {
             Some(prompt) => {
                 self.state.start_prompted_turn();
-                self.state.push_prompt(prompt.clone());
+                let workspace = self.tools.workspace().clone();
+                let attached = super::mentions::attach_in(workspace, prompt.clone()).await;
+                self.state.push_prompt(prompt.clone(), attached.blocks.clone());
                 self.emit(AgentEvent::Prompt { text: prompt });
+                let (told, refused) = attached.notices();
+                if let Some(text) = told {
+                    self.emit(AgentEvent::Notice { text });
+                }
+                if let Some(text) = refused {
+                    self.emit(AgentEvent::Error { text });
+                }
             }
             None => {
                 self.state.start_turn();
@@ -322,6 +335,9 @@ pub(super) fn during_turn(
         }
         Some(
             Command::Resume(_)
+            | Command::Shell(_)
+            | Command::SwitchModel(_)
+            | Command::ShowDiff
             | Command::Clear
             | Command::Undo
             | Command::StartDemo

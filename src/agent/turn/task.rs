@@ -251,6 +251,11 @@ impl Agent {
                     }
                 }
                 Command::Quit => break,
+                command @ (Command::Shell(_) | Command::SwitchModel(_) | Command::ShowDiff) => {
+                    if self.between_turns(command).await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
                 Command::Cancel | Command::Approve { .. } => {}
             }
             self.state.set_activity(Activity::Idle);
@@ -286,7 +291,7 @@ impl Agent {
 
     /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
     /// back to them.
-    async fn drain_queue(&mut self) -> Option<Stop> {
+    pub(super) async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.next_queued() {
             match self.prompt_turn(Some(prompt)).await {
                 Some(Stop::Quit) => return Some(Stop::Quit),
@@ -409,7 +414,7 @@ impl Agent {
 
 /// The meter for `config`'s window, counting the system prompt and the tool schemas into every
 /// request.
-fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
+pub(super) fn meter(config: &AgentConfig, specs: &[ToolSpec]) -> ContextMeter {
     let source = if config.context_window_assumed {
         WindowSource::Assumed
     } else {

@@ -17,6 +17,7 @@ use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::{Decision, board_edits, reminder};
 use crate::llm::tool_input;
 use crate::message::ContentBlock;
+use crate::tools::diff::FileDiff;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{ToolCall, ToolContext, ToolName, ToolOutcome, Tools};
 use futures_util::future::OptionFuture;
@@ -26,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// How much of a running command's newest output the tool pane keeps.
-const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+pub(super) const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 
 /// How one call ended: what the tool pane shows and what the model reads.
 type Finished = (ToolStatus, ToolOutcome);
@@ -109,6 +110,7 @@ impl Agent {
             results.push(result);
         }
         self.state.count_round(called_todo);
+        results.extend(self.state.take_model_notes());
         results.extend(self.state.take_board_note());
         let view = self.state.view();
         let threshold = view.nag_threshold;
@@ -315,7 +317,7 @@ impl Agent {
 
     /// Updates the tool pane and tells printing front ends how a call ended. Board updates stay
     /// out of the tool pane: the board itself is pinned beside it.
-    fn record_result(
+    pub(super) fn record_result(
         &mut self,
         call: &ToolCall,
         status: ToolStatus,
@@ -341,6 +343,10 @@ impl Agent {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             output: outcome.for_model.clone(),
+            diff: outcome
+                .changes
+                .first()
+                .map(|change| FileDiff::of_change(self.tools.workspace(), change)),
         });
     }
 }
@@ -367,7 +373,7 @@ fn board_off(call: &ToolCall) -> ToolOutcome {
     ToolOutcome::error(unknown.map_or_else(String::new, |err| err.to_string()))
 }
 
-fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {
+pub(super) fn running(call: &ToolCall, started: Instant, output: &str) -> ToolRun {
     ToolRun {
         id: call.id.clone(),
         name: call.name.to_string(),
@@ -389,7 +395,7 @@ fn result_block(id: &str, outcome: &ToolOutcome) -> ContentBlock {
 }
 
 /// Drops the start of `text` so at most `limit` bytes remain, cutting at a character boundary.
-fn keep_tail(text: &mut String, limit: usize) {
+pub(super) fn keep_tail(text: &mut String, limit: usize) {
     if text.len() <= limit {
         return;
     }
