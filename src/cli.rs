@@ -99,6 +99,9 @@ pub enum SubCommand {
 pub enum McpCommand {
     /// Start each configured MCP server, print its state and tools, stop them and exit.
     List,
+    /// Print the servers of the workspace's .mcp.json as your own config file takes them
+    /// ([mcp_servers.NAME]), to copy there if you trust them; nothing is started.
+    Import,
 }
 
 impl Cli {

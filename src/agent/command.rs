@@ -17,6 +17,15 @@ pub enum Command {
     Clear,
     /// Restore the files changed by the last user turn.
     Undo,
+    /// Run the person's own command (`!command`) in the workspace, between turns; the model
+    /// reads its output with the next request.
+    Shell(String),
+    /// Use another model from the next request on (`/model [PROVIDER] NAME`), with its context
+    /// window; a provider whose key is set may be named too. Between turns.
+    SwitchModel(String),
+    /// Show what the newest prompt that changed files changed in the workspace — what undo
+    /// would revert (`/diff`): the answer is `Snapshot::turn_diff`.
+    ShowDiff,
     /// Compact the history now: the older work summarised, the board and the requests kept.
     Compact,
     /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.

@@ -76,6 +76,13 @@ impl Conversation {
         self.meter = meter(&self.config, &self.specs);
         self.toolset = toolset;
     }
+
+    /// A new meter for the settings as they are now (another model's window): the next request
+    /// is counted whole.
+    pub fn remeter(&mut self) {
+        self.meter = meter(&self.config, &self.specs);
+        self.meter.history_changed();
+    }
 }
 
 /// The meter for `config`'s window, counting the system prompt and the tool schemas into every

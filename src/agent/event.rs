@@ -53,6 +53,10 @@ pub enum AgentEvent {
         duration_us: u64,
         /// What the model was given (already capped).
         output: String,
+        /// The change an applied `write_file` or `edit_file` made, as a unified diff with its
+        /// counts; absent for other calls and for a write or an edit that changed nothing.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diff: Option<crate::tools::diff::FileDiff>,
     },
     /// keel added the reminder to the next request.
     Reminder {

@@ -15,6 +15,7 @@ mod context;
 mod conversation;
 mod event;
 pub mod journal;
+mod mentions;
 mod plan_mode;
 mod reminder;
 mod services;
@@ -24,6 +25,7 @@ mod steps_done;
 mod streaming;
 mod task;
 mod turn;
+mod undo_note;
 
 pub use command::{Command, Decision};
 pub use event::INTERRUPTED;
@@ -31,7 +33,7 @@ pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::{NagThreshold, Reminder, ReminderCounts};
 pub use snapshot::{
     Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
-    ToolStatus, TurnClock,
+    ToolStatus, TurnClock, TurnDiff,
 };
 pub use streaming::StreamingText;
 pub use turn::{CONFIGURE_HELP, NO_PROVIDER_HELP};
@@ -97,6 +99,8 @@ pub struct AgentConfig {
     pub board: bool,
     /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
     pub plan: bool,
+    /// The providers `/model` may switch to, and the windows of models.
+    pub routes: crate::llm::Routes,
 }
 
 impl Default for AgentConfig {
@@ -114,6 +118,7 @@ impl Default for AgentConfig {
             compact_at: DEFAULT_COMPACT_AT,
             board: true,
             plan: false,
+            routes: crate::llm::Routes::default(),
         }
     }
 }

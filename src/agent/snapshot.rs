@@ -148,6 +148,9 @@ pub struct Snapshot {
     /// How the calls that did not succeed ended, by id — board updates included — for the
     /// conversation to mark their lines.
     pub call_marks: imbl::HashMap<String, ToolStatus>,
+    /// The changes applied writes and edits made, by call id (from their `tool_end`), for the
+    /// conversation to fold under their lines and the pager to show whole.
+    pub call_diffs: imbl::HashMap<String, Arc<crate::tools::diff::FileDiff>>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<StreamingText>,
     pub activity: Activity,
@@ -180,8 +183,21 @@ pub struct Snapshot {
     pub sandbox: Option<Arc<str>>,
     /// The MCP servers, their state and tools (for `/mcp` and the status bar).
     pub mcp: Arc<[crate::tools::mcp::ServerView]>,
+    /// The newest undoable prompt's changes, as `/diff` last asked for them.
+    pub turn_diff: Option<Arc<TurnDiff>>,
     /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
     pub sessions: Option<Arc<SessionList>>,
+}
+
+/// What the newest prompt that changed files changed (what undo would revert), for `/diff`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnDiff {
+    /// Grows by one with every `/diff`, so a front end shows each answer once.
+    pub asked: u64,
+    /// A diff a file.
+    pub diffs: Vec<crate::tools::diff::FileDiff>,
+    /// How far it reaches, when not everything could be shown.
+    pub notes: Vec<String>,
 }
 
 /// This workspace's saved sessions, as `Command::ListSessions` found them.

@@ -7,11 +7,12 @@
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
-//! pane's runs in `tool_runs`; the reminder's counters in `reminder_counts`; the prompts queued
+//! pane's runs in `tool_runs`; the notes the model is owed in `model_notes`; the reminder's counters in `reminder_counts`; the prompts queued
 //! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
 
 mod board;
 mod compaction;
+mod model_notes;
 mod queue;
 mod reminder_counts;
 mod resumed;
@@ -27,7 +28,7 @@ use super::streaming::StreamingText;
 use crate::agent::steps_done::StepLog;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
-use crate::message::{ContentBlock, History, Message, Role, Usage};
+use crate::message::{ContentBlock, History, Message, Usage};
 use crate::tools::undo::UndoStack;
 use crate::tools::{Effect, FileChange, ToolCall, Workspace, files};
 use std::sync::Arc;
@@ -74,6 +75,8 @@ pub(super) struct State {
     board_answers: Vec<String>,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
+    /// keel's notes the model is owed with its next request (`model_notes`).
+    model_notes: Vec<String>,
     steps: StepLog,
     /// Events for the front end found while changing state, sent at the next publish.
     outgoing: Vec<AgentEvent>,
@@ -108,6 +111,7 @@ impl State {
             board_called: false,
             board_answers: Vec::new(),
             board_edits: Vec::new(),
+            model_notes: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),
             streamed_answers: 0,
@@ -153,6 +157,9 @@ impl State {
                 self.record(&record);
             }
             self.view.transcript.push_back(entry);
+        }
+        if let AgentEvent::ToolEnd { id, diff: Some(diff), .. } = &event {
+            self.view.call_diffs.insert(id.clone(), Arc::new(diff.clone()));
         }
         self.outgoing.push(event);
     }
@@ -299,6 +306,7 @@ impl State {
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
             sessions: self.view.sessions.clone(),
+            turn_diff: self.view.turn_diff.clone(),
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();
@@ -306,6 +314,7 @@ impl State {
         self.snapshot_failed = false;
         self.in_progress_changed = false;
         self.board_edits.clear();
+        self.model_notes.clear();
         self.steps = StepLog::default();
     }
 
@@ -326,6 +335,7 @@ impl State {
             board,
             reminder,
             board_edits,
+            model_notes,
             steps,
             undo,
             answered,
@@ -338,11 +348,12 @@ impl State {
         self.view.history = history.iter().cloned().collect::<History>();
         self.view.board = Arc::new(board);
         self.restore_board_keeping(reminder, board_edits, steps);
+        self.model_notes = model_notes;
         self.undo = undo;
         self.view.transcript = transcript
             .iter()
             .flat_map(|shown| match shown {
-                Shown::Message(message) => entries_of(message),
+                Shown::Message(message) => resumed::entries_of(message),
                 Shown::Compacted(note) => vec![Entry::Notice { text: note.clone() }],
                 Shown::Note(kind, text) => vec![resumed::note_entry(*kind, text.clone())],
             })
@@ -411,29 +422,4 @@ fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
     {
         files::remove_leftover_temps(workspace, path);
     }
-}
-
-/// The transcript lines one history message stands for.
-fn entries_of(message: &Message) -> Vec<Entry> {
-    let mut entries = Vec::new();
-    if message.role == Role::Assistant {
-        // As the turn showed it: the model's reasoning (folded) before its answer.
-        let (text, redacted) = message.thinking();
-        if !text.is_empty() || redacted {
-            entries.push(Entry::Thinking { text, redacted });
-        }
-    }
-    let blocks = message.content.iter().filter_map(|block| match (message.role, block) {
-        (Role::User, ContentBlock::Text { text }) => Some(Entry::User { text: text.clone() }),
-        (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
-            Some(Entry::Assistant { text: text.clone() })
-        }
-        (_, ContentBlock::ToolUse { .. }) => ToolCall::from_block(block).map(|call| {
-            Entry::ToolCall { summary: call.summary(), id: call.id, name: call.name.to_string() }
-        }),
-        (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
-        _ => None,
-    });
-    entries.extend(blocks);
-    entries
 }

@@ -10,6 +10,7 @@
 
 pub mod advice;
 mod file;
+pub mod mcp_json;
 mod sandbox_policy;
 pub mod trust;
 pub mod window;
@@ -170,6 +171,8 @@ pub struct Config {
     pub pass_env: Vec<String>,
     /// What the workspace's file set that keel took, each as `key = value`.
     pub project_settings: Vec<String>,
+    /// The workspace's `.mcp.json`, if it has one: said, never started (see `mcp_json`).
+    pub mcp_json: Option<mcp_json::McpJson>,
 }
 
 impl Config {
@@ -190,6 +193,7 @@ impl Config {
             compact_at: self.compact_at,
             board,
             plan,
+            routes: crate::llm::Routes::new(default_window),
         }
     }
 
@@ -218,6 +222,11 @@ impl Config {
             _ => None,
         });
         Withholding::new(self.pass_env.clone(), tokens, self.api_key.as_deref())
+    }
+
+    /// The one line that says what the workspace's `.mcp.json` holds and how to use it.
+    pub fn mcp_json_notice(&self) -> Option<String> {
+        self.mcp_json.as_ref().map(mcp_json::McpJson::notice)
     }
 }
 
@@ -319,7 +328,9 @@ pub fn resolve(
         Some(path) => read_file(&path)?,
         None => FileSettings::default(),
     };
-    merge(flags, env, &project, &user, default_approval)
+    let mut config = merge(flags, env, &project, &user, default_approval)?;
+    config.mcp_json = mcp_json::find(workspace);
+    Ok(config)
 }
 
 /// The precedence rules, apart from any file system.
@@ -435,5 +446,6 @@ pub fn merge(
         mcp_servers,
         pass_env: user.pass_env.clone().unwrap_or_default(),
         project_settings,
+        mcp_json: None,
     })
 }

@@ -11,7 +11,7 @@ use keel::config::{self, Config, advice};
 use keel::headless;
 use keel::instructions;
 use keel::llm::WireFormat;
-use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
+use keel::llm::{HttpSettings, Provider, Routes, retry::RetryPolicy, scripted};
 use keel::tools::mcp;
 use keel::tools::sandbox::Probing;
 use keel::tools::{Tools, Workspace};
@@ -66,8 +66,21 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         println!("{}", sandbox_report::render(&config, sandbox.get(), &vars));
         return Ok(Prepared::Done(ExitCode::SUCCESS));
     }
-    let mut notices: Vec<String> =
-        config.project_notice().into_iter().chain(config.ignored_notice()).collect();
+    if let Some(SubCommand::Mcp { command: McpCommand::Import }) = cli.command {
+        let found = config.mcp_json.clone();
+        let text = found.map_or_else(
+            || "# The workspace has no .mcp.json.\n".to_owned(),
+            |found| found.as_toml(),
+        );
+        print!("{text}");
+        return Ok(Prepared::Done(ExitCode::SUCCESS));
+    }
+    let mut notices: Vec<String> = config
+        .project_notice()
+        .into_iter()
+        .chain(config.ignored_notice())
+        .chain(config.mcp_json_notice())
+        .collect();
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
     }
@@ -106,11 +119,12 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     if let (Some(note), true) = (&instructions_note, headless) {
         eprintln!("keel: {}", visible(note));
     }
-    let agent_config = config.agent_config(
+    let mut agent_config = config.agent_config(
         instructions::system_prompt(&keel::prompt::system_prompt(!cli.no_todo), &instructions),
         !cli.no_todo,
         cli.plan,
     );
+    agent_config.routes = routes(&config, &env, agent_config.routes)?;
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),
@@ -156,6 +170,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         eprintln!("keel: {}", visible(notice));
     }
     let notice = (!notices.is_empty()).then(|| notices.join("\n"));
+    let workspace_root = workspace.root().to_path_buf();
     let tools = Tools::new(workspace).with_probing_sandbox(sandbox.clone()).with_mcp(mcp.clone());
     let handle = agent::spawn_with_session(agent_config, provider, tools, sessions);
     let front = match headless_prompt {
@@ -186,6 +201,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
                 instructions_note,
                 no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
                 prices: config.prices.clone(),
+                workspace: Some(workspace_root),
             };
             Front::Tui { start, options }
         }
@@ -306,19 +322,46 @@ fn build_provider(config: &Config) -> color_eyre::Result<Option<Provider>> {
     let (Some(kind), Some(api_key)) = (config.provider, config.api_key.clone()) else {
         return Ok(None);
     };
-    let settings = HttpSettings {
-        base_url: config.base_url.clone(),
+    let settings = settings(config.base_url.clone(), api_key, config.model.clone())?;
+    // A client that cannot be built means a bad setting (a base URL that is not a URL).
+    Provider::over(kind, settings).map(Some).map_err(|err| UsageError(err.to_string()).into())
+}
+
+/// The settings of a client of `model` at `base_url` with `api_key`.
+fn settings(base_url: String, api_key: String, model: String) -> color_eyre::Result<HttpSettings> {
+    Ok(HttpSettings {
+        base_url,
         api_key,
-        model: config.model.clone(),
+        model,
         connect_timeout: CONNECT_TIMEOUT,
         idle_timeout: IDLE_TIMEOUT,
         stall_timeout: stall_timeout()?,
         retry: RetryPolicy::default(),
-    };
-    // A client that cannot be built means a bad setting (a base URL that is not a URL).
-    let provider = match kind {
-        WireFormat::Anthropic => anthropic::AnthropicClient::new(settings).map(Provider::Anthropic),
-        WireFormat::OpenAi => openai::OpenAiClient::new(settings).map(Provider::OpenAi),
-    };
-    provider.map(Some).map_err(|err| UsageError(err.to_string()).into())
+    })
+}
+
+/// Where `/model` may go besides the configured provider: the other protocol, where its key is
+/// set in the environment (at its base URL variable's address, else the vendor's).
+fn routes(
+    config: &Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    routes: Routes,
+) -> color_eyre::Result<Routes> {
+    let mut routes = routes;
+    for kind in WireFormat::ALL {
+        if Some(kind) == config.provider {
+            continue;
+        }
+        let Some(api_key) = env(kind.key_variable()).filter(|key| !key.trim().is_empty()) else {
+            continue;
+        };
+        let base_url = env(kind.base_url_variable())
+            .filter(|url| !url.trim().is_empty())
+            .unwrap_or_else(|| match kind {
+                WireFormat::Anthropic => config::DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
+                WireFormat::OpenAi => config::DEFAULT_OPENAI_BASE_URL.to_owned(),
+            });
+        routes = routes.with(kind, settings(base_url, api_key, String::new())?);
+    }
+    Ok(routes)
 }

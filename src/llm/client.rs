@@ -60,6 +60,11 @@ impl<P: Protocol> HttpClient<P> {
         &self.settings.model
     }
 
+    /// The settings the client was made from.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
     /// The JSON body sent for `request`, serialised straight from the history (no `Value` tree
     /// in between: the body carries the whole history every round).
     pub fn request_bytes(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {

@@ -19,6 +19,7 @@ pub mod overflow;
 mod protocol;
 mod provider;
 pub mod retry;
+mod routes;
 pub mod scripted;
 mod settings;
 pub mod sse;
@@ -32,6 +33,7 @@ pub use error::{LlmError, StreamError};
 pub use overflow::Overflow;
 pub use protocol::Protocol;
 pub use provider::Provider;
+pub use routes::Routes;
 pub use settings::HttpSettings;
 pub use types::{
     ChatRequest, Completion, RequestShape, SentRequest, StopReason, StreamEvent, ToolSpec,

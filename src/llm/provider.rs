@@ -17,6 +17,23 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// A client of the model `settings` names, over `kind`'s protocol.
+    pub fn over(kind: WireFormat, settings: super::HttpSettings) -> Result<Self, LlmError> {
+        match kind {
+            WireFormat::Anthropic => AnthropicClient::new(settings).map(Self::Anthropic),
+            WireFormat::OpenAi => OpenAiClient::new(settings).map(Self::OpenAi),
+        }
+    }
+
+    /// The settings an HTTP provider was made from (`None` for the scripted demo).
+    pub fn settings(&self) -> Option<&super::HttpSettings> {
+        match self {
+            Self::Anthropic(client) => Some(client.settings()),
+            Self::OpenAi(client) => Some(client.settings()),
+            Self::Scripted(_) => None,
+        }
+    }
+
     /// Sends the request and waits for the whole answer, streaming progress to `events`.
     /// Retries are handled inside; cancelling is dropping the future.
     pub async fn complete(

@@ -9,6 +9,7 @@
 pub mod bash;
 pub(crate) mod beneath;
 pub mod call;
+pub mod diff;
 pub mod entry;
 pub mod files;
 pub mod gate;

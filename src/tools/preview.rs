@@ -7,15 +7,10 @@
 //! would fail, a refused target) give `None`: the tool's own error will say what is wrong when it
 //! runs.
 
+use super::diff::FileDiff;
 use super::files::PlannedChange;
 use super::{Tool, Tools, Workspace, registry};
 use serde_json::Value;
-use similar::TextDiff;
-
-/// Lines of unchanged context around each change.
-const CONTEXT_LINES: usize = 3;
-/// Content beyond this size is summarised rather than diffed, to keep approval quick.
-const MAX_PREVIEW_BYTES: usize = 1024 * 1024;
 
 /// The unified diff a call of a tool that writes files would apply; `None` for anything else.
 pub fn preview(tool: &dyn Tool, input: &Value, workspace: &Workspace) -> Option<String> {
@@ -30,33 +25,5 @@ pub fn preview_named(tools: &Tools, name: &str, input: &Value) -> Option<String>
 
 /// The change as a unified diff with `a/` and `b/` headers (`/dev/null` for a new file).
 fn diff(change: &PlannedChange) -> String {
-    let before_len = change.before.as_ref().map_or(0, Vec::len);
-    if before_len > MAX_PREVIEW_BYTES || change.after.len() > MAX_PREVIEW_BYTES {
-        return format!(
-            "{}: {before_len} bytes → {} bytes (too large to show as a diff)\n",
-            change.display,
-            change.after.len()
-        );
-    }
-    let before = change.before.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-    let after = String::from_utf8_lossy(&change.after);
-    if change.before.is_some() && before == after {
-        return format!("{}: no changes\n", change.display);
-    }
-    let old_header = if change.before.is_some() {
-        format!("a/{}", change.display)
-    } else {
-        "/dev/null".to_owned()
-    };
-    let new_header = format!("b/{}", change.display);
-    let text = TextDiff::from_lines(before.as_ref(), after.as_ref())
-        .unified_diff()
-        .context_radius(CONTEXT_LINES)
-        .header(&old_header, &new_header)
-        .to_string();
-    if text.is_empty() {
-        // Only an empty new file diffs to nothing.
-        return format!("{}: new empty file\n", change.display);
-    }
-    text
+    FileDiff::new(&change.display, change.before.as_deref(), Some(&change.after)).unified
 }

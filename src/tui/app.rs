@@ -13,6 +13,7 @@ use super::theme;
 use super::type_ahead::TypeAhead;
 use super::view::approval_modal::ApprovalModal;
 use super::view::board::BoardPane;
+use super::view::completion::Completer;
 use super::view::composer::Composer;
 use super::view::conversation::Conversation;
 use super::view::help_overlay::HelpOverlay;
@@ -75,6 +76,8 @@ pub struct App {
     recall_seeded: bool,
     /// The last hand-back of queued prompts taken into the composer.
     handed_back_seen: u64,
+    /// The last `/diff` answer shown.
+    turn_diff_seen: u64,
 }
 
 impl App {
@@ -96,6 +99,8 @@ impl App {
                     intro(&options),
                     intro(&TuiOptions { demo: None, ..options.clone() }),
                 ),
+                completer: Completer::new(options.workspace.clone()),
+                confirming_plan: false,
             },
             answered: None,
             type_ahead: TypeAhead::default(),
@@ -110,6 +115,7 @@ impl App {
             prices: options.prices,
             recall_seeded: false,
             handed_back_seen: 0,
+            turn_diff_seen: 0,
         }
     }
 
@@ -124,6 +130,7 @@ impl App {
         self.main.conversation.sync(&snapshot.transcript);
         let source = super::main_view::source(&snapshot);
         self.main.conversation.sync_marks(&snapshot.call_marks, &source);
+        self.main.conversation.sync_diffs(&snapshot.call_diffs, &source);
         if !self.recall_seeded {
             self.recall_seeded = true;
             for entry in &snapshot.transcript {
@@ -141,6 +148,14 @@ impl App {
         }
         if let Some(pager) = &mut self.pager {
             pager.update(&snapshot);
+        }
+        // `/diff` answered: its changes in the pager.
+        if let Some(changes) = snapshot.turn_diff.as_ref().filter(|d| d.asked > self.turn_diff_seen)
+        {
+            self.turn_diff_seen = changes.asked;
+            self.help = None;
+            self.inspector = None;
+            self.pager = Some(Box::new(Pager::turn_diff(changes)));
         }
         // The list filling in is the picker appearing: its keys mean something from now on.
         if self.picker.as_mut().is_some_and(|picker| picker.update(&snapshot)) {

@@ -17,6 +17,10 @@ pub enum Slash {
     Demo,
     Mcp,
     Resume,
+    /// `/model [PROVIDER] NAME`: another model for the next request on.
+    Model,
+    /// `/diff`: what the last prompt that changed files changed (what `/undo` reverts).
+    Diff,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -39,6 +43,12 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     ),
     ("/approve", Slash::Approve, "approve the plan on the board: the model carries it out"),
     ("/undo", Slash::Undo, "restore the files the last turn changed"),
+    ("/diff", Slash::Diff, "show what the last turn changed in the workspace (what /undo reverts)"),
+    (
+        "/model",
+        Slash::Model,
+        "switch model for the next request on: /model NAME, /model PROVIDER NAME (alone: which one)",
+    ),
     (
         "/compact",
         Slash::Compact,
@@ -84,7 +94,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /compact /resume /mcp /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

@@ -18,7 +18,7 @@ use super::view::pager::Pager;
 use super::view::session_picker::{self, SessionPicker};
 use super::view::{approval_modal, board, composer, conversation, pager};
 use crate::agent::Command;
-use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 use std::time::Instant;
 
@@ -93,14 +93,24 @@ impl App {
         self.walk(false, |layer, ctx| layer.paste(text, ctx));
     }
 
-    /// The wheel scrolls whatever is on top, or the pane under the pointer.
+    /// The wheel scrolls whatever is on top, or the pane under the pointer; a click on the
+    /// conversation, with nothing over it, unfolds or folds the diff of the call clicked.
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        let at = Position::new(mouse.column, mouse.row);
         let up = match mouse.kind {
             MouseEventKind::ScrollUp => true,
             MouseEventKind::ScrollDown => false,
+            MouseEventKind::Down(MouseButton::Left) => {
+                let covered = self.overlay().is_some() || self.visible_approval().is_some();
+                if !covered {
+                    let area = self.regions(self.screen).conversation;
+                    let source = main_view::source(&self.snapshot);
+                    self.main.conversation.click(&source, at, area);
+                }
+                return;
+            }
             _ => return,
         };
-        let at = Position::new(mouse.column, mouse.row);
         let boxed = self.visible_approval().is_some();
         self.walk(boxed, |layer, ctx| layer.wheel(up, at, ctx));
     }
@@ -212,6 +222,7 @@ impl App {
                 self.inspector = None;
                 self.pager = Pager::open(&self.snapshot).map(Box::new);
             }
+            Effect::OpenTurnDiff => self.send(Command::ShowDiff),
             Effect::OpenHelp => {
                 self.inspector = None;
                 self.pager = None;

@@ -4,12 +4,14 @@
 
 use super::commands::{self, Parsed, Slash};
 use super::keymap::{Binding, KeySpec, lookup};
+use super::plan_words;
 use super::stack::{Ctx, Effect, Hints, View};
+use super::view::completion::Completer;
 use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
-use crate::agent::{Command, Snapshot};
+use crate::agent::{Activity, Command, Snapshot};
 use crate::board::BoardEdit;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Position, Rect};
 
 /// What a key does anywhere on the main screen.
@@ -80,11 +82,14 @@ pub fn source(snapshot: &Snapshot) -> Source<'_> {
     }
 }
 
-/// The conversation and the composer.
+/// The conversation and the composer, with the composer's completion menu.
 #[derive(Debug)]
 pub struct MainView {
     pub composer: Composer,
     pub conversation: Conversation,
+    pub completer: Completer,
+    /// A short approval typed with a plan waiting: the next key confirms it (`plan_words`).
+    pub confirming_plan: bool,
 }
 
 impl MainView {
@@ -95,6 +100,18 @@ impl MainView {
             return;
         }
         let source = source(ctx.snapshot);
+        let plan_waits = ctx.snapshot.plan_ready && ctx.snapshot.activity == Activity::Idle;
+        if plan_waits && plan_words::is_approval(&text) {
+            self.confirming_plan = true;
+            return;
+        }
+        if let Some(command) = text.trim_start().strip_prefix('!') {
+            let command = command.trim().to_owned();
+            self.composer.take();
+            ctx.effect(Effect::Send(Command::Shell(command)));
+            self.conversation.act(&source, conversation::Action::Bottom);
+            return;
+        }
         match commands::parse(&text) {
             Parsed::Prompt => {
                 let prompt = self.composer.take();
@@ -115,7 +132,7 @@ impl MainView {
             }
             Parsed::Command(Slash::Resume) => {
                 self.composer.take();
-                if ctx.snapshot.activity == crate::agent::Activity::Idle {
+                if ctx.snapshot.activity == Activity::Idle {
                     ctx.effect(Effect::OpenSessions);
                 } else {
                     self.conversation.push_note(
@@ -124,6 +141,13 @@ impl MainView {
                     );
                     self.conversation.act(&source, conversation::Action::Bottom);
                 }
+            }
+            Parsed::Command(Slash::Model) => {
+                let args = text.trim().split_once(char::is_whitespace).map_or("", |(_, rest)| rest);
+                let args = args.trim().to_owned();
+                self.composer.take();
+                ctx.effect(Effect::Send(Command::SwitchModel(args)));
+                self.conversation.act(&source, conversation::Action::Bottom);
             }
             Parsed::Command(Slash::Mcp) => {
                 self.composer.take();
@@ -143,7 +167,8 @@ impl MainView {
                     Slash::Todos => Effect::FocusBoard,
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
-                    Slash::Todo | Slash::Mcp | Slash::Resume => return,
+                    Slash::Diff => Effect::OpenTurnDiff,
+                    Slash::Todo | Slash::Mcp | Slash::Resume | Slash::Model => return,
                 });
             }
             Parsed::Unknown(name) => {
@@ -179,34 +204,20 @@ impl View for MainView {
     }
 
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        match lookup(KEYS, key) {
-            Some(Action::Help | Action::QuitIfEmpty) if !self.composer.is_empty() => {}
-            Some(action) => return self.act(action, ctx),
-            None => {}
-        }
-        if key.code == KeyCode::Tab
-            && key.modifiers.is_empty()
-            && let Some(completed) = commands::complete(&self.composer.text())
-        {
-            self.composer.prefill(&completed);
+        if std::mem::take(&mut self.confirming_plan) && self.confirm_plan(key, ctx) {
             return;
         }
-        if let Some(action) = lookup(conversation::KEYS, key) {
-            self.conversation.act(&source(ctx.snapshot), action);
+        if self.completer.menu.is_some() && self.menu_key(key, ctx) {
             return;
         }
-        match lookup(composer::KEYS, key) {
-            Some(composer::Action::Send) => self.submit(ctx),
-            Some(composer::Action::Newline) => self.composer.insert_newline(),
-            Some(composer::Action::Older) if self.composer.older() => {}
-            Some(composer::Action::Newer) if self.composer.newer() => {}
-            _ => self.composer.input(*key),
-        }
+        self.key_unmenued(key, ctx);
+        self.completer.refresh(&self.composer);
     }
 
     /// A bracketed paste goes into the composer whole.
     fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
         self.composer.paste(text);
+        self.completer.refresh(&self.composer);
         true
     }
 
@@ -225,7 +236,14 @@ impl View for MainView {
     }
 
     /// The composer's keys and the global ones; Esc only while there is something to interrupt.
+    /// While the menu is open or an approval in words waits, the keys that answer them.
     fn hints(&self, ctx: &Ctx<'_>) -> Hints {
+        if self.confirming_plan {
+            return owned(&CONFIRM_HINTS);
+        }
+        if self.completer.menu.is_some() {
+            return owned(&MENU_HINTS);
+        }
         let global: Vec<_> = KEYS
             .iter()
             .filter(|binding| ctx.busy || binding.action != Action::Interrupt)
@@ -234,5 +252,95 @@ impl View for MainView {
         let mut all = super::keymap::hints(composer::KEYS);
         all.extend(super::keymap::hints(&global));
         all
+    }
+}
+
+/// The hints while the completion menu is open.
+const MENU_HINTS: [(&str, &str); 3] = [("Tab", "complete"), ("↑↓", "choose"), ("Esc", "close")];
+/// The hints while an approval in words waits for its key.
+const CONFIRM_HINTS: [(&str, &str); 3] =
+    [("y", "approve the plan"), ("n", "send as a message"), ("Esc", "keep editing")];
+
+fn owned(hints: &[(&str, &'static str)]) -> Hints {
+    hints.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
+}
+
+impl MainView {
+    /// The key after a short approval typed with a plan waiting: `y` or Enter approves the
+    /// plan, `n` sends the words to the model, Esc leaves them in the composer. Any other key
+    /// is typed as usual. Returns whether the key was taken.
+    fn confirm_plan(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) -> bool {
+        if self.composer.is_empty() {
+            return false;
+        }
+        let plain = key.modifiers.difference(KeyModifiers::SHIFT).is_empty();
+        match key.code {
+            KeyCode::Char('y' | 'Y') | KeyCode::Enter if plain => {
+                self.composer.take();
+                ctx.effect(Effect::Send(Command::ApprovePlan));
+            }
+            KeyCode::Char('n' | 'N') if plain => {
+                let prompt = self.composer.take();
+                ctx.effect(Effect::Send(Command::Submit(prompt.trim_end().to_owned())));
+            }
+            KeyCode::Esc => {}
+            _ => return false,
+        }
+        self.completer.refresh(&self.composer);
+        true
+    }
+
+    /// A key while the completion menu is open: ↑/↓ choose, Tab completes, Enter completes (or
+    /// runs a command typed whole), Esc closes it. Returns whether the key was taken.
+    fn menu_key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) -> bool {
+        if !key.modifiers.is_empty() {
+            return false;
+        }
+        let Some(menu) = &mut self.completer.menu else { return false };
+        match key.code {
+            KeyCode::Up | KeyCode::Down => menu.step(key.code == KeyCode::Down),
+            KeyCode::Tab => self.completer.complete(&mut self.composer),
+            KeyCode::Enter if menu.completes_on_enter() => {
+                self.completer.complete(&mut self.composer)
+            }
+            KeyCode::Enter => {
+                self.completer.menu = None;
+                self.submit(ctx);
+                self.completer.refresh(&self.composer);
+            }
+            KeyCode::Esc => self.completer.dismiss(&self.composer),
+            _ => return false,
+        }
+        true
+    }
+
+    /// A key with no menu to answer it: the main screen's keys, the conversation's, the
+    /// composer's and its editor.
+    fn key_unmenued(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
+        match lookup(KEYS, key) {
+            Some(Action::Help | Action::QuitIfEmpty) if !self.composer.is_empty() => {}
+            Some(action) => return self.act(action, ctx),
+            None => {}
+        }
+        if key.code == KeyCode::Tab
+            && key.modifiers.is_empty()
+            && let Some(completed) = commands::complete(&self.composer.text())
+        {
+            self.composer.prefill(&completed);
+            return;
+        }
+        // Home and End move within a prompt being written; on an empty one they scroll.
+        let in_line = matches!(key.code, KeyCode::Home | KeyCode::End) && !self.composer.is_empty();
+        if let Some(action) = lookup(conversation::KEYS, key).filter(|_| !in_line) {
+            self.conversation.act(&source(ctx.snapshot), action);
+            return;
+        }
+        match lookup(composer::KEYS, key) {
+            Some(composer::Action::Send) => self.submit(ctx),
+            Some(composer::Action::Newline) => self.composer.insert_newline(),
+            Some(composer::Action::Older) if self.composer.older() => {}
+            Some(composer::Action::Newer) if self.composer.newer() => {}
+            _ => self.composer.input(*key),
+        }
     }
 }

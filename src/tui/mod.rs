@@ -19,6 +19,8 @@ mod layout;
 mod lazy_list;
 mod main_view;
 mod markdown;
+mod mention_paths;
+mod plan_words;
 mod render;
 mod scroll;
 mod stack;
@@ -68,6 +70,8 @@ pub struct TuiOptions {
     pub no_color: bool,
     /// Model prices for the status bar's cost (keel's own table unless configured).
     pub prices: crate::pricing::Prices,
+    /// The workspace, whose files `@` completes.
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does

@@ -26,6 +26,12 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     if !app.board.focused {
         plan_hint::render(snapshot, regions.composer, buf);
     }
+    if main_focus && app.main.confirming_plan {
+        plan_hint::render_confirm(regions.composer, buf);
+    }
+    if let Some(menu) = app.main.completer.menu.as_ref().filter(|_| main_focus) {
+        menu.render(regions.composer, buf);
+    }
     let hints = app.hints();
     let info = StatusInfo {
         now: app.now,

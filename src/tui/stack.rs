@@ -27,6 +27,8 @@ pub enum Effect {
     OpenInspector,
     /// Open the pager on the newest tool call's output.
     OpenOutput,
+    /// Ask the agent for the last prompt's changes (`/diff`); the pager shows them.
+    OpenTurnDiff,
     OpenHelp,
     /// Open the session picker and ask the agent for the saved sessions (`/resume`).
     OpenSessions,

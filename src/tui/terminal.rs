@@ -1,6 +1,7 @@
 //! Taking over the terminal and giving it back, on every way out.
 //!
-//! [`setup`] enters raw mode, the alternate screen, mouse capture and bracketed paste, and asks
+//! [`setup`] enters raw mode, the alternate screen, mouse reporting (the wheel and clicks, not
+//! motion: a drag still selects text) and bracketed paste, and asks
 //! for keys in a form that tells Shift+Enter from Enter: kitty's keyboard protocol where the
 //! terminal has it, xterm's modifyOtherKeys elsewhere (tmux's `extended-keys on` sends modified
 //! keys only to a program that asks so). [`restore`]
@@ -10,8 +11,8 @@
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
@@ -45,7 +46,8 @@ pub fn setup() -> io::Result<Tui> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
-    let entered = execute!(stdout, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste);
+    let entered =
+        execute!(stdout, EnterAlternateScreen, MouseReporting(true), EnableBracketedPaste);
     if let Err(error) = entered {
         let _ = restore();
         return Err(error);
@@ -90,7 +92,7 @@ pub fn restore() -> io::Result<()> {
     note(execute!(
         stdout,
         DisableBracketedPaste,
-        DisableMouseCapture,
+        MouseReporting(false),
         LeaveAlternateScreen,
         ratatui::crossterm::cursor::Show
     ));
@@ -107,6 +109,24 @@ struct ModifyOtherKeys(bool);
 impl ratatui::crossterm::Command for ModifyOtherKeys {
     fn write_ansi(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
         out.write_str(if self.0 { "\x1b[>4;1m" } else { "\x1b[>4m" })
+    }
+}
+
+/// Mouse reporting for the wheel and clicks only: xterm's button reporting (`?1000`) in SGR's
+/// encoding (`?1006`). Not motion (`?1002`, `?1003`, which crossterm's mouse capture turns on):
+/// with those the terminal hands every drag to keel, and selecting text needs Shift held; with
+/// clicks alone a plain drag selects text in most terminals. Off undoes both, and the motion
+/// modes too, in case an earlier program left them on.
+#[derive(Debug, Clone, Copy)]
+pub struct MouseReporting(pub bool);
+
+/// What [`MouseReporting`] writes, on and off.
+pub const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1006h";
+pub const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1003l\x1b[?1002l\x1b[?1000l";
+
+impl ratatui::crossterm::Command for MouseReporting {
+    fn write_ansi(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+        out.write_str(if self.0 { MOUSE_ON } else { MOUSE_OFF })
     }
 }
 
@@ -156,7 +176,7 @@ impl Drop for Guard {
 
 #[cfg(test)]
 mod tests {
-    use super::ModifyOtherKeys;
+    use super::{ModifyOtherKeys, MouseReporting};
     use ratatui::crossterm::Command;
 
     #[test]
@@ -167,5 +187,20 @@ mod tests {
         };
         assert_eq!(written(ModifyOtherKeys(true)), Ok("\x1b[>4;1m".to_owned()));
         assert_eq!(written(ModifyOtherKeys(false)), Ok("\x1b[>4m".to_owned()));
+    }
+
+    #[test]
+    fn mouse_reporting_asks_for_clicks_and_the_wheel_never_for_motion() {
+        let written = |command: MouseReporting| {
+            let mut out = String::new();
+            command.write_ansi(&mut out).map(|()| out)
+        };
+        let on = written(MouseReporting(true)).unwrap_or_default();
+        assert_eq!(on, "\x1b[?1000h\x1b[?1006h");
+        for motion in ["?1002h", "?1003h", "?1015h"] {
+            assert!(!on.contains(motion), "{motion}");
+        }
+        let off = written(MouseReporting(false));
+        assert_eq!(off, Ok("\x1b[?1006l\x1b[?1003l\x1b[?1002l\x1b[?1000l".to_owned()));
     }
 }

@@ -96,6 +96,8 @@ pub const STATUS_BAR: Style = Style::new().bg(Color::Black).fg(Color::Gray);
 pub const STATUS_BUSY: Style = Style::new().fg(Color::Yellow);
 /// The agent's state in the status bar while it waits for the person.
 pub const STATUS_ATTENTION: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD);
+/// The chosen row of the composer's completion menu.
+pub const MENU_SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 /// A key in a hint.
 pub const KEY: Style = Style::new().fg(Color::Cyan);
 

@@ -24,6 +24,7 @@ mod config_voice;
 mod config_window;
 mod connections;
 mod escapes;
+mod everyday;
 mod file_refusals;
 mod file_tools;
 mod file_writes;

@@ -49,7 +49,7 @@ fn assert_src_back(work: &Path, said: &str) {
         "{said}"
     );
     assert_eq!(std::fs::read_to_string(work.join("src/deep/x.rs")).unwrap(), "// x\n", "{said}");
-    assert!(said.contains("restored src/main.rs"), "{said}");
+    assert!(said.contains("re-created src/main.rs"), "bash deleted it: {said}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -317,7 +317,7 @@ impl Turn<'_> {
         )
     }
 
-    pub(super) fn show_context(&mut self, tokens: u64) {
+    pub(in crate::agent) fn show_context(&mut self, tokens: u64) {
         self.state.set_context(ContextUse { tokens, window: self.meter.window() });
     }
 

@@ -199,6 +199,10 @@ pub fn undo_newest(
         if report.undid {
             log.append(&Record::Undo)?;
         }
+        // The model hears of it with its next request, when the session is continued.
+        if let Some(text) = crate::agent::undo_note::note(&report) {
+            log.append(&Record::ModelNote { text })?;
+        }
         warnings.append(&mut report.notes);
         report.notes = warnings;
         return Ok(report);

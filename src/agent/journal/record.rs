@@ -73,6 +73,11 @@ pub enum Record {
     BoardEdit { change: String },
     /// The person's changes so far were told to the model.
     BoardEditsTold,
+    /// A note keel owes the model, sent with its next request: what an undo put back, the
+    /// output of a command the person ran (`!`).
+    ModelNote { text: String },
+    /// The notes owed so far were sent.
+    ModelNotesTold,
     /// A write or an edit the model made, for the repeated-step answer.
     Step { step: Step },
     /// The tokens one answer of the model used (a summary request's too): what the status

@@ -41,6 +41,8 @@ pub struct Restored {
     pub reminder: ReminderCounts,
     /// The person's board changes not yet told to the model.
     pub board_edits: Vec<String>,
+    /// keel's notes not yet sent to the model (an undo, a command the person ran).
+    pub model_notes: Vec<String>,
     pub steps: Vec<Step>,
     pub undo: UndoStack,
     /// Results already logged for the calls of the last round, when that round was cut off
@@ -279,6 +281,8 @@ impl Replay {
             }
             Record::BoardEdit { change } => restored.board_edits.push(change),
             Record::BoardEditsTold => restored.board_edits.clear(),
+            Record::ModelNote { text } => restored.model_notes.push(text),
+            Record::ModelNotesTold => restored.model_notes.clear(),
             Record::Step { step } => restored.steps.push(step),
             Record::Note { kind, text } => restored.transcript.push(Shown::Note(kind, text)),
             Record::Usage(usage) => {

@@ -68,14 +68,21 @@ impl State {
         Some(ContentBlock::Reminder { text })
     }
 
-    /// Appends a prompt to the history: the person's text, then in plan mode the note that says
-    /// what plan mode allows (`plan_note`), then the person's board changes the model has not
-    /// heard of.
-    pub fn push_prompt(&mut self, text: String, plan_note: impl FnOnce() -> String) {
+    /// Appends a prompt to the history: the person's text, the files it mentions (`attached`),
+    /// then in plan mode the note that says what plan mode allows (`plan_note`), then keel's
+    /// notes the model is owed and the person's board changes it has not heard of.
+    pub fn push_prompt(
+        &mut self,
+        text: String,
+        attached: Vec<ContentBlock>,
+        plan_note: impl FnOnce() -> String,
+    ) {
         let mut content = vec![ContentBlock::Text { text }];
+        content.extend(attached);
         if self.view.plan_mode {
             content.push(ContentBlock::Reminder { text: plan_note() });
         }
+        content.extend(self.take_model_notes());
         content.extend(self.take_board_note());
         self.push_message(Message { role: Role::User, content });
     }

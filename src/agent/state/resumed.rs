@@ -13,7 +13,7 @@ use crate::agent::approval::DECLINED;
 use crate::agent::event::{AgentEvent, INTERRUPTED};
 use crate::agent::journal::{CUT_OFF, NoteKind, Record};
 use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
-use crate::message::{ContentBlock, Role};
+use crate::message::{ContentBlock, Message, Role};
 use crate::tools::{Effect, ToolCall};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -106,4 +106,29 @@ pub(super) fn note_entry(kind: NoteKind, text: String) -> Entry {
         NoteKind::Notice => Entry::Notice { text },
         NoteKind::Error => Entry::Error { text },
     }
+}
+
+/// The transcript lines one history message stands for.
+pub(super) fn entries_of(message: &Message) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    if message.role == Role::Assistant {
+        // As the turn showed it: the model's reasoning (folded) before its answer.
+        let (text, redacted) = message.thinking();
+        if !text.is_empty() || redacted {
+            entries.push(Entry::Thinking { text, redacted });
+        }
+    }
+    let blocks = message.content.iter().filter_map(|block| match (message.role, block) {
+        (Role::User, ContentBlock::Text { text }) => Some(Entry::User { text: text.clone() }),
+        (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => {
+            Some(Entry::Assistant { text: text.clone() })
+        }
+        (_, ContentBlock::ToolUse { .. }) => ToolCall::from_block(block).map(|call| {
+            Entry::ToolCall { summary: call.summary(), id: call.id, name: call.name.to_string() }
+        }),
+        (_, ContentBlock::Reminder { text }) => Some(Entry::Reminder { text: text.clone() }),
+        _ => None,
+    });
+    entries.extend(blocks);
+    entries
 }

@@ -1,11 +1,13 @@
 //! `State`'s side of undo: the turn's undo group begun, the snapshots around its commands
-//! recorded, a failed snapshot told once, and an undo done, each written to the session log.
+//! recorded, a failed snapshot told once, and an undo done (and owed to the model, `undo_note`), each written to the session log.
 
 use super::State;
 use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
+use crate::agent::snapshot::TurnDiff;
 use crate::tools::Workspace;
-use crate::tools::undo::{ObjectId, Shadow, ShadowError, UndoContext, UndoReport};
+use crate::tools::undo::{ObjectId, Shadow, ShadowError, TurnChanges, UndoContext, UndoReport};
+use std::sync::Arc;
 
 impl State {
     /// Where the workspace is snapshotted around a turn's commands; `None` when the session
@@ -61,6 +63,22 @@ impl State {
         if report.undid {
             self.record(&Record::Undo);
         }
+        if let Some(note) = crate::agent::undo_note::note(&report) {
+            self.owe_model(note);
+        }
         report
+    }
+
+    /// What the next undo would revert, worked out without touching anything (`/diff`).
+    pub fn newest_changes(&self, workspace: &Workspace) -> Option<TurnChanges> {
+        let shadow = self.journal.shadow();
+        self.undo.newest_changes(UndoContext { workspace, shadow: shadow.as_ref() })
+    }
+
+    /// Hands the front ends a prompt's changes to show whole.
+    pub fn show_turn_diff(&mut self, changes: TurnChanges) {
+        let asked = self.view.turn_diff.as_ref().map_or(0, |shown| shown.asked) + 1;
+        let TurnChanges { diffs, notes } = changes;
+        self.view.turn_diff = Some(Arc::new(TurnDiff { asked, diffs, notes }));
     }
 }

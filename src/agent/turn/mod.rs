@@ -14,11 +14,13 @@ mod mcp_tools;
 pub(super) use mcp_tools::next_change as next_mcp_change;
 mod nested_repos;
 mod output_limit;
+mod persons_command;
 mod plan_turn;
 mod repeated_step;
 mod request;
 mod road;
 mod round;
+mod turn_diff;
 pub(super) mod undo;
 mod watches;
 
@@ -133,9 +135,20 @@ impl Turn<'_> {
         match prompt {
             Some(prompt) => {
                 self.state.start_prompted_turn();
-                let toolset = &self.toolset;
-                self.state.push_prompt(prompt.clone(), || plan_mode::note(toolset));
+                let workspace = self.tools.workspace().clone();
+                let attached = super::mentions::attach_in(workspace, prompt.clone()).await;
+                let toolset = self.toolset;
+                self.state.push_prompt(prompt.clone(), attached.blocks.clone(), || {
+                    plan_mode::note(toolset)
+                });
                 self.emit(AgentEvent::Prompt { text: prompt });
+                let (told, refused) = attached.notices();
+                if let Some(text) = told {
+                    self.emit(AgentEvent::Notice { text });
+                }
+                if let Some(text) = refused {
+                    self.emit(AgentEvent::Error { text });
+                }
             }
             None => {
                 self.state.start_turn();

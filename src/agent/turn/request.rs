@@ -137,6 +137,9 @@ pub(in crate::agent) fn during_turn(
         }
         Some(
             Command::Resume(_)
+            | Command::Shell(_)
+            | Command::SwitchModel(_)
+            | Command::ShowDiff
             | Command::Clear
             | Command::Undo
             | Command::StartDemo

@@ -9,6 +9,7 @@ use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::road::Taken;
 use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
+use crate::tools::diff::FileDiff;
 use crate::tools::{Effect, ToolCall, ToolOutcome};
 use std::time::Instant;
 
@@ -42,6 +43,7 @@ impl Turn<'_> {
             results.push(taken.result);
         }
         self.state.count_round();
+        results.extend(self.state.take_model_notes());
         results.extend(self.state.take_board_note());
         if stop.is_none() {
             results.extend(self.state.remind(&self.config.nag_message));
@@ -110,6 +112,10 @@ impl Turn<'_> {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             output: outcome.for_model.clone(),
+            diff: outcome
+                .changes
+                .first()
+                .map(|change| FileDiff::of_change(self.tools.workspace(), change)),
         });
     }
 }

@@ -78,14 +78,19 @@ fn undo_one(
             {
                 return (shown, Outcome::LeftAlone(why));
             }
-            place.write(bytes, executable).map(|()| Outcome::Restored)
+            place.write(bytes, executable).map(|()| back(&now))
         }
         Content::Link(target) => {
             let cleared = if now == Content::Absent { Ok(()) } else { place.remove() };
-            cleared.and_then(|()| place.link(target)).map(|()| Outcome::Restored)
+            cleared.and_then(|()| place.link(target)).map(|()| back(&now))
         }
     };
     (shown, done.unwrap_or_else(Outcome::LeftAlone))
+}
+
+/// How a path put back came back: made again where the turn had removed it, else restored.
+fn back(now: &Content<'_>) -> Outcome {
+    if *now == Content::Absent { Outcome::Recreated } else { Outcome::Restored }
 }
 
 /// What one side of a change holds, from the blobs read.

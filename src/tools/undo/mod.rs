@@ -17,11 +17,13 @@ mod git_output;
 mod index_file;
 mod index_note;
 mod place;
+mod preview;
 mod report;
 pub mod shadow;
 mod tree_memo;
 mod unchanged;
 
+pub use preview::TurnChanges;
 pub use report::UndoReport;
 pub use shadow::{ObjectId, Shadow, ShadowError};
 

@@ -9,6 +9,8 @@ pub struct UndoReport {
     pub restored: Vec<String>,
     /// Files the prompt created, removed again.
     pub deleted: Vec<String>,
+    /// Files the prompt removed, made again as they were.
+    pub recreated: Vec<String>,
     /// Files left as they are, with the reason (most often: changed by someone since).
     pub left_alone: Vec<(String, String)>,
     /// What the person should know about how far this undo reached.
@@ -20,13 +22,14 @@ pub struct UndoReport {
 pub(super) enum Outcome {
     Restored,
     Deleted,
+    Recreated,
     LeftAlone(String),
 }
 
 impl UndoReport {
     /// Whether any file was put back or removed.
     pub fn changed_files(&self) -> bool {
-        !self.restored.is_empty() || !self.deleted.is_empty()
+        !self.restored.is_empty() || !self.deleted.is_empty() || !self.recreated.is_empty()
     }
 
     /// Files this undo wrote or removed, and files it refused to touch, as one list.
@@ -34,6 +37,7 @@ impl UndoReport {
         self.restored
             .iter()
             .chain(&self.deleted)
+            .chain(&self.recreated)
             .chain(self.left_alone.iter().map(|(path, _)| path))
             .map(String::as_str)
     }
@@ -55,6 +59,7 @@ impl UndoReport {
             match outcome {
                 Outcome::Restored => report.restored.push(path),
                 Outcome::Deleted => report.deleted.push(path),
+                Outcome::Recreated => report.recreated.push(path),
                 Outcome::LeftAlone(why) => report.left_alone.push((path, why)),
             }
         }
@@ -68,6 +73,7 @@ impl UndoReport {
             lines.push("Undid the last prompt that changed files:".to_owned());
             lines.extend(self.restored.iter().map(|path| format!("  restored {path}")));
             lines.extend(self.deleted.iter().map(|path| format!("  deleted {path}")));
+            lines.extend(self.recreated.iter().map(|path| format!("  re-created {path}")));
             lines.extend(
                 self.left_alone.iter().map(|(path, why)| format!("  left {path} alone: {why}")),
             );

@@ -76,9 +76,12 @@ pub const KEYS: &[Binding<Action>] = &[
 pub const EDITING_HELP: &[(&str, &str)] = &[
     ("← → ↑ ↓", "move the cursor"),
     ("Ctrl+A / Ctrl+E", "start / end of the line"),
+    ("Home / End", "start / end of the line, once the composer holds text"),
     ("Ctrl+← / Ctrl+→", "previous / next word"),
     ("Backspace / Delete", "delete a character"),
-    ("Tab", "complete a slash command's name (/comp → /compact)"),
+    ("/ and @", "a menu of the slash commands (at the start) or the workspace's files (@path)"),
+    ("Tab", "complete from the menu (/comp → /compact, @ap → @src/app.py)"),
+    ("!command", "run a command yourself; the model reads its output with your next message"),
     ("Ctrl+W", "delete back to the whitespace before the cursor (a path or flag whole)"),
     ("Alt+Backspace", "delete the word before the cursor"),
     ("Ctrl+K / Ctrl+U", "delete to the end / the start of the line"),
@@ -206,6 +209,33 @@ impl Composer {
             (prompt.to_owned(), Vec::new())
         };
         self.history.push(Recalled { shown, pastes });
+    }
+
+    /// The cursor's line up to the cursor: what a completion menu completes.
+    pub fn before_cursor(&self) -> String {
+        let (row, column) = self.editor.cursor();
+        let line = self.editor.lines().get(row).map_or("", String::as_str);
+        line.chars().take(column).collect()
+    }
+
+    /// Whether the text is one line with the cursor at its end.
+    pub fn one_line_to_cursor(&self) -> bool {
+        let (row, column) = self.editor.cursor();
+        let lines = self.editor.lines();
+        lines.len() == 1 && row == 0 && lines[0].chars().count() == column
+    }
+
+    /// Replaces the `chars` characters before the cursor with `text` (a completion), as one
+    /// edit.
+    pub fn replace_before_cursor(&mut self, chars: usize, text: &str) {
+        self.edit(|editor| {
+            for _ in 0..chars {
+                editor.delete_char();
+            }
+            editor.insert_str(text);
+            true
+        });
+        self.recall = None;
     }
 
     pub fn insert_newline(&mut self) {
@@ -400,48 +430,4 @@ fn is_big(text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn small_pastes_are_inserted_as_they_are() {
-        let mut composer = Composer::new();
-        composer.paste("line one\r\nline two");
-        assert_eq!(composer.text(), "line one\nline two");
-        assert_eq!(composer.shown(), composer.text());
-    }
-
-    #[test]
-    fn big_pastes_become_a_token_and_are_sent_whole() {
-        let mut composer = Composer::new();
-        let big = "x".repeat(INLINE_PASTE_MAX_BYTES + 1);
-        composer.paste(&format!("{big}\nend"));
-        assert!(composer.shown().starts_with("[paste #1: 2 lines"));
-        assert_eq!(composer.take(), format!("{big}\nend"));
-        assert!(composer.is_empty());
-    }
-
-    #[test]
-    fn recall_walks_back_and_forth() {
-        let mut composer = Composer::new();
-        composer.paste("first");
-        composer.take();
-        composer.paste("second");
-        composer.take();
-        assert!(composer.older());
-        assert_eq!(composer.text(), "second");
-        assert!(composer.older());
-        assert_eq!(composer.text(), "first");
-        assert!(composer.newer());
-        assert_eq!(composer.text(), "second");
-        assert!(composer.newer());
-        assert!(composer.is_empty());
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group_thousands(98_304), "98,304");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000_000), "1,000,000");
-    }
-}
+mod tests;

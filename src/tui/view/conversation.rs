@@ -7,27 +7,32 @@
 //! each entry is drawn is `entry_lines`'s.
 
 use super::super::keymap::{Binding, KeySpec};
-use super::super::lazy_list::{Blocks, LazyList, is_extension};
-use super::super::markdown;
-use super::super::text::first_line;
-use super::super::text::width as text_width;
+use super::super::lazy_list::{LazyList, is_extension};
 use super::super::theme;
-use super::super::wrap::{Prefix, wrap};
-use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
+use super::entry_lines::{Fold, MARGIN};
 use super::pane;
 use super::streaming_lines::StreamingLines;
 use crate::agent::{Entry, StreamingText, ToolStatus};
+use crate::tools::diff::FileDiff;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
+use std::sync::Arc;
+
+mod blocks;
+
+use blocks::{Item, Laying};
 
 /// Lines moved by one mouse-wheel notch.
 pub const WHEEL_LINES: usize = 3;
 /// Lines of overlap kept between pages, so the eye finds its place.
 const PAGE_OVERLAP: usize = 2;
+/// Rows of a file's diff unfolded under its call (Ctrl+O); the pager (Ctrl+G) shows it whole.
+const UNFOLDED_DIFF_ROWS: usize = 40;
+/// The indent of a diff unfolded under its call.
+const DIFF_MARGIN: &str = "    ";
 
 /// What a key does to the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,13 +73,16 @@ pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: &[KeySpec::ctrl('o')],
         action: Action::ToggleThinking,
-        help: "unfold or fold the model's thinking",
+        help: "unfold or fold the model's thinking and the diffs of the files it changed",
         hint: None,
     },
 ];
 
 /// Input that is not a key chord, for the help overlay.
-pub const MOUSE_HELP: &[(&str, &str)] = &[("Mouse wheel", "scroll the pane under the pointer")];
+pub const MOUSE_HELP: &[(&str, &str)] = &[
+    ("Mouse wheel", "scroll the pane under the pointer"),
+    ("Click on a changed file's line", "unfold or fold its diff"),
+];
 
 /// The agent's side of what the pane shows: borrowed from the newest snapshot.
 #[derive(Debug, Clone, Copy)]
@@ -90,26 +98,6 @@ enum BlockRef {
     Intro,
     Entry(usize),
     Note(usize),
-}
-
-/// A block's content, resolved for layout.
-#[derive(Debug, Clone, Copy)]
-enum Item<'a> {
-    Intro(&'a [Line<'static>]),
-    Entry(&'a Entry),
-    Note(&'a str),
-    Streaming(&'a StreamingText),
-    Queued(&'a str),
-}
-
-impl Item<'_> {
-    /// One-line items sit together without a blank line between them.
-    fn is_compact(&self) -> bool {
-        matches!(
-            self,
-            Item::Entry(Entry::ToolCall { .. } | Entry::Reminder { .. }) | Item::Queued(_)
-        )
-    }
 }
 
 /// What the pane holds, apart from how it is laid out and scrolled.
@@ -128,6 +116,10 @@ struct Content {
     thinking: Fold,
     /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
     marks: imbl::HashMap<String, ToolStatus>,
+    /// What applied writes and edits changed (see `Snapshot::call_diffs`).
+    diffs: imbl::HashMap<String, Arc<FileDiff>>,
+    /// The calls whose diff a click turned the other way from Ctrl+O's fold.
+    flipped: std::collections::HashSet<String>,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -167,6 +159,28 @@ impl Conversation {
         self.list.invalidate_from(first.unwrap_or(0), true);
     }
 
+    /// Takes in the changes of applied writes and edits: the lines of calls newly given one
+    /// are laid out again.
+    pub fn sync_diffs(
+        &mut self,
+        diffs: &imbl::HashMap<String, Arc<FileDiff>>,
+        source: &Source<'_>,
+    ) {
+        let content = &mut self.content;
+        if diffs.len() == content.diffs.len() {
+            return;
+        }
+        let first = content.blocks.iter().position(|block| match block {
+            BlockRef::Entry(index) => matches!(
+                source.transcript.get(*index),
+                Some(Entry::ToolCall { id, .. }) if diffs.contains_key(id) && !content.diffs.contains_key(id)
+            ),
+            _ => false,
+        });
+        content.diffs = diffs.clone();
+        self.list.invalidate_from(first.unwrap_or(0), true);
+    }
+
     /// Takes in a new transcript: appended entries become blocks; anything else (a cleared
     /// conversation) rebuilds the pane and returns to following.
     pub fn sync(&mut self, transcript: &imbl::Vector<Entry>) {
@@ -179,6 +193,8 @@ impl Conversation {
             content.streaming.clear();
             // Another conversation's marks (a session switched to): taken in again afresh.
             content.marks = imbl::HashMap::new();
+            content.diffs = imbl::HashMap::new();
+            content.flipped.clear();
             content.seen = imbl::Vector::new();
             self.list.invalidate_from(0, false);
             self.unseen_below = false;
@@ -239,6 +255,42 @@ impl Conversation {
         }
     }
 
+    /// A click at `at` in the pane at `area`: on the line of a call that changed a file, its
+    /// diff unfolds (or folds again). Returns whether it did.
+    pub fn click(&mut self, source: &Source<'_>, at: Position, area: Rect) -> bool {
+        let inner = Self::inner_area(area);
+        if !inner.contains(at) {
+            return false;
+        }
+        let (width, height) = (usize::from(inner.width), usize::from(inner.height));
+        let row = usize::from(at.y - inner.y);
+        let laying = Laying { content: &self.content, source };
+        let mut top = 0;
+        let mut clicked = None;
+        for (index, lines, skip) in self.list.visible(&laying, width, height) {
+            let shown = lines.len().saturating_sub(skip);
+            if row < top + shown {
+                clicked = Some(index);
+                break;
+            }
+            top += shown;
+        }
+        let Some(index) = clicked else { return false };
+        let id = match laying.item(index) {
+            Some(Item::Entry(Entry::ToolCall { id, .. }))
+                if self.content.diffs.contains_key(id) =>
+            {
+                id.clone()
+            }
+            _ => return false,
+        };
+        if !self.content.flipped.remove(&id) {
+            self.content.flipped.insert(id);
+        }
+        self.list.invalidate_from(index, true);
+        true
+    }
+
     /// Moves the view up; the view stops following.
     pub fn scroll_up(&mut self, source: &Source<'_>, lines: usize) {
         self.list.scroll_up(&Laying { content: &self.content, source }, lines);
@@ -291,98 +343,5 @@ impl Conversation {
                 y += 1;
             }
         }
-    }
-}
-
-/// The pane's blocks as a `LazyList` lays them out: the content with the snapshot's tail.
-struct Laying<'a> {
-    content: &'a Content,
-    source: &'a Source<'a>,
-}
-
-impl Laying<'_> {
-    fn item(&self, index: usize) -> Option<Item<'_>> {
-        let content = self.content;
-        if let Some(block) = content.blocks.get(index) {
-            return match *block {
-                BlockRef::Intro => Some(Item::Intro(&content.intro)),
-                BlockRef::Entry(entry) => self.source.transcript.get(entry).map(Item::Entry),
-                BlockRef::Note(note) => content.notes.get(note).map(|text| Item::Note(text)),
-            };
-        }
-        let mut tail = index - content.blocks.len();
-        if let Some(text) = self.source.streaming {
-            if tail == 0 {
-                return Some(Item::Streaming(text));
-            }
-            tail -= 1;
-        }
-        self.source.queued.get(tail).map(|text| Item::Queued(text))
-    }
-}
-
-impl Blocks for Laying<'_> {
-    type Laid = Vec<Line<'static>>;
-
-    fn count(&self) -> usize {
-        self.content.blocks.len()
-            + usize::from(self.source.streaming.is_some())
-            + self.source.queued.len()
-    }
-
-    fn lay_out(&self, index: usize, width: usize) -> Vec<Line<'static>> {
-        let Some(item) = self.item(index) else {
-            return Vec::new();
-        };
-        let previous_compact = index
-            .checked_sub(1)
-            .and_then(|previous| self.item(previous))
-            .is_some_and(|previous| previous.is_compact());
-        let mut lines = Vec::new();
-        if index > 0 && !(item.is_compact() && previous_compact) {
-            lines.push(Line::default());
-        }
-        match item {
-            Item::Streaming(_) if self.content.streaming.width() == width => {
-                lines.extend(self.content.streaming.lines().iter().cloned());
-            }
-            _ => lines.extend(layout_item(item, width, self.content)),
-        }
-        lines
-    }
-
-    fn rows(laid: &Vec<Line<'static>>) -> usize {
-        laid.len()
-    }
-
-    fn is_stable(&self, index: usize) -> bool {
-        index < self.content.blocks.len()
-    }
-}
-
-fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'static>> {
-    let thinking = content.thinking;
-    match item {
-        Item::Intro(lines) => {
-            lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
-        }
-        Item::Entry(entry @ Entry::ToolCall { id, name, .. }) if content.marks.contains_key(id) => {
-            let mark = content.marks.get(id).map_or(("", Style::new()), |s| call_mark(name, *s));
-            // Laid out narrower by the mark, which then ends its line.
-            let mut lines = layout_entry(entry, width.saturating_sub(text_width(mark.0)), thinking);
-            if let Some(first) = lines.first_mut() {
-                first.spans.push(Span::styled(mark.0, mark.1));
-            }
-            lines
-        }
-        Item::Entry(entry) => layout_entry(entry, width, thinking),
-        Item::Note(text) => prose(text, width, "· ", theme::NOTICE),
-        Item::Streaming(text) => markdown::render(&text.to_string(), width, MARGIN),
-        Item::Queued(text) => vec![one_line(
-            vec![Span::styled("⧗ queued  ", theme::QUEUED)],
-            &first_line(text),
-            theme::QUEUED,
-            width,
-        )],
     }
 }

@@ -5,8 +5,10 @@
 pub mod approval_modal;
 pub mod board;
 mod command_wrap;
+pub mod completion;
 pub mod composer;
 pub mod conversation;
+mod diff_lines;
 mod entry_lines;
 pub mod help_overlay;
 pub mod inspector;

@@ -1,5 +1,6 @@
 //! The output pager (Ctrl+G / F3): the whole output keel kept of one tool call, not only the
-//! tail the tool pane has room for, scrollable, with search (`/`, `n`, `N`) and `[` / `]` to step
+//! tail the tool pane has room for — for an applied write or edit, with the file's diff after
+//! it, coloured and numbered (`diff_lines`); `/diff` opens it on a prompt's changes — scrollable, with search (`/`, `n`, `N`) and `[` / `]` to step
 //! to the call before or after.
 //!
 //! Each line of the output is one block of a `LazyList`: the output is indexed once (where each
@@ -8,21 +9,20 @@
 //! line's text once, when a query is committed.
 
 use super::super::keymap::{Binding, KeySpec, hints, scroll_keys};
-use super::super::lazy_list::{Blocks, LazyList};
+use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
 use super::super::theme;
 use super::conversation::WHEEL_LINES;
 use super::inspector::search::{Search, Typed};
-use super::inspector::text::{MessageText, Row, row_line, rows};
+use super::inspector::text::row_line;
 use super::pane;
-use crate::agent::{Snapshot, ToolRun};
+use crate::agent::{Snapshot, ToolRun, TurnDiff};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
-use std::ops::Range;
 use std::sync::Arc;
 
 /// What a key does in the pager.
@@ -108,63 +108,12 @@ pub const KEYS: &[Binding<Action>] = &[
     },
 ];
 
+mod output;
+
+use output::{Laid, Output};
+
 /// The hints while the search line is open.
 const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
-
-/// The output of one call, indexed by line.
-#[derive(Debug, Default)]
-struct Output {
-    run: Option<Arc<ToolRun>>,
-    /// Where each line lies in the output (without its `\n`).
-    lines: Vec<Range<usize>>,
-}
-
-impl Output {
-    fn of(run: Arc<ToolRun>) -> Self {
-        let text = &run.output;
-        let mut lines = Vec::new();
-        let mut start = 0;
-        for (at, _) in text.match_indices('\n') {
-            lines.push(start..at);
-            start = at + 1;
-        }
-        if start < text.len() || lines.is_empty() {
-            lines.push(start..text.len());
-        }
-        Self { run: Some(run), lines }
-    }
-
-    fn text(&self, index: usize) -> Arc<MessageText> {
-        let line = self.run.as_ref().zip(self.lines.get(index));
-        let line = line.and_then(|(run, range)| run.output.get(range.clone())).unwrap_or("");
-        Arc::new(MessageText::plain(line))
-    }
-}
-
-/// A line laid out: its text and its rows at the width.
-type Laid = (Arc<MessageText>, Vec<Row>);
-
-impl Blocks for Output {
-    type Laid = Laid;
-
-    fn count(&self) -> usize {
-        self.lines.len()
-    }
-
-    fn lay_out(&self, index: usize, width: usize) -> Laid {
-        let text = self.text(index);
-        let rows = rows(&text, width);
-        (text, rows)
-    }
-
-    fn rows(laid: &Laid) -> usize {
-        laid.1.len()
-    }
-
-    fn is_stable(&self, _index: usize) -> bool {
-        true
-    }
-}
 
 /// The open pager.
 #[derive(Debug)]
@@ -182,11 +131,20 @@ impl Pager {
     /// tool has run.
     pub fn open(snapshot: &Snapshot) -> Option<Self> {
         let run = snapshot.tools.back()?;
-        Some(Self::on(Arc::clone(run)))
+        Some(Self::on(Arc::clone(run), snapshot))
     }
 
-    fn on(run: Arc<ToolRun>) -> Self {
-        let output = Output::of(run);
+    /// Opens on the changes `/diff` asked for.
+    pub fn turn_diff(changes: &TurnDiff) -> Self {
+        Self::showing(Output::document(changes))
+    }
+
+    fn on(run: Arc<ToolRun>, snapshot: &Snapshot) -> Self {
+        let diff = snapshot.call_diffs.get(&run.id).map(Arc::as_ref);
+        Self::showing(Output::of(run, diff))
+    }
+
+    fn showing(output: Output) -> Self {
         let mut list = LazyList::default();
         list.top(&output);
         let id = output.run.as_ref().map(|run| run.id.clone()).unwrap_or_default();
@@ -198,10 +156,12 @@ impl Pager {
         let Some(run) = snapshot.tools.iter().find(|run| run.id == self.id) else {
             return;
         };
-        if self.output.run.as_ref().is_some_and(|shown| Arc::ptr_eq(shown, run)) {
+        let diff = snapshot.call_diffs.get(&run.id).map(Arc::as_ref);
+        let diffed = self.output.styles.is_empty() == diff.is_none();
+        if self.output.run.as_ref().is_some_and(|shown| Arc::ptr_eq(shown, run)) && diffed {
             return;
         }
-        self.output = Output::of(Arc::clone(run));
+        self.output = Output::of(Arc::clone(run), diff);
         self.list.invalidate_from(0, true);
         if self.search.has_query() {
             self.find();
@@ -263,7 +223,7 @@ impl Pager {
         let next = if forward { at.checked_add(1) } else { at.checked_sub(1) };
         if let Some(run) = next.and_then(|next| snapshot.tools.get(next)) {
             let search = std::mem::take(&mut self.search);
-            *self = Self::on(Arc::clone(run));
+            *self = Self::on(Arc::clone(run), snapshot);
             self.search = search;
             if self.search.has_query() {
                 self.find();
@@ -320,7 +280,7 @@ impl Pager {
                     return;
                 }
                 let highlights = self.search.highlights(index, row.line);
-                let line = row_line(text, *row, &highlights).style(theme::RUN_OUTPUT);
+                let line = row_line(text, *row, &highlights).style(self.output.style(index));
                 buf.set_line(inner.x, y, &line, inner.width);
                 y += 1;
             }
@@ -329,14 +289,12 @@ impl Pager {
 
     /// ` bash  seq 1 50000 · 50000 lines `, cut to the border.
     fn title(&self, width: usize) -> Line<'static> {
-        let Some(run) = &self.output.run else {
-            return Line::default();
-        };
-        let lines = self.output.lines.len();
+        let output = &self.output;
+        let lines = output.lines.len();
         let tail = format!(" · {lines} line{} ", if lines == 1 { "" } else { "s" });
-        let lead = format!(" {} ", run.name);
+        let lead = format!(" {} ", output.name);
         let room = width.saturating_sub(4 + text_width(&lead) + text_width(&tail));
-        let summary = truncate(&first_line(&run.summary), room).into_owned();
+        let summary = truncate(&first_line(&output.summary), room).into_owned();
         Line::from(vec![
             Span::styled(lead, theme::TOOL_NAME),
             Span::styled(summary, theme::TITLE),

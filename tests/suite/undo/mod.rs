@@ -76,7 +76,7 @@ async fn undo_takes_back_what_bash_did_and_leaves_what_git_ignores() {
     let said = stdout(&undo(home.path(), w));
     for line in [
         "restored edit.txt",
-        "restored keep.txt",
+        "re-created keep.txt",
         "restored run.sh",
         "deleted made.txt",
         "deleted d/e/f.txt",

@@ -5,9 +5,11 @@
 use super::{Finished, OnRoad};
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
+use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::turn::{Stop, Turn};
-use crate::tools::{Effect, ToolContext};
+use crate::tools::gate::Gate;
+use crate::tools::{Effect, Tool, ToolCall, ToolContext, ToolOutcome, Tools};
 use futures_util::future::OptionFuture;
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -44,25 +46,54 @@ impl Turn<'_> {
             }
         };
         on.started = Instant::now();
-        let began = on.started;
+        let (mut outcome, stop) =
+            self.run_live(&*on.tool, call, &tools, gate, &mut on.opening, on.started).await;
+        self.tell_when_done(&*on.tool, call, &mut outcome);
+        // The time a command was held at its gate is keel's, not the command's.
+        on.started += outcome.command.held;
+        self.state.set_activity(Activity::Thinking);
+        match stop {
+            Some(why) => {
+                outcome.is_error = true;
+                if !outcome.for_model.contains(INTERRUPTED) {
+                    outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
+                }
+                ((ToolStatus::Interrupted, outcome), Some(why))
+            }
+            None if outcome.is_error => ((ToolStatus::Failed, outcome), None),
+            None => ((ToolStatus::Succeeded, outcome), None),
+        }
+    }
+
+    /// Runs `call` of `tool` on `tools` to its end, from `began`: its live output into the tool
+    /// pane, the opening snapshot (when one is taken) recorded as it is written, the person's
+    /// interrupt listened for. Returns how it ended, and why the turn must stop, if it must.
+    pub(in crate::agent) async fn run_live(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        tools: &Tools,
+        gate: Option<Gate>,
+        opening: &mut Option<Opening>,
+        began: Instant,
+    ) -> (ToolOutcome, Option<Stop>) {
         self.state.set_activity(Activity::RunningTool { name: call.name.clone() });
         self.state.update_tool(running(call, began, ""));
         self.state.publish(self.outbox);
-
         let cancel = CancellationToken::new();
         let (live_tx, mut live_rx) = mpsc::unbounded_channel();
         let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx), gate };
-        let run = tools.run_tool(&*on.tool, call, &ctx);
+        let run = tools.run_tool(tool, call, &ctx);
         tokio::pin!(run);
         let mut live = String::new();
         let mut stop = None;
-        let mut outcome = loop {
+        let outcome = loop {
             tokio::select! {
                 outcome = &mut run => break outcome,
-                taken = OptionFuture::from(on.opening.as_mut().map(|opening| &mut opening.task)),
-                    if on.opening.is_some() =>
+                taken = OptionFuture::from(opening.as_mut().map(|opening| &mut opening.task)),
+                    if opening.is_some() =>
                 {
-                    if let (Some(taken), Some(opening)) = (taken, on.opening.take()) {
+                    if let (Some(taken), Some(opening)) = (taken, opening.take()) {
                         self.opening_taken(taken, opening.opener, call);
                     }
                 }
@@ -80,21 +111,7 @@ impl Turn<'_> {
                 }
             }
         };
-        self.tell_when_done(&*on.tool, call, &mut outcome);
-        // The time a command was held at its gate is keel's, not the command's.
-        on.started += outcome.command.held;
-        self.state.set_activity(Activity::Thinking);
-        match stop {
-            Some(why) => {
-                outcome.is_error = true;
-                if !outcome.for_model.contains(INTERRUPTED) {
-                    outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
-                }
-                ((ToolStatus::Interrupted, outcome), Some(why))
-            }
-            None if outcome.is_error => ((ToolStatus::Failed, outcome), None),
-            None => ((ToolStatus::Succeeded, outcome), None),
-        }
+        (outcome, stop)
     }
 }
 

@@ -20,6 +20,9 @@ use crate::tools::{ToolSet, Tools, Workspace};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+mod between_turns;
+mod model_switch;
+
 /// The agent task's conversation, channels and services.
 pub(in crate::agent) struct Agent {
     pub conversation: Conversation,
@@ -143,6 +146,11 @@ impl Agent {
                 Command::ListSessions => self.conversation.state.list_sessions(),
                 Command::Resume(id) => self.resume(&id),
                 Command::Quit => break,
+                command @ (Command::Shell(_) | Command::SwitchModel(_) | Command::ShowDiff) => {
+                    if self.between_turns(command).await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
                 Command::Cancel | Command::Approve { .. } => {}
             }
             self.conversation.state.set_activity(Activity::Idle);
@@ -179,7 +187,7 @@ impl Agent {
 
     /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
     /// back to them.
-    async fn drain_queue(&mut self) -> Option<Stop> {
+    pub(super) async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.conversation.state.next_queued() {
             match self.turn().run(Some(prompt)).await {
                 Some(Stop::Quit) => return Some(Stop::Quit),
