@@ -58,6 +58,7 @@ mod resumed_session;
 mod retries;
 mod retry_view;
 mod sandbox;
+mod sandbox_escapes;
 mod sandbox_git;
 mod sandbox_keel;
 mod sandbox_view;

@@ -37,6 +37,29 @@ const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".gi
 /// (`config.worktree` is read when the config turns it on, which no command can).
 const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
 
+/// The mounts every sandbox starts with: the whole file system read-only, a `/dev` of its own and
+/// a `/proc` that shows only its processes. bwrap covers `/proc/sys` only where `access` says it
+/// is writable, which procfs never says of that folder, and the kernel checks a write to a
+/// setting against the writer's user, not its capabilities: as root, a command could set
+/// `kernel.core_pattern` to a program of its own, which the kernel runs as root outside every
+/// namespace at the next crash. So the settings are bound read-only over the sandbox's own, and
+/// so is `/proc/sysrq-trigger` where the kernel has one.
+const BASE: [&str; 13] = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+];
+
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
 pub struct Setup<'a> {
@@ -56,9 +79,8 @@ pub struct Setup<'a> {
 pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     let mut placeholders = Vec::new();
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
+    args.extend(BASE.iter().map(OsString::from));
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
-    push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
-    push(&["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
     push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
     if policy.mode == Mode::Workspace {
         let writable = policy.writable_roots.iter().filter(|root| root.is_dir());
@@ -165,10 +187,12 @@ fn is_empty_folder(path: &Path) -> bool {
     std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 
-/// Runs `bash -c :` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
+/// Runs `bash -c :` through `bwrap` with the mounts and namespaces every command gets; `Err` says
+/// why it failed.
 pub fn probe(bwrap: &Path) -> Result<(), String> {
     let output = Command::new(bwrap)
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(BASE)
+        .args(["--tmpfs", "/tmp"])
         .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"])
         .args(["--new-session", "--cap-drop", "ALL", "--", "bash", "-c", ":"])
         .stdin(Stdio::null())
