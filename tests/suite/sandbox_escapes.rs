@@ -104,3 +104,34 @@ fn kernel_settings_stay_read_only_even_as_root() {
     let said = run.all_results();
     assert!(!said.contains("WRITABLE"), "{said}");
 }
+
+/// Writes to every descriptor above stderr the command holds, naming each.
+const WRITE_INHERITED: &str = r#"for p in /proc/self/fd/*; do
+  n=${p##*/}
+  [ "$n" -gt 2 ] 2>/dev/null || continue
+  echo "holds $n: $(readlink "$p")"
+  { echo LEAKED >&"$n"; } 2>/dev/null
+done
+true
+"#;
+
+#[test]
+fn a_descriptor_keel_inherited_reaches_no_command() {
+    let runs: [(User, &[&str]); 3] =
+        [(User::Root, &[]), (User::Nobody, &[]), (User::Root, &["--sandbox", "off"])];
+    for (user, args) in runs {
+        let (home, work, outside) = (outside_tmp(), outside_tmp(), outside_tmp());
+        let log = outside.path().join("job-runner.log");
+        let file = std::fs::File::options().create(true).append(true).open(&log).unwrap();
+        // Without close-on-exec, as a job runner or a terminal leaves one.
+        let leaked = nix::unistd::dup(&file).unwrap();
+        std::fs::write(work.path().join("write.sh"), WRITE_INHERITED).unwrap();
+        let steps = vec![bash_step("bash write.sh"), text("Done.")];
+        let run = keel_p(user, steps, home.path(), work.path(), args, |_| {});
+        drop(leaked);
+        let said = run.all_results();
+        assert_eq!(run.output.status.code(), Some(0), "{user:?} {args:?}: {}", run.stderr());
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{user:?} {args:?}: {said}");
+        assert!(!said.contains("job-runner.log"), "{user:?} {args:?}: {said}");
+    }
+}

@@ -54,6 +54,19 @@ pub fn main(args: &[OsString]) -> ExitCode {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
     };
+    // Only the descriptors named reach the command: none that bwrap, or whatever started it,
+    // left open.
+    let named = [stdout, stderr].into_iter().filter_map(|fd| fd.to_str().and_then(inherited_fd));
+    let gate_fds = gate
+        .to_str()
+        .and_then(|text| text.split_once(','))
+        .into_iter()
+        .flat_map(|(ready, go)| [ready, go].into_iter().filter_map(inherited_fd));
+    let keep: Vec<_> = named.chain(gate_fds).collect();
+    if let Err(err) = super::super::supervisor::inherited::close_all_but(&keep) {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
     if let Err(err) = take_output(stdout, stderr) {
         eprintln!("keel: cannot confine the command: {err}");
         return ExitCode::FAILURE;

@@ -16,6 +16,7 @@
 //! Cargo's path to the keel binary.
 
 mod child;
+pub mod inherited;
 pub mod jobs;
 mod placeholders;
 mod procfs;
@@ -59,6 +60,11 @@ pub fn run_if_requested() -> Option<ExitCode> {
     }
     if entry != OsStr::new(ENTRY_ARG) {
         return None;
+    }
+    // Whatever started the supervisor, the command gets only what the supervisor hands it.
+    if let Err(err) = inherited::close_all_but(&[]) {
+        eprintln!("keel: {err}");
+        return Some(ExitCode::FAILURE);
     }
     let command = args.next().unwrap_or_default();
     let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
