@@ -13,7 +13,7 @@ use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::mcp;
-use keel::tools::sandbox::Probing;
+use keel::tools::sandbox::{Probing, process_limit};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
@@ -58,7 +58,9 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         );
     }
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
-    let sandbox = Probing::for_commands(config.sandbox.clone());
+    let mut policy = config.sandbox.clone();
+    policy.max_processes = max_processes()?;
+    let sandbox = Probing::for_commands(policy);
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
@@ -290,6 +292,14 @@ fn stall_timeout() -> color_eyre::Result<Duration> {
             ))
             .into()),
         },
+    }
+}
+
+/// The bound on a command's processes that keel's environment sets, if it sets one.
+fn max_processes() -> color_eyre::Result<Option<u64>> {
+    match std::env::var(process_limit::VARIABLE) {
+        Err(_) => Ok(None),
+        Ok(text) => Ok(Some(process_limit::parse(&text).map_err(UsageError)?)),
     }
 }
 

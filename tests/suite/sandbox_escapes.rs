@@ -135,3 +135,61 @@ fn a_descriptor_keel_inherited_reaches_no_command() {
         assert!(!said.contains("job-runner.log"), "{user:?} {args:?}: {said}");
     }
 }
+
+/// Starts up to `ARGV[0]` processes that sleep a while, and says how many it could.
+const FORK_MANY: &str = r#"my ($wanted, $started) = ($ARGV[0], 0);
+for (1 .. $wanted) {
+  my $pid = fork();
+  if (!defined $pid) { print "refused after $started: $!\n"; last }
+  if ($pid == 0) { open STDOUT, '>', '/dev/null'; open STDERR, '>', '/dev/null'; sleep 3; exit 0 }
+  $started++;
+}
+print "started $started of $wanted\n";
+"#;
+
+/// What `FORK_MANY` said when run for `wanted` processes as `user` under `limit` (else keel's).
+fn fork_many(user: User, wanted: usize, limit: Option<&str>) -> String {
+    let (home, work) = (outside_tmp(), outside_tmp());
+    std::fs::write(work.path().join("fork.pl"), FORK_MANY).unwrap();
+    let steps = vec![bash_step(&format!("perl fork.pl {wanted}")), text("Done.")];
+    let run = keel_p(user, steps, home.path(), work.path(), &[], |command| {
+        if let Some(limit) = limit {
+            command.env("KEEL_MAX_PROCESSES", limit);
+        }
+    });
+    assert_eq!(run.output.status.code(), Some(0), "{user:?}: {}", run.stderr());
+    run.all_results()
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_even_as_root() {
+    for user in User::BOTH {
+        let said = fork_many(user, 200, Some("40"));
+        let started: usize = said
+            .split("refused after ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("{user:?}: nothing was refused: {said}"));
+        assert!(started <= 40, "{user:?}: {said}");
+        assert!(said.contains("Resource temporarily unavailable"), "{user:?}: {said}");
+    }
+}
+
+#[test]
+fn builds_have_room_under_the_default_limit() {
+    for user in User::BOTH {
+        let said = fork_many(user, 400, None);
+        assert!(said.contains("started 400 of 400"), "{user:?}: {said}");
+    }
+}
+
+#[test]
+fn a_process_limit_that_is_no_number_is_refused() {
+    let (home, work) = (outside_tmp(), outside_tmp());
+    let run = keel_p(User::Root, vec![text("Hi.")], home.path(), work.path(), &[], |command| {
+        command.env("KEEL_MAX_PROCESSES", "lots");
+    });
+    assert_eq!(run.output.status.code(), Some(2), "{}", run.stderr());
+    assert!(run.stderr().contains("KEEL_MAX_PROCESSES must be a whole number"), "{}", run.stderr());
+}

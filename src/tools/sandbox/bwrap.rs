@@ -121,8 +121,9 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     }
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
-    push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
-    Launch { prefix: args, placeholders }
+    let limit = policy.process_limit();
+    push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
+    Launch { prefix: args, placeholders, max_processes: Some(limit) }
 }
 
 /// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed

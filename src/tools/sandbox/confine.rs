@@ -30,6 +30,7 @@
 //! Anything but that word (keel gave up on the command, or is gone) ends it without running
 //! anything.
 
+use super::process_limit;
 use nix::libc;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -48,9 +49,10 @@ pub const READY: u8 = b'r';
 pub const GO: u8 = b'g';
 
 /// Takes the output pipes, confines this process, waits at the gate and `exec`s the rest of
-/// `args` (`STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on failure.
+/// `args` (`MAX_PROCESSES STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on
+/// failure.
 pub fn main(args: &[OsString]) -> ExitCode {
-    let [stdout, stderr, gate, program, rest @ ..] = args else {
+    let [max_processes, stdout, stderr, gate, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
     };
@@ -68,6 +70,14 @@ pub fn main(args: &[OsString]) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if let Err(err) = take_output(stdout, stderr) {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
+    let limit = max_processes.to_str().and_then(|limit| limit.parse().ok());
+    if let Err(err) = limit
+        .ok_or_else(|| format!("{} is no process limit", max_processes.to_string_lossy()))
+        .and_then(process_limit::apply_inside)
+    {
         eprintln!("keel: cannot confine the command: {err}");
         return ExitCode::FAILURE;
     }

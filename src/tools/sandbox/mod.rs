@@ -12,6 +12,7 @@ pub mod bwrap;
 pub mod confine;
 pub mod nested;
 pub mod probing;
+pub mod process_limit;
 pub mod repository;
 
 pub use probing::Probing;
@@ -71,9 +72,16 @@ pub struct Policy {
     pub network: bool,
     /// Folders outside the workspace that commands may write (the person's own config only).
     pub writable_roots: Vec<PathBuf>,
+    /// How many processes a command may have at once; `None`: [`process_limit::default_limit`].
+    pub max_processes: Option<u64>,
 }
 
 impl Policy {
+    /// How many processes a command may have at once.
+    pub fn process_limit(&self) -> u64 {
+        self.max_processes.unwrap_or_else(process_limit::default_limit)
+    }
+
     /// The policy with at most `mode`'s freedom (plan mode asks for `ReadOnly`).
     pub fn at_most(&self, mode: Mode) -> Self {
         let mut policy = self.clone();

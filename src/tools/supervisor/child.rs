@@ -14,7 +14,7 @@
 //! how long it held it.
 
 use super::protocol::{GO, KILL, Report, Status};
-use super::{Launch, placeholders, procfs};
+use super::{Launch, pids_cgroup, placeholders, procfs};
 use crate::tools::sandbox::confine;
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
@@ -55,7 +55,18 @@ enum Event {
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
+    // Only root needs the cgroup: anyone else is bound inside the sandbox. Without one the
+    // command runs unbounded, as it would without the sandbox.
+    let bound = match launch.max_processes {
+        Some(limit) if !launch.prefix.is_empty() && nix::unistd::geteuid().is_root() => {
+            pids_cgroup::enter(limit).ok()
+        }
+        _ => None,
+    };
     let code = supervise(command, &launch.prefix);
+    if let Some(cgroup) = bound {
+        cgroup.leave();
+    }
     drop(in_use);
     placeholders::remove(&launch.placeholders);
     code

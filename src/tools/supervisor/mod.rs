@@ -18,6 +18,7 @@
 mod child;
 pub mod inherited;
 pub mod jobs;
+mod pids_cgroup;
 mod placeholders;
 mod procfs;
 pub mod protocol;
@@ -67,9 +68,11 @@ pub fn run_if_requested() -> Option<ExitCode> {
         return Some(ExitCode::FAILURE);
     }
     let command = args.next().unwrap_or_default();
-    let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
+    let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
+    let max_processes = number().filter(|limit| *limit > 0);
+    let count = number().and_then(|count| usize::try_from(count).ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders };
+    let launch = Launch { prefix: args.collect(), placeholders, max_processes };
     Some(child::main(&command, &launch))
 }
 
@@ -83,6 +86,9 @@ pub struct Launch {
     /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
     /// of the command is gone.
     pub placeholders: Vec<PathBuf>,
+    /// How many processes the sandboxed command may have at once, which the supervisor keeps
+    /// with a `pids` cgroup when keel runs as root (`sandbox::process_limit`).
+    pub max_processes: Option<u64>,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -164,6 +170,7 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
+            .arg(launch.max_processes.unwrap_or(0).to_string())
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
             .args(&launch.prefix)
