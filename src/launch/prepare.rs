@@ -60,7 +60,9 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
     let mut policy = config.sandbox.clone();
     policy.max_processes = max_processes()?;
-    let sandbox = Probing::for_commands(policy);
+    // No program keel runs outside the sandbox is taken from where commands may write.
+    let writable = policy.writable_places(workspace.root());
+    let sandbox = Probing::for_commands(policy, workspace.root());
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
@@ -72,6 +74,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     let mcp = mcp::Hub::start(
         config.mcp_servers.clone(),
         workspace.root(),
+        &writable,
         keel::state_home::state_dir(&env).as_deref(),
     );
     if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
@@ -145,7 +148,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         .into());
     }
     let told = notices.len();
-    let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
+    let sessions = open_session(&cli, &workspace, &writable, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
         eprintln!("keel: {}", visible(notice));
     }
@@ -188,10 +191,12 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
 }
 
 /// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
-/// in a throwaway folder saves nothing. What the person should know goes to `notices`.
+/// in a throwaway folder saves nothing. What the person should know goes to `notices`;
+/// `writable` are the folders commands may write, where undo's `git` is never taken from.
 fn open_session(
     cli: &Cli,
     workspace: &Workspace,
+    writable: &[std::path::PathBuf],
     throwaway: bool,
     notices: &mut Vec<String>,
 ) -> color_eyre::Result<Sessions> {
@@ -200,7 +205,7 @@ fn open_session(
         return Ok(Sessions::Off);
     }
     let store = match SessionStore::from_env(workspace.root()) {
-        Ok(store) => store,
+        Ok(store) => store.commands_write(writable),
         Err(err) if !resuming => {
             notices.push(format!("is not saving this session: {err}"));
             return Ok(Sessions::Off);

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod output;
 pub mod pending;
 pub mod preview;
+pub mod programs;
 pub mod sandbox;
 pub mod simple_command;
 pub mod size_limit;

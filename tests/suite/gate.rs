@@ -170,7 +170,7 @@ async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
     let sandbox = Sandbox {
         availability: Availability::Ready { bwrap: broken },
-        ..Sandbox::assumed_for_commands(Policy::default(), &|_| None)
+        ..Sandbox::assumed_for_commands(Policy::default(), &|_| None, work.path())
     };
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };

@@ -15,12 +15,15 @@ use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
 use crate::state_home::state_dir;
+use crate::tools::programs;
 use crate::tools::undo::Shadow;
 use crate::tools::undo::shadow::create_private_dir;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 const WORKSPACES_DIR: &str = "workspaces";
+/// The program undo's snapshots run.
+const GIT: &str = "git";
 const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
@@ -48,13 +51,22 @@ pub struct SessionStore {
     state: PathBuf,
     dir: PathBuf,
     workspace: PathBuf,
+    /// The `git` undo's snapshots run, found outside what commands may write, or why none is.
+    git: Result<PathBuf, String>,
 }
 
 impl SessionStore {
     /// The sessions of `workspace` (a canonical path) under the state folder `state`.
     pub fn new(state: &Path, workspace: &Path) -> Self {
         let dir = state.join(WORKSPACES_DIR).join(folder_name(workspace));
-        Self { state: state.to_owned(), dir, workspace: workspace.to_owned() }
+        let git = programs::find(GIT.as_ref(), &[workspace.to_owned()]);
+        Self { state: state.to_owned(), dir, workspace: workspace.to_owned(), git }
+    }
+
+    /// The same store, its `git` found outside `writable` too: every folder commands may write
+    /// (the workspace, the person's `writable_roots`, the session's `/tmp`).
+    pub fn commands_write(self, writable: &[PathBuf]) -> Self {
+        Self { git: programs::find(GIT.as_ref(), writable), ..self }
     }
 
     /// The sessions of `workspace` in the state folder the environment names.
@@ -155,7 +167,7 @@ impl SessionStore {
     pub fn shadow(&self, id: &str) -> Shadow {
         let git_dir = self.dir.join(SHADOW_DIR);
         let index = git_dir.join(format!("{INDEX_PREFIX}{id}"));
-        let shadow = Shadow::new(git_dir, self.workspace.clone(), index);
+        let shadow = Shadow::new(git_dir, self.workspace.clone(), index).with_git_found(&self.git);
         // keel's own state inside the workspace (say, a workspace that is the home folder) is
         // never snapshotted: it would snapshot the snapshots.
         match self.state.strip_prefix(&self.workspace).ok().and_then(Path::to_str) {

@@ -23,7 +23,7 @@ mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
 use super::supervisor::{self, KillReport, Launch, Supervised};
-use super::{CommandRun, ToolContext, ToolOutcome, guard};
+use super::{CommandRun, ToolContext, ToolOutcome, guard, programs};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -97,7 +97,11 @@ pub async fn run(
         return ToolOutcome::error(NOT_STARTED);
     }
     let timeout = timeout_for(args);
-    let launch = launch(sandbox, root);
+    let shell = match programs::find(BASH.as_ref(), &sandbox.policy.writable_places(root)) {
+        Ok(shell) => shell,
+        Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
+    };
+    let launch = Launch { shell: Some(shell), ..launch(sandbox, root) };
     let sandboxed = !launch.prefix.is_empty();
     if let Some(gate) = &ctx.gate
         && !sandboxed
@@ -159,6 +163,9 @@ pub async fn run(
     let command = CommandRun { held, sandbox_down, left_running };
     ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
 }
+
+/// The shell every command runs in.
+const BASH: &str = "bash";
 
 /// A command stopped before it ran.
 const NOT_STARTED: &str = "Command not started: interrupted by user.";

@@ -1,6 +1,9 @@
 //! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
 //!
-//! A stdio server runs in a process group of its own (killed whole when keel stops it or exits),
+//! A stdio server's bare command is found on keel's `PATH` outside every folder commands may
+//! write (`tools::programs`): keel runs it unconfined, so a `.venv/bin/npx` a command planted must
+//! not be what starts. A stdio server runs in a process group of its own (killed whole when keel
+//! stops it or exits),
 //! in the workspace, with keel's environment less the provider keys and keel's own settings
 //! (`tools::bash::environment`) — unless the config names them in `env_vars` — plus its `env`.
 //! Its stderr goes to a log file under keel's state folder, never onto the screen. If keel is
@@ -8,6 +11,7 @@
 
 use super::config::{Server, Transport};
 use crate::tools::bash::environment;
+use crate::tools::programs;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -34,13 +38,16 @@ pub type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 pub async fn start(
     server: &Server,
     workspace: &Path,
+    writable: &[PathBuf],
     log: Option<&Path>,
     env: Env<'_>,
     group: &AtomicI32,
 ) -> Result<Started, String> {
     match &server.transport {
         Transport::Stdio { command, args, env: set, env_vars } => {
-            let mut cmd = tokio::process::Command::new(command);
+            let program = programs::find(command.as_ref(), writable)
+                .map_err(|why| format!("could not start `{command}`: {why}"))?;
+            let mut cmd = tokio::process::Command::new(program);
             cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
             for (name, _) in std::env::vars_os() {
                 if environment::is_withheld(&name) {

@@ -123,7 +123,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     let limit = policy.process_limit();
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
-    Launch { prefix: args, placeholders, max_processes: Some(limit) }
+    Launch { prefix: args, placeholders, max_processes: Some(limit), shell: None }
 }
 
 /// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed

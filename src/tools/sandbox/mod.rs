@@ -18,11 +18,11 @@ pub mod repository;
 pub use probing::Probing;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The environment variable that names the `bwrap` program (default: `bwrap` on `PATH`). Read
-/// from keel's own environment only: commands never see `KEEL_*` variables, and no config file
-/// can set it.
+/// The environment variable that names the `bwrap` program (default: `bwrap` on `PATH`, outside
+/// every folder commands may write: [`crate::tools::programs`]). Read from keel's own environment
+/// only: commands never see `KEEL_*` variables, and no config file can set it.
 pub const BWRAP_VARIABLE: &str = "KEEL_BWRAP";
 /// The program used when [`BWRAP_VARIABLE`] is not set.
 pub const DEFAULT_BWRAP: &str = "bwrap";
@@ -77,6 +77,14 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The folders commands of `workspace` may write under this policy, whatever the mode: no
+    /// program keel runs outside the sandbox is taken from them ([`crate::tools::programs`]).
+    pub fn writable_places(&self, workspace: &Path) -> Vec<PathBuf> {
+        std::iter::once(workspace.to_path_buf())
+            .chain(self.writable_roots.iter().cloned())
+            .collect()
+    }
+
     /// How many processes a command may have at once.
     pub fn process_limit(&self) -> u64 {
         self.max_processes.unwrap_or_else(process_limit::default_limit)
@@ -126,9 +134,12 @@ fn bwrap_from_env() -> Option<std::ffi::OsString> {
     std::env::var_os(BWRAP_VARIABLE).filter(|value| !value.is_empty())
 }
 
-/// The `bwrap` program: the one named, else [`DEFAULT_BWRAP`].
-fn bwrap_program(named: Option<&std::ffi::OsStr>) -> PathBuf {
-    named.map_or_else(|| PathBuf::from(DEFAULT_BWRAP), PathBuf::from)
+/// The `bwrap` program: the one named, else [`DEFAULT_BWRAP`], found on keel's `PATH` outside
+/// the folders commands can write (`writable`); why not, in words that say what to install.
+fn bwrap_program(named: Option<&std::ffi::OsStr>, writable: &[PathBuf]) -> Result<PathBuf, String> {
+    let named = named.unwrap_or(DEFAULT_BWRAP.as_ref());
+    crate::tools::programs::find(named, writable)
+        .map_err(|why| format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
 }
 
 impl Sandbox {
@@ -144,42 +155,61 @@ impl Sandbox {
     /// The sandbox for `policy`, probed with the `bwrap` program named by `bwrap` (the
     /// [`BWRAP_VARIABLE`] setting, else [`DEFAULT_BWRAP`]). With `--sandbox off` nothing is probed.
     pub fn probe(policy: Policy, bwrap: Option<&std::ffi::OsStr>) -> Self {
+        let writable = policy.writable_roots.clone();
+        Self::probe_in(policy, bwrap, &writable)
+    }
+
+    /// [`Sandbox::probe`], finding `bwrap` outside the folders commands may write (`writable`).
+    fn probe_in(policy: Policy, bwrap: Option<&std::ffi::OsStr>, writable: &[PathBuf]) -> Self {
         if policy.mode == Mode::Off {
             return Self { policy, ..Self::off() };
         }
-        let program = bwrap_program(bwrap);
-        let availability = match bwrap::probe(&program) {
-            Ok(()) => Availability::Ready { bwrap: program },
-            Err(why) => {
-                Availability::Missing(format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
-            }
+        let availability = match bwrap_program(bwrap, writable) {
+            Ok(program) => match bwrap::probe(&program) {
+                Ok(()) => Availability::Ready { bwrap: program },
+                Err(why) => {
+                    Availability::Missing(format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
+                }
+            },
+            Err(why) => Availability::Missing(why),
         };
         Self { policy, availability, read_only: Vec::new() }
-    }
-
-    /// The sandbox from keel's own environment's [`BWRAP_VARIABLE`].
-    pub fn probe_from_env(policy: Policy) -> Self {
-        Self::probe(policy, bwrap_from_env().as_deref())
     }
 
     /// What [`Sandbox::for_commands`] finds where `bwrap` works, without trying it: the sandbox
     /// a command may start in while the probe runs. The command's own start proves it, since a
     /// sandbox that does not come up runs nothing (`bash`'s `sandbox_down`).
-    pub fn assumed_for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
+    pub fn assumed_for_commands(
+        policy: Policy,
+        env: &dyn Fn(&str) -> Option<String>,
+        workspace: &Path,
+    ) -> Self {
         let read_only = crate::state_home::state_dir(env).into_iter().collect();
         if policy.mode == Mode::Off {
             return Self { policy, read_only, ..Self::off() };
         }
-        let bwrap = bwrap_program(bwrap_from_env().as_deref());
-        Self { policy, availability: Availability::Ready { bwrap }, read_only }
+        let availability =
+            match bwrap_program(bwrap_from_env().as_deref(), &policy.writable_places(workspace)) {
+                Ok(bwrap) => Availability::Ready { bwrap },
+                Err(why) => Availability::Missing(why),
+            };
+        Self { policy, availability, read_only }
     }
 
     /// The sandbox keel's front ends run commands in: `policy`, probed with the `bwrap` that
-    /// keel's own environment names, keeping keel's state folder (sessions, undo snapshots)
-    /// read-only wherever it lives.
-    pub fn for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let probed = Self::probe_from_env(policy.clone());
-        Self { availability: probed.availability, ..Self::assumed_for_commands(policy, env) }
+    /// keel's own environment names (found outside what commands of `workspace` may write),
+    /// keeping keel's state folder (sessions, undo snapshots) read-only wherever it lives.
+    pub fn for_commands(
+        policy: Policy,
+        env: &dyn Fn(&str) -> Option<String>,
+        workspace: &Path,
+    ) -> Self {
+        let writable = policy.writable_places(workspace);
+        let probed = Self::probe_in(policy.clone(), bwrap_from_env().as_deref(), &writable);
+        Self {
+            availability: probed.availability,
+            ..Self::assumed_for_commands(policy, env, workspace)
+        }
     }
 
     /// This sandbox with at most `mode`'s freedom; with the sandbox off, as it is (plan mode

@@ -8,6 +8,7 @@
 //! available: commands are then refused, never run unconfined.
 
 use super::{Availability, Policy, Sandbox};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -35,17 +36,19 @@ impl Probing {
         Self(Arc::new(shared))
     }
 
-    /// The sandbox keel's front ends run commands in ([`Sandbox::for_commands`], with keel's
-    /// own environment), probed on a thread of its own. With `--sandbox off` nothing is probed.
-    pub fn for_commands(policy: Policy) -> Self {
+    /// The sandbox keel's front ends run commands of `workspace` in ([`Sandbox::for_commands`],
+    /// with keel's own environment), probed on a thread of its own. With `--sandbox off` nothing
+    /// is probed.
+    pub fn for_commands(policy: Policy, workspace: &Path) -> Self {
         let probe = {
-            let policy = policy.clone();
-            move || Sandbox::for_commands(policy, &|name| std::env::var(name).ok())
+            let (policy, workspace) = (policy.clone(), workspace.to_path_buf());
+            move || Sandbox::for_commands(policy, &|name| std::env::var(name).ok(), &workspace)
         };
         if policy.mode == super::Mode::Off {
             return Self::known(probe());
         }
-        let assumed = Sandbox::assumed_for_commands(policy, &|name| std::env::var(name).ok());
+        let assumed =
+            Sandbox::assumed_for_commands(policy, &|name| std::env::var(name).ok(), workspace);
         match std::thread::Builder::new().name("sandbox-probe".into()).spawn(probe.clone()) {
             Ok(thread) => Self(Arc::new(Shared {
                 sandbox: OnceLock::new(),
@@ -114,7 +117,10 @@ mod tests {
 
     #[test]
     fn off_is_known_at_once() {
-        let off = Probing::for_commands(Policy { mode: Mode::Off, ..Policy::default() });
+        let off = Probing::for_commands(
+            Policy { mode: Mode::Off, ..Policy::default() },
+            Path::new("/nonexistent"),
+        );
         assert_eq!(off.ready().map(Sandbox::confinement), Some(Confinement::Off));
         let known = Probing::known(Sandbox::off());
         assert_eq!(known.clone().ready(), Some(&Sandbox::off()));

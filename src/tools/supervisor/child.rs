@@ -20,15 +20,18 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The shell when keel names none: `bash` on the supervisor's `PATH`.
+const BASH: &str = "bash";
 /// How long the supervisor keeps killing before it reports survivors.
 const KILL_DEADLINE: Duration = Duration::from_secs(2);
 /// Pause between two sweeps of `/proc` while killing.
@@ -63,7 +66,7 @@ pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
         }
         _ => None,
     };
-    let code = supervise(command, &launch.prefix);
+    let code = supervise(command, launch);
     if let Some(cgroup) = bound {
         cgroup.leave();
     }
@@ -72,7 +75,7 @@ pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     code
 }
 
-fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
+fn supervise(command: &OsStr, launch: &Launch) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -83,7 +86,7 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let (shell, mut sandbox_said, gate) = match start(command, prefix) {
+    let (shell, mut sandbox_said, gate) = match start(command, launch) {
         Ok(started) => started,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
@@ -201,18 +204,20 @@ fn gate_pipes() -> Result<([std::os::fd::OwnedFd; 2], HeldGate), String> {
     Ok((theirs, HeldGate { ready, go }))
 }
 
-/// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
+/// Leaves keel's session, becomes a subreaper and starts `bash` (the one `launch` names, through
+/// its `prefix`, the sandbox,
 /// when there is one, held at its gate until keel says `go`); then lets go of the output pipes
 /// so that only the command holds them. Through the sandbox, it also returns what keeps bwrap's
 /// own messages (see [`SandboxSaid`]), and the gate the shell waits at.
 fn start(
     command: &OsStr,
-    prefix: &[OsString],
+    launch: &Launch,
 ) -> Result<(Pid, Option<SandboxSaid>, Option<HeldGate>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
-    let (mut shell, said, gate) = match prefix.split_first() {
+    let bash = launch.shell.as_deref().unwrap_or(Path::new(BASH));
+    let (mut shell, said, gate) = match launch.prefix.split_first() {
         Some((program, args)) => {
             let (outputs, said) = sandbox_outputs()?;
             let (gate_ends, gate) = gate_pipes()?;
@@ -222,11 +227,11 @@ fn start(
                 format!("{},{}", ready.as_raw_fd(), go.as_raw_fd())
             };
             let mut shell = std::process::Command::new(program);
-            shell.args(args).args(outputs.args()).arg(gate_arg).arg("bash");
+            shell.args(args).args(outputs.args()).arg(gate_arg).arg(bash);
             shell.stdout(Stdio::null()).stderr(said.writer);
             (shell, Some((outputs, said.kept, gate_ends)), Some(gate))
         }
-        None => (std::process::Command::new("bash"), None, None),
+        None => (std::process::Command::new(bash), None, None),
     };
     let shell = shell
         .arg("-c")

@@ -70,9 +70,11 @@ pub fn run_if_requested() -> Option<ExitCode> {
     let command = args.next().unwrap_or_default();
     let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
     let max_processes = number().filter(|limit| *limit > 0);
+    let shell = args.next().filter(|shell| !shell.is_empty()).map(PathBuf::from);
+    let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
     let count = number().and_then(|count| usize::try_from(count).ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders, max_processes };
+    let launch = Launch { prefix: args.collect(), placeholders, max_processes, shell };
     Some(child::main(&command, &launch))
 }
 
@@ -89,6 +91,9 @@ pub struct Launch {
     /// How many processes the sandboxed command may have at once, which the supervisor keeps
     /// with a `pids` cgroup when keel runs as root (`sandbox::process_limit`).
     pub max_processes: Option<u64>,
+    /// The shell, found where no command can plant one ([`super::programs`]); `None`: `bash`
+    /// on the supervisor's `PATH`.
+    pub shell: Option<PathBuf>,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -171,6 +176,7 @@ impl Supervised {
         cmd.arg(ENTRY_ARG)
             .arg(command)
             .arg(launch.max_processes.unwrap_or(0).to_string())
+            .arg(launch.shell.as_deref().unwrap_or(Path::new("")))
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
             .args(&launch.prefix)

@@ -9,8 +9,8 @@ use thiserror::Error;
 /// Why a snapshot or a look into one failed.
 #[derive(Debug, Error)]
 pub enum ShadowError {
-    #[error("git was not found, so keel cannot snapshot the workspace")]
-    NoGit,
+    #[error("{0}, so keel cannot snapshot the workspace")]
+    NoGit(String),
     #[error("`git {step}` failed: {message}")]
     Failed { step: &'static str, message: String },
     #[error("the shadow repository {path}: {source}")]

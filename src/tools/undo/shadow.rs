@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The program run for every snapshot.
+/// The program run for every snapshot, when none was found for it.
 const GIT: &str = "git";
 /// The shadow repository's settings: no automatic gc (snapshots must stay), no conversions, no
 /// hints on stderr.
@@ -55,7 +55,8 @@ const REF_PREFIX: &str = "refs/keel/snapshots/";
 /// The shadow repository of one workspace, with the index one session snapshots through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shadow {
-    git: OsString,
+    /// The `git` program, or why none may be run.
+    git: Result<OsString, String>,
     git_dir: PathBuf,
     work_tree: PathBuf,
     index: PathBuf,
@@ -71,7 +72,7 @@ impl Shadow {
     /// The repository at `git_dir` for the workspace `work_tree`, snapshotting through `index`.
     pub fn new(git_dir: PathBuf, work_tree: PathBuf, index: PathBuf) -> Self {
         Self {
-            git: GIT.into(),
+            git: Ok(GIT.into()),
             git_dir,
             work_tree,
             index,
@@ -82,7 +83,14 @@ impl Shadow {
 
     /// Runs `program` instead of `git` (to test a machine without git).
     pub fn with_git(mut self, program: impl Into<OsString>) -> Self {
-        self.git = program.into();
+        self.git = Ok(program.into());
+        self
+    }
+
+    /// Runs the `git` keel found ([`crate::tools::programs`]); with none, snapshots fail saying
+    /// why.
+    pub fn with_git_found(mut self, found: &Result<PathBuf, String>) -> Self {
+        self.git = found.clone().map(PathBuf::into_os_string);
         self
     }
 
@@ -119,7 +127,7 @@ impl Shadow {
         let quiet = match self.add_all() {
             Ok(quiet) => quiet,
             // A damaged private index is only a cache: start it again once.
-            Err(first) if matches!(first, ShadowError::NoGit) => return Err(first),
+            Err(first) if matches!(first, ShadowError::NoGit(_)) => return Err(first),
             Err(_) => {
                 let _ = std::fs::remove_file(&self.index);
                 tree_memo::forget(&self.index);
@@ -282,8 +290,9 @@ impl Shadow {
 
     /// `git` with none of the caller's git settings: no `GIT_*` variables, no global or system
     /// config, never a prompt.
-    fn command(&self) -> Command {
-        let mut command = Command::new(&self.git);
+    fn command(&self) -> Result<Command, ShadowError> {
+        let git = self.git.as_ref().map_err(|why| ShadowError::NoGit(why.clone()))?;
+        let mut command = Command::new(git);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("GIT_") {
                 command.env_remove(name);
@@ -295,7 +304,7 @@ impl Shadow {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .current_dir(&self.work_tree);
-        command
+        Ok(command)
     }
 
     /// Runs one git command against the shadow repository, the work tree and the private index.
@@ -305,7 +314,7 @@ impl Shadow {
         args: &[&str],
         input: Option<Vec<u8>>,
     ) -> Result<Output, ShadowError> {
-        let mut command = self.command();
+        let mut command = self.command()?;
         command
             .args(args)
             .env("GIT_DIR", &self.git_dir)
@@ -327,7 +336,7 @@ fn finish(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command.spawn().map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => ShadowError::NoGit,
+        io::ErrorKind::NotFound => ShadowError::NoGit("git was not found".to_owned()),
         _ => ShadowError::Io { path: program.clone(), source },
     })?;
     // Written from a thread of its own: git may answer before it has read everything.
