@@ -62,6 +62,7 @@ mod sandbox_escapes;
 mod sandbox_git;
 mod sandbox_keel;
 mod sandbox_programs;
+mod sandbox_repositories;
 mod sandbox_view;
 mod session_picker;
 mod session_state;

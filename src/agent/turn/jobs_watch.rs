@@ -1,7 +1,10 @@
 //! While a background job a command left runs on after its turn, and as each ends, the agent
 //! looks at what it may have left in the workspace's repositories — a `.git/commondir`, a
 //! `sub/.git` — every few seconds: what each turn's end looks for, in the window between turns.
+//! What appears again where keel removed it, while no command runs, only a job can have made:
+//! keel then stops every job, and says so at once.
 
+use crate::agent::event::AgentEvent;
 use crate::agent::turn::task::Agent;
 use crate::tools::supervisor::jobs;
 use std::time::Duration;
@@ -26,7 +29,22 @@ impl Agent {
     /// each turn's end does; the person is told as of an error.
     pub(in crate::agent) async fn look_while_jobs_run(&mut self) {
         self.jobs_seen = jobs::ended();
-        self.look_at_repository_again();
-        self.look_for_nested_repositories().await;
+        let commondir_again = self.look_at_repository_again();
+        let repository_again = self.look_for_nested_repositories().await;
+        if commondir_again || repository_again {
+            let stopped = jobs::stop_all(self.tools.workspace().root());
+            if stopped == 0 {
+                // The job that made it had ended already.
+                return;
+            }
+            let what = if commondir_again { ".git/commondir" } else { "a repository" };
+            self.emit(AgentEvent::Error {
+                text: format!(
+                    "keel stopped the background jobs commands left running ({stopped}): {what} \
+                     was made again after keel removed it, while no command ran, so one of them \
+                     keeps making it. Start them again yourself if you trust them."
+                ),
+            });
+        }
     }
 }

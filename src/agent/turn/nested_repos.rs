@@ -1,12 +1,13 @@
-//! Repositories below the workspace's top ([`nested`]): noted as the session opens, on a thread
-//! of its own (what is there then is the person's) and kept read-only to commands; looked for
-//! again as every turn that follows a command ends, and one that appeared moved aside, the person
-//! told.
+//! Repositories below the workspace's top, or the top made one without a `.git` ([`nested`]):
+//! noted as the session opens, on a thread of its own (what is there then is the person's) and
+//! kept read-only to commands; looked for again as every turn that follows a command ends, and
+//! one that appeared moved aside, the person told.
 
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::task::Agent;
 use crate::tools::sandbox::nested::{self, Scan};
 use crate::tools::{ToolName, Tools};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
 
@@ -26,6 +27,8 @@ pub(in crate::agent) struct NestedWatch {
     told_unprotected: bool,
     /// The person was told that a look stopped short of the whole workspace.
     told_incomplete: bool,
+    /// Every mark of a repository (`sub/.git`, `sub/HEAD`) moved aside in this session.
+    moved: HashSet<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -53,6 +56,7 @@ impl NestedWatch {
             commands_ran: false,
             told_unprotected: false,
             told_incomplete: false,
+            moved: HashSet::new(),
         }
     }
 
@@ -79,16 +83,14 @@ impl NestedWatch {
     /// How many were left writable, when any were.
     pub(in crate::agent) fn protecting(&self, tools: Tools) -> (Tools, Option<usize>) {
         let Noted::Done(scan) = &self.state else { return (tools, None) };
-        let mut repositories: Vec<&Path> = scan.repositories().collect();
+        let mut repositories = scan.protected(&self.root);
         if repositories.is_empty() {
             return (tools, None);
         }
-        repositories.sort_by_key(|path| (path.components().count(), *path));
+        repositories.sort_by(|a, b| (a.components().count(), a).cmp(&(b.components().count(), b)));
         let left = repositories.len().saturating_sub(MAX_PROTECTED);
         let mut sandbox = tools.sandbox().clone();
-        sandbox
-            .read_only
-            .extend(repositories.into_iter().take(MAX_PROTECTED).map(Path::to_path_buf));
+        sandbox.read_only.extend(repositories.into_iter().take(MAX_PROTECTED));
         (tools.with_sandbox(sandbox), (left > 0).then_some(left))
     }
 }
@@ -126,9 +128,10 @@ impl Agent {
 
     /// As a turn ends, once a command has run in the session: a repository that appeared below
     /// the top since is moved aside, and the person told as of an error (`-p` prints it too).
-    pub(in crate::agent) async fn look_for_nested_repositories(&mut self) {
+    /// Whether one was made again where keel had moved one aside before.
+    pub(in crate::agent) async fn look_for_nested_repositories(&mut self) -> bool {
         if !self.nested.commands_ran {
-            return;
+            return false;
         }
         let before = self.nested.before().await;
         if !before.complete {
@@ -136,19 +139,24 @@ impl Agent {
         }
         let (root, kept) = (self.nested.root.clone(), before.clone());
         let settled = tokio::task::spawn_blocking(move || nested::settle(&root, &before)).await;
-        let Ok((now, told)) = settled else {
+        let Ok(settled) = settled else {
             // The look was lost: the next one starts from this one's start, never from nothing.
             self.nested.state = Noted::Done(kept);
-            return;
+            return false;
         };
-        let complete = now.complete;
-        self.nested.state = Noted::Done(now);
-        for text in told {
+        let complete = settled.scan.complete;
+        self.nested.state = Noted::Done(settled.scan);
+        for text in settled.told {
             self.emit(AgentEvent::Error { text });
         }
         if !complete {
             self.tell_incomplete(true);
         }
+        let mut again = false;
+        for mark in settled.moved {
+            again |= !self.nested.moved.insert(mark);
+        }
+        again
     }
 
     /// Tells the person, once, that a look stopped at [`nested::MAX_ENTRIES`] entries: as the

@@ -192,6 +192,8 @@ impl Agent {
                 }
                 () = jobs_watch::next_look(self.jobs_seen), if jobs_watch::watching(self.jobs_seen) => {
                     self.look_while_jobs_run().await;
+                    // The screen draws snapshots: what the look told shows now, idle or not.
+                    self.state.publish(&self.outbox);
                     continue;
                 }
             };
@@ -322,10 +324,13 @@ impl Agent {
 
     /// As a turn ends: a `.git/commondir` a background job of its commands wrote since the
     /// last one ended is removed, and the person told as of an error (`-p` prints it too).
-    pub(in crate::agent) fn look_at_repository_again(&mut self) {
+    /// Whether it was removed once before in this session: then it was made again.
+    pub(in crate::agent) fn look_at_repository_again(&mut self) -> bool {
+        let removed = self.repository.removals();
         if let Some(found) = self.repository.after() {
             self.emit(AgentEvent::Error { text: found });
         }
+        removed > 0 && self.repository.removals() > removed
     }
 
     /// After a command: a `.git/commondir` that appeared is removed, and its answer says so, as

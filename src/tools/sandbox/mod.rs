@@ -10,6 +10,7 @@
 
 pub mod bwrap;
 pub mod confine;
+pub mod git_dirs;
 pub mod nested;
 pub mod probing;
 pub mod process_limit;

@@ -149,6 +149,8 @@ pub struct Supervised {
     early: Option<Event>,
     /// A held shell said it was ready: its sandbox came up.
     came_up: bool,
+    /// Where the command runs: the jobs it leaves are that workspace's ([`jobs::stop_all`]).
+    cwd: PathBuf,
 }
 
 /// The command's output pipes.
@@ -202,7 +204,8 @@ impl Supervised {
             },
             _ => return Err(StartError::Silent),
         };
-        Ok((Self { child, reports, requests, shell, early: None, came_up: false }, output))
+        let cwd = cwd.to_path_buf();
+        Ok((Self { child, reports, requests, shell, early: None, came_up: false, cwd }, output))
     }
 
     /// Lets a shell started in the sandbox (always held) run once `open` says it may (`true`). Returns how long the
@@ -314,16 +317,23 @@ impl Supervised {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Self { mut child, mut reports, requests, .. } = self;
+        let Self { mut child, mut reports, requests, cwd, .. } = self;
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
         let watch = runtime.spawn(async move {
-            // Named so that the task owns it: dropping keel's end is the supervisor's signal to
-            // kill, so it must live exactly as long as this watch.
-            let _keel_end = requests;
-            while let Ok(Some(_)) = reports.next_line().await {}
+            // Owned by the task: letting go of keel's end is the supervisor's signal to kill, so
+            // it lives as long as this watch, unless the job is stopped.
+            let mut keel_end = Some(requests);
+            loop {
+                tokio::select! {
+                    line = reports.next_line() => if !matches!(line, Ok(Some(_))) { break },
+                    () = stopped.cancelled(), if keel_end.is_some() => keel_end = None,
+                }
+            }
             let _ = child.wait().await;
         });
         if left_running {
-            jobs::left_running(watch);
+            jobs::left_running(watch, stop, cwd);
         }
     }
 }
