@@ -13,7 +13,8 @@ use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
 use keel::tools::mcp;
-use keel::tools::sandbox::{Probing, process_limit};
+use keel::tools::sandbox::session_tmp::SessionTmp;
+use keel::tools::sandbox::{KeelFolders, Mode, Policy, Probing, keel_folders, process_limit};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
@@ -58,12 +59,13 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         );
     }
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
+    let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
     let mut policy = config.sandbox.clone();
     policy.max_processes = max_processes()?;
     // No program keel runs outside the sandbox is taken from where commands may write.
     let writable = policy.writable_places(workspace.root());
-    let sandbox = Probing::for_commands(policy, workspace.root());
-    let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    let (folders, session_tmp) = keel_folders(&policy, &env, &mut notices);
+    let sandbox = Probing::for_commands(policy, workspace.root(), folders);
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
     }
@@ -187,7 +189,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
             Front::Tui { start, options }
         }
     };
-    Ok(Prepared::Launch(Box::new(Launch { handle, front, mcp, demo_dir })))
+    Ok(Prepared::Launch(Box::new(Launch { handle, front, mcp, demo_dir, session_tmp })))
 }
 
 /// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
@@ -298,6 +300,33 @@ fn stall_timeout() -> color_eyre::Result<Duration> {
             .into()),
         },
     }
+}
+
+/// keel's own folders as the sandbox keeps them, and the session's `/tmp` (made here, removed
+/// when the session ends). Without a state folder, or with the sandbox off, each command gets an
+/// empty `/tmp` of its own, or the host's.
+fn keel_folders(
+    policy: &Policy,
+    env: &dyn Fn(&str) -> Option<String>,
+    notices: &mut Vec<String>,
+) -> (KeelFolders, Option<SessionTmp>) {
+    let mut folders = KeelFolders::from_env(env);
+    let state = keel::state_home::state_dir(env);
+    let Some(state) = state.filter(|_| policy.mode != Mode::Off) else { return (folders, None) };
+    folders.cover = keel_folders::prepare_cover(&state).ok();
+    let session_tmp = match SessionTmp::create(&state) {
+        Ok(tmp) => Some(tmp),
+        Err(err) => {
+            notices.push(format!(
+                "gives each command an empty /tmp of its own: the session's could not be made in \
+                 {} ({err})",
+                state.display()
+            ));
+            None
+        }
+    };
+    folders.tmp = session_tmp.as_ref().map(|tmp| tmp.path().to_path_buf());
+    (folders, session_tmp)
 }
 
 /// The bound on a command's processes that keel's environment sets, if it sets one.

@@ -61,6 +61,7 @@ mod sandbox;
 mod sandbox_escapes;
 mod sandbox_git;
 mod sandbox_keel;
+mod sandbox_keel_folders;
 mod sandbox_programs;
 mod sandbox_repositories;
 mod sandbox_view;

@@ -20,6 +20,8 @@ const MAX_PROTECTED: usize = 32;
 #[derive(Debug)]
 pub(in crate::agent) struct NestedWatch {
     root: PathBuf,
+    /// Folders never looked into: keel's own.
+    passed_over: Vec<PathBuf>,
     state: Noted,
     /// A command has run in this session: every turn's end looks.
     commands_ran: bool,
@@ -39,19 +41,21 @@ enum Noted {
 }
 
 impl NestedWatch {
-    /// Starts noting the `.git` entries below `root`'s top.
-    pub(in crate::agent) fn opening(root: &Path) -> Self {
+    /// Starts noting the repositories in `root`, never looking into `passed_over` (keel's own
+    /// folders).
+    pub(in crate::agent) fn opening(root: &Path, passed_over: Vec<PathBuf>) -> Self {
         let (sender, receiver) = oneshot::channel();
-        let folder = root.to_path_buf();
+        let (folder, skipped) = (root.to_path_buf(), passed_over.clone());
         let state = match std::thread::Builder::new()
             .name("nested-repositories".into())
-            .spawn(move || sender.send(nested::scan(&folder)))
+            .spawn(move || sender.send(nested::scan(&folder, &skipped)))
         {
             Ok(_) => Noted::Opening(receiver),
-            Err(_) => Noted::Done(nested::scan(root)),
+            Err(_) => Noted::Done(nested::scan(root, &passed_over)),
         };
         Self {
             root: root.to_path_buf(),
+            passed_over,
             state,
             commands_ran: false,
             told_unprotected: false,
@@ -68,8 +72,8 @@ impl NestedWatch {
             Noted::Opening(receiver) => match receiver.await {
                 Ok(scan) => scan,
                 Err(_) => {
-                    let root = self.root.clone();
-                    tokio::task::spawn_blocking(move || nested::scan(&root))
+                    let (root, skipped) = (self.root.clone(), self.passed_over.clone());
+                    tokio::task::spawn_blocking(move || nested::scan(&root, &skipped))
                         .await
                         .unwrap_or_default()
                 }

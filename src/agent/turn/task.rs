@@ -112,7 +112,8 @@ impl Agent {
         let approvals = Approvals::new(config.approval);
         let probing = tools.probing_sandbox().clone();
         let repository = repository::Watch::before(tools.workspace().root());
-        let nested = super::nested_repos::NestedWatch::opening(tools.workspace().root());
+        let keels = probing.ready_or_assumed().0.keel.own.clone();
+        let nested = super::nested_repos::NestedWatch::opening(tools.workspace().root(), keels);
         let specs = tool_specs(&tools, config.board);
         let meter = meter(&config, &specs);
         let mut agent = Self {
@@ -361,7 +362,8 @@ impl Agent {
         let prompt = script.prompt().to_owned();
         let probing = self.tools.probing_sandbox().clone();
         self.repository = repository::Watch::before(workspace.root());
-        self.nested = super::nested_repos::NestedWatch::opening(workspace.root());
+        let keels = probing.ready_or_assumed().0.keel.own.clone();
+        self.nested = super::nested_repos::NestedWatch::opening(workspace.root(), keels);
         self.tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
         // The demo works in a throwaway folder and is meant to be watched, not steered.
         self.approvals = Approvals::new(ApprovalMode::Auto);

@@ -180,7 +180,13 @@ fn launch(sandbox: &Sandbox, root: &Path) -> Launch {
     if sandbox.confinement() != Confinement::Confined {
         return Launch::default();
     }
-    let setup = bwrap::Setup { bwrap, workspace: root, keel, read_only: &sandbox.read_only };
+    let setup = bwrap::Setup {
+        bwrap,
+        workspace: root,
+        keel,
+        read_only: &sandbox.read_only,
+        folders: &sandbox.keel,
+    };
     bwrap::launch(&sandbox.policy, &setup)
 }
 

@@ -22,6 +22,7 @@
 
 use super::super::supervisor::Launch;
 use super::confine;
+use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,8 +70,10 @@ pub struct Setup<'a> {
     pub workspace: &'a Path,
     /// keel's own binary, which confines itself inside the sandbox and becomes the shell.
     pub keel: &'a Path,
-    /// Folders that stay read-only even inside a writable place (keel's state folder).
+    /// Folders that stay read-only even inside a writable place (repositories below the top).
     pub read_only: &'a [PathBuf],
+    /// keel's own folders: kept out of reach, the session's `/tmp`, the note over covered paths.
+    pub folders: &'a KeelFolders,
 }
 
 /// How the supervisor starts `bash -c COMMAND` confined: the program and arguments before it, and
@@ -81,10 +84,28 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
     args.extend(BASE.iter().map(OsString::from));
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
-    push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+    match &setup.folders.tmp {
+        Some(tmp) if tmp.is_dir() => push(&["--bind".as_ref(), tmp.as_os_str(), "/tmp".as_ref()]),
+        _ => push(&["--tmpfs".as_ref(), "/tmp".as_ref()]),
+    }
+    let cover = setup.folders.cover.as_deref().filter(|cover| cover.is_dir());
+    let mut covered = |path: PathBuf, push: &mut dyn FnMut(&[&std::ffi::OsStr])| {
+        match cover {
+            Some(cover) => push(&["--ro-bind".as_ref(), cover.as_os_str(), path.as_os_str()]),
+            None => push(&[
+                "--tmpfs".as_ref(),
+                path.as_os_str(),
+                "--remount-ro".as_ref(),
+                path.as_os_str(),
+            ]),
+        }
+        placeholders.push(path);
+    };
     if policy.mode == Mode::Workspace {
-        let writable = policy.writable_roots.iter().filter(|root| root.is_dir());
-        for root in std::iter::once(&setup.workspace.to_path_buf()).chain(writable) {
+        let writable: Vec<PathBuf> = std::iter::once(setup.workspace.to_path_buf())
+            .chain(policy.writable_roots.iter().filter(|root| root.is_dir()).cloned())
+            .collect();
+        for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
         for path in protected(setup.workspace) {
@@ -94,19 +115,20 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
                 Protect::Existing => {
                     push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
                 }
-                Protect::Missing => {
-                    push(&[
-                        "--tmpfs".as_ref(),
-                        path.as_os_str(),
-                        "--remount-ro".as_ref(),
-                        path.as_os_str(),
-                    ]);
-                    placeholders.push(path);
-                }
+                Protect::Missing => covered(path, &mut push),
             }
         }
         for path in setup.read_only.iter().filter(|path| path.exists()) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        for keep in setup.folders.keeps(&writable, setup.workspace) {
+            match keep {
+                Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+                Keep::ReadOnly(path) => {
+                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+                }
+                Keep::Cover(path) => covered(path, &mut push),
+            }
         }
     } else {
         // Still readable where the private /tmp would hide it.

@@ -11,11 +11,14 @@
 pub mod bwrap;
 pub mod confine;
 pub mod git_dirs;
+pub mod keel_folders;
 pub mod nested;
 pub mod probing;
 pub mod process_limit;
 pub mod repository;
+pub mod session_tmp;
 
+pub use keel_folders::KeelFolders;
 pub use probing::Probing;
 
 use std::fmt;
@@ -115,8 +118,12 @@ pub enum Availability {
 pub struct Sandbox {
     pub policy: Policy,
     pub availability: Availability,
-    /// Folders that stay read-only even where the policy lets commands write (keel's state).
+    /// Folders that stay read-only even where the policy lets commands write (repositories
+    /// below the workspace's top).
     pub read_only: Vec<PathBuf>,
+    /// keel's own folders: its config and state, the session's `/tmp`, the note over what the
+    /// sandbox covers.
+    pub keel: KeelFolders,
 }
 
 /// How the next command will run.
@@ -150,6 +157,7 @@ impl Sandbox {
             policy: Policy { mode: Mode::Off, ..Policy::default() },
             availability: Availability::Missing("the sandbox is off".into()),
             read_only: Vec::new(),
+            keel: KeelFolders::default(),
         }
     }
 
@@ -174,42 +182,33 @@ impl Sandbox {
             },
             Err(why) => Availability::Missing(why),
         };
-        Self { policy, availability, read_only: Vec::new() }
+        Self { policy, availability, ..Self::off() }
     }
 
     /// What [`Sandbox::for_commands`] finds where `bwrap` works, without trying it: the sandbox
     /// a command may start in while the probe runs. The command's own start proves it, since a
     /// sandbox that does not come up runs nothing (`bash`'s `sandbox_down`).
-    pub fn assumed_for_commands(
-        policy: Policy,
-        env: &dyn Fn(&str) -> Option<String>,
-        workspace: &Path,
-    ) -> Self {
-        let read_only = crate::state_home::state_dir(env).into_iter().collect();
+    pub fn assumed_for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
         if policy.mode == Mode::Off {
-            return Self { policy, read_only, ..Self::off() };
+            return Self { policy, keel, ..Self::off() };
         }
         let availability =
             match bwrap_program(bwrap_from_env().as_deref(), &policy.writable_places(workspace)) {
                 Ok(bwrap) => Availability::Ready { bwrap },
                 Err(why) => Availability::Missing(why),
             };
-        Self { policy, availability, read_only }
+        Self { policy, availability, read_only: Vec::new(), keel }
     }
 
-    /// The sandbox keel's front ends run commands in: `policy`, probed with the `bwrap` that
-    /// keel's own environment names (found outside what commands of `workspace` may write),
-    /// keeping keel's state folder (sessions, undo snapshots) read-only wherever it lives.
-    pub fn for_commands(
-        policy: Policy,
-        env: &dyn Fn(&str) -> Option<String>,
-        workspace: &Path,
-    ) -> Self {
+    /// The sandbox keel's front ends run commands of `workspace` in: `policy`, probed with the
+    /// `bwrap` that keel's own environment names (found outside what commands may write),
+    /// keeping keel's own folders (`keel`) out of reach wherever they live.
+    pub fn for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
         let writable = policy.writable_places(workspace);
         let probed = Self::probe_in(policy.clone(), bwrap_from_env().as_deref(), &writable);
         Self {
             availability: probed.availability,
-            ..Self::assumed_for_commands(policy, env, workspace)
+            ..Self::assumed_for_commands(policy, workspace, keel)
         }
     }
 
@@ -276,17 +275,17 @@ mod tests {
     fn labels_say_mode_and_network() {
         let ready = Availability::Ready { bwrap: PathBuf::from("bwrap") };
         let sandbox =
-            Sandbox { policy: Policy::default(), availability: ready.clone(), read_only: vec![] };
+            Sandbox { policy: Policy::default(), availability: ready.clone(), ..Sandbox::off() };
         assert_eq!(sandbox.label(), "sandbox: workspace · no network");
         let policy = Policy { mode: Mode::ReadOnly, network: true, ..Policy::default() };
-        let sandbox = Sandbox { policy, availability: ready, read_only: vec![] };
+        let sandbox = Sandbox { policy, availability: ready, ..Sandbox::off() };
         assert_eq!(sandbox.label(), "sandbox: read-only · network");
         assert_eq!(Sandbox::off().label(), "sandbox: off");
         assert_eq!(Sandbox::off().at_most(Mode::ReadOnly).label(), "sandbox: off");
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("x".into()),
-            read_only: vec![],
+            ..Sandbox::off()
         };
         assert_eq!(missing.label(), "sandbox: unavailable");
         assert_eq!(missing.problem(), Some("x"));

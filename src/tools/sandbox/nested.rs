@@ -52,8 +52,10 @@ pub struct Scan {
     found: HashMap<PathBuf, (u64, u64)>,
     /// Whether the look went through every entry.
     pub complete: bool,
-    /// What keel moved aside: a repository itself, but the person's to look at, never new.
-    moved_aside: HashSet<PathBuf>,
+    /// Folders the look does not go into: keel's own (its state folder, with undo's
+    /// repositories, when the workspace holds it) and what keel moved aside (a repository
+    /// itself, but the person's to look at, never new).
+    passed_over: HashSet<PathBuf>,
 }
 
 impl Scan {
@@ -79,17 +81,17 @@ impl Scan {
 }
 
 /// Looks through the workspace at `root` for repositories: `.git` entries below its top (not
-/// inside one), and folders git takes for one, the top included.
-pub fn scan(root: &Path) -> Scan {
-    scan_within(root, MAX_ENTRIES, &HashSet::new())
+/// inside one), and folders git takes for one, the top included; never into `passed_over`.
+pub fn scan(root: &Path, passed_over: &[PathBuf]) -> Scan {
+    scan_within(root, MAX_ENTRIES, &passed_over.iter().cloned().collect())
 }
 
 /// [`scan`], through at most `max_entries` entries, passing over what keel moved aside.
-fn scan_within(root: &Path, max_entries: usize, moved_aside: &HashSet<PathBuf>) -> Scan {
+fn scan_within(root: &Path, max_entries: usize, passed_over: &HashSet<PathBuf>) -> Scan {
     let mut found = HashMap::new();
     let mut folders = vec![root.to_path_buf()];
     let mut seen = 0;
-    let done = |found, complete| Scan { found, complete, moved_aside: moved_aside.clone() };
+    let done = |found, complete| Scan { found, complete, passed_over: passed_over.clone() };
     while let Some(folder) = folders.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else { continue };
         let mut signs = Signs::default();
@@ -112,12 +114,12 @@ fn scan_within(root: &Path, max_entries: usize, moved_aside: &HashSet<PathBuf>) 
             signs.note(&name, !kind.is_dir());
             if kind.is_dir() {
                 let path = entry.path();
-                if !moved_aside.contains(&path) {
+                if !passed_over.contains(&path) {
                     folders.push(path);
                 }
             }
         }
-        if signs.repository() && !moved_aside.contains(&folder) {
+        if signs.repository() && !passed_over.contains(&folder) {
             let head = folder.join(HEAD);
             if let Ok(meta) = head.symlink_metadata() {
                 found.insert(head, (meta.dev(), meta.ino()));
@@ -145,7 +147,7 @@ pub fn settle(root: &Path, before: &Scan) -> Settled {
     if !before.complete {
         return Settled { scan: before.clone(), ..Settled::default() };
     }
-    let mut now = scan_within(root, MAX_ENTRIES, &before.moved_aside);
+    let mut now = scan_within(root, MAX_ENTRIES, &before.passed_over);
     let (told, moved) = quarantine_new(root, before, &mut now);
     Settled { scan: now, told, moved }
 }
@@ -176,7 +178,7 @@ fn quarantine_new(root: &Path, before: &Scan, now: &mut Scan) -> (Vec<String>, V
         told.push(match move_aside(root, relative, name) {
             Ok(aside) => {
                 now.found.remove(&path);
-                now.moved_aside.insert(root.join(relative).join(&aside));
+                now.passed_over.insert(root.join(relative).join(&aside));
                 moved.push(path.clone());
                 let aside = relative.join(&aside);
                 format!(
@@ -277,7 +279,7 @@ mod tests {
         std::fs::create_dir_all(root.join(".git/modules/x/.git")).unwrap();
         std::fs::create_dir_all(root.join("a/b/.git/c/.git")).unwrap();
         std::fs::write(root.join("d.git"), "").unwrap();
-        let found = scan(root);
+        let found = scan(root, &[]);
         assert!(found.complete);
         let mut paths: Vec<_> = found.found.keys().cloned().collect();
         paths.sort();
@@ -331,7 +333,7 @@ mod tests {
     fn a_folder_git_takes_for_a_repository_is_one_at_the_top_and_below() {
         let work = tempfile::tempdir().unwrap();
         let root = work.path();
-        let before = scan(root);
+        let before = scan(root, &[]);
         bare(&root.join("sub"));
         bare(root);
         std::fs::create_dir_all(root.join("lib/objects")).unwrap();
@@ -350,10 +352,10 @@ mod tests {
     }
 
     #[test]
-    fn what_keel_moved_aside_is_not_taken_for_a_new_repository() {
+    fn what_keel_passed_over_is_not_taken_for_a_new_repository() {
         let work = tempfile::tempdir().unwrap();
         let root = work.path();
-        let before = scan(root);
+        let before = scan(root, &[]);
         bare(&root.join("sub/.git"));
         let first = settle(root, &before);
         assert_eq!(first.moved, vec![root.join("sub/.git")]);
@@ -362,7 +364,7 @@ mod tests {
         assert!(root.join("sub/.git-quarantined/HEAD").is_file());
         // One that was there as the session opened is the person's: kept, and read-only.
         bare(&root.join("theirs"));
-        let opened = scan(root);
+        let opened = scan(root, &[]);
         assert!(settle(root, &opened).moved.is_empty());
         assert!(opened.protected(root).contains(&root.join("theirs")));
     }

@@ -7,7 +7,7 @@
 //! A probe that cannot be waited for (its thread panicked) counts as a sandbox that is not
 //! available: commands are then refused, never run unconfined.
 
-use super::{Availability, Policy, Sandbox};
+use super::{Availability, KeelFolders, Policy, Sandbox};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -37,18 +37,17 @@ impl Probing {
     }
 
     /// The sandbox keel's front ends run commands of `workspace` in ([`Sandbox::for_commands`],
-    /// with keel's own environment), probed on a thread of its own. With `--sandbox off` nothing
+    /// keel's own folders `keel` kept out of reach), probed on a thread of its own. With `--sandbox off` nothing
     /// is probed.
-    pub fn for_commands(policy: Policy, workspace: &Path) -> Self {
+    pub fn for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
         let probe = {
-            let (policy, workspace) = (policy.clone(), workspace.to_path_buf());
-            move || Sandbox::for_commands(policy, &|name| std::env::var(name).ok(), &workspace)
+            let (policy, workspace, keel) = (policy.clone(), workspace.to_path_buf(), keel.clone());
+            move || Sandbox::for_commands(policy, &workspace, keel)
         };
         if policy.mode == super::Mode::Off {
             return Self::known(probe());
         }
-        let assumed =
-            Sandbox::assumed_for_commands(policy, &|name| std::env::var(name).ok(), workspace);
+        let assumed = Sandbox::assumed_for_commands(policy, workspace, keel);
         match std::thread::Builder::new().name("sandbox-probe".into()).spawn(probe.clone()) {
             Ok(thread) => Self(Arc::new(Shared {
                 sandbox: OnceLock::new(),
@@ -68,7 +67,7 @@ impl Probing {
                 availability: Availability::Missing(
                     "cannot sandbox commands: its probe was lost".into(),
                 ),
-                read_only: Vec::new(),
+                ..Sandbox::off()
             })
         })
     }
@@ -120,6 +119,7 @@ mod tests {
         let off = Probing::for_commands(
             Policy { mode: Mode::Off, ..Policy::default() },
             Path::new("/nonexistent"),
+            KeelFolders::default(),
         );
         assert_eq!(off.ready().map(Sandbox::confinement), Some(Confinement::Off));
         let known = Probing::known(Sandbox::off());

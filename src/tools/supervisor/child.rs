@@ -66,16 +66,30 @@ pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
         }
         _ => None,
     };
-    let code = supervise(command, launch);
+    // Before keel learns that the command is over: the workspace is then as it will stay.
+    let mut clear_up = Some(move || {
+        drop(in_use);
+        placeholders::remove(&launch.placeholders);
+    });
+    let code = supervise(command, launch, &mut || {
+        if let Some(clear_up) = clear_up.take() {
+            clear_up();
+        }
+    });
+    // When the command could not be started, or the supervisor gave up.
+    if let Some(clear_up) = clear_up.take() {
+        clear_up();
+    }
+    // After: moving back out of a cgroup can take the kernel milliseconds.
     if let Some(cgroup) = bound {
         cgroup.leave();
     }
-    drop(in_use);
-    placeholders::remove(&launch.placeholders);
     code
 }
 
-fn supervise(command: &OsStr, launch: &Launch) -> ExitCode {
+/// Runs the command to its end; `clear_up` is called once every process of it is gone, before
+/// keel is told so.
+fn supervise(command: &OsStr, launch: &Launch, clear_up: &mut dyn FnMut()) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -140,10 +154,18 @@ fn supervise(command: &OsStr, launch: &Launch) -> ExitCode {
                 }
                 send(&mut reports, &Report::Exited(status));
             }
-            Event::NoneLeft if exited => return ExitCode::SUCCESS,
+            Event::NoneLeft if exited => {
+                clear_up();
+                // keel learns that every process is gone from the socket's end: told now, so
+                // that what the supervisor still does (leaving the cgroup) is not taken for a
+                // process left running.
+                let _ = reports.shutdown(std::net::Shutdown::Both);
+                return ExitCode::SUCCESS;
+            }
             Event::NoneLeft => {}
             Event::Kill | Event::KeelGone | Event::Signalled => {
                 let report = kill_everything(shell);
+                clear_up();
                 send(&mut reports, &report);
                 return ExitCode::SUCCESS;
             }

@@ -18,6 +18,7 @@
 pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
 use super::{tree_memo, unchanged};
+use crate::state_home::{Identity, checked};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -49,6 +50,8 @@ const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -di
 const REPOSITORY_FOLDERS: [&str; 3] = ["objects", "refs/heads", "refs/tags"];
 /// The new repository's HEAD: a branch that never gets a commit (snapshots are trees).
 const HEAD: &str = "ref: refs/heads/main\n";
+/// The file that would make git take the repository's settings from another folder.
+const COMMONDIR: &str = "commondir";
 /// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
 const REF_PREFIX: &str = "refs/keel/snapshots/";
 
@@ -66,6 +69,8 @@ pub struct Shadow {
     /// Folders relative to the work tree whose ignored files are snapshotted too: the turn itself
     /// rewrote the ignore rules there, so those rules are no reason to leave a file out.
     forced: Vec<String>,
+    /// The folder the repository lives in, with the identity it had when the session opened.
+    home: Option<(PathBuf, Identity)>,
 }
 
 impl Shadow {
@@ -78,7 +83,49 @@ impl Shadow {
             index,
             excluded: Vec::new(),
             forced: Vec::new(),
+            home: None,
         }
+    }
+
+    /// Uses the repository only while `folder` (the one it lives in) is the folder of identity
+    /// `identity`: a command that moved a folder above it and put one of its own in its place
+    /// must not have its repository used.
+    pub fn kept_in(mut self, folder: &Path, identity: Identity) -> Self {
+        self.home = Some((folder.to_path_buf(), identity));
+        self
+    }
+
+    /// Whether the repository is keel's to use: its folder is the one the session opened, and it
+    /// holds no `commondir` (which makes git take its config, hooks and objects from the folder
+    /// it names, where a command may have put them).
+    fn trusted(&self) -> Result<(), ShadowError> {
+        let untrusted =
+            |path: &Path, why: String| ShadowError::Untrusted { path: path.into(), why };
+        if let Some((folder, identity)) = &self.home {
+            match checked(folder) {
+                Ok(now) if now == *identity => {}
+                Ok(_) => {
+                    return Err(untrusted(
+                        folder,
+                        "it is no longer the folder this session opened (a folder above it was \
+                         moved or replaced)"
+                            .to_owned(),
+                    ));
+                }
+                Err(why) => return Err(untrusted(folder, why)),
+            }
+        }
+        let commondir = self.git_dir.join(COMMONDIR);
+        if commondir.symlink_metadata().is_ok() {
+            return Err(untrusted(
+                &self.git_dir,
+                format!(
+                    "it holds a {COMMONDIR}, which would make git take its settings and hooks \
+                     from elsewhere; remove it if it is not yours"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Runs `program` instead of `git` (to test a machine without git).
@@ -117,6 +164,7 @@ impl Shadow {
     /// `write-tree`; one when `add` leaves the index as the last snapshot left it ([`tree_memo`]);
     /// none when the workspace is just as the last snapshot left it ([`unchanged`]).
     pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
+        self.trusted()?;
         self.ensure_repository()?;
         self.copy_workspace_excludes();
         // Looked at before `add`, so that whatever changes after it is seen by the next look.
@@ -314,6 +362,7 @@ impl Shadow {
         args: &[&str],
         input: Option<Vec<u8>>,
     ) -> Result<Output, ShadowError> {
+        self.trusted()?;
         let mut command = self.command()?;
         command
             .args(args)
