@@ -12,6 +12,7 @@ mod nested_repos;
 mod output_limit;
 pub(super) mod plan_mode;
 mod repeated_step;
+mod repository_watch;
 pub(super) mod task;
 mod tool_round;
 mod undo;

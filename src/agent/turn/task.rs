@@ -68,8 +68,8 @@ pub(in crate::agent) struct Agent {
     /// The sandbox's probe has answered, and the approvals and the status bar know it.
     sandbox_known: bool,
     /// The workspace's `.git/commondir` as the session found it, looked at again after every
-    /// command and turn.
-    repository: repository::Watch,
+    /// command and turn (`turn::repository_watch`).
+    pub(in crate::agent) repository: repository::Watch,
     /// The `.git` entries below the workspace's top as the session opened, and as the last turn
     /// left them (`turn::nested_repos`).
     pub(in crate::agent) nested: super::nested_repos::NestedWatch,
@@ -321,29 +321,6 @@ impl Agent {
         self.state.clock_turn(false);
         self.end_undo_group().await;
         stop
-    }
-
-    /// As a turn ends: a `.git/commondir` a background job of its commands wrote since the
-    /// last one ended is removed, and the person told as of an error (`-p` prints it too).
-    /// Whether it was removed once before in this session: then it was made again.
-    pub(in crate::agent) fn look_at_repository_again(&mut self) -> bool {
-        let removed = self.repository.removals();
-        if let Some(found) = self.repository.after() {
-            self.emit(AgentEvent::Error { text: found });
-        }
-        removed > 0 && self.repository.removals() > removed
-    }
-
-    /// After a command: a `.git/commondir` that appeared is removed, and its answer says so, as
-    /// does an error for the person (`-p` prints it too).
-    pub(in crate::agent) fn look_at_repository(&mut self, outcome: &mut crate::tools::ToolOutcome) {
-        if let Some(found) = self.repository.after() {
-            for text in [&mut outcome.for_model, &mut outcome.for_display] {
-                text.push_str("\n\n");
-                text.push_str(&found);
-            }
-            self.emit(AgentEvent::Error { text: found });
-        }
     }
 
     /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the

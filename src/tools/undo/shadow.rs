@@ -15,10 +15,12 @@
 //! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
 //! so a blob holds a file's bytes exactly as they were.
 
+mod trust;
+
 pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
 use super::{tree_memo, unchanged};
-use crate::state_home::{Identity, checked};
+use crate::state_home::Identity;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -50,8 +52,6 @@ const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding -di
 const REPOSITORY_FOLDERS: [&str; 3] = ["objects", "refs/heads", "refs/tags"];
 /// The new repository's HEAD: a branch that never gets a commit (snapshots are trees).
 const HEAD: &str = "ref: refs/heads/main\n";
-/// The file that would make git take the repository's settings from another folder.
-const COMMONDIR: &str = "commondir";
 /// Where every snapshot's tree is referenced from, so that nothing ever prunes it.
 const REF_PREFIX: &str = "refs/keel/snapshots/";
 
@@ -93,39 +93,6 @@ impl Shadow {
     pub fn kept_in(mut self, folder: &Path, identity: Identity) -> Self {
         self.home = Some((folder.to_path_buf(), identity));
         self
-    }
-
-    /// Whether the repository is keel's to use: its folder is the one the session opened, and it
-    /// holds no `commondir` (which makes git take its config, hooks and objects from the folder
-    /// it names, where a command may have put them).
-    fn trusted(&self) -> Result<(), ShadowError> {
-        let untrusted =
-            |path: &Path, why: String| ShadowError::Untrusted { path: path.into(), why };
-        if let Some((folder, identity)) = &self.home {
-            match checked(folder) {
-                Ok(now) if now == *identity => {}
-                Ok(_) => {
-                    return Err(untrusted(
-                        folder,
-                        "it is no longer the folder this session opened (a folder above it was \
-                         moved or replaced)"
-                            .to_owned(),
-                    ));
-                }
-                Err(why) => return Err(untrusted(folder, why)),
-            }
-        }
-        let commondir = self.git_dir.join(COMMONDIR);
-        if commondir.symlink_metadata().is_ok() {
-            return Err(untrusted(
-                &self.git_dir,
-                format!(
-                    "it holds a {COMMONDIR}, which would make git take its settings and hooks \
-                     from elsewhere; remove it if it is not yours"
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Runs `program` instead of `git` (to test a machine without git).
