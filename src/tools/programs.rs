@@ -6,7 +6,7 @@
 //! `PATH_add bin`, `node_modules/.bin`, an empty entry or `.`, which mean the current folder), one
 //! command could plant `.venv/bin/git` and have keel run it unconfined at the next snapshot. So a
 //! name is looked up only in entries that are absolute and lie outside every folder commands may
-//! write (the workspace, the person's `writable_roots`, the session's `/tmp`), and a program found
+//! write (the workspace, the person's `writable_roots`), and a program found
 //! there must not lead, through a symlink, into one either. A path the person gave (`KEEL_BWRAP`,
 //! an MCP server's `command`) is taken as it is, unless it lies in such a folder. What cannot be
 //! found so is refused, with the entries that were passed over and why.

@@ -68,7 +68,7 @@ impl SessionStore {
     }
 
     /// The same store, its `git` found outside `writable` too: every folder commands may write
-    /// (the workspace, the person's `writable_roots`, the session's `/tmp`).
+    /// (the workspace and the person's `writable_roots`).
     pub fn commands_write(self, writable: &[PathBuf]) -> Self {
         Self { git: programs::find(GIT.as_ref(), writable), ..self }
     }

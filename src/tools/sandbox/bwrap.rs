@@ -7,11 +7,15 @@
 //! `.git/worktrees` (the linked worktrees' folders) and `.keel` are bound read-only over that
 //! again: they run code or change settings later, outside any sandbox. All but the config are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
-//! folder to mount on, which the supervisor removes once no sandbox uses it. `/tmp` is a
-//! private, empty tmpfs; `/proc` shows only the sandbox's own processes (`--unshare-pid`), so
-//! keel's `/proc/PID/environ` and `fd` are out of reach; the network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
-//! host name are the sandbox's own; and the command has no capabilities, even when keel runs as
-//! root (`--cap-drop ALL`), so it cannot remount what is read-only.
+//! folder to mount on, which the supervisor removes once no sandbox uses it; inside, a covered
+//! path holds only a note saying why ([`KeelFolders`]). keel's own config and state folders are
+//! kept out of reach the same way wherever the workspace is, the folders above them pinned.
+//! `/tmp` is the session's own folder (else a private, empty tmpfs); `/proc` shows only the
+//! sandbox's own processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of
+//! reach, and its kernel settings are read-only; the network is loopback only unless the policy
+//! allows it (`--unshare-net`); System V IPC and the host name are the sandbox's own; and the
+//! command has no capabilities, even when keel runs as root (`--cap-drop ALL`), so it cannot
+//! remount what is read-only. The last step is told the bound on the command's processes.
 //!
 //! `--die-with-parent` is not used: bwrap's launcher exits as soon as the shell does, and with
 //! that flag it would take the command's background jobs with it. They live on inside the

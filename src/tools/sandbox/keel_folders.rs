@@ -14,7 +14,7 @@
 //!
 //! A path the sandbox covers because it is missing (a workspace's `.keel`, a `.git` where there
 //! is no repository, keel's config folder) shows inside as a read-only folder that holds only a
-//! note saying why ([`COVER_NOTE`]); outside, it does not exist.
+//! note saying why (`COVER_NOTE`); outside, it does not exist.
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +34,7 @@ pub struct KeelFolders {
     pub own: Vec<PathBuf>,
     /// The session's `/tmp`, bound at `/tmp` for every command; `None`: an empty one for each.
     pub tmp: Option<PathBuf>,
-    /// The folder that holds [`COVER_NOTE`]; `None`: covered paths show empty.
+    /// The folder that holds `COVER_NOTE`; `None`: covered paths show empty.
     pub cover: Option<PathBuf>,
 }
 

@@ -20,7 +20,7 @@ pub const VARIABLE: &str = "KEEL_MAX_PROCESSES";
 /// What the user mapping of the first user namespace reads, where every user is itself.
 const INITIAL_USER_MAP: [&str; 3] = ["0", "0", "4294967295"];
 
-/// The bound when the person sets none: [`BASE`] and [`PER_CORE`] for each core.
+/// The bound when the person sets none: `BASE` and `PER_CORE` for each core.
 pub fn default_limit() -> u64 {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     BASE + PER_CORE * u64::try_from(cores).unwrap_or(1)

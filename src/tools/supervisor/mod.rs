@@ -91,7 +91,7 @@ pub struct Launch {
     /// How many processes the sandboxed command may have at once, which the supervisor keeps
     /// with a `pids` cgroup when keel runs as root (`sandbox::process_limit`).
     pub max_processes: Option<u64>,
-    /// The shell, found where no command can plant one ([`super::programs`]); `None`: `bash`
+    /// The shell, found where no command can plant one (`tools::programs`); `None`: `bash`
     /// on the supervisor's `PATH`.
     pub shell: Option<PathBuf>,
 }
