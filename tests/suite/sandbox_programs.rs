@@ -43,16 +43,14 @@ fn programs_a_command_plants_on_path_are_never_what_keel_runs() {
         // The impostors leave their marks in the workspace, which even a sandboxed command may
         // write: the marks say keel ran them, not that they got out.
         let (bwrap_ran, git_ran) = (work.path().join("bwrap-ran"), work.path().join("git-ran"));
-        let plant = format!(
-            "mkdir -p .venv/bin && printf '%s' \"$BWRAP\" > .venv/bin/bwrap && printf '%s' \"$GIT\" \
-             > .venv/bin/git && chmod +x .venv/bin/* && echo PLANTED"
-        );
+        let plant = "mkdir -p .venv/bin && printf '%s' \"$BWRAP\" > .venv/bin/bwrap && \
+                     printf '%s' \"$GIT\" > .venv/bin/git && chmod +x .venv/bin/* && echo PLANTED";
         let steps = vec![
             bash_step(&format!(
                 "BWRAP={} GIT={} bash -c {}",
                 shlex_quote(&impostor("bwrap", &bwrap_ran)),
                 shlex_quote(&impostor("git", &git_ran)),
-                shlex_quote(&plant)
+                shlex_quote(plant)
             )),
             bash_step("echo SECOND"),
             text("Done."),

@@ -93,7 +93,8 @@ fn places(own: &str, mounts: &str) -> Vec<Place> {
             continue;
         };
         let version_one = controllers.split(',').any(|name| name == PIDS);
-        if !version_one && !(controllers.is_empty() && line.starts_with("0::")) {
+        let unified = controllers.is_empty() && line.starts_with("0::");
+        if !(version_one || unified) {
             continue;
         }
         for (root, point) in mounts.lines().filter_map(|line| hierarchy(line, version_one)) {
