@@ -102,6 +102,7 @@ fn kernel_settings_stay_read_only_even_as_root() {
     let steps = vec![bash_step("bash settings.sh"), text("Done.")];
     let run = keel_p(User::Root, steps, home.path(), work.path(), &["--plan"], |_| {});
     let said = run.all_results();
+    assert!(said.contains("refused /proc/sys/kernel/core_pattern"), "{said}");
     assert!(!said.contains("WRITABLE"), "{said}");
 }
 
