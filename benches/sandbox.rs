@@ -48,7 +48,7 @@ fn nested_repositories(c: &mut Criterion) {
             std::fs::write(path.join(format!("f{file}.rs")), "").unwrap();
         }
     }
-    let scan = keel::tools::sandbox::nested::scan(dir.path());
+    let scan = keel::tools::sandbox::nested::scan(dir.path(), &[]);
     assert!(scan.complete);
     c.bench_function("nested repositories, 20,000 files in 2,000 folders", |b| {
         b.iter(|| keel::tools::sandbox::nested::settle(dir.path(), &scan))

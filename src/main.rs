@@ -20,6 +20,12 @@ fn main() -> ExitCode {
     if let Some(code) = entry::run_if_requested() {
         return code;
     }
+    // Before anything is opened: what keel inherited (a job runner's log, a terminal's socket)
+    // reaches none of the programs it starts.
+    if let Err(err) = supervisor::inherited::close_all_but(&[]) {
+        // Each command's supervisor closes them again, and refuses to start one if it cannot.
+        eprintln!("keel: {err}");
+    }
     // Before any thread starts: a file-size limit fails a write instead of killing keel.
     keel::tools::size_limit::keep_writes_alive();
     // Not dumpable: no other process of the person's (a command run unconfined, say) can read

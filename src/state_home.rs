@@ -19,6 +19,28 @@ pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     Some(base.join(STATE_NAME))
 }
 
+/// A folder's identity: its device and inode. A folder put in another's place has another.
+pub type Identity = (u64, u64);
+
+/// Checks that `folder` is fit to hold keel's state: a folder, not a symlink, owned by the user
+/// keel runs as, that no other user may write. Returns its identity, or why it is not fit.
+pub fn checked(folder: &Path) -> Result<Identity, String> {
+    use std::os::unix::fs::MetadataExt;
+    const WRITABLE_BY_OTHERS: u32 = 0o022;
+    let meta = folder.symlink_metadata().map_err(|err| err.to_string())?;
+    if !meta.is_dir() {
+        return Err("it is not a folder (a symlink, say)".to_owned());
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!("it belongs to user {}, not to {me}", meta.uid()));
+    }
+    if meta.mode() & WRITABLE_BY_OTHERS != 0 {
+        return Err("other users may write it".to_owned());
+    }
+    Ok((meta.dev(), meta.ino()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +55,20 @@ mod tests {
         let relative = env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")]);
         assert_eq!(state_dir(&relative), Some(PathBuf::from("/h/.local/state/keel")));
         assert_eq!(state_dir(&env(&[])), None);
+    }
+
+    #[test]
+    fn only_a_private_folder_of_ones_own_holds_state() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("keel");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(checked(&folder).is_ok());
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(checked(&folder).unwrap_err().contains("other users"));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&folder, &link).unwrap();
+        assert!(checked(&link).unwrap_err().contains("not a folder"));
     }
 }

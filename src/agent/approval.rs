@@ -218,7 +218,7 @@ mod tests {
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("cannot sandbox commands: no bwrap".into()),
-            read_only: Vec::new(),
+            ..Sandbox::off()
         };
         let bash = json!({"command": "ls"});
         let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);

@@ -41,7 +41,7 @@ pub fn resolve(
         ignored.push(Ignored::Key("writable_roots"));
     }
     let writable_roots = user.writable_roots.clone().unwrap_or_default();
-    (Policy { mode, network, writable_roots }, ignored)
+    (Policy { mode, network, writable_roots, ..Policy::default() }, ignored)
 }
 
 #[cfg(test)]

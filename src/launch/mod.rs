@@ -40,6 +40,8 @@ pub struct Launch {
     mcp: mcp::Hub,
     /// The demo's throwaway folder, removed at the end.
     demo_dir: Option<tempfile::TempDir>,
+    /// The session's `/tmp`, removed at the end.
+    session_tmp: Option<keel::tools::sandbox::session_tmp::SessionTmp>,
 }
 
 /// Which front end, and what it starts with.
@@ -53,7 +55,7 @@ enum Front {
 impl Launch {
     /// Runs the front end to its end; the exit code says how the run went.
     pub async fn run(self) -> color_eyre::Result<ExitCode> {
-        let Self { handle, front, mcp, demo_dir } = self;
+        let Self { handle, front, mcp, demo_dir, session_tmp } = self;
         let code = match front {
             Front::Headless { start, printing, sandbox } => {
                 // Said once the probe answers, which the run does not wait for.
@@ -101,6 +103,7 @@ impl Launch {
         };
         mcp.shutdown();
         drop(demo_dir);
+        drop(session_tmp);
         Ok(code)
     }
 }

@@ -13,7 +13,8 @@ use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, Routes, retry::RetryPolicy, scripted};
 use keel::tools::mcp;
-use keel::tools::sandbox::Probing;
+use keel::tools::sandbox::session_tmp::SessionTmp;
+use keel::tools::sandbox::{KeelFolders, Mode, Policy, Probing, keel_folders, process_limit};
 use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
@@ -60,7 +61,18 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     // Set once, before any command or MCP server starts: what neither gets of keel's environment.
     let _ = keel::tools::withheld::set(config.withholding());
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
-    let sandbox = Probing::for_commands(config.sandbox.clone());
+    let mut notices: Vec<String> = config
+        .project_notice()
+        .into_iter()
+        .chain(config.ignored_notice())
+        .chain(config.mcp_json_notice())
+        .collect();
+    let mut policy = config.sandbox.clone();
+    policy.max_processes = max_processes()?;
+    // No program keel runs outside the sandbox is taken from where commands may write.
+    let writable = policy.writable_places(workspace.root());
+    let (folders, session_tmp) = keel_folders(&policy, &env, &mut notices);
+    let sandbox = Probing::for_commands(policy, workspace.root(), folders);
     if let Some(SubCommand::Sandbox) = cli.command {
         let vars: Vec<_> = std::env::vars_os().collect();
         println!("{}", sandbox_report::render(&config, sandbox.get(), &vars));
@@ -75,12 +87,6 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         print!("{text}");
         return Ok(Prepared::Done(ExitCode::SUCCESS));
     }
-    let mut notices: Vec<String> = config
-        .project_notice()
-        .into_iter()
-        .chain(config.ignored_notice())
-        .chain(config.mcp_json_notice())
-        .collect();
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
     }
@@ -91,6 +97,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     let mcp = mcp::Hub::start(
         config.mcp_servers.clone(),
         workspace.root(),
+        &writable,
         keel::state_home::state_dir(&env).as_deref(),
     );
     if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
@@ -165,7 +172,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         .into());
     }
     let told = notices.len();
-    let sessions = open_session(&cli, &workspace, demo_dir.is_some(), &mut notices)?;
+    let sessions = open_session(&cli, &workspace, &writable, demo_dir.is_some(), &mut notices)?;
     for notice in &notices[told..] {
         eprintln!("keel: {}", visible(notice));
     }
@@ -206,14 +213,16 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
             Front::Tui { start, options }
         }
     };
-    Ok(Prepared::Launch(Box::new(Launch { handle, front, mcp, demo_dir })))
+    Ok(Prepared::Launch(Box::new(Launch { handle, front, mcp, demo_dir, session_tmp })))
 }
 
 /// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
-/// in a throwaway folder saves nothing. What the person should know goes to `notices`.
+/// in a throwaway folder saves nothing. What the person should know goes to `notices`;
+/// `writable` are the folders commands may write, where undo's `git` is never taken from.
 fn open_session(
     cli: &Cli,
     workspace: &Workspace,
+    writable: &[std::path::PathBuf],
     throwaway: bool,
     notices: &mut Vec<String>,
 ) -> color_eyre::Result<Sessions> {
@@ -222,7 +231,7 @@ fn open_session(
         return Ok(Sessions::Off);
     }
     let store = match SessionStore::from_env(workspace.root()) {
-        Ok(store) => store,
+        Ok(store) => store.commands_write(writable),
         Err(err) if !resuming => {
             notices.push(format!("is not saving this session: {err}"));
             return Ok(Sessions::Off);
@@ -314,6 +323,41 @@ fn stall_timeout() -> color_eyre::Result<Duration> {
             ))
             .into()),
         },
+    }
+}
+
+/// keel's own folders as the sandbox keeps them, and the session's `/tmp` (made here, removed
+/// when the session ends). Without a state folder, or with the sandbox off, each command gets an
+/// empty `/tmp` of its own, or the host's.
+fn keel_folders(
+    policy: &Policy,
+    env: &dyn Fn(&str) -> Option<String>,
+    notices: &mut Vec<String>,
+) -> (KeelFolders, Option<SessionTmp>) {
+    let mut folders = KeelFolders::from_env(env);
+    let state = keel::state_home::state_dir(env);
+    let Some(state) = state.filter(|_| policy.mode != Mode::Off) else { return (folders, None) };
+    folders.cover = keel_folders::prepare_cover(&state).ok();
+    let session_tmp = match SessionTmp::create(&state) {
+        Ok(tmp) => Some(tmp),
+        Err(err) => {
+            notices.push(format!(
+                "gives each command an empty /tmp of its own: the session's could not be made in \
+                 {} ({err})",
+                state.display()
+            ));
+            None
+        }
+    };
+    folders.tmp = session_tmp.as_ref().map(|tmp| tmp.path().to_path_buf());
+    (folders, session_tmp)
+}
+
+/// The bound on a command's processes that keel's environment sets, if it sets one.
+fn max_processes() -> color_eyre::Result<Option<u64>> {
+    match std::env::var(process_limit::VARIABLE) {
+        Err(_) => Ok(None),
+        Ok(text) => Ok(Some(process_limit::parse(&text).map_err(UsageError)?)),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod output;
 pub mod pending;
 pub mod preview;
+pub mod programs;
 pub mod registry;
 pub mod sandbox;
 pub mod simple_command;

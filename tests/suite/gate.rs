@@ -8,7 +8,7 @@ use crate::support::git::path_with_git_doing;
 use crate::support::llm::{FakeLlm, text, tool};
 use crate::support::processes::processes_with;
 use keel::tools::gate::{self, Gate};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
@@ -170,7 +170,7 @@ async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
     let sandbox = Sandbox {
         availability: Availability::Ready { bwrap: broken },
-        ..Sandbox::assumed_for_commands(Policy::default(), &|_| None)
+        ..Sandbox::assumed_for_commands(Policy::default(), work.path(), KeelFolders::default())
     };
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
     let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };

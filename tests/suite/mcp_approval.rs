@@ -22,7 +22,7 @@ async fn ask_mode_shows_server_tool_and_arguments_and_always_covers_that_tool_on
     let file: BTreeMap<String, BTreeMap<String, ServerConfig>> =
         toml::from_str(&mcp_server::stdio_server("local", "")).unwrap();
     let servers = vec![file["mcp_servers"]["local"].check("local").unwrap()];
-    let hub = Hub::start(servers, dir.path(), None);
+    let hub = Hub::start(servers, dir.path(), &[], None);
     let call = |name: &str, input| json!({"text": "", "tools": [{"name": name, "input": input}]});
     let script = json!({"prompt": "go", "finished": "finished", "steps": [
         call("mcp__local__write", json!({"n": 1})),

@@ -54,6 +54,14 @@ pub enum SessionError {
     Collision { dir: PathBuf, other: String },
     #[error("session log {}: {source}", .path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("keel does not keep its state in {}: {why}", .path.display())]
+    Untrusted { path: PathBuf, why: String },
+    #[error(
+        "{} is no longer the folder this session opened (a folder above it was moved or \
+         replaced), so keel writes nothing there; look at it, then start keel again",
+        .0.display()
+    )]
+    Replaced(PathBuf),
 }
 
 fn holder(pid: Option<u32>) -> String {

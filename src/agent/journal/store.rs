@@ -14,13 +14,17 @@
 use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
-use crate::state_home::state_dir;
+use crate::state_home::{Identity, checked, state_dir};
+use crate::tools::programs;
 use crate::tools::undo::Shadow;
 use crate::tools::undo::shadow::create_private_dir;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
 const WORKSPACES_DIR: &str = "workspaces";
+/// The program undo's snapshots run.
+const GIT: &str = "git";
 const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
@@ -48,13 +52,25 @@ pub struct SessionStore {
     state: PathBuf,
     dir: PathBuf,
     workspace: PathBuf,
+    /// The `git` undo's snapshots run, found outside what commands may write, or why none is.
+    git: Result<PathBuf, String>,
+    /// The workspace's folder as it was first prepared: later uses check it is the same.
+    identity: OnceLock<Identity>,
 }
 
 impl SessionStore {
     /// The sessions of `workspace` (a canonical path) under the state folder `state`.
     pub fn new(state: &Path, workspace: &Path) -> Self {
         let dir = state.join(WORKSPACES_DIR).join(folder_name(workspace));
-        Self { state: state.to_owned(), dir, workspace: workspace.to_owned() }
+        let git = programs::find(GIT.as_ref(), &[workspace.to_owned()]);
+        let identity = OnceLock::new();
+        Self { state: state.to_owned(), dir, workspace: workspace.to_owned(), git, identity }
+    }
+
+    /// The same store, its `git` found outside `writable` too: every folder commands may write
+    /// (the workspace and the person's `writable_roots`).
+    pub fn commands_write(self, writable: &[PathBuf]) -> Self {
+        Self { git: programs::find(GIT.as_ref(), writable), ..self }
     }
 
     /// The sessions of `workspace` in the state folder the environment names.
@@ -155,7 +171,11 @@ impl SessionStore {
     pub fn shadow(&self, id: &str) -> Shadow {
         let git_dir = self.dir.join(SHADOW_DIR);
         let index = git_dir.join(format!("{INDEX_PREFIX}{id}"));
-        let shadow = Shadow::new(git_dir, self.workspace.clone(), index);
+        let mut shadow =
+            Shadow::new(git_dir, self.workspace.clone(), index).with_git_found(&self.git);
+        if let Some(identity) = self.identity.get() {
+            shadow = shadow.kept_in(&self.dir, *identity);
+        }
         // keel's own state inside the workspace (say, a workspace that is the home folder) is
         // never snapshotted: it would snapshot the snapshots.
         match self.state.strip_prefix(&self.workspace).ok().and_then(Path::to_str) {
@@ -170,6 +190,14 @@ impl SessionStore {
         let sessions = self.sessions_dir();
         create_private_dir(&sessions)
             .map_err(|source| SessionError::Io { path: sessions.clone(), source })?;
+        for folder in [&self.state, &self.dir] {
+            checked(folder).map_err(|why| SessionError::Untrusted { path: folder.clone(), why })?;
+        }
+        let identity = checked(&self.dir)
+            .map_err(|why| SessionError::Untrusted { path: self.dir.clone(), why })?;
+        if *self.identity.get_or_init(|| identity) != identity {
+            return Err(SessionError::Replaced(self.dir.clone()));
+        }
         let claim = self.dir.join(WORKSPACE_FILE);
         let ours = self.workspace.as_os_str().as_encoded_bytes();
         match std::fs::read(&claim) {
@@ -269,6 +297,21 @@ mod tests {
         for bad in ["../../x", "a/b", ".hidden", "", "x.jsonl", "a b", &"x".repeat(65)] {
             assert!(matches!(check_id(bad), Err(SessionError::InvalidId(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_state_folder_put_in_the_place_of_the_one_opened_is_never_used() {
+        let state = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(&state.path().join("keel"), work.path());
+        store.prepare().unwrap();
+        let moved = state.path().join("keel-moved");
+        std::fs::rename(state.path().join("keel"), &moved).unwrap();
+        store.prepare().unwrap_err();
+        let shadow = store.shadow("1-a");
+        let err = shadow.snapshot().unwrap_err().to_string();
+        assert!(err.contains("no longer the folder this session opened"), "{err}");
+        assert!(matches!(store.prepare(), Err(SessionError::Replaced(_))));
     }
 
     #[test]

@@ -38,11 +38,12 @@ impl Services {
     /// The services of `tools`' workspace, approving as `mode` says.
     pub fn new(tools: Tools, mode: ApprovalMode) -> Self {
         let root = tools.workspace().root().to_path_buf();
+        let keels = tools.probing_sandbox().ready_or_assumed().0.keel.own.clone();
         Self {
             approvals: Mutex::new(Approvals::new(mode)),
             sandbox_known: AtomicBool::new(false),
             repository: Mutex::new(repository::Watch::before(&root)),
-            nested: tokio::sync::Mutex::new(NestedWatch::opening(&root)),
+            nested: tokio::sync::Mutex::new(NestedWatch::opening(&root, keels)),
             mcp_told: Mutex::new(HashSet::new()),
             tools,
         }
@@ -80,9 +81,13 @@ impl Services {
     }
 
     /// A `.git/commondir` a command (or a job it left) wrote since the last look: removed, and
-    /// what the person and the model are told of it.
-    pub fn look_at_repository(&self) -> Option<String> {
-        lock(&self.repository).after()
+    /// what the person and the model are told of it; and whether one was removed before in this
+    /// session, so that this one was made again.
+    pub fn look_at_repository(&self) -> (Option<String>, bool) {
+        let mut watch = lock(&self.repository);
+        let removed = watch.removals();
+        let found = watch.after();
+        (found, removed > 0 && watch.removals() > removed)
     }
 
     /// Whether the person has not yet been told this line of an MCP server (a failure, its tools

@@ -4,6 +4,7 @@
 
 use crate::tools::Tools;
 use crate::tools::sandbox::nested::{self, Scan};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
 
@@ -16,6 +17,8 @@ pub(in crate::agent) const MAX_PROTECTED: usize = 32;
 #[derive(Debug)]
 pub(in crate::agent) struct NestedWatch {
     pub root: PathBuf,
+    /// Folders never looked into: keel's own.
+    passed_over: Vec<PathBuf>,
     pub state: Noted,
     /// A command has run in this session: every turn's end looks.
     pub commands_ran: bool,
@@ -23,6 +26,8 @@ pub(in crate::agent) struct NestedWatch {
     pub told_unprotected: bool,
     /// The person was told that a look stopped short of the whole workspace.
     pub told_incomplete: bool,
+    /// Every mark of a repository (`sub/.git`, `sub/HEAD`) moved aside in this session.
+    pub moved: HashSet<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -33,23 +38,26 @@ pub(in crate::agent) enum Noted {
 }
 
 impl NestedWatch {
-    /// Starts noting the `.git` entries below `root`'s top.
-    pub(in crate::agent) fn opening(root: &Path) -> Self {
+    /// Starts noting the repositories in `root`, never looking into `passed_over` (keel's own
+    /// folders).
+    pub(in crate::agent) fn opening(root: &Path, passed_over: Vec<PathBuf>) -> Self {
         let (sender, receiver) = oneshot::channel();
-        let folder = root.to_path_buf();
+        let (folder, skipped) = (root.to_path_buf(), passed_over.clone());
         let state = match std::thread::Builder::new()
             .name("nested-repositories".into())
-            .spawn(move || sender.send(nested::scan(&folder)))
+            .spawn(move || sender.send(nested::scan(&folder, &skipped)))
         {
             Ok(_) => Noted::Opening(receiver),
-            Err(_) => Noted::Done(nested::scan(root)),
+            Err(_) => Noted::Done(nested::scan(root, &passed_over)),
         };
         Self {
             root: root.to_path_buf(),
+            passed_over,
             state,
             commands_ran: false,
             told_unprotected: false,
             told_incomplete: false,
+            moved: HashSet::new(),
         }
     }
 
@@ -61,8 +69,8 @@ impl NestedWatch {
             Noted::Opening(receiver) => match receiver.await {
                 Ok(scan) => scan,
                 Err(_) => {
-                    let root = self.root.clone();
-                    tokio::task::spawn_blocking(move || nested::scan(&root))
+                    let (root, skipped) = (self.root.clone(), self.passed_over.clone());
+                    tokio::task::spawn_blocking(move || nested::scan(&root, &skipped))
                         .await
                         .unwrap_or_default()
                 }
@@ -76,16 +84,14 @@ impl NestedWatch {
     /// How many were left writable, when any were.
     pub(in crate::agent) fn protecting(&self, tools: Tools) -> (Tools, Option<usize>) {
         let Noted::Done(scan) = &self.state else { return (tools, None) };
-        let mut repositories: Vec<&Path> = scan.repositories().collect();
+        let mut repositories = scan.protected(&self.root);
         if repositories.is_empty() {
             return (tools, None);
         }
-        repositories.sort_by_key(|path| (path.components().count(), *path));
+        repositories.sort_by(|a, b| (a.components().count(), a).cmp(&(b.components().count(), b)));
         let left = repositories.len().saturating_sub(MAX_PROTECTED);
         let mut sandbox = tools.sandbox().clone();
-        sandbox
-            .read_only
-            .extend(repositories.into_iter().take(MAX_PROTECTED).map(Path::to_path_buf));
+        sandbox.read_only.extend(repositories.into_iter().take(MAX_PROTECTED));
         (tools.with_sandbox(sandbox), (left > 0).then_some(left))
     }
 }

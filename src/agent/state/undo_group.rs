@@ -47,11 +47,14 @@ impl State {
     pub fn snapshot_failed(&mut self, err: &ShadowError) {
         if !self.snapshot_failed {
             self.snapshot_failed = true;
-            self.emit(AgentEvent::Notice {
-                text: format!(
-                    "Undo will cover only what write_file and edit_file change, not what bash \
-                     does: {err}."
-                ),
+            let text = format!(
+                "Undo will cover only what write_file and edit_file change, not what bash does: \
+                 {err}."
+            );
+            // One that is not keel's as it was is a warning, which `-p` prints too.
+            self.emit(match err {
+                ShadowError::Untrusted { .. } => AgentEvent::Error { text },
+                _ => AgentEvent::Notice { text },
             });
         }
     }

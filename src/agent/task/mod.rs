@@ -16,6 +16,7 @@ use crate::agent::turn::{Stop, Turn};
 use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
+use crate::tools::supervisor::jobs;
 use crate::tools::{ToolSet, Tools, Workspace};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -61,7 +62,7 @@ impl Agent {
             link: Link { inbox, outbox },
             services,
             demo_dir: None,
-            jobs_seen: crate::tools::supervisor::jobs::ended(),
+            jobs_seen: jobs::ended(),
         };
         if let Some(sandbox) = agent.services.tools.probing_sandbox().clone().ready() {
             let label = agent.services.adopt_sandbox(sandbox);
@@ -92,6 +93,8 @@ impl Agent {
                 }
                 () = jobs_watch::next_look(self.jobs_seen), if jobs_watch::watching(self.jobs_seen) => {
                     self.look_while_jobs_run().await;
+                    // The screen draws snapshots: what the look told shows now, idle or not.
+                    self.conversation.state.publish(&self.link.outbox);
                     continue;
                 }
             };
@@ -268,11 +271,29 @@ impl Agent {
     /// While a background job a command left lives on, and as each ends: looks for a
     /// `.git/commondir` and for repositories below the top that a job made, as each turn's end
     /// does; the person is told as of an error.
+    /// What appears again where keel removed it, while no command runs, only a job can have
+    /// made: keel then stops every job, and says so at once.
     async fn look_while_jobs_run(&mut self) {
-        self.jobs_seen = crate::tools::supervisor::jobs::ended();
+        self.jobs_seen = jobs::ended();
         let mut turn = self.turn();
-        turn.look_at_repository_again();
-        turn.look_for_nested_repositories().await;
+        let commondir_again = turn.look_at_repository_again();
+        let repository_again = turn.look_for_nested_repositories().await;
+        if !(commondir_again || repository_again) {
+            return;
+        }
+        let stopped = jobs::stop_all(turn.tools.workspace().root());
+        if stopped == 0 {
+            // The job that made it had ended already.
+            return;
+        }
+        let what = if commondir_again { ".git/commondir" } else { "a repository" };
+        turn.emit(AgentEvent::Error {
+            text: format!(
+                "keel stopped the background jobs commands left running ({stopped}): {what} was \
+                 made again after keel removed it, while no command ran, so one of them keeps \
+                 making it. Start them again yourself if you trust them."
+            ),
+        });
     }
 
     /// Empties the conversation; it is saved from here on to a new session log, if sessions are

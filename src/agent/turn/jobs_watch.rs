@@ -1,6 +1,8 @@
 //! While a background job a command left runs on after its turn, and as each ends, the agent
 //! looks at what it may have left in the workspace's repositories — a `.git/commondir`, a
 //! `sub/.git` — every few seconds: what each turn's end looks for, in the window between turns.
+//! What appears again where keel removed it, while no command runs, only a job can have made:
+//! keel then stops every job, and says so at once.
 
 use crate::tools::supervisor::jobs;
 use std::time::Duration;

@@ -1,7 +1,7 @@
-//! Repositories below the workspace's top ([`nested`]): noted as the session opens, on a thread
-//! of its own (what is there then is the person's) and kept read-only to commands; looked for
-//! again as every turn that follows a command ends, and one that appeared moved aside, the person
-//! told.
+//! Repositories below the workspace's top, or the top made one without a `.git` ([`nested`]):
+//! noted as the session opens, on a thread of its own (what is there then is the person's) and
+//! kept read-only to commands; looked for again as every turn that follows a command ends, and
+//! one that appeared moved aside, the person told.
 
 use crate::agent::event::AgentEvent;
 use crate::agent::services::{MAX_PROTECTED, Noted};
@@ -38,32 +38,38 @@ impl Turn<'_> {
 
     /// As a turn ends, once a command has run in the session: a repository that appeared below
     /// the top since is moved aside, and the person told as of an error (`-p` prints it too).
-    pub(in crate::agent) async fn look_for_nested_repositories(&mut self) {
+    /// Whether one was made again where keel had moved one aside before.
+    pub(in crate::agent) async fn look_for_nested_repositories(&mut self) -> bool {
         let mut watch = self.services.nested.lock().await;
         if !watch.commands_ran {
-            return;
+            return false;
         }
         let before = watch.before().await;
         let incomplete_before = !before.complete;
         let (root, kept) = (watch.root.clone(), before.clone());
         let settled = tokio::task::spawn_blocking(move || nested::settle(&root, &before)).await;
-        let Ok((now, told)) = settled else {
+        let Ok(settled) = settled else {
             // The look was lost: the next one starts from this one's start, never from nothing.
             watch.state = Noted::Done(kept);
-            return;
+            return false;
         };
-        let complete = now.complete;
-        watch.state = Noted::Done(now);
+        let complete = settled.scan.complete;
+        watch.state = Noted::Done(settled.scan);
+        let mut again = false;
+        for mark in settled.moved {
+            again |= !watch.moved.insert(mark);
+        }
         drop(watch);
         if incomplete_before {
             self.tell_incomplete(false).await;
         }
-        for text in told {
+        for text in settled.told {
             self.emit(AgentEvent::Error { text });
         }
         if !complete {
             self.tell_incomplete(true).await;
         }
+        again
     }
 
     /// Tells the person, once, that a look stopped at [`nested::MAX_ENTRIES`] entries: as the

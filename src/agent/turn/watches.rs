@@ -38,16 +38,19 @@ impl Turn<'_> {
 
     /// As a turn ends: a `.git/commondir` a background job of its commands wrote since the
     /// last one ended is removed, and the person told as of an error (`-p` prints it too).
-    pub(in crate::agent) fn look_at_repository_again(&mut self) {
-        if let Some(found) = self.services.look_at_repository() {
+    /// Whether it was removed once before in this session: then it was made again.
+    pub(in crate::agent) fn look_at_repository_again(&mut self) -> bool {
+        let (found, again) = self.services.look_at_repository();
+        if let Some(found) = found {
             self.emit(AgentEvent::Error { text: found });
         }
+        again
     }
 
     /// After a command: a `.git/commondir` that appeared is removed, and its answer says so, as
     /// does an error for the person (`-p` prints it too).
     pub(in crate::agent) fn look_at_repository(&mut self, outcome: &mut ToolOutcome) {
-        if let Some(found) = self.services.look_at_repository() {
+        if let (Some(found), _) = self.services.look_at_repository() {
             for text in [&mut outcome.for_model, &mut outcome.for_display] {
                 text.push_str("\n\n");
                 text.push_str(&found);

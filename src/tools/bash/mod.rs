@@ -24,7 +24,7 @@ mod watch;
 
 use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
 use super::supervisor::{self, KillReport, Launch, Supervised};
-use super::{CommandRun, ToolContext, ToolOutcome, guard};
+use super::{CommandRun, ToolContext, ToolOutcome, guard, programs};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -98,7 +98,11 @@ pub async fn run(
         return ToolOutcome::error(NOT_STARTED);
     }
     let timeout = timeout_for(args);
-    let launch = launch(sandbox, root);
+    let shell = match programs::find(BASH.as_ref(), &sandbox.policy.writable_places(root)) {
+        Ok(shell) => shell,
+        Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
+    };
+    let launch = Launch { shell: Some(shell), ..launch(sandbox, root) };
     let sandboxed = !launch.prefix.is_empty();
     if let Some(gate) = &ctx.gate
         && !sandboxed
@@ -161,6 +165,9 @@ pub async fn run(
     ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
 }
 
+/// The shell every command runs in.
+const BASH: &str = "bash";
+
 /// A command stopped before it ran.
 const NOT_STARTED: &str = "Command not started: interrupted by user.";
 
@@ -174,7 +181,13 @@ fn launch(sandbox: &Sandbox, root: &Path) -> Launch {
     if sandbox.confinement() != Confinement::Confined {
         return Launch::default();
     }
-    let setup = bwrap::Setup { bwrap, workspace: root, keel, read_only: &sandbox.read_only };
+    let setup = bwrap::Setup {
+        bwrap,
+        workspace: root,
+        keel,
+        read_only: &sandbox.read_only,
+        folders: &sandbox.keel,
+    };
     bwrap::launch(&sandbox.policy, &setup)
 }
 

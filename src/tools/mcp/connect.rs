@@ -1,16 +1,18 @@
 //! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
 //!
-//! A stdio server runs in a process group of its own (killed whole when keel stops it or exits),
-//! in the workspace, with keel's environment less what `tools::withheld` keeps from commands (the
-//! provider keys, keel's own settings, secrets by name, other servers' tokens) — unless its
-//! config names them in `env_vars` — plus its `env`.
+//! A stdio server's bare command is found on keel's `PATH` outside every folder commands may
+//! write (`tools::programs`): keel runs it unconfined, so a `.venv/bin/npx` a command planted must
+//! not be what starts. A stdio server runs in a process group of its own (killed whole when keel
+//! stops it or exits), in the workspace, with keel's environment less what `tools::withheld`
+//! keeps from commands (the provider keys, keel's own settings, secrets by name, other servers'
+//! tokens) — unless its config names them in `env_vars` — plus its `env`.
 //! Its stderr goes to a log file under keel's state folder, never onto the screen; its stdout is
 //! read with a cap on one line (`line_limit`). If keel is killed outright, the server's stdin
 //! closes, which MCP servers take as the end of the session.
 
 use super::config::{Server, Transport};
 use super::line_limit::LineLimited;
-use crate::tools::withheld;
+use crate::tools::{programs, withheld};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -41,6 +43,7 @@ pub type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 pub async fn start(
     server: &Server,
     workspace: &Path,
+    writable: &[PathBuf],
     log: Option<&Path>,
     env: Env<'_>,
     group: &AtomicI32,
@@ -48,7 +51,9 @@ pub async fn start(
 ) -> Result<Started, String> {
     match &server.transport {
         Transport::Stdio { command, args, env: set, env_vars } => {
-            let mut cmd = tokio::process::Command::new(command);
+            let program = programs::find(command.as_ref(), writable)
+                .map_err(|why| format!("could not start `{command}`: {why}"))?;
+            let mut cmd = tokio::process::Command::new(program);
             cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
             withheld::remove_withheld(&mut cmd);
             for name in env_vars {

@@ -112,8 +112,14 @@ impl std::fmt::Debug for Hub {
 
 impl Hub {
     /// Starts every enabled server in the background. `state` is keel's state folder, where
-    /// servers' stderr is logged; `workspace` is where stdio servers run.
-    pub fn start(servers: Vec<Server>, workspace: &Path, state: Option<&Path>) -> Self {
+    /// servers' stderr is logged; `workspace` is where stdio servers run; `writable` are the
+    /// folders commands may write, where a server's bare command is never found.
+    pub fn start(
+        servers: Vec<Server>,
+        workspace: &Path,
+        writable: &[PathBuf],
+        state: Option<&Path>,
+    ) -> Self {
         let (changes, _) = watch::channel(0);
         let slots = servers
             .into_iter()
@@ -139,8 +145,8 @@ impl Hub {
         for index in 0..hub.inner.servers.len() {
             if hub.inner.servers[index].config.enabled {
                 let hub = hub.clone();
-                let workspace = workspace.to_path_buf();
-                tokio::spawn(async move { hub.launch(index, &workspace).await });
+                let (workspace, writable) = (workspace.to_path_buf(), writable.to_vec());
+                tokio::spawn(async move { hub.launch(index, &workspace, &writable).await });
             }
         }
         hub
@@ -151,7 +157,7 @@ impl Hub {
         self.inner.servers.is_empty()
     }
 
-    async fn launch(&self, index: usize, workspace: &Path) {
+    async fn launch(&self, index: usize, workspace: &Path, writable: &[PathBuf]) {
         let slot = &self.inner.servers[index];
         let env = |name: &str| std::env::var(name).ok();
         let timeout = slot.config.startup_timeout;
@@ -159,7 +165,8 @@ impl Hub {
         let starting = tokio::time::timeout(timeout, async {
             let log = slot.log.as_deref();
             let too_long = &slot.too_long;
-            let started = connect::start(&slot.config, workspace, log, &env, &group, too_long);
+            let started =
+                connect::start(&slot.config, workspace, writable, log, &env, &group, too_long);
             let started = started.await?;
             let listed = started.session.peer().list_all_tools().await;
             Ok::<_, String>((started, listed))

@@ -7,11 +7,15 @@
 //! `.git/worktrees` (the linked worktrees' folders) and `.keel` are bound read-only over that
 //! again: they run code or change settings later, outside any sandbox. All but the config are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
-//! folder to mount on, which the supervisor removes once no sandbox uses it. `/tmp` is a
-//! private, empty tmpfs; `/proc` shows only the sandbox's own processes (`--unshare-pid`), so
-//! keel's `/proc/PID/environ` and `fd` are out of reach; the network is loopback only unless the policy allows it (`--unshare-net`); System V IPC and the
-//! host name are the sandbox's own; and the command has no capabilities, even when keel runs as
-//! root (`--cap-drop ALL`), so it cannot remount what is read-only.
+//! folder to mount on, which the supervisor removes once no sandbox uses it; inside, a covered
+//! path holds only a note saying why ([`KeelFolders`]). keel's own config and state folders are
+//! kept out of reach the same way wherever the workspace is, the folders above them pinned.
+//! `/tmp` is the session's own folder (else a private, empty tmpfs); `/proc` shows only the
+//! sandbox's own processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of
+//! reach, and its kernel settings are read-only; the network is loopback only unless the policy
+//! allows it (`--unshare-net`); System V IPC and the host name are the sandbox's own; and the
+//! command has no capabilities, even when keel runs as root (`--cap-drop ALL`), so it cannot
+//! remount what is read-only. The last step is told the bound on the command's processes.
 //!
 //! `--die-with-parent` is not used: bwrap's launcher exits as soon as the shell does, and with
 //! that flag it would take the command's background jobs with it. They live on inside the
@@ -22,6 +26,7 @@
 
 use super::super::supervisor::Launch;
 use super::confine;
+use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -37,6 +42,29 @@ const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".gi
 /// (`config.worktree` is read when the config turns it on, which no command can).
 const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
 
+/// The mounts every sandbox starts with: the whole file system read-only, a `/dev` of its own and
+/// a `/proc` that shows only its processes. bwrap covers `/proc/sys` only where `access` says it
+/// is writable, which procfs never says of that folder, and the kernel checks a write to a
+/// setting against the writer's user, not its capabilities: as root, a command could set
+/// `kernel.core_pattern` to a program of its own, which the kernel runs as root outside every
+/// namespace at the next crash. So the settings are bound read-only over the sandbox's own, and
+/// so is `/proc/sysrq-trigger` where the kernel has one.
+const BASE: [&str; 13] = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+];
+
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
 pub struct Setup<'a> {
@@ -46,8 +74,10 @@ pub struct Setup<'a> {
     pub workspace: &'a Path,
     /// keel's own binary, which confines itself inside the sandbox and becomes the shell.
     pub keel: &'a Path,
-    /// Folders that stay read-only even inside a writable place (keel's state folder).
+    /// Folders that stay read-only even inside a writable place (repositories below the top).
     pub read_only: &'a [PathBuf],
+    /// keel's own folders: kept out of reach, the session's `/tmp`, the note over covered paths.
+    pub folders: &'a KeelFolders,
 }
 
 /// How the supervisor starts `bash -c COMMAND` confined: the program and arguments before it, and
@@ -56,13 +86,30 @@ pub struct Setup<'a> {
 pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     let mut placeholders = Vec::new();
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
+    args.extend(BASE.iter().map(OsString::from));
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
-    push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
-    push(&["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
-    push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+    match &setup.folders.tmp {
+        Some(tmp) if tmp.is_dir() => push(&["--bind".as_ref(), tmp.as_os_str(), "/tmp".as_ref()]),
+        _ => push(&["--tmpfs".as_ref(), "/tmp".as_ref()]),
+    }
+    let cover = setup.folders.cover.as_deref().filter(|cover| cover.is_dir());
+    let mut covered = |path: PathBuf, push: &mut dyn FnMut(&[&std::ffi::OsStr])| {
+        match cover {
+            Some(cover) => push(&["--ro-bind".as_ref(), cover.as_os_str(), path.as_os_str()]),
+            None => push(&[
+                "--tmpfs".as_ref(),
+                path.as_os_str(),
+                "--remount-ro".as_ref(),
+                path.as_os_str(),
+            ]),
+        }
+        placeholders.push(path);
+    };
     if policy.mode == Mode::Workspace {
-        let writable = policy.writable_roots.iter().filter(|root| root.is_dir());
-        for root in std::iter::once(&setup.workspace.to_path_buf()).chain(writable) {
+        let writable: Vec<PathBuf> = std::iter::once(setup.workspace.to_path_buf())
+            .chain(policy.writable_roots.iter().filter(|root| root.is_dir()).cloned())
+            .collect();
+        for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
         for path in protected(setup.workspace) {
@@ -72,19 +119,20 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
                 Protect::Existing => {
                     push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
                 }
-                Protect::Missing => {
-                    push(&[
-                        "--tmpfs".as_ref(),
-                        path.as_os_str(),
-                        "--remount-ro".as_ref(),
-                        path.as_os_str(),
-                    ]);
-                    placeholders.push(path);
-                }
+                Protect::Missing => covered(path, &mut push),
             }
         }
         for path in setup.read_only.iter().filter(|path| path.exists()) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        for keep in setup.folders.keeps(&writable, setup.workspace) {
+            match keep {
+                Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+                Keep::ReadOnly(path) => {
+                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+                }
+                Keep::Cover(path) => covered(path, &mut push),
+            }
         }
     } else {
         // Still readable where the private /tmp would hide it.
@@ -99,8 +147,9 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     }
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
-    push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref()]);
-    Launch { prefix: args, placeholders }
+    let limit = policy.process_limit();
+    push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
+    Launch { prefix: args, placeholders, max_processes: Some(limit), shell: None }
 }
 
 /// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed
@@ -165,10 +214,12 @@ fn is_empty_folder(path: &Path) -> bool {
     std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 
-/// Runs `bash -c :` through `bwrap` with the namespaces keel uses; `Err` says why it failed.
+/// Runs `bash -c :` through `bwrap` with the mounts and namespaces every command gets; `Err` says
+/// why it failed.
 pub fn probe(bwrap: &Path) -> Result<(), String> {
     let output = Command::new(bwrap)
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(BASE)
+        .args(["--tmpfs", "/tmp"])
         .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"])
         .args(["--new-session", "--cap-drop", "ALL", "--", "bash", "-c", ":"])
         .stdin(Stdio::null())

@@ -12,10 +12,15 @@
 //! The filter closes what namespaces and read-only mounts leave open:
 //! - `socket(AF_UNIX, …)`: a Unix socket on a read-only mount can still be connected to, so a
 //!   command could drive the person's tmux server (`tmux -S /path/sock send-keys`), their session
-//!   bus or an agent. Socket pairs (`socketpair`) still work: programs use them between their own
-//!   processes.
+//!   bus or an agent. Stream and packet socket pairs (`socketpair`) still work: programs use them
+//!   between their own processes.
+//! - `socketpair(AF_UNIX, SOCK_DGRAM)` (and `SOCK_RAW`, which Unix sockets take for datagrams):
+//!   a datagram socket sends to any address `sendto` names, so a pair would reach the person's
+//!   datagram sockets (journald's, an agent's) just as `socket` would.
 //! - `ptrace`, `process_vm_readv`/`writev` and `pidfd_getfd`: reaching into another process.
 //! - `io_uring_*`: it can open sockets without the `socket` call the filter sees.
+//! - `keyctl`, `add_key` and `request_key`: the kernel's keyrings belong to the user, not the
+//!   sandbox, so a command could read or plant the person's keys (a login's, a mount's).
 //!
 //! Each is refused with `EPERM`, so programs see an ordinary permission error.
 //!
@@ -25,6 +30,7 @@
 //! Anything but that word (keel gave up on the command, or is gone) ends it without running
 //! anything.
 
+use super::process_limit;
 use nix::libc;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -42,13 +48,35 @@ pub const ENTRY_ARG: &str = "__keel_confine";
 use crate::tools::supervisor::protocol::{HELD_GO as GO, HELD_READY as READY};
 
 /// Takes the output pipes, confines this process, waits at the gate and `exec`s the rest of
-/// `args` (`STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on failure.
+/// `args` (`MAX_PROCESSES STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on
+/// failure.
 pub fn main(args: &[OsString]) -> ExitCode {
-    let [stdout, stderr, gate, program, rest @ ..] = args else {
+    let [max_processes, stdout, stderr, gate, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
     };
+    // Only the descriptors named reach the command: none that bwrap, or whatever started it,
+    // left open.
+    let named = [stdout, stderr].into_iter().filter_map(|fd| fd.to_str().and_then(inherited_fd));
+    let gate_fds = gate
+        .to_str()
+        .and_then(|text| text.split_once(','))
+        .into_iter()
+        .flat_map(|(ready, go)| [ready, go].into_iter().filter_map(inherited_fd));
+    let keep: Vec<_> = named.chain(gate_fds).collect();
+    if let Err(err) = super::super::supervisor::inherited::close_all_but(&keep) {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
     if let Err(err) = take_output(stdout, stderr) {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
+    let limit = max_processes.to_str().and_then(|limit| limit.parse().ok());
+    if let Err(err) = limit
+        .ok_or_else(|| format!("{} is no process limit", max_processes.to_string_lossy()))
+        .and_then(process_limit::apply_inside)
+    {
         eprintln!("keel: cannot confine the command: {err}");
         return ExitCode::FAILURE;
     }
@@ -133,6 +161,11 @@ fn take_output(stdout: &OsString, stderr: &OsString) -> Result<(), String> {
 /// The standard descriptors, which the inherited ones are never.
 const STDERR_FD: std::os::fd::RawFd = 2;
 
+/// The socket kinds a Unix socket pair may not be: each sends datagrams to any address.
+const DATAGRAM_KINDS: [libc::c_int; 2] = [libc::SOCK_DGRAM, libc::SOCK_RAW];
+/// The bits of a socket's type argument that hold its kind (the kernel's `SOCK_TYPE_MASK`).
+const SOCKET_KIND_MASK: u64 = 0xf;
+
 /// The filter: everything is allowed but the calls listed in the module's doc.
 pub fn filter() -> Result<BpfProgram, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
@@ -147,8 +180,23 @@ pub fn filter() -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(
         libc::SYS_socket,
-        vec![SeccompRule::new(vec![unix_domain]).map_err(|err| err.to_string())?],
+        vec![SeccompRule::new(vec![unix_domain.clone()]).map_err(|err| err.to_string())?],
     );
+    let mut pairs = Vec::new();
+    for kind in DATAGRAM_KINDS {
+        // The type argument carries flags (`SOCK_CLOEXEC`, `SOCK_NONBLOCK`) above the kind.
+        let datagram = SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(SOCKET_KIND_MASK),
+            u64::from(kind.unsigned_abs()),
+        )
+        .map_err(|err| err.to_string())?;
+        pairs.push(
+            SeccompRule::new(vec![unix_domain.clone(), datagram]).map_err(|err| err.to_string())?,
+        );
+    }
+    rules.insert(libc::SYS_socketpair, pairs);
     for call in [
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
@@ -157,6 +205,9 @@ pub fn filter() -> Result<BpfProgram, String> {
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
     ] {
         // No rule at all: the call is refused whatever its arguments.
         rules.insert(call, Vec::new());

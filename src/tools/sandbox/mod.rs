@@ -10,18 +10,23 @@
 
 pub mod bwrap;
 pub mod confine;
+pub mod git_dirs;
+pub mod keel_folders;
 pub mod nested;
 pub mod probing;
+pub mod process_limit;
 pub mod repository;
+pub mod session_tmp;
 
+pub use keel_folders::KeelFolders;
 pub use probing::Probing;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The environment variable that names the `bwrap` program (default: `bwrap` on `PATH`). Read
-/// from keel's own environment only: commands never see `KEEL_*` variables, and no config file
-/// can set it.
+/// The environment variable that names the `bwrap` program (default: `bwrap` on `PATH`, outside
+/// every folder commands may write: [`crate::tools::programs`]). Read from keel's own environment
+/// only: commands never see `KEEL_*` variables, and no config file can set it.
 pub const BWRAP_VARIABLE: &str = "KEEL_BWRAP";
 /// The program used when [`BWRAP_VARIABLE`] is not set.
 pub const DEFAULT_BWRAP: &str = "bwrap";
@@ -71,9 +76,24 @@ pub struct Policy {
     pub network: bool,
     /// Folders outside the workspace that commands may write (the person's own config only).
     pub writable_roots: Vec<PathBuf>,
+    /// How many processes a command may have at once; `None`: [`process_limit::default_limit`].
+    pub max_processes: Option<u64>,
 }
 
 impl Policy {
+    /// The folders commands of `workspace` may write under this policy, whatever the mode: no
+    /// program keel runs outside the sandbox is taken from them ([`crate::tools::programs`]).
+    pub fn writable_places(&self, workspace: &Path) -> Vec<PathBuf> {
+        std::iter::once(workspace.to_path_buf())
+            .chain(self.writable_roots.iter().cloned())
+            .collect()
+    }
+
+    /// How many processes a command may have at once.
+    pub fn process_limit(&self) -> u64 {
+        self.max_processes.unwrap_or_else(process_limit::default_limit)
+    }
+
     /// The policy with at most `mode`'s freedom (plan mode asks for `ReadOnly`).
     pub fn at_most(&self, mode: Mode) -> Self {
         let mut policy = self.clone();
@@ -98,8 +118,12 @@ pub enum Availability {
 pub struct Sandbox {
     pub policy: Policy,
     pub availability: Availability,
-    /// Folders that stay read-only even where the policy lets commands write (keel's state).
+    /// Folders that stay read-only even where the policy lets commands write (repositories
+    /// below the workspace's top).
     pub read_only: Vec<PathBuf>,
+    /// keel's own folders: its config and state, the session's `/tmp`, the note over what the
+    /// sandbox covers.
+    pub keel: KeelFolders,
 }
 
 /// How the next command will run.
@@ -118,9 +142,12 @@ fn bwrap_from_env() -> Option<std::ffi::OsString> {
     std::env::var_os(BWRAP_VARIABLE).filter(|value| !value.is_empty())
 }
 
-/// The `bwrap` program: the one named, else [`DEFAULT_BWRAP`].
-fn bwrap_program(named: Option<&std::ffi::OsStr>) -> PathBuf {
-    named.map_or_else(|| PathBuf::from(DEFAULT_BWRAP), PathBuf::from)
+/// The `bwrap` program: the one named, else [`DEFAULT_BWRAP`], found on keel's `PATH` outside
+/// the folders commands can write (`writable`); why not, in words that say what to install.
+fn bwrap_program(named: Option<&std::ffi::OsStr>, writable: &[PathBuf]) -> Result<PathBuf, String> {
+    let named = named.unwrap_or(DEFAULT_BWRAP.as_ref());
+    crate::tools::programs::find(named, writable)
+        .map_err(|why| format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
 }
 
 impl Sandbox {
@@ -130,48 +157,59 @@ impl Sandbox {
             policy: Policy { mode: Mode::Off, ..Policy::default() },
             availability: Availability::Missing("the sandbox is off".into()),
             read_only: Vec::new(),
+            keel: KeelFolders::default(),
         }
     }
 
     /// The sandbox for `policy`, probed with the `bwrap` program named by `bwrap` (the
     /// [`BWRAP_VARIABLE`] setting, else [`DEFAULT_BWRAP`]). With `--sandbox off` nothing is probed.
     pub fn probe(policy: Policy, bwrap: Option<&std::ffi::OsStr>) -> Self {
+        let writable = policy.writable_roots.clone();
+        Self::probe_in(policy, bwrap, &writable)
+    }
+
+    /// [`Sandbox::probe`], finding `bwrap` outside the folders commands may write (`writable`).
+    fn probe_in(policy: Policy, bwrap: Option<&std::ffi::OsStr>, writable: &[PathBuf]) -> Self {
         if policy.mode == Mode::Off {
             return Self { policy, ..Self::off() };
         }
-        let program = bwrap_program(bwrap);
-        let availability = match bwrap::probe(&program) {
-            Ok(()) => Availability::Ready { bwrap: program },
-            Err(why) => {
-                Availability::Missing(format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
-            }
+        let availability = match bwrap_program(bwrap, writable) {
+            Ok(program) => match bwrap::probe(&program) {
+                Ok(()) => Availability::Ready { bwrap: program },
+                Err(why) => {
+                    Availability::Missing(format!("cannot sandbox commands: {why}; {INSTALL_HINT}"))
+                }
+            },
+            Err(why) => Availability::Missing(why),
         };
-        Self { policy, availability, read_only: Vec::new() }
-    }
-
-    /// The sandbox from keel's own environment's [`BWRAP_VARIABLE`].
-    pub fn probe_from_env(policy: Policy) -> Self {
-        Self::probe(policy, bwrap_from_env().as_deref())
+        Self { policy, availability, ..Self::off() }
     }
 
     /// What [`Sandbox::for_commands`] finds where `bwrap` works, without trying it: the sandbox
     /// a command may start in while the probe runs. The command's own start proves it, since a
     /// sandbox that does not come up runs nothing (`bash`'s `sandbox_down`).
-    pub fn assumed_for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let read_only = crate::state_home::state_dir(env).into_iter().collect();
+    pub fn assumed_for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
         if policy.mode == Mode::Off {
-            return Self { policy, read_only, ..Self::off() };
+            return Self { policy, keel, ..Self::off() };
         }
-        let bwrap = bwrap_program(bwrap_from_env().as_deref());
-        Self { policy, availability: Availability::Ready { bwrap }, read_only }
+        let availability =
+            match bwrap_program(bwrap_from_env().as_deref(), &policy.writable_places(workspace)) {
+                Ok(bwrap) => Availability::Ready { bwrap },
+                Err(why) => Availability::Missing(why),
+            };
+        Self { policy, availability, read_only: Vec::new(), keel }
     }
 
-    /// The sandbox keel's front ends run commands in: `policy`, probed with the `bwrap` that
-    /// keel's own environment names, keeping keel's state folder (sessions, undo snapshots)
-    /// read-only wherever it lives.
-    pub fn for_commands(policy: Policy, env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let probed = Self::probe_from_env(policy.clone());
-        Self { availability: probed.availability, ..Self::assumed_for_commands(policy, env) }
+    /// The sandbox keel's front ends run commands of `workspace` in: `policy`, probed with the
+    /// `bwrap` that keel's own environment names (found outside what commands may write),
+    /// keeping keel's own folders (`keel`) out of reach wherever they live.
+    pub fn for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
+        let writable = policy.writable_places(workspace);
+        let probed = Self::probe_in(policy.clone(), bwrap_from_env().as_deref(), &writable);
+        Self {
+            availability: probed.availability,
+            ..Self::assumed_for_commands(policy, workspace, keel)
+        }
     }
 
     /// This sandbox with at most `mode`'s freedom; with the sandbox off, as it is (plan mode
@@ -237,17 +275,17 @@ mod tests {
     fn labels_say_mode_and_network() {
         let ready = Availability::Ready { bwrap: PathBuf::from("bwrap") };
         let sandbox =
-            Sandbox { policy: Policy::default(), availability: ready.clone(), read_only: vec![] };
+            Sandbox { policy: Policy::default(), availability: ready.clone(), ..Sandbox::off() };
         assert_eq!(sandbox.label(), "sandbox: workspace · no network");
         let policy = Policy { mode: Mode::ReadOnly, network: true, ..Policy::default() };
-        let sandbox = Sandbox { policy, availability: ready, read_only: vec![] };
+        let sandbox = Sandbox { policy, availability: ready, ..Sandbox::off() };
         assert_eq!(sandbox.label(), "sandbox: read-only · network");
         assert_eq!(Sandbox::off().label(), "sandbox: off");
         assert_eq!(Sandbox::off().at_most(Mode::ReadOnly).label(), "sandbox: off");
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("x".into()),
-            read_only: vec![],
+            ..Sandbox::off()
         };
         assert_eq!(missing.label(), "sandbox: unavailable");
         assert_eq!(missing.problem(), Some("x"));

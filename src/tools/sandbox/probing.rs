@@ -7,7 +7,8 @@
 //! A probe that cannot be waited for (its thread panicked) counts as a sandbox that is not
 //! available: commands are then refused, never run unconfined.
 
-use super::{Availability, Policy, Sandbox};
+use super::{Availability, KeelFolders, Policy, Sandbox};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -35,17 +36,18 @@ impl Probing {
         Self(Arc::new(shared))
     }
 
-    /// The sandbox keel's front ends run commands in ([`Sandbox::for_commands`], with keel's
-    /// own environment), probed on a thread of its own. With `--sandbox off` nothing is probed.
-    pub fn for_commands(policy: Policy) -> Self {
+    /// The sandbox keel's front ends run commands of `workspace` in ([`Sandbox::for_commands`],
+    /// keel's own folders `keel` kept out of reach), probed on a thread of its own. With `--sandbox off` nothing
+    /// is probed.
+    pub fn for_commands(policy: Policy, workspace: &Path, keel: KeelFolders) -> Self {
         let probe = {
-            let policy = policy.clone();
-            move || Sandbox::for_commands(policy, &|name| std::env::var(name).ok())
+            let (policy, workspace, keel) = (policy.clone(), workspace.to_path_buf(), keel.clone());
+            move || Sandbox::for_commands(policy, &workspace, keel)
         };
         if policy.mode == super::Mode::Off {
             return Self::known(probe());
         }
-        let assumed = Sandbox::assumed_for_commands(policy, &|name| std::env::var(name).ok());
+        let assumed = Sandbox::assumed_for_commands(policy, workspace, keel);
         match std::thread::Builder::new().name("sandbox-probe".into()).spawn(probe.clone()) {
             Ok(thread) => Self(Arc::new(Shared {
                 sandbox: OnceLock::new(),
@@ -65,7 +67,7 @@ impl Probing {
                 availability: Availability::Missing(
                     "cannot sandbox commands: its probe was lost".into(),
                 ),
-                read_only: Vec::new(),
+                ..Sandbox::off()
             })
         })
     }
@@ -114,7 +116,11 @@ mod tests {
 
     #[test]
     fn off_is_known_at_once() {
-        let off = Probing::for_commands(Policy { mode: Mode::Off, ..Policy::default() });
+        let off = Probing::for_commands(
+            Policy { mode: Mode::Off, ..Policy::default() },
+            Path::new("/nonexistent"),
+            KeelFolders::default(),
+        );
         assert_eq!(off.ready().map(Sandbox::confinement), Some(Confinement::Off));
         let known = Probing::known(Sandbox::off());
         assert_eq!(known.clone().ready(), Some(&Sandbox::off()));

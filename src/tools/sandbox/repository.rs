@@ -24,6 +24,8 @@ const COMMONDIR_LIMIT: u64 = 4096;
 pub struct Watch {
     root: PathBuf,
     before: Option<Seen>,
+    /// How many times one was removed in this session.
+    removals: usize,
 }
 
 /// A `commondir` that was there: its content, when it is a regular file.
@@ -40,7 +42,12 @@ impl Watch {
             let there = beneath::metadata(git.as_fd(), Path::new(COMMONDIR)).ok().flatten()?;
             Some(read(&git).filter(|_| there.is_file()).map_or(Seen::Other, Seen::Content))
         });
-        Self { root: root.to_path_buf(), before }
+        Self { root: root.to_path_buf(), before, removals: 0 }
+    }
+
+    /// How many times a `commondir` that appeared was removed in this session.
+    pub fn removals(&self) -> usize {
+        self.removals
     }
 
     /// Removes a `commondir` that appeared since the session opened; what it found, to tell.
@@ -54,6 +61,7 @@ impl Watch {
             (None, Some(made)) if !made.is_dir() => {
                 Some(match beneath::remove_file(git.as_fd(), Path::new(COMMONDIR)) {
                     Ok(()) => {
+                        self.removals += 1;
                         format!("Removed .git/{COMMONDIR}, which a command made: {WHY}")
                     }
                     Err(err) => format!(

@@ -15,20 +15,23 @@
 
 use super::protocol::{GO, KILL, Report, Status};
 use super::protocol::{HELD_GO, HELD_READY};
-use super::{Launch, placeholders, procfs};
+use super::{Launch, pids_cgroup, placeholders, procfs};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The shell when keel names none: `bash` on the supervisor's `PATH`.
+const BASH: &str = "bash";
 /// How long the supervisor keeps killing before it reports survivors.
 const KILL_DEADLINE: Duration = Duration::from_secs(2);
 /// Pause between two sweeps of `/proc` while killing.
@@ -55,13 +58,38 @@ enum Event {
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
-    let code = supervise(command, &launch.prefix);
-    drop(in_use);
-    placeholders::remove(&launch.placeholders);
+    // Only root needs the cgroup: anyone else is bound inside the sandbox. Without one the
+    // command runs unbounded, as it would without the sandbox.
+    let bound = match launch.max_processes {
+        Some(limit) if !launch.prefix.is_empty() && nix::unistd::geteuid().is_root() => {
+            pids_cgroup::enter(limit).ok()
+        }
+        _ => None,
+    };
+    // Before keel learns that the command is over: the workspace is then as it will stay.
+    let mut clear_up = Some(move || {
+        drop(in_use);
+        placeholders::remove(&launch.placeholders);
+    });
+    let code = supervise(command, launch, &mut || {
+        if let Some(clear_up) = clear_up.take() {
+            clear_up();
+        }
+    });
+    // When the command could not be started, or the supervisor gave up.
+    if let Some(clear_up) = clear_up.take() {
+        clear_up();
+    }
+    // After: moving back out of a cgroup can take the kernel milliseconds.
+    if let Some(cgroup) = bound {
+        cgroup.leave();
+    }
     code
 }
 
-fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
+/// Runs the command to its end; `clear_up` is called once every process of it is gone, before
+/// keel is told so.
+fn supervise(command: &OsStr, launch: &Launch, clear_up: &mut dyn FnMut()) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::tools::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -72,7 +100,7 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
         Ok(writer) => writer,
         Err(_) => return ExitCode::FAILURE,
     };
-    let (shell, mut sandbox_said, gate) = match start(command, prefix) {
+    let (shell, mut sandbox_said, gate) = match start(command, launch) {
         Ok(started) => started,
         Err(message) => {
             send(&mut reports, &Report::Failed(message));
@@ -126,10 +154,18 @@ fn supervise(command: &OsStr, prefix: &[OsString]) -> ExitCode {
                 }
                 send(&mut reports, &Report::Exited(status));
             }
-            Event::NoneLeft if exited => return ExitCode::SUCCESS,
+            Event::NoneLeft if exited => {
+                clear_up();
+                // keel learns that every process is gone from the socket's end: told now, so
+                // that what the supervisor still does (leaving the cgroup) is not taken for a
+                // process left running.
+                let _ = reports.shutdown(std::net::Shutdown::Both);
+                return ExitCode::SUCCESS;
+            }
             Event::NoneLeft => {}
             Event::Kill | Event::KeelGone | Event::Signalled => {
                 let report = kill_everything(shell);
+                clear_up();
                 send(&mut reports, &report);
                 return ExitCode::SUCCESS;
             }
@@ -190,18 +226,20 @@ fn gate_pipes() -> Result<([std::os::fd::OwnedFd; 2], HeldGate), String> {
     Ok((theirs, HeldGate { ready, go }))
 }
 
-/// Leaves keel's session, becomes a subreaper and starts `bash` (through `prefix`, the sandbox,
+/// Leaves keel's session, becomes a subreaper and starts `bash` (the one `launch` names, through
+/// its `prefix`, the sandbox,
 /// when there is one, held at its gate until keel says `go`); then lets go of the output pipes
 /// so that only the command holds them. Through the sandbox, it also returns what keeps bwrap's
 /// own messages (see [`SandboxSaid`]), and the gate the shell waits at.
 fn start(
     command: &OsStr,
-    prefix: &[OsString],
+    launch: &Launch,
 ) -> Result<(Pid, Option<SandboxSaid>, Option<HeldGate>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|err| format!("cannot become a child subreaper: {err}"))?;
-    let (mut shell, said, gate) = match prefix.split_first() {
+    let bash = launch.shell.as_deref().unwrap_or(Path::new(BASH));
+    let (mut shell, said, gate) = match launch.prefix.split_first() {
         Some((program, args)) => {
             let (outputs, said) = sandbox_outputs()?;
             let (gate_ends, gate) = gate_pipes()?;
@@ -211,11 +249,11 @@ fn start(
                 format!("{},{}", ready.as_raw_fd(), go.as_raw_fd())
             };
             let mut shell = std::process::Command::new(program);
-            shell.args(args).args(outputs.args()).arg(gate_arg).arg("bash");
+            shell.args(args).args(outputs.args()).arg(gate_arg).arg(bash);
             shell.stdout(Stdio::null()).stderr(said.writer);
             (shell, Some((outputs, said.kept, gate_ends)), Some(gate))
         }
-        None => (std::process::Command::new("bash"), None, None),
+        None => (std::process::Command::new(bash), None, None),
     };
     let shell = shell
         .arg("-c")

@@ -16,7 +16,9 @@
 //! Cargo's path to the keel binary.
 
 mod child;
+pub mod inherited;
 pub mod jobs;
+mod pids_cgroup;
 mod placeholders;
 mod procfs;
 pub mod protocol;
@@ -50,10 +52,19 @@ pub fn set_program(program: impl Into<PathBuf>) {
 
 /// Runs the supervisor with the arguments after [`ENTRY_ARG`] (`tools::entry` dispatches).
 pub fn main(mut args: impl Iterator<Item = OsString>) -> ExitCode {
+    // Whatever started the supervisor, the command gets only what the supervisor hands it.
+    if let Err(err) = inherited::close_all_but(&[]) {
+        eprintln!("keel: {err}");
+        return ExitCode::FAILURE;
+    }
     let command = args.next().unwrap_or_default();
-    let count = args.next().and_then(|count| count.to_str()?.parse::<usize>().ok()).unwrap_or(0);
+    let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
+    let max_processes = number().filter(|limit| *limit > 0);
+    let shell = args.next().filter(|shell| !shell.is_empty()).map(PathBuf::from);
+    let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
+    let count = number().and_then(|count| usize::try_from(count).ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders };
+    let launch = Launch { prefix: args.collect(), placeholders, max_processes, shell };
     child::main(&command, &launch)
 }
 
@@ -67,6 +78,12 @@ pub struct Launch {
     /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
     /// of the command is gone.
     pub placeholders: Vec<PathBuf>,
+    /// How many processes the sandboxed command may have at once, which the supervisor keeps
+    /// with a `pids` cgroup when keel runs as root (`sandbox::process_limit`).
+    pub max_processes: Option<u64>,
+    /// The shell, found where no command can plant one (`tools::programs`); `None`: `bash`
+    /// on the supervisor's `PATH`.
+    pub shell: Option<PathBuf>,
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -122,6 +139,8 @@ pub struct Supervised {
     early: Option<Event>,
     /// A held shell said it was ready: its sandbox came up.
     came_up: bool,
+    /// Where the command runs: the jobs it leaves are that workspace's ([`jobs::stop_all`]).
+    cwd: PathBuf,
 }
 
 /// The command's output pipes.
@@ -148,6 +167,8 @@ impl Supervised {
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
+            .arg(launch.max_processes.unwrap_or(0).to_string())
+            .arg(launch.shell.as_deref().unwrap_or(Path::new("")))
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
             .args(&launch.prefix)
@@ -173,7 +194,8 @@ impl Supervised {
             },
             _ => return Err(StartError::Silent),
         };
-        Ok((Self { child, reports, requests, shell, early: None, came_up: false }, output))
+        let cwd = cwd.to_path_buf();
+        Ok((Self { child, reports, requests, shell, early: None, came_up: false, cwd }, output))
     }
 
     /// Lets a shell started in the sandbox (always held) run once `open` says it may (`true`). Returns how long the
@@ -285,16 +307,23 @@ impl Supervised {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Self { mut child, mut reports, requests, .. } = self;
+        let Self { mut child, mut reports, requests, cwd, .. } = self;
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
         let watch = runtime.spawn(async move {
-            // Named so that the task owns it: dropping keel's end is the supervisor's signal to
-            // kill, so it must live exactly as long as this watch.
-            let _keel_end = requests;
-            while let Ok(Some(_)) = reports.next_line().await {}
+            // Owned by the task: letting go of keel's end is the supervisor's signal to kill, so
+            // it lives as long as this watch, unless the job is stopped.
+            let mut keel_end = Some(requests);
+            loop {
+                tokio::select! {
+                    line = reports.next_line() => if !matches!(line, Ok(Some(_))) { break },
+                    () = stopped.cancelled(), if keel_end.is_some() => keel_end = None,
+                }
+            }
             let _ = child.wait().await;
         });
         if left_running {
-            jobs::left_running(watch);
+            jobs::left_running(watch, stop, cwd);
         }
     }
 }

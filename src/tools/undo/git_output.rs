@@ -9,12 +9,15 @@ use thiserror::Error;
 /// Why a snapshot or a look into one failed.
 #[derive(Debug, Error)]
 pub enum ShadowError {
-    #[error("git was not found, so keel cannot snapshot the workspace")]
-    NoGit,
+    #[error("{0}, so keel cannot snapshot the workspace")]
+    NoGit(String),
     #[error("`git {step}` failed: {message}")]
     Failed { step: &'static str, message: String },
     #[error("the shadow repository {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    /// The repository or the folder it lives in is not keel's as it was: never used.
+    #[error("keel does not snapshot into {path}: {why}")]
+    Untrusted { path: PathBuf, why: String },
 }
 
 /// A git object id (SHA-1 or SHA-256, lowercase hex): checked before it reaches a command line.

@@ -15,16 +15,19 @@
 //! `info/attributes` turns every conversion off (`text`, `eol`, `filter`, `ident`, encodings),
 //! so a blob holds a file's bytes exactly as they were.
 
+mod trust;
+
 pub use super::git_output::{Entry, Kind, ObjectId, ShadowError, TreeChange};
 use super::git_output::{parse_batch, parse_raw_diff};
 use super::{tree_memo, unchanged};
+use crate::state_home::Identity;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The program run for every snapshot.
+/// The program run for every snapshot, when none was found for it.
 const GIT: &str = "git";
 /// The shadow repository's settings: no automatic gc (snapshots must stay), no conversions, no
 /// hints on stderr.
@@ -55,7 +58,8 @@ const REF_PREFIX: &str = "refs/keel/snapshots/";
 /// The shadow repository of one workspace, with the index one session snapshots through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shadow {
-    git: OsString,
+    /// The `git` program, or why none may be run.
+    git: Result<OsString, String>,
     git_dir: PathBuf,
     work_tree: PathBuf,
     index: PathBuf,
@@ -65,24 +69,42 @@ pub struct Shadow {
     /// Folders relative to the work tree whose ignored files are snapshotted too: the turn itself
     /// rewrote the ignore rules there, so those rules are no reason to leave a file out.
     forced: Vec<String>,
+    /// The folder the repository lives in, with the identity it had when the session opened.
+    home: Option<(PathBuf, Identity)>,
 }
 
 impl Shadow {
     /// The repository at `git_dir` for the workspace `work_tree`, snapshotting through `index`.
     pub fn new(git_dir: PathBuf, work_tree: PathBuf, index: PathBuf) -> Self {
         Self {
-            git: GIT.into(),
+            git: Ok(GIT.into()),
             git_dir,
             work_tree,
             index,
             excluded: Vec::new(),
             forced: Vec::new(),
+            home: None,
         }
+    }
+
+    /// Uses the repository only while `folder` (the one it lives in) is the folder of identity
+    /// `identity`: a command that moved a folder above it and put one of its own in its place
+    /// must not have its repository used.
+    pub fn kept_in(mut self, folder: &Path, identity: Identity) -> Self {
+        self.home = Some((folder.to_path_buf(), identity));
+        self
     }
 
     /// Runs `program` instead of `git` (to test a machine without git).
     pub fn with_git(mut self, program: impl Into<OsString>) -> Self {
-        self.git = program.into();
+        self.git = Ok(program.into());
+        self
+    }
+
+    /// Runs the `git` keel found ([`crate::tools::programs`]); with none, snapshots fail saying
+    /// why.
+    pub fn with_git_found(mut self, found: &Result<PathBuf, String>) -> Self {
+        self.git = found.clone().map(PathBuf::into_os_string);
         self
     }
 
@@ -109,6 +131,7 @@ impl Shadow {
     /// `write-tree`; one when `add` leaves the index as the last snapshot left it ([`tree_memo`]);
     /// none when the workspace is just as the last snapshot left it ([`unchanged`]).
     pub fn snapshot(&self) -> Result<ObjectId, ShadowError> {
+        self.trusted()?;
         self.ensure_repository()?;
         self.copy_workspace_excludes();
         // Looked at before `add`, so that whatever changes after it is seen by the next look.
@@ -119,7 +142,7 @@ impl Shadow {
         let quiet = match self.add_all() {
             Ok(quiet) => quiet,
             // A damaged private index is only a cache: start it again once.
-            Err(first) if matches!(first, ShadowError::NoGit) => return Err(first),
+            Err(first) if matches!(first, ShadowError::NoGit(_)) => return Err(first),
             Err(_) => {
                 let _ = std::fs::remove_file(&self.index);
                 tree_memo::forget(&self.index);
@@ -282,8 +305,9 @@ impl Shadow {
 
     /// `git` with none of the caller's git settings: no `GIT_*` variables, no global or system
     /// config, never a prompt.
-    fn command(&self) -> Command {
-        let mut command = Command::new(&self.git);
+    fn command(&self) -> Result<Command, ShadowError> {
+        let git = self.git.as_ref().map_err(|why| ShadowError::NoGit(why.clone()))?;
+        let mut command = Command::new(git);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("GIT_") {
                 command.env_remove(name);
@@ -295,7 +319,7 @@ impl Shadow {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .current_dir(&self.work_tree);
-        command
+        Ok(command)
     }
 
     /// Runs one git command against the shadow repository, the work tree and the private index.
@@ -305,7 +329,8 @@ impl Shadow {
         args: &[&str],
         input: Option<Vec<u8>>,
     ) -> Result<Output, ShadowError> {
-        let mut command = self.command();
+        self.trusted()?;
+        let mut command = self.command()?;
         command
             .args(args)
             .env("GIT_DIR", &self.git_dir)
@@ -327,7 +352,7 @@ fn finish(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command.spawn().map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => ShadowError::NoGit,
+        io::ErrorKind::NotFound => ShadowError::NoGit("git was not found".to_owned()),
         _ => ShadowError::Io { path: program.clone(), source },
     })?;
     // Written from a thread of its own: git may answer before it has read everything.
