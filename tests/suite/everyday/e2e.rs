@@ -37,10 +37,13 @@ fn the_menu_model_mentions_and_the_shell_escape_for_real() {
 
     // The wheel and clicks are reported (?1000, in SGR's ?1006); motion is not — neither while
     // a button is held (?1002) nor any (?1003) — so a plain drag selects text.
-    assert_eq!(mouse_modes(&tmux), "1 1 0 0", "standard, SGR, no motion");
+    assert_eq!(mouse_modes_settled(&tmux, "1 1 0 0"), "1 1 0 0", "standard, SGR, no motion");
 
     tmux.type_text("/");
-    let screen = tmux.wait_for("the slash menu", KEY_TIMEOUT, |s| s.contains("Commands ·"));
+    // Waited for whole: a capture can land while the menu is still being drawn.
+    let screen = tmux.wait_for("the slash menu", KEY_TIMEOUT, |s| {
+        s.contains("Commands ·") && s.contains("/model") && s.contains("show every key and command")
+    });
     assert!(screen.contains("/model") && screen.contains("show every key and command"), "{screen}");
     tmux.type_text("mo");
     sleep(SETTLE);
@@ -77,11 +80,28 @@ fn the_menu_model_mentions_and_the_shell_escape_for_real() {
         "{said}"
     );
     tmux.quit();
-    assert_eq!(mouse_modes(&tmux), "0 0 0 0", "the shell gets its terminal back as it was");
+    assert_eq!(
+        mouse_modes_settled(&tmux, "0 0 0 0"),
+        "0 0 0 0",
+        "the shell gets its terminal back as it was"
+    );
 }
 
 /// The pane's mouse modes as tmux keeps them: standard (clicks and the wheel), SGR encoding,
 /// motion while a button is held, any motion.
+/// The pane's mouse modes once they are `expected`, or as they stand when [`KEY_TIMEOUT`] has
+/// passed: tmux takes them in as it reads keel's output, which a busy machine may delay.
+fn mouse_modes_settled(tmux: &KeelPane, expected: &str) -> String {
+    let until = std::time::Instant::now() + KEY_TIMEOUT;
+    loop {
+        let modes = mouse_modes(tmux);
+        if modes == expected || std::time::Instant::now() >= until {
+            return modes;
+        }
+        sleep(Duration::from_millis(50));
+    }
+}
+
 fn mouse_modes(tmux: &KeelPane) -> String {
     let format = "#{mouse_standard_flag} #{mouse_sgr_flag} #{mouse_button_flag} #{mouse_all_flag}";
     let flags = tmux.run(&["display-message", "-p", "-t", "e2e", format]);
