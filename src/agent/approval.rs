@@ -1,6 +1,6 @@
 //! Which tool calls may run without asking the person (the `--approval` mode).
 //!
-//! Reading (`read_file`) and planning (`todo`) never ask. In `ask` mode the person's "always"
+//! Reading (`read_file`, and searching: `grep`, `glob`) and planning (`todo`) never ask. In `ask` mode the person's "always"
 //! answers are remembered for the session: for a file tool, every call of that tool; for `bash`,
 //! one simple command. Its kind — program and subcommand (`git log`, see
 //! `tools::simple_command`) — only when the guard proves the command read-only
@@ -78,8 +78,8 @@ impl Approvals {
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed. Only read_file and todo can run; \
-                 tell the user what you would do instead."
+                "keel is in read-only mode: `{tool}` is not allowed. Only read_file, grep, glob and \
+                 todo can run; tell the user what you would do instead."
             )),
             ApprovalMode::Ask if changes_nothing(tool, input) => Verdict::Run,
             ApprovalMode::Ask
@@ -147,7 +147,11 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
         }
         ToolName::WriteFile | ToolName::EditFile => Some(Allowed::Tool(tool.clone())),
         ToolName::Mcp(_) => Some(Allowed::Tool(tool.clone())),
-        ToolName::Todo | ToolName::ReadFile | ToolName::Unknown(_) => None,
+        ToolName::Todo
+        | ToolName::ReadFile
+        | ToolName::Grep
+        | ToolName::Glob
+        | ToolName::Unknown(_) => None,
     }
 }
 

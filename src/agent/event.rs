@@ -51,6 +51,9 @@ pub enum AgentEvent {
         duration_us: u64,
         /// What the model was given (already capped).
         output: String,
+        /// What a search (`grep`, `glob`) found, in a few words (`12 matches in 3 files`);
+        /// `null` for other tools.
+        tally: Option<String>,
     },
     /// keel added the reminder to the next request.
     Reminder {

@@ -147,6 +147,9 @@ pub struct Snapshot {
     /// How the calls that did not succeed ended, by id — board updates included — for the
     /// conversation to mark their lines.
     pub call_marks: imbl::HashMap<String, ToolStatus>,
+    /// What the searches found, by call id (`12 matches in 3 files`), for the conversation and
+    /// the tool pane to show beside their calls.
+    pub call_tallies: imbl::HashMap<String, Arc<str>>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<StreamingText>,
     pub activity: Activity,

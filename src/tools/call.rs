@@ -20,6 +20,9 @@ pub enum ToolName {
     ReadFile,
     WriteFile,
     EditFile,
+    /// The search tools (`crate::tools::search`): read-only, run in-process.
+    Grep,
+    Glob,
     /// A tool of an MCP server, by the name the model calls it (`mcp__SERVER__TOOL`).
     Mcp(String),
     /// A name the model made up; answered with an error that lists the real ones.
@@ -28,8 +31,14 @@ pub enum ToolName {
 
 impl ToolName {
     /// The workspace tools, in the order the model is told about them.
-    pub const WORKSPACE: [ToolName; 4] =
-        [ToolName::Bash, ToolName::ReadFile, ToolName::WriteFile, ToolName::EditFile];
+    pub const WORKSPACE: [ToolName; 6] = [
+        ToolName::Bash,
+        ToolName::ReadFile,
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::Grep,
+        ToolName::Glob,
+    ];
 
     /// The tool a name from the model refers to.
     pub fn parse(name: &str) -> Self {
@@ -39,6 +48,8 @@ impl ToolName {
             "read_file" => Self::ReadFile,
             "write_file" => Self::WriteFile,
             "edit_file" => Self::EditFile,
+            "grep" => Self::Grep,
+            "glob" => Self::Glob,
             other if crate::tools::mcp::is_mcp(other) => Self::Mcp(other.to_owned()),
             other => Self::Unknown(other.to_owned()),
         }
@@ -52,6 +63,8 @@ impl ToolName {
             Self::ReadFile => "read_file",
             Self::WriteFile => "write_file",
             Self::EditFile => "edit_file",
+            Self::Grep => "grep",
+            Self::Glob => "glob",
             Self::Mcp(name) | Self::Unknown(name) => name,
         }
     }
@@ -73,7 +86,7 @@ impl ToolName {
         match self {
             Self::Bash => Some("command"),
             Self::ReadFile | Self::WriteFile | Self::EditFile => Some("path"),
-            Self::Todo | Self::Mcp(_) | Self::Unknown(_) => None,
+            Self::Todo | Self::Grep | Self::Glob | Self::Mcp(_) | Self::Unknown(_) => None,
         }
     }
 }
@@ -122,13 +135,19 @@ impl ToolCall {
 }
 
 /// One line naming what a call of `name` with `input` does: the command for `bash`, the path for
-/// the file tools, the counts of a board update; the tool's name when the input says nothing.
+/// the file tools, the pattern and where it looks for a search, the counts of a board update;
+/// the tool's name when the input says nothing.
 pub fn summary(name: &ToolName, input: &Value) -> String {
     if *name == ToolName::Todo {
         return board::summarize_update(input);
     }
-    // An MCP tool's arguments are its own: all of them, as compact JSON.
-    let arguments = matches!(name, ToolName::Mcp(_)).then(|| input.to_string());
+    // An MCP tool's arguments are its own: all of them, as compact JSON; a search's, its pattern
+    // and where it looks.
+    let arguments = match name {
+        ToolName::Mcp(_) => Some(input.to_string()),
+        ToolName::Grep | ToolName::Glob => crate::tools::search::summary(input),
+        _ => None,
+    };
     let Some(text) = arguments
         .as_deref()
         .or_else(|| name.summary_field().and_then(|field| input.get(field)?.as_str()))
@@ -151,7 +170,9 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_ones_are_kept() {
-        for name in ["todo", "bash", "read_file", "write_file", "edit_file", "rm_rf"] {
+        for name in
+            ["todo", "bash", "read_file", "write_file", "edit_file", "grep", "glob", "rm_rf"]
+        {
             assert_eq!(ToolName::parse(name).as_str(), name);
         }
         assert_eq!(ToolName::parse("rm_rf"), ToolName::Unknown("rm_rf".into()));
@@ -163,10 +184,9 @@ mod tests {
 
     #[test]
     fn only_commands_and_writes_change_things() {
-        let changing: Vec<&str> = ["todo", "bash", "read_file", "write_file", "edit_file", "x"]
-            .into_iter()
-            .filter(|name| ToolName::parse(name).changes_things())
-            .collect();
+        let names = ["todo", "bash", "read_file", "write_file", "edit_file", "grep", "glob", "x"];
+        let changing: Vec<&str> =
+            names.into_iter().filter(|name| ToolName::parse(name).changes_things()).collect();
         assert_eq!(changing, ["bash", "write_file", "edit_file"]);
     }
 

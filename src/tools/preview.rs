@@ -23,7 +23,10 @@ pub fn preview(tools: &Tools, name: &ToolName, input: &Value) -> Option<String> 
     let planned = match Tools::parse(name, input).ok()? {
         Invocation::WriteFile(args) => files::plan_write(workspace, &args),
         Invocation::EditFile(args) => files::plan_edit(workspace, &args),
-        Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
+        Invocation::Bash(_)
+        | Invocation::ReadFile(_)
+        | Invocation::Grep(_)
+        | Invocation::Glob(_) => return None,
     };
     planned.ok().map(|change| diff(&change))
 }

@@ -61,6 +61,8 @@ mod sandbox;
 mod sandbox_git;
 mod sandbox_keel;
 mod sandbox_view;
+mod search_agent;
+mod search_tools;
 mod session_picker;
 mod session_state;
 mod sessions;

@@ -1,5 +1,5 @@
-//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, and `bash` — but not change
-//! anything, and it ends its turn with a plan on the board. The person edits that board and
+//! Plan mode (`--plan`, Shift+Tab): the model may read — `read_file`, `grep`, `glob`, and `bash`
+//! — but not change anything, and it ends its turn with a plan on the board. The person edits that board and
 //! approves it; the approved board then drives the work, in plan mode no more.
 //!
 //! Commands run in the read-only sandbox, so any command may run and none can write (but to a
@@ -16,9 +16,9 @@ use crate::tools::{ToolName, guard};
 use serde_json::Value;
 
 /// Added after each prompt in plan mode, so the model knows what it may do.
-pub const PLAN_NOTE: &str = "<plan-mode>Plan mode: read what you need (read_file, and bash only \
-for commands that just read, such as ls, cat, grep, find or git log), then put the whole plan on \
-the board with todo and stop. Change nothing: the person approves the plan first.</plan-mode>";
+pub const PLAN_NOTE: &str = "<plan-mode>Plan mode: read what you need (read_file, grep, glob, \
+and bash only for commands that just read, such as ls, cat or git log), then put the whole plan \
+on the board with todo and stop. Change nothing: the person approves the plan first.</plan-mode>";
 
 /// The prompt that starts the work once the person approves the plan; the board follows it.
 pub const APPROVED: &str =
@@ -43,7 +43,12 @@ pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<Stri
             })
         }
         // Whether the server marks the tool read-only is the tool round's to check.
-        ToolName::ReadFile | ToolName::Todo | ToolName::Mcp(_) | ToolName::Unknown(_) => None,
+        ToolName::ReadFile
+        | ToolName::Grep
+        | ToolName::Glob
+        | ToolName::Todo
+        | ToolName::Mcp(_)
+        | ToolName::Unknown(_) => None,
     }
 }
 

@@ -24,7 +24,10 @@ impl Agent {
         }
         let invocation = match Tools::parse(&call.name, &call.input).ok()? {
             invocation @ (Invocation::WriteFile(_) | Invocation::EditFile(_)) => invocation,
-            Invocation::Bash(_) | Invocation::ReadFile(_) => return None,
+            Invocation::Bash(_)
+            | Invocation::ReadFile(_)
+            | Invocation::Grep(_)
+            | Invocation::Glob(_) => return None,
         };
         let workspace = self.tools.workspace().clone();
         // Planning reads the file: off the async threads, as the tools themselves do.
@@ -35,7 +38,10 @@ impl Agent {
             Invocation::EditFile(args) => files::plan_edit(&workspace, &args).ok().map(|plan| {
                 (plan, Repeated::Edit(steps_done::edit_digest(&args.old_text, &args.new_text)))
             }),
-            Invocation::Bash(_) | Invocation::ReadFile(_) => None,
+            Invocation::Bash(_)
+            | Invocation::ReadFile(_)
+            | Invocation::Grep(_)
+            | Invocation::Glob(_) => None,
         })
         .await
         .ok()??;

@@ -324,6 +324,9 @@ impl Agent {
     ) {
         let duration = started.elapsed();
         self.state.mark_call(&call.id, status);
+        if let Some(tally) = &outcome.tally {
+            self.state.note_tally(&call.id, tally);
+        }
         if call.name != ToolName::Todo {
             self.state.update_tool(ToolRun {
                 status,
@@ -341,6 +344,7 @@ impl Agent {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             output: outcome.for_model.clone(),
+            tally: outcome.tally.clone(),
         });
     }
 }

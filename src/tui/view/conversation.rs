@@ -13,7 +13,7 @@ use super::super::text::first_line;
 use super::super::text::width as text_width;
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
+use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose, tally_mark};
 use super::pane;
 use super::streaming_lines::StreamingLines;
 use crate::agent::{Entry, StreamingText, ToolStatus};
@@ -23,6 +23,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Lines moved by one mouse-wheel notch.
 pub const WHEEL_LINES: usize = 3;
@@ -128,6 +130,8 @@ struct Content {
     thinking: Fold,
     /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
     marks: imbl::HashMap<String, ToolStatus>,
+    /// What the searches found (see `Snapshot::call_tallies`).
+    tallies: imbl::HashMap<String, Arc<str>>,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -148,14 +152,23 @@ impl Conversation {
         Self { content, ..Self::default() }
     }
 
-    /// Takes in how calls ended: the lines of calls newly marked are laid out again.
-    pub fn sync_marks(&mut self, marks: &imbl::HashMap<String, ToolStatus>, source: &Source<'_>) {
+    /// Takes in how calls ended and what searches found: the lines of calls newly marked are
+    /// laid out again.
+    pub fn sync_marks(
+        &mut self,
+        marks: &imbl::HashMap<String, ToolStatus>,
+        tallies: &imbl::HashMap<String, Arc<str>>,
+        source: &Source<'_>,
+    ) {
         let content = &mut self.content;
-        if marks.len() == content.marks.len() {
+        if marks.len() == content.marks.len() && tallies.len() == content.tallies.len() {
             return;
         }
-        let new: Vec<&String> =
-            marks.keys().filter(|id| !content.marks.contains_key(*id)).collect();
+        let new: Vec<&String> = marks
+            .keys()
+            .filter(|id| !content.marks.contains_key(*id))
+            .chain(tallies.keys().filter(|id| !content.tallies.contains_key(*id)))
+            .collect();
         let first = content.blocks.iter().position(|block| match block {
             BlockRef::Entry(index) => matches!(
                 source.transcript.get(*index),
@@ -164,6 +177,7 @@ impl Conversation {
             _ => false,
         });
         content.marks = marks.clone();
+        content.tallies = tallies.clone();
         self.list.invalidate_from(first.unwrap_or(0), true);
     }
 
@@ -179,6 +193,7 @@ impl Conversation {
             content.streaming.clear();
             // Another conversation's marks (a session switched to): taken in again afresh.
             content.marks = imbl::HashMap::new();
+            content.tallies = imbl::HashMap::new();
             content.seen = imbl::Vector::new();
             self.list.invalidate_from(0, false);
             self.unseen_below = false;
@@ -366,12 +381,22 @@ fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'sta
         Item::Intro(lines) => {
             lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
         }
-        Item::Entry(entry @ Entry::ToolCall { id, name, .. }) if content.marks.contains_key(id) => {
-            let mark = content.marks.get(id).map_or(("", Style::new()), |s| call_mark(name, *s));
+        Item::Entry(entry @ Entry::ToolCall { id, name, .. })
+            if content.marks.contains_key(id) || content.tallies.contains_key(id) =>
+        {
+            let mark = match (content.marks.get(id), content.tallies.get(id)) {
+                (Some(status), _) => {
+                    let (text, style) = call_mark(name, *status);
+                    (Cow::Borrowed(text), style)
+                }
+                (None, Some(tally)) => (Cow::Owned(tally_mark(tally)), theme::DIM),
+                (None, None) => (Cow::Borrowed(""), Style::new()),
+            };
             // Laid out narrower by the mark, which then ends its line.
-            let mut lines = layout_entry(entry, width.saturating_sub(text_width(mark.0)), thinking);
+            let mut lines =
+                layout_entry(entry, width.saturating_sub(text_width(&mark.0)), thinking);
             if let Some(first) = lines.first_mut() {
-                first.spans.push(Span::styled(mark.0, mark.1));
+                first.spans.push(Span::styled(mark.0.into_owned(), mark.1));
             }
             lines
         }
