@@ -79,6 +79,7 @@ async fn the_lean_request_keeps_every_rule_the_model_needs() {
         "in order",
         "never repeat",
         "file tools",
+        "grep and glob tools rather than grep, rg or find",
         "relative to the workspace root",
         "fix the cause",
         "how you checked",
