@@ -277,15 +277,16 @@ fn print_progress(
                 writeln!(err, "→ {}: {}", one_line(name), one_line(summary))?;
             }
         }
-        AgentEvent::ToolEnd { name, is_error, exit_code, duration_us, output, .. } => {
+        AgentEvent::ToolEnd { name, is_error, exit_code, duration_us, output, tally, .. } => {
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
                 writeln!(err, "  ✗ {} failed: {}", visible(name), visible(first))?;
             } else if name != crate::board::TOOL_NAME {
                 let took = tool_time(*duration_us);
-                match exit_code {
-                    Some(code) => writeln!(err, "  ✓ exit {code} ({took})")?,
-                    None => writeln!(err, "  ✓ done ({took})")?,
+                match (exit_code, tally) {
+                    (Some(code), _) => writeln!(err, "  ✓ exit {code} ({took})")?,
+                    (None, Some(tally)) => writeln!(err, "  ✓ {} ({took})", visible(tally))?,
+                    (None, None) => writeln!(err, "  ✓ done ({took})")?,
                 }
             }
         }

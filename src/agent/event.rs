@@ -57,6 +57,9 @@ pub enum AgentEvent {
         /// counts; absent for other calls and for a write or an edit that changed nothing.
         #[serde(skip_serializing_if = "Option::is_none")]
         diff: Option<crate::tools::diff::FileDiff>,
+        /// What a search (`grep`, `glob`) found, in a few words (`12 matches in 3 files`);
+        /// `null` for other tools.
+        tally: Option<String>,
     },
     /// keel added the reminder to the next request.
     Reminder {

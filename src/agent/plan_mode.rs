@@ -20,12 +20,10 @@ const NOTE_CLOSE: &str = "</plan-mode>";
 /// `set` that only read, and its commands for those that just read.
 pub fn note(set: &ToolSet) -> String {
     let reading = set.with_effect(|effect| effect == Effect::Reads).into_iter().map(str::to_owned);
-    let commands =
-        set.with_effect(|effect| effect == Effect::RunsCommand).into_iter().map(|name| {
-            format!(
-                "{name} only for commands that just read, such as ls, cat, grep, find or git log"
-            )
-        });
+    let commands = set
+        .with_effect(|effect| effect == Effect::RunsCommand)
+        .into_iter()
+        .map(|name| format!("{name} only for commands that just read, such as ls, cat or git log"));
     let may: Vec<String> = reading.chain(commands).collect();
     let may = match may.as_slice() {
         [] => "nothing".to_owned(),
@@ -86,8 +84,8 @@ mod tests {
         let set = ToolSet::new(true, Hub::default());
         assert_eq!(
             note(&set),
-            "<plan-mode>Plan mode: read what you need (read_file, and bash only for commands that \
-             just read, such as ls, cat, grep, find or git log), then put the whole plan on the \
+            "<plan-mode>Plan mode: read what you need (read_file, grep, glob, and bash only for \
+             commands that just read, such as ls, cat or git log), then put the whole plan on the \
              board with todo and stop. Change nothing: the person approves the plan \
              first.</plan-mode>"
         );

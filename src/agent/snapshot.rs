@@ -151,6 +151,9 @@ pub struct Snapshot {
     /// The changes applied writes and edits made, by call id (from their `tool_end`), for the
     /// conversation to fold under their lines and the pager to show whole.
     pub call_diffs: imbl::HashMap<String, Arc<crate::tools::diff::FileDiff>>,
+    /// What the searches found, by call id (`12 matches in 3 files`), for the conversation and
+    /// the tool pane to show beside their calls.
+    pub call_tallies: imbl::HashMap<String, Arc<str>>,
     /// The assistant text streaming in right now, not yet part of the history.
     pub streaming: Option<StreamingText>,
     pub activity: Activity,

@@ -21,6 +21,7 @@ pub mod preview;
 pub mod programs;
 pub mod registry;
 pub mod sandbox;
+pub mod search;
 pub mod simple_command;
 pub mod size_limit;
 pub mod supervisor;
@@ -59,6 +60,8 @@ pub struct ToolOutcome {
     /// The file (as shown) a write or an edit found already as the call would leave it: the
     /// call repeated a step, and changed nothing.
     pub already_done: Option<String>,
+    /// What a search found, in a few words (`12 matches in 3 files`), shown beside its call.
+    pub tally: Option<String>,
 }
 
 /// How a command ran, as the agent needs to know it (all zero for other tools).

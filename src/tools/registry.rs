@@ -9,6 +9,7 @@
 use super::bash::tool::Bash;
 use super::files::{edit_file::EditFile, read_file::ReadFile, write_file::WriteFile};
 use super::mcp::{Hub, is_mcp, tool::McpTool};
+use super::search::{glob_tool::Glob, grep_tool::Grep};
 use super::todo::Todo;
 use super::tool::{Effect, Tool};
 use super::{ToolCall, ToolError};
@@ -16,8 +17,16 @@ use crate::llm::ToolSpec;
 use std::sync::{Arc, LazyLock};
 
 /// keel's own tools, in the order the model is told of them.
-static BUILTIN: LazyLock<[Arc<dyn Tool>; 5]> = LazyLock::new(|| {
-    [Arc::new(Todo), Arc::new(Bash), Arc::new(ReadFile), Arc::new(WriteFile), Arc::new(EditFile)]
+static BUILTIN: LazyLock<[Arc<dyn Tool>; 7]> = LazyLock::new(|| {
+    [
+        Arc::new(Todo),
+        Arc::new(Bash),
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(Grep),
+        Arc::new(Glob),
+    ]
 });
 
 /// The tool behind `name` as a call in the history names it: one of keel's own, or an MCP
@@ -85,9 +94,11 @@ impl ToolSet {
     }
 
     /// keel's own tools of this set that may run in every approval mode and in plan mode: those
-    /// that only read or plan.
+    /// that only read, then those that only plan.
     pub fn reading(&self) -> Vec<&str> {
-        self.with_effect(Effect::only_reads)
+        let mut names = self.with_effect(|effect| effect == Effect::Reads);
+        names.extend(self.with_effect(|effect| effect != Effect::Reads && effect.only_reads()));
+        names
     }
 
     /// keel's own tools of this set whose effect is one `wanted` takes, by name, in order.
@@ -132,8 +143,11 @@ mod tests {
         let with = ToolSet::new(true, Hub::default());
         let without = ToolSet::new(false, Hub::default());
         assert!(with.find("todo").is_some() && without.find("todo").is_none());
-        assert_eq!(with.reading(), ["todo", "read_file"]);
-        assert_eq!(without.names(), ["bash", "read_file", "write_file", "edit_file"]);
+        assert_eq!(with.reading(), ["read_file", "grep", "glob", "todo"]);
+        assert_eq!(
+            without.names(),
+            ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]
+        );
         assert!(with.find("rm_rf").is_none());
         let mcp = with.find("mcp__fs__read").map(|tool| tool.effect());
         assert_eq!(

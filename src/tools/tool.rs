@@ -68,6 +68,9 @@ pub enum Masking {
     Command,
     /// A stub naming what was read: `… read it again if needed`.
     Read,
+    /// A stub naming the search and what it found: `[grep `needle src` → 40 matches in 1 file,
+    /// 1.2 KB; elided — search again if needed]`.
+    Search,
     /// A stub naming the call: `… call it again if needed`.
     Call,
     /// A board answer: one line once a later update superseded it; the current board stays.
@@ -191,6 +194,7 @@ fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> 
             Some("integer") => value.as_u64().is_some_and(|number| {
                 number >= prop.get("minimum").and_then(Value::as_u64).unwrap_or(0)
             }),
+            Some("boolean") => value.is_boolean(),
             _ => true,
         };
         if !fits {
@@ -208,6 +212,7 @@ fn check_shape(tool: &str, schema: &Value, input: &Value) -> Result<(), String> 
 fn expected(prop: &Value) -> String {
     match prop.get("type").and_then(Value::as_str) {
         Some("string") => "a string".to_owned(),
+        Some("boolean") => "true or false".to_owned(),
         Some("integer") => {
             let minimum = prop.get("minimum").and_then(Value::as_u64).unwrap_or(0);
             format!("a whole number ≥ {minimum}")

@@ -129,7 +129,8 @@ impl App {
     pub fn apply_snapshot_at(&mut self, snapshot: Snapshot, now: Instant) {
         self.main.conversation.sync(&snapshot.transcript);
         let source = super::main_view::source(&snapshot);
-        self.main.conversation.sync_marks(&snapshot.call_marks, &source);
+        let (marks, tallies) = (&snapshot.call_marks, &snapshot.call_tallies);
+        self.main.conversation.sync_marks(marks, tallies, &source);
         self.main.conversation.sync_diffs(&snapshot.call_diffs, &source);
         if !self.recall_seeded {
             self.recall_seeded = true;

@@ -21,7 +21,8 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
 
     app.main.conversation.render(&source, regions.conversation, buf);
     app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
-    tool_log::render(&snapshot.tools, regions.tools, buf, (app.frame, app.now));
+    let runs = (&snapshot.tools, &snapshot.call_tallies);
+    tool_log::render(runs, regions.tools, buf, (app.frame, app.now));
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
     if !app.board.focused {
         plan_hint::render(snapshot, regions.composer, buf);

@@ -66,6 +66,8 @@ mod sandbox_keel_folders;
 mod sandbox_programs;
 mod sandbox_repositories;
 mod sandbox_view;
+mod search_agent;
+mod search_tools;
 mod secrets;
 mod session_picker;
 mod session_state;

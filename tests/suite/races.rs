@@ -1,7 +1,8 @@
-//! A process the model started races the file tools and undo: it swaps a workspace folder with a
-//! symlink to a folder outside, over and over (`renameat2` with `RENAME_EXCHANGE`, atomic), while
-//! `read_file`, `write_file`, `edit_file` and undo work on paths inside that folder. Whatever the
-//! timing, nothing outside is read, written or removed; a call that meets the swap is refused.
+//! A process the model started races the file tools, the search tools and undo: it swaps a
+//! workspace folder with a symlink to a folder outside, over and over (`renameat2` with
+//! `RENAME_EXCHANGE`, atomic), while `read_file`, `write_file`, `edit_file`, `grep`, `glob` and
+//! undo work on paths inside that folder. Whatever the timing, nothing outside is read, written,
+//! removed or listed; a call that meets the swap is refused (a search passes over what it met).
 
 use crate::support::files;
 use files::run;
@@ -175,4 +176,22 @@ fn undo_never_restores_or_removes_outside() {
     }
     race.finish();
     assert!(left_alone > 0, "undo never met the records: the test proves nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grep_and_glob_never_return_what_lies_outside() {
+    let race = Race::start();
+    let tools = race.tools();
+    // Calls that found `d` a symlink at the time: the swap met the search.
+    let mut met = 0;
+    for _ in 0..ITERATIONS {
+        let found = run(&tools, "grep", json!({"pattern": "SECRET|inside"})).await;
+        assert!(!found.is_error && !found.for_model.contains("SECRET"), "{}", found.for_model);
+        met += usize::from(!found.for_model.contains("d/f.txt:1:inside"));
+        // `g.txt` is only outside: listing it would list the outside folder.
+        let listed = run(&tools, "glob", json!({"pattern": "**/*.txt"})).await;
+        assert!(!listed.is_error && !listed.for_model.contains("g.txt"), "{}", listed.for_model);
+    }
+    race.finish();
+    assert!(met > 0, "the swap never met a search: the test proves nothing");
 }

@@ -13,10 +13,10 @@ mod registry {
     use super::*;
 
     #[test]
-    fn specs_name_the_four_tools_with_object_schemas() {
+    fn specs_name_the_six_tools_with_object_schemas() {
         let specs = ToolSet::new(false, Hub::default()).specs();
         let names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
-        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file"]);
+        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]);
         for spec in &specs {
             assert_eq!(spec.input_schema["type"], "object");
             assert!(spec.description.len() > 40, "{}", spec.name);
@@ -34,7 +34,7 @@ mod registry {
         assert!(outcome.is_error);
         assert!(outcome.for_model.contains("delete_everything"));
         assert!(
-            outcome.for_model.contains("bash, read_file, write_file, edit_file"),
+            outcome.for_model.contains("bash, read_file, write_file, edit_file, grep, glob"),
             "{}",
             outcome.for_model
         );
@@ -96,11 +96,12 @@ mod registry {
             deep = json!([deep]);
         }
         let huge = "é".repeat(1_000_000);
-        for name in ["bash", "read_file", "write_file", "edit_file", "nope"] {
+        for name in ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "nope"] {
             for input in [
                 json!({"path": deep.clone(), "command": deep.clone()}),
                 json!({"path": huge, "old_text": "", "new_text": "", "content": 1e308}),
                 json!({"path": "x", "offset": u64::MAX, "limit": u64::MAX}),
+                json!({"pattern": huge, "glob": huge, "path": huge}),
                 json!(i64::MIN),
             ] {
                 let outcome = run(&tools, name, input.clone()).await;
@@ -118,6 +119,10 @@ mod registry {
         assert_eq!(summary("edit_file", &json!({"path": "src/lib.rs"})), "src/lib.rs");
         assert_eq!(summary("read_file", &json!(7)), "read_file");
         assert_eq!(summary("todo", &json!({"items": []})), "0 items, 0 completed");
+        let search = json!({"pattern": "TODO", "path": "src/", "glob": "*.rs", "context": 2});
+        assert_eq!(summary("grep", &search), "TODO src/ *.rs");
+        assert_eq!(summary("glob", &json!({"pattern": "**/*.rs"})), "**/*.rs");
+        assert_eq!(summary("glob", &json!({"path": "src"})), "glob");
         assert_eq!(summary("made_up", &json!({"path": "x"})), "made_up");
         let long = "x".repeat(1000);
         assert!(summary("bash", &json!({ "command": long })).chars().count() < 300);
@@ -128,8 +133,20 @@ mod never_panics {
     use super::*;
     use proptest::prelude::*;
 
-    const KEYS: &[&str] =
-        &["command", "timeout_ms", "path", "offset", "limit", "content", "old_text", "new_text"];
+    const KEYS: &[&str] = &[
+        "command",
+        "timeout_ms",
+        "path",
+        "offset",
+        "limit",
+        "content",
+        "old_text",
+        "new_text",
+        "pattern",
+        "glob",
+        "context",
+        "output",
+    ];
 
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -158,7 +175,9 @@ mod never_panics {
         /// Decoding any JSON for any tool gives a call or an error, never a panic.
         #[test]
         fn argument_decoding_never_panics(
-            name in proptest::sample::select(&["bash", "read_file", "write_file", "edit_file", "x"][..]),
+            name in proptest::sample::select(
+                &["bash", "read_file", "write_file", "edit_file", "grep", "glob", "x"][..],
+            ),
             input in json_value(),
         ) {
             let _ = keel::tools::registry::describe(name).map(|tool| tool.check_input(&input));
@@ -177,7 +196,9 @@ mod never_panics {
         /// an outcome, never a panic, and never writes outside the workspace.
         #[test]
         fn running_file_tools_never_panics(
-            name in proptest::sample::select(&["read_file", "write_file", "edit_file", "nope"][..]),
+            name in proptest::sample::select(
+                &["read_file", "write_file", "edit_file", "grep", "glob", "nope"][..],
+            ),
             input in json_value(),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

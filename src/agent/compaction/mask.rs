@@ -10,6 +10,7 @@
 
 use crate::agent::journal::compaction::Mask;
 use crate::message::{ContentBlock, History, Role};
+use crate::tools::search::tally_of;
 use crate::tools::{Masking, ToolCall, registry};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -159,11 +160,13 @@ pub fn stub(call: &ToolCall, content: &str, is_error: bool) -> String {
     let ending = match masking {
         Some(Masking::Command) => command_ending(content, is_error),
         _ if is_error => "failed".to_owned(),
+        Some(Masking::Search) => tally_of(content).unwrap_or_default(),
         _ => String::new(),
     };
     let again = match masking {
         Some(Masking::Command) => "run it again",
         Some(Masking::Read) => "read it again",
+        Some(Masking::Search) => "search again",
         _ => "call it again",
     };
     let outcome = if ending.is_empty() { size } else { format!("{ending}, {size}") };
@@ -325,6 +328,24 @@ mod tests {
         assert!(ids.contains(&"t6".to_owned()) && ids.contains(&"t4".to_owned()));
         assert!(!ids.contains(&"t3".to_owned()), "{ids:?}");
         assert!(!ids.contains(&"t5".to_owned()), "a short result stays: {ids:?}");
+    }
+
+    #[test]
+    fn an_old_search_becomes_a_stub_that_says_what_it_found() {
+        let lines: String = (1..=40).map(|n| format!("src/a.rs:{n}:let needle = {n};\n")).collect();
+        let found = format!("{lines}[40 matches in 1 file]");
+        let mut history: Vec<Message> = vec![Message::user_text("Find the needles.")];
+        history.extend(round("g1", "grep", json!({"pattern": "needle", "path": "src"}), &found));
+        history.extend(round("g2", "glob", json!({"pattern": "**/*.rs"}), &found));
+        let mut history: History = history.into_iter().collect();
+        let masks = plan(&history, 0);
+        apply_masks(history.iter_mut(), &masks).unwrap();
+        assert_eq!(
+            result_of(&history, "g1"),
+            "[grep `needle src` → 40 matches in 1 file, 1.2 KB; elided — search again if needed]"
+        );
+        assert!(result_of(&history, "g2").starts_with("[glob `**/*.rs` → 40 matches in 1 file"));
+        assert!(is_stub(result_of(&history, "g1")), "a stub is not masked again");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What a resumed session shows besides its conversation: the tool pane rebuilt from the
 //! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
-//! cut off, and so are their lines in the conversation), and one line saying it was resumed (the
-//! token counts and cost come back from the log's `usage` records; a log too old to have them
-//! says that they count from the resume). Lines kept beside the history — an answer cut off, a
+//! cut off, and so are their lines in the conversation; a search with what it found, read back
+//! from its answer's last line), and one line saying it was resumed (the token counts and cost
+//! come back from the log's `usage` records; a log too old to have them says that they count
+//! from the resume). Lines kept beside the history — an answer cut off, a
 //! turn interrupted or failed — come back from the log's notes in their places.
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
@@ -40,6 +41,12 @@ impl State {
             let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
             let status = ended(output, is_error);
             self.mark_call(&call.id, status);
+            if call.effect() == Some(Effect::Reads)
+                && status == ToolStatus::Succeeded
+                && let Some(tally) = crate::tools::search::tally_of(output)
+            {
+                self.note_tally(&call.id, &tally);
+            }
             if !call.effect().is_none_or(Effect::shown_in_tool_pane) {
                 continue;
             }

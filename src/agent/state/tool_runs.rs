@@ -1,5 +1,5 @@
 //! `State`'s list of tool runs, the tool pane's: a run is added when it starts and replaced as
-//! it goes on and ends.
+//! it goes on and ends; and how each call ended, and what a search found, for its line.
 
 use super::State;
 use crate::agent::snapshot::{ToolRun, ToolStatus};
@@ -16,6 +16,11 @@ impl State {
         if !matches!(status, ToolStatus::Succeeded | ToolStatus::Running) {
             self.view.call_marks.insert(id.to_owned(), status);
         }
+    }
+
+    /// Notes what call `id`, a search, found, for its line in the conversation and the pane.
+    pub fn note_tally(&mut self, id: &str, tally: &str) {
+        self.view.call_tallies.insert(id.to_owned(), tally.into());
     }
 
     /// Replaces the tool run with the same id (among the newest), or adds it.

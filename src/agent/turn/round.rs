@@ -95,6 +95,9 @@ impl Turn<'_> {
     ) {
         let duration = started.elapsed();
         self.state.mark_call(&call.id, status);
+        if let Some(tally) = &outcome.tally {
+            self.state.note_tally(&call.id, tally);
+        }
         if in_pane {
             self.state.update_tool(ToolRun {
                 status,
@@ -112,6 +115,7 @@ impl Turn<'_> {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             output: outcome.for_model.clone(),
+            tally: outcome.tally.clone(),
             diff: outcome
                 .changes
                 .first()

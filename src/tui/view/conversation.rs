@@ -120,6 +120,8 @@ struct Content {
     diffs: imbl::HashMap<String, Arc<FileDiff>>,
     /// The calls whose diff a click turned the other way from Ctrl+O's fold.
     flipped: std::collections::HashSet<String>,
+    /// What the searches found (see `Snapshot::call_tallies`).
+    tallies: imbl::HashMap<String, Arc<str>>,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -140,14 +142,23 @@ impl Conversation {
         Self { content, ..Self::default() }
     }
 
-    /// Takes in how calls ended: the lines of calls newly marked are laid out again.
-    pub fn sync_marks(&mut self, marks: &imbl::HashMap<String, ToolStatus>, source: &Source<'_>) {
+    /// Takes in how calls ended and what searches found: the lines of calls newly marked are
+    /// laid out again.
+    pub fn sync_marks(
+        &mut self,
+        marks: &imbl::HashMap<String, ToolStatus>,
+        tallies: &imbl::HashMap<String, Arc<str>>,
+        source: &Source<'_>,
+    ) {
         let content = &mut self.content;
-        if marks.len() == content.marks.len() {
+        if marks.len() == content.marks.len() && tallies.len() == content.tallies.len() {
             return;
         }
-        let new: Vec<&String> =
-            marks.keys().filter(|id| !content.marks.contains_key(*id)).collect();
+        let new: Vec<&String> = marks
+            .keys()
+            .filter(|id| !content.marks.contains_key(*id))
+            .chain(tallies.keys().filter(|id| !content.tallies.contains_key(*id)))
+            .collect();
         let first = content.blocks.iter().position(|block| match block {
             BlockRef::Entry(index) => matches!(
                 source.transcript.get(*index),
@@ -156,6 +167,7 @@ impl Conversation {
             _ => false,
         });
         content.marks = marks.clone();
+        content.tallies = tallies.clone();
         self.list.invalidate_from(first.unwrap_or(0), true);
     }
 
@@ -195,6 +207,7 @@ impl Conversation {
             content.marks = imbl::HashMap::new();
             content.diffs = imbl::HashMap::new();
             content.flipped.clear();
+            content.tallies = imbl::HashMap::new();
             content.seen = imbl::Vector::new();
             self.list.invalidate_from(0, false);
             self.unseen_below = false;

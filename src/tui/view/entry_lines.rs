@@ -208,6 +208,11 @@ pub(super) fn call_mark(name: &str, status: ToolStatus) -> (&'static str, Style)
     }
 }
 
+/// What ends the line of a search that found something: ` · 12 matches in 3 files`.
+pub(super) fn tally_mark(tally: &str) -> String {
+    format!(" · {}", one_line_of(tally))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

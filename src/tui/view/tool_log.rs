@@ -21,13 +21,18 @@ use std::time::{Duration, Instant};
 const TAIL_BYTES: usize = 16 * 1024;
 /// How to read a call's whole output, in the pane's bottom border.
 const OUTPUT_HINT: &str = " Ctrl+G whole output ";
+/// The fewest characters of a search's pattern its row keeps before its time gives way.
+const MIN_SUMMARY_CHARS: usize = 12;
 /// Indentation of output lines under their call.
 const OUTPUT_INDENT: &str = "  ";
 
-/// Draws the newest calls of `runs` into `area`. `frame` animates running calls; `now` says how
-/// long they have been running.
+/// What searches found, by call id (`Snapshot::call_tallies`).
+type Tallies = imbl::HashMap<String, Arc<str>>;
+
+/// Draws the newest calls of `runs` into `area`, a search with what it found (`tallies`).
+/// `frame` animates running calls; `now` says how long they have been running.
 pub fn render(
-    runs: &imbl::Vector<Arc<ToolRun>>,
+    (runs, tallies): (&imbl::Vector<Arc<ToolRun>>, &Tallies),
     area: Rect,
     buf: &mut Buffer,
     (frame, now): (u64, Instant),
@@ -59,7 +64,7 @@ pub fn render(
     let mut lines: Vec<Line<'static>> = Vec::with_capacity(height);
     for index in runs.len() - headers..runs.len() {
         let run = &runs[index];
-        lines.push(header(run, width, frame, now));
+        lines.push(header(run, tallies.get(&run.id), width, frame, now));
         if index == newest && room_for_output > 0 {
             for text in tail_lines(&run.output, room_for_output, TAIL_BYTES) {
                 if text.trim().is_empty() && lines.len() == headers {
@@ -79,15 +84,40 @@ pub fn render(
     }
 }
 
-/// `✓ bash  cargo test   exit 0 · 1.2s`, cut to `width` (the summary gives way first).
-fn header(run: &ToolRun, width: usize, frame: u64, now: Instant) -> Line<'static> {
+/// `✓ bash  cargo test   exit 0 · 1.2s`, `✓ grep TODO src  12 matches in 3 files · 4ms`, cut to
+/// `width` (the summary gives way first).
+fn header(
+    run: &ToolRun,
+    tally: Option<&Arc<str>>,
+    width: usize,
+    frame: u64,
+    now: Instant,
+) -> Line<'static> {
     let (mark, style) = mark(run.status, frame);
-    let outcome = outcome(run, now);
     let name = one_line(&run.name);
     let lead = format!("{mark} {name} ");
-    let tail = if outcome.is_empty() { String::new() } else { format!("  {outcome}") };
-    let room = width.saturating_sub(lead.chars().count() + tail.chars().count());
-    let summary = truncate(&one_line(&run.summary), room).into_owned();
+    let tail_of = |tally: Option<&str>, timed| {
+        let outcome = outcome(run, tally, now, timed);
+        if outcome.is_empty() { String::new() } else { format!("  {outcome}") }
+    };
+    let room = |tail: &str| width.saturating_sub(lead.chars().count() + tail.chars().count());
+    let tally = tally.map(|tally| &**tally);
+    let mut tail = tail_of(tally, true);
+    // A search's tally is long: in a narrow pane its time gives way before its pattern does,
+    // then the files it counted (`12 matches in 3 files` becomes `12 matches`).
+    let summary = one_line(&run.summary);
+    let wanted = summary.chars().count().min(MIN_SUMMARY_CHARS);
+    if let Some(tally) = tally {
+        let short = tally.split_once(" in ").map_or(tally, |(matches, _)| matches);
+        for shorter in [tail_of(Some(tally), false), tail_of(Some(short), false)] {
+            if room(&tail) >= wanted {
+                break;
+            }
+            tail = shorter;
+        }
+    }
+    let room = room(&tail);
+    let summary = truncate(&summary, room).into_owned();
     let mut spans = vec![
         Span::styled(format!("{mark} "), style),
         Span::styled(name, theme::TOOL_NAME),
@@ -110,8 +140,9 @@ fn mark(status: ToolStatus, frame: u64) -> (char, Style) {
     }
 }
 
-/// `exit 0 · 1.2s`, `declined`, `running 3.4s`.
-fn outcome(run: &ToolRun, now: Instant) -> String {
+/// `exit 0 · 1.2s`, `12 matches in 3 files · 4ms`, `declined`, `running 3.4s`; `timed`: with
+/// the time a finished call took.
+fn outcome(run: &ToolRun, tally: Option<&str>, now: Instant, timed: bool) -> String {
     let mut parts = Vec::new();
     match run.status {
         ToolStatus::Running => {
@@ -127,12 +158,14 @@ fn outcome(run: &ToolRun, now: Instant) -> String {
         ToolStatus::Succeeded | ToolStatus::Failed => {
             if let Some(code) = run.exit_code {
                 parts.push(format!("exit {code}"));
+            } else if let Some(tally) = tally.filter(|_| run.status == ToolStatus::Succeeded) {
+                parts.push(one_line(tally));
             } else if run.status == ToolStatus::Failed {
                 parts.push("failed".to_owned());
             }
         }
     }
-    if let Some(duration) = run.duration {
+    if let Some(duration) = run.duration.filter(|_| timed) {
         parts.push(format_duration(duration));
     }
     parts.join(" · ")

@@ -8,7 +8,9 @@ use super::super::super::text::first_line;
 use super::super::super::theme;
 use super::super::super::wrap::{Prefix, wrap};
 use super::super::diff_lines;
-use super::super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
+use super::super::entry_lines::{
+    Fold, MARGIN, call_mark, layout_entry, one_line, prose, tally_mark,
+};
 use super::{BlockRef, Content, DIFF_MARGIN, Source, UNFOLDED_DIFF_ROWS};
 use crate::agent::{Entry, StreamingText};
 use ratatui::text::{Line, Span};
@@ -106,12 +108,19 @@ fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'sta
             lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
         }
         Item::Entry(entry @ Entry::ToolCall { id, name, .. })
-            if content.marks.contains_key(id) || content.diffs.contains_key(id) =>
+            if content.marks.contains_key(id)
+                || content.diffs.contains_key(id)
+                || content.tallies.contains_key(id) =>
         {
             let diff = content.diffs.get(id);
             let mut tail = diff.map(|diff| diff_lines::counts(diff)).unwrap_or_default();
-            if let Some((text, style)) = content.marks.get(id).map(|s| call_mark(name, *s)) {
-                tail.push(Span::styled(text, style));
+            match (content.marks.get(id), content.tallies.get(id)) {
+                (Some(status), _) => {
+                    let (text, style) = call_mark(name, *status);
+                    tail.push(Span::styled(text, style));
+                }
+                (None, Some(tally)) => tail.push(Span::styled(tally_mark(tally), theme::DIM)),
+                (None, None) => {}
             }
             // Laid out narrower by the counts and the mark, which then end its line.
             let room = width.saturating_sub(tail.iter().map(Span::width).sum());

@@ -1,0 +1,54 @@
+//! The `grep` tool: a search of the workspace, in-process and read-only ([`super::grep()`]).
+
+use super::{GREP_DESCRIPTION, GrepArgs, grep_schema};
+use crate::tools::tool::{self, Effect, Masking, Tool};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+/// `grep`.
+pub struct Grep;
+
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        GREP_DESCRIPTION
+    }
+
+    fn schema(&self) -> Value {
+        grep_schema()
+    }
+
+    fn check_input(&self, input: &Value) -> Result<(), ToolError> {
+        tool::decode::<GrepArgs>(self, input).map(drop)
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Reads
+    }
+
+    /// The pattern, then the path and the glob filter when given (`NEEDLE src/ *.rs`).
+    fn summary(&self, input: &Value) -> String {
+        super::summary(input).map_or_else(|| self.name().to_owned(), |line| tool::first_line(&line))
+    }
+
+    fn masking(&self) -> Masking {
+        Masking::Search
+    }
+
+    fn run<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        on: &'a Tools,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        let stop = ctx.cancel.clone();
+        let args = tool::decode::<GrepArgs>(self, &call.input);
+        on.file_job(args, move |workspace, args| Ok(super::grep(workspace, &args, &stop).into()))
+            .boxed()
+    }
+}

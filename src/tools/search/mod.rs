@@ -1,0 +1,208 @@
+//! The search tools, `grep` and `glob`: read-only, in-process, on ripgrep's own crates (`ignore`
+//! walks, `grep-searcher` and `grep-regex` search, `globset` matches names), so a search costs
+//! what ripgrep's does and starts no process.
+//!
+//! Both look at the files ripgrep would: below the folder searched, skipping what `.gitignore`
+//! (nested ones too, in a git repository), `.ignore` and git's excludes leave out, hidden files
+//! and folders (unless the pattern names one; `.git` never), and symlinks; `grep` also skips
+//! binary files. Answers list the newest files first and hold at most [`MAX_RESULTS`] results,
+//! each line cut at [`MAX_LINE_CHARS`]; the last line says what was found (the *tally*, which
+//! the conversation shows beside the call) and, when there is more, how to page on.
+//!
+//! Nothing outside the workspace is read: the folder searched is resolved like every tool path
+//! (`Workspace::resolve`: no `..` out, no symlink out), and every file is opened, and every name
+//! listed is checked, through the workspace's descriptor (`beneath`), so a folder swapped for a
+//! symlink while a search runs is passed over, not followed.
+//!
+//! The API is three calls: [`grep`] and [`glob`] (arguments in, [`Found`] or a [`SearchError`]
+//! out) and [`summary`] (a call in one line); the schemas and descriptions are what the model
+//! reads of them.
+
+mod answer;
+mod glob;
+pub mod glob_tool;
+mod grep;
+pub mod grep_tool;
+mod pattern;
+mod scope;
+
+pub use answer::tally_of;
+pub use glob::glob;
+pub use grep::grep;
+
+use super::{ToolError, ToolOutcome};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The most results one answer holds: matching lines, or files.
+pub const MAX_RESULTS: u64 = 100;
+/// The most characters of one line an answer shows; the rest is counted, not shown.
+pub const MAX_LINE_CHARS: usize = 300;
+/// The most lines of context around each match.
+pub const MAX_CONTEXT: u64 = 20;
+/// The most bytes one answer holds before it stops early, saying where to go on.
+pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
+
+// What the model reads of each tool goes with every request: say what it cannot guess.
+pub const GREP_DESCRIPTION: &str = "Search file contents for a regex (Rust syntax) like \
+ripgrep: skips .gitignored, hidden and binary files. Answers path:line:text, newest files first, \
+100 at most; offset pages on. glob filters files (*.rs); output: content, files or count.";
+pub const GLOB_DESCRIPTION: &str = "Find files by glob (**/*.rs; without / it matches names at \
+any depth), newest first, 100 at most; offset pages on. Skips .gitignored and hidden files.";
+
+/// `grep`'s arguments.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// A regex, in the syntax of Rust's `regex` crate.
+    pub pattern: String,
+    /// The file or folder to search, inside the workspace; the whole workspace when absent.
+    pub path: Option<String>,
+    /// Only files whose path (relative to `path`) matches this glob; a glob without `/` matches
+    /// names.
+    pub glob: Option<String>,
+    pub ignore_case: Option<bool>,
+    /// Lines shown before and after each match.
+    pub context: Option<u64>,
+    pub output: Option<GrepOutput>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+}
+
+/// What `grep` answers with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepOutput {
+    /// The matching lines, `path:line:text`.
+    #[default]
+    Content,
+    /// The files that match, one a line.
+    Files,
+    /// Each matching file with its number of matching lines, `path:count`.
+    Count,
+}
+
+/// `glob`'s arguments.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    pub pattern: String,
+    /// The folder the pattern is relative to; the workspace's root when absent.
+    pub path: Option<String>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The answer, for the model and the person alike.
+    pub text: String,
+    /// What was found, in a few words: `12 matches in 3 files`, `no files`.
+    pub tally: String,
+}
+
+/// Why a search could not be done; the text is written for the model to act on.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Path(#[from] ToolError),
+    #[error("`{path}` does not exist.")]
+    NotFound { path: String },
+    #[error("`{path}` is a file; glob's path must be a folder (to search a file, use grep).")]
+    NotAFolder { path: String },
+    #[error("`{path}` is {kind}; search a folder or a regular file.")]
+    NotSearchable { path: String, kind: &'static str },
+    #[error(
+        "Invalid regex `{pattern}`: {reason}\n(The syntax is Rust's regex crate: escape \
+         `( ) [ ] {{ }} . * + ? | ^ $ \\` with `\\` to match them literally; one line at a time, \
+         so no `\\n`.)"
+    )]
+    BadRegex { pattern: String, reason: String },
+    #[error("Invalid glob `{pattern}`: {reason}.")]
+    BadGlob { pattern: String, reason: String },
+    #[error(
+        "offset {offset} is past the end: there are {total} {unit}; call again with a smaller \
+         offset."
+    )]
+    OffsetPastEnd { offset: u64, total: u64, unit: &'static str },
+    #[error("The search was interrupted.")]
+    Interrupted,
+}
+
+/// A search's answer as a tool call's outcome: the same text for the model and the person, the
+/// tally beside the call; an error says what was wrong.
+impl From<Result<Found, SearchError>> for ToolOutcome {
+    fn from(result: Result<Found, SearchError>) -> Self {
+        match result {
+            Ok(found) => Self { tally: Some(found.tally), ..Self::ok(found.text) },
+            Err(err) => Self::error(err.to_string()),
+        }
+    }
+}
+
+pub fn grep_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "path": {"type": "string"},
+            "glob": {"type": "string"},
+            "ignore_case": {"type": "boolean"},
+            "context": {"type": "integer"},
+            "output": {"type": "string", "enum": ["content", "files", "count"]},
+            "limit": {"type": "integer", "minimum": 1},
+            "offset": {"type": "integer"}
+        },
+        "required": ["pattern"]
+    })
+}
+
+pub fn glob_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "path": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1},
+            "offset": {"type": "integer"}
+        },
+        "required": ["pattern"]
+    })
+}
+
+/// A search call in one line: the pattern, then the path and the glob filter when given
+/// (`NEEDLE src/ *.rs`).
+pub fn summary(input: &Value) -> Option<String> {
+    let field = |name| input.get(name).and_then(Value::as_str).filter(|text| !text.is_empty());
+    let mut line = field("pattern")?.to_owned();
+    for name in ["path", "glob"] {
+        if let Some(text) = field(name) {
+            line.push(' ');
+            line.push_str(text);
+        }
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_reads_as_its_pattern_path_and_filter() {
+        let input = json!({"pattern": "NEEDLE", "path": "src/", "glob": "*.rs", "limit": 5});
+        assert_eq!(summary(&input).as_deref(), Some("NEEDLE src/ *.rs"));
+        assert_eq!(summary(&json!({"pattern": "a b"})).as_deref(), Some("a b"));
+        assert_eq!(summary(&json!({"path": "src"})), None);
+    }
+
+    #[test]
+    fn unknown_and_misspelt_arguments_are_refused_by_name() {
+        let err = serde_json::from_value::<GrepArgs>(json!({"pattern": "x", "-i": true}));
+        assert!(err.unwrap_err().to_string().contains("unknown field `-i`"));
+        let err = serde_json::from_value::<GrepArgs>(json!({"pattern": "x", "output": "lines"}));
+        let message = err.unwrap_err().to_string();
+        assert!(message.contains("`content`, `files`, `count`"), "{message}");
+    }
+}
