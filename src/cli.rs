@@ -13,7 +13,8 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPE
 KEEL_PROVIDER, KEEL_MODEL.
 Commands run sandboxed (bwrap): --sandbox off runs them unconfined; KEEL_BWRAP names the bwrap program.
 Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url or api_key, nor
-loosen approval or the sandbox), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
+loosen approval or the sandbox; its hooks run only once you trust them: keel hooks trust), then
+~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
 Sessions and undo snapshots: ~/.local/state/keel (or $XDG_STATE_HOME/keel), never the workspace.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
@@ -88,6 +89,23 @@ pub enum SubCommand {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The hooks of your config and of the workspace's .keel/config.toml.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksSubcommand,
+    },
+}
+
+/// `keel hooks …`.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum HooksSubcommand {
+    /// Print each hook, whose file it is in, whether it runs, and exit.
+    List,
+    /// Trust the workspace's hooks as they are now (their commands and the files they run):
+    /// they run from then on, until one of them changes.
+    Trust,
+    /// Forget the trust in this workspace's hooks: they stop running.
+    Forget,
 }
 
 /// `keel mcp …`.

@@ -97,6 +97,8 @@ pub struct AgentConfig {
     pub board: bool,
     /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
     pub plan: bool,
+    /// The workspace's hooks, handed to its services: every conversation goes through them.
+    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
 }
 
 impl Default for AgentConfig {
@@ -114,6 +116,7 @@ impl Default for AgentConfig {
             compact_at: DEFAULT_COMPACT_AT,
             board: true,
             plan: false,
+            hooks: std::sync::Arc::default(),
         }
     }
 }

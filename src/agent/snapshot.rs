@@ -184,6 +184,8 @@ pub struct Snapshot {
     pub sandbox: Option<Arc<str>>,
     /// The MCP servers, their state and tools (for `/mcp` and the status bar).
     pub mcp: Arc<[crate::tools::mcp::ServerView]>,
+    /// The hooks configured and the newest runs (for `/hooks`).
+    pub hooks: Arc<crate::hooks::HooksView>,
     /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
     pub sessions: Option<Arc<SessionList>>,
 }

@@ -12,6 +12,7 @@
 
 mod board;
 mod compaction;
+mod hooks;
 mod queue;
 mod reminder_counts;
 mod resumed;
@@ -304,6 +305,7 @@ impl State {
             request: self.view.request.clone(),
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
+            hooks: Arc::clone(&self.view.hooks),
             sessions: self.view.sessions.clone(),
             ..Snapshot::default()
         };

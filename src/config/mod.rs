@@ -21,6 +21,8 @@ use crate::agent::{
     AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
     DEFAULT_NAG_MESSAGE, NagThreshold,
 };
+use crate::hooks::Origin;
+use crate::hooks::config::check as check_hooks;
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
 use crate::tools::sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
@@ -64,6 +66,8 @@ pub struct FileSettings {
     pub writable_roots: Option<Vec<PathBuf>>,
     /// MCP servers by name; only the person's own file may name them.
     pub mcp_servers: Option<BTreeMap<String, crate::tools::mcp::ServerConfig>>,
+    /// Hooks by event, in Claude Code's nesting; a workspace's run once the person trusts them.
+    pub hooks: Option<crate::hooks::HooksConfig>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -160,6 +164,8 @@ pub struct Config {
     pub sandbox: SandboxPolicy,
     /// The MCP servers of the person's own config, by name.
     pub mcp_servers: Vec<crate::tools::mcp::Server>,
+    /// The hooks of the person's config, then the workspace's (which run only once trusted).
+    pub hooks: Vec<crate::hooks::HookSpec>,
 }
 
 impl Config {
@@ -180,6 +186,7 @@ impl Config {
             compact_at: self.compact_at,
             board,
             plan,
+            hooks: std::sync::Arc::default(),
         }
     }
 
@@ -251,6 +258,8 @@ pub enum ConfigError {
     BadPrice(#[from] BadPrice),
     #[error("mcp_servers.{name} {why}")]
     BadMcpServer { name: String, why: String },
+    #[error("{file}: {why}")]
+    BadHooks { file: &'static str, why: String },
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -380,6 +389,14 @@ pub fn merge(
             .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
         mcp_servers.push(checked);
     }
+    let mut hooks = Vec::new();
+    for (file, origin, config) in [
+        ("your config file", Origin::Person, &user.hooks),
+        ("the workspace's .keel/config.toml", Origin::Workspace, &project.hooks),
+    ] {
+        let checked = config.as_ref().map_or(Ok(Vec::new()), |c| check_hooks(c, origin));
+        hooks.extend(checked.map_err(|why| ConfigError::BadHooks { file, why })?);
+    }
     Ok(Config {
         provider,
         model,
@@ -403,5 +420,6 @@ pub fn merge(
         prices: Prices::new(prices)?,
         sandbox,
         mcp_servers,
+        hooks,
     })
 }

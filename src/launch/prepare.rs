@@ -9,6 +9,8 @@ use keel::agent::{self, ApprovalMode, Command, Sessions};
 use keel::cli::{Cli, McpCommand, SubCommand};
 use keel::config::{self, Config, advice};
 use keel::headless;
+use keel::hooks::Hooks;
+use keel::hooks::trust::TrustStore;
 use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, anthropic, openai, retry::RetryPolicy, scripted};
@@ -19,6 +21,7 @@ use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
 use std::io::Read;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long to wait for a TCP/TLS connection to the provider.
@@ -44,7 +47,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     match cli.command {
         Some(SubCommand::Sessions) => return sessions::list(&workspace).map(Prepared::Done),
         Some(SubCommand::Undo) => return sessions::undo(&workspace).map(Prepared::Done),
-        Some(SubCommand::Mcp { .. }) | None => {}
+        Some(SubCommand::Mcp { .. } | SubCommand::Hooks { .. }) | None => {}
     }
     let env = |name: &str| std::env::var(name).ok();
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
@@ -57,9 +60,24 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
+    // The person's hooks run; the workspace's once trusted. `-p` never trusts on its own. The
+    // demo's scripted model runs in a folder of its own, without them.
+    let hooks = match cli.demo {
+        true => Hooks::none(),
+        false => Hooks::new(
+            config.hooks.clone(),
+            workspace.root(),
+            keel::state_home::state_dir(&env).as_deref().map(TrustStore::in_state),
+            !headless,
+        ),
+    };
+    if let Some(SubCommand::Hooks { command }) = cli.command {
+        return Ok(Prepared::Done(super::hooks::answer(&hooks, command)));
+    }
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
     let sandbox = Probing::for_commands(config.sandbox.clone());
     let mut notices: Vec<String> = config.ignored_notice().into_iter().collect();
+    notices.extend(hooks.untrusted_notice());
     if !headless {
         notices.extend(sandbox.get().problem().map(str::to_owned));
     }
@@ -98,11 +116,12 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     if let (Some(note), true) = (&instructions_note, headless) {
         eprintln!("keel: {}", visible(note));
     }
-    let agent_config = config.agent_config(
+    let mut agent_config = config.agent_config(
         instructions::system_prompt(&keel::prompt::system_prompt(!cli.no_todo), &instructions),
         !cli.no_todo,
         cli.plan,
     );
+    agent_config.hooks = Arc::new(hooks);
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),

@@ -9,6 +9,7 @@ use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
 use crate::agent::{Command, Snapshot};
 use crate::board::BoardEdit;
+use crate::hooks::HooksCommand;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 
@@ -125,6 +126,22 @@ impl MainView {
                     self.conversation.act(&source, conversation::Action::Bottom);
                 }
             }
+            Parsed::Command(Slash::Hooks) => {
+                self.composer.take();
+                let args = text.trim().split_once(char::is_whitespace).map_or("", |(_, rest)| rest);
+                match args.trim() {
+                    "" => self
+                        .conversation
+                        .push_note(crate::hooks::listing::render(&ctx.snapshot.hooks, true)),
+                    "trust" => ctx.effect(Effect::Send(Command::Hooks(HooksCommand::Trust))),
+                    "forget" => ctx.effect(Effect::Send(Command::Hooks(HooksCommand::Forget))),
+                    other => self.conversation.push_note(format!(
+                        "/hooks {other}: not a hooks command. /hooks lists them, /hooks trust \
+                         runs the workspace's as they are now, /hooks forget stops them."
+                    )),
+                }
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
             Parsed::Command(Slash::Mcp) => {
                 self.composer.take();
                 let servers = &ctx.snapshot.mcp;
@@ -143,7 +160,7 @@ impl MainView {
                     Slash::Todos => Effect::FocusBoard,
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
-                    Slash::Todo | Slash::Mcp | Slash::Resume => return,
+                    Slash::Todo | Slash::Mcp | Slash::Hooks | Slash::Resume => return,
                 });
             }
             Parsed::Unknown(name) => {

@@ -31,6 +31,7 @@ mod gate;
 mod guard;
 mod headless_output;
 mod headless_text;
+mod hooks;
 mod inspector;
 mod inspector_sent;
 mod interrupt;
