@@ -8,7 +8,7 @@
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
 //! pane's runs in `tool_runs`; the reminder's counters in `reminder_counts`; the prompts queued
-//! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
+//! during a turn in `queue`; the saved sessions in `sessions`; what hooks are told in `hooks`.
 
 mod board;
 mod compaction;

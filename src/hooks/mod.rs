@@ -239,7 +239,8 @@ impl Hooks {
     /// Of `selected`, the hooks that may run now, and those that ran trusted in this process but
     /// whose command's files changed since (told once: they are no longer counted as trusted).
     fn check_trust(&self, selected: &[usize]) -> (Vec<usize>, Vec<usize>) {
-        let trusted = self.stored();
+        let workspace_hooks = selected.iter().any(|&i| self.specs[i].origin == Origin::Workspace);
+        let trusted = if workspace_hooks { self.stored() } else { Vec::new() };
         let mut live = self.lock();
         let (mut runnable, mut lost) = (Vec::new(), Vec::new());
         for &index in selected {
@@ -346,7 +347,11 @@ impl Hooks {
         };
         let forgotten = store.forget(&self.workspace)?;
         let (trust, _) = self.statuses();
-        self.lock().trust = trust;
+        let mut live = self.lock();
+        // Forgotten on purpose: they stop as hooks never trusted do, not as changed ones.
+        live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+        live.trust = trust;
+        drop(live);
         Ok(format!(
             "Forgot the trust in {forgotten} hook{} of this workspace: {} until you trust {} again.",
             if forgotten == 1 { "" } else { "s" },

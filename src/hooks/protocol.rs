@@ -135,7 +135,7 @@ fn success(event: Event, command: &str, stdout: &CappedBuffer) -> Reply {
         }
         return reply;
     };
-    let string = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    let string = |value: Option<&Value>| value.and_then(Value::as_str).map(capped);
     let specific = answer.get("hookSpecificOutput").and_then(Value::as_object);
     let specific_field = |name: &str| specific.and_then(|map| map.get(name));
     let reason = string(answer.get("reason"))
@@ -175,6 +175,17 @@ fn json_answer(stdout: &CappedBuffer) -> Option<Map<String, Value>> {
         Ok(Value::Object(map)) => Some(map),
         _ => None,
     }
+}
+
+/// A hook's words as the model or the person reads them: at most what the model reads of a
+/// command's output.
+fn capped(text: &str) -> String {
+    let mut text = text.trim().to_owned();
+    if text.len() > MODEL_OUTPUT_LIMIT {
+        crate::tools::output::truncate_at_char(&mut text, MODEL_OUTPUT_LIMIT);
+        text.push_str(" … (cut)");
+    }
+    text
 }
 
 /// A stream as text for the model or the person: trimmed, and at most what the model reads of a

@@ -16,27 +16,27 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The wires every protocol test runs over.
-const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+pub(super) const WIRES: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
 
 /// A folder of hook scripts, outside the workspace.
-struct Scripts {
+pub(super) struct Scripts {
     dir: tempfile::TempDir,
 }
 
 impl Scripts {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self { dir: tempfile::tempdir().unwrap() }
     }
 
     /// Writes an executable bash script `name` with `body`; returns its path.
-    fn script(&self, name: &str, body: &str) -> String {
+    pub(super) fn script(&self, name: &str, body: &str) -> String {
         let path = self.dir.path().join(name);
         std::fs::write(&path, format!("#!/bin/bash\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path.to_string_lossy().into_owned()
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
@@ -51,14 +51,19 @@ impl Scripts {
 }
 
 /// The hooks a config's `[hooks]` text gives, as the person's own, for `work`.
-fn hooks(work: &Path, config: &str, interactive: bool) -> Arc<Hooks> {
+pub(super) fn hooks(work: &Path, config: &str, interactive: bool) -> Arc<Hooks> {
     let settings = keel::config::parse_file(Path::new("config.toml"), config).unwrap();
     let specs = check(&settings.hooks.unwrap(), Origin::Person).unwrap();
     Arc::new(Hooks::new(specs, work, None, interactive))
 }
 
 /// One hook for `event`, with `matcher` when given.
-fn one(event: &str, matcher: Option<&str>, command: &str, timeout: Option<f64>) -> String {
+pub(super) fn one(
+    event: &str,
+    matcher: Option<&str>,
+    command: &str,
+    timeout: Option<f64>,
+) -> String {
     let matcher = matcher.map(|m| format!("matcher = {m:?}\n")).unwrap_or_default();
     let timeout = timeout.map(|t| format!(", timeout = {t}")).unwrap_or_default();
     format!(
@@ -71,14 +76,14 @@ fn save_stdin(file: &Path) -> String {
     format!("(cat; echo) >> '{}'", file.display())
 }
 
-struct Run {
-    handle: AgentHandle,
-    server: FakeLlm,
-    work: tempfile::TempDir,
+pub(super) struct Run {
+    pub(super) handle: AgentHandle,
+    pub(super) server: FakeLlm,
+    pub(super) work: tempfile::TempDir,
 }
 
 impl Run {
-    async fn start_in(
+    pub(super) async fn start_in(
         work: tempfile::TempDir,
         steps: Vec<Step>,
         wire: Wire,
@@ -89,13 +94,13 @@ impl Run {
         Self { handle, server, work }
     }
 
-    async fn turn(&mut self, prompt: &str) -> Vec<AgentEvent> {
+    pub(super) async fn turn(&mut self, prompt: &str) -> Vec<AgentEvent> {
         self.handle.commands.send(Command::Submit(prompt.into())).unwrap();
         until_result(&mut self.handle).await
     }
 
     /// Every request body sent, as one string.
-    async fn wire(&self) -> String {
+    pub(super) async fn wire(&self) -> String {
         serde_json::to_string(&self.server.bodies().await).unwrap()
     }
 
@@ -103,12 +108,12 @@ impl Run {
         self.server.bodies().await.len()
     }
 
-    fn file(&self, name: &str) -> Option<String> {
+    pub(super) fn file(&self, name: &str) -> Option<String> {
         std::fs::read_to_string(self.work.path().join(name)).ok()
     }
 }
 
-fn config(hooks: Arc<Hooks>) -> AgentConfig {
+pub(super) fn config(hooks: Arc<Hooks>) -> AgentConfig {
     AgentConfig {
         hooks,
         nag_threshold: keel::agent::NagThreshold::Fixed(0),

@@ -5,6 +5,7 @@
 use super::{OnRoad, Stage};
 use crate::agent::Decision;
 use crate::agent::approval::{DECLINED, Verdict};
+use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
@@ -38,7 +39,7 @@ impl Turn<'_> {
     /// question, never a refusal, and never the question about a command the sandbox cannot
     /// confine; an `ask` asks even where the mode would not — or, with no one to ask (`-p`),
     /// refuses.
-    fn with_hooks_permission(&self, on: &mut OnRoad, verdict: Verdict) -> Verdict {
+    fn with_hooks_permission(&mut self, on: &mut OnRoad, verdict: Verdict) -> Verdict {
         match (verdict, on.permission.take()) {
             (Verdict::Ask, Some(Permission::Allow))
                 if self.services.approvals().hook_may_allow(&*on.tool) =>
@@ -47,6 +48,11 @@ impl Turn<'_> {
             }
             (Verdict::Run, Some(Permission::Ask(reason))) => {
                 if self.services.hooks.interactive() {
+                    if let Some(reason) = reason {
+                        self.state.emit(AgentEvent::Notice {
+                            text: format!("A PreToolUse hook asks for your approval: {reason}"),
+                        });
+                    }
                     Verdict::Ask
                 } else {
                     let why = reason.map(|why| format!(" ({why})")).unwrap_or_default();
