@@ -5,11 +5,16 @@
 
 use crate::support::bin::{json_lines, keel, output_within};
 use crate::support::llm::{FakeLlm, text, tool};
+use crate::support::processes::{is_dead, read_pids};
+use crate::support::tmux::KeelPane;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
+
+/// Hang guard for what the screen shows.
+const WAIT: Duration = Duration::from_secs(20);
 
 /// A person (their home: config and keel's state) and a workspace.
 struct Place {
@@ -244,4 +249,64 @@ async fn a_hooks_config_keel_cannot_read_stops_keel_naming_the_file() {
         "{}",
         stderr(&output)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_hook_and_what_it_started_die_with_keel_even_when_keel_is_killed() {
+    let place = Place::new();
+    let pids = place.home.path().join("pids");
+    place.own_config(&format!(
+        "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = \"echo $$ >> '{0}'; sleep 300 & echo $! >> '{0}'; wait\" }}]\n",
+        pids.display()
+    ));
+    let server = one_command("true").await;
+    let mut command = keel(place.home.path());
+    command
+        .args(["-p", "go", "--workdir"])
+        .arg(place.work.path())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while read_pids(&pids).len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the hook never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let started = read_pids(&pids);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !started.iter().all(|pid| is_dead(*pid)) {
+        assert!(std::time::Instant::now() < deadline, "the hook outlived keel: {started:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn in_keels_screen_an_untrusted_hook_is_named_and_slash_hooks_trust_makes_it_run() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let place = Place::new();
+    place.script("hooks/mark.sh", &format!("echo ran >> '{}'", place.marks().display()));
+    place.workspace_hook("./hooks/mark.sh");
+    let steps = vec![tool("bash", json!({"command": "true"})), text("Ran it.")];
+    let server = runtime.block_on(FakeLlm::start(steps, Duration::ZERO));
+    let test = "in_keels_screen_an_untrusted_hook_is_named_and_slash_hooks_trust_makes_it_run";
+    let Some(tmux) = KeelPane::start(test, place.home.path()) else { return };
+    tmux.launch(
+        &format!("ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}'", server.anthropic_base()),
+        &format!("--approval auto --workdir '{}'", place.work.path().display()),
+    );
+    tmux.wait_for("the untrusted hook named", WAIT, |screen| screen.contains("have not trusted"));
+    tmux.type_line("/hooks trust");
+    tmux.wait_for("the trust", WAIT, |screen| screen.contains("Trusted, as they are now"));
+    tmux.type_line("run it");
+    tmux.wait_for("the answer", WAIT, |screen| screen.contains("Ran it."));
+    assert_eq!(place.marked(), 1, "the trusted hook ran");
+    tmux.type_line("/hooks");
+    tmux.wait_for("the listing", WAIT, |screen| {
+        screen.contains("trusted, runs") && screen.contains("— ok in")
+    });
+    tmux.quit();
 }
