@@ -14,7 +14,8 @@ KEEL_PROVIDER, KEEL_MODEL.
 Commands run sandboxed (bwrap): --sandbox off runs them unconfined; KEEL_BWRAP names the bwrap program.
 Commands and MCP servers get no secrets: `keel sandbox` lists the variables withheld, and why.
 Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url, api_key, prices
-or pass_env, nor loosen approval or the sandbox), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
+or pass_env, nor loosen approval or the sandbox; its hooks run only once you trust them: keel hooks
+trust), then ~/.config/keel/config.toml (or $XDG_CONFIG_HOME/keel/config.toml).
 Sessions and undo snapshots: ~/.local/state/keel (or $XDG_STATE_HOME/keel), never the workspace.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error.";
 
@@ -92,6 +93,23 @@ pub enum SubCommand {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The hooks of your config and of the workspace's .keel/config.toml.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksSubcommand,
+    },
+}
+
+/// `keel hooks …`.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum HooksSubcommand {
+    /// Print each hook, whose file it is in, whether it runs, and exit.
+    List,
+    /// Trust the workspace's hooks as they are now (their commands and the files they run):
+    /// they run from then on, until one of them changes.
+    Trust,
+    /// Forget the trust in this workspace's hooks: they stop running.
+    Forget,
 }
 
 /// `keel mcp …`.

@@ -309,6 +309,12 @@ fn print_progress(
                 }
             }
         }
+        // The line the conversation shows for a hook that blocked or failed.
+        AgentEvent::Hook { .. } => {
+            if let Some(Entry::Notice { text } | Entry::Error { text }) = event.entry() {
+                writeln!(err, "keel: {}", visible(&text))?;
+            }
+        }
         AgentEvent::Usage { .. }
         | AgentEvent::Prompt { .. }
         | AgentEvent::Thinking { .. }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod count;
 pub mod headless;
+pub mod hooks;
 pub mod instructions;
 pub mod llm;
 pub mod message;

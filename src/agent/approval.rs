@@ -55,6 +55,17 @@ impl Approvals {
         Self { mode, always: HashSet::new(), unconfined: None }
     }
 
+    /// The approval mode.
+    pub fn mode(&self) -> ApprovalMode {
+        self.mode
+    }
+
+    /// Whether a hook's allow may spare the person the question about a call of `tool`: never
+    /// for a command the sandbox cannot confine, which is always asked about (or refused).
+    pub fn hook_may_allow(&self, tool: &dyn Tool) -> bool {
+        !(self.unconfined.is_some() && tool.effect() == Effect::RunsCommand)
+    }
+
     /// These approvals for commands run in `sandbox`: when it cannot confine them (and the person
     /// did not turn it off), none runs unasked.
     pub fn with_sandbox(self, sandbox: &Sandbox) -> Self {

@@ -41,6 +41,8 @@ pub enum Command {
     ListSessions,
     /// Switch to saved session `id` (an id as listed): only between turns.
     Resume(String),
+    /// Trust or forget the workspace's hooks (`/hooks trust`, `/hooks forget`).
+    Hooks(crate::hooks::HooksCommand),
     /// End the agent task.
     Quit,
 }

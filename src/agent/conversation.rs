@@ -29,6 +29,8 @@ pub(in crate::agent) struct Conversation {
     pub meter: ContextMeter,
     /// Where the running turn's undo group stands.
     pub undo: UndoGroup,
+    /// What the SessionStart hooks added for the model, to go with the next prompt.
+    pub hook_context: Vec<String>,
 }
 
 /// Where a conversation hears the person and tells what happens: the commands in, the snapshots
@@ -49,12 +51,21 @@ impl Conversation {
     ) -> Self {
         let specs = toolset.specs();
         let meter = meter(&config, &specs);
-        Self { config, provider, toolset, specs, state, meter, undo: UndoGroup::default() }
+        Self {
+            config,
+            provider,
+            toolset,
+            specs,
+            state,
+            meter,
+            undo: UndoGroup::default(),
+            hook_context: Vec::new(),
+        }
     }
 
     /// A turn over this conversation, heard and told through `link`, on `services`.
     pub fn turn<'a>(&'a mut self, link: &'a mut Link, services: &'a Services) -> Turn<'a> {
-        let Self { config, provider, toolset, specs, state, meter, undo } = self;
+        let Self { config, provider, toolset, specs, state, meter, undo, hook_context } = self;
         Turn {
             config,
             provider: provider.as_deref(),
@@ -63,6 +74,7 @@ impl Conversation {
             state,
             meter,
             undo,
+            hook_context,
             inbox: &mut link.inbox,
             outbox: &link.outbox,
             services,

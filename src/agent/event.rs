@@ -118,6 +118,22 @@ pub enum AgentEvent {
         /// The context window keel compacted for, in tokens.
         window: u64,
     },
+    /// A hook ran (`crate::hooks`). One that blocked or failed shows a line.
+    Hook {
+        /// The event it ran at: `PreToolUse`, `Stop`, `TaskCompleted`, …
+        event: crate::hooks::Event,
+        /// Its command, on one line, every hidden character made visible.
+        command: String,
+        /// `ok`, `blocked` or `failed`.
+        outcome: crate::hooks::Outcome,
+        /// Why it blocked or how it failed; empty when it let things go on.
+        #[serde(skip_serializing_if = "String::is_empty")]
+        text: String,
+        /// The tool call it ran for (PreToolUse, PostToolUse).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+        duration_ms: u64,
+    },
     /// The turn ended.
     Result {
         /// `success`, `error`, `max_rounds`, `interrupted` or `max_tokens`.
@@ -180,6 +196,14 @@ impl AgentEvent {
                 let summary = (*summarised > 0).then_some((*summarised, summary_error.is_some()));
                 let tokens = (*tokens_before, *tokens_after);
                 Entry::Notice { text: compaction::note(*trigger, tokens, *masked, summary) }
+            }
+            Self::Hook { event, command, outcome, text: said, .. } => {
+                let line = |verb: &str| format!("{event} hook `{command}` {verb}: {said}");
+                match outcome {
+                    crate::hooks::Outcome::Blocked => Entry::Notice { text: line("blocked") },
+                    crate::hooks::Outcome::Failed => Entry::Error { text: line("failed") },
+                    crate::hooks::Outcome::Ok => return None,
+                }
             }
             Self::Result { error: Some(error), .. } => Entry::Error { text: text(error) },
             Self::Result { outcome: TurnOutcome::Interrupted, .. } => {

@@ -101,6 +101,8 @@ pub struct AgentConfig {
     pub plan: bool,
     /// The providers `/model` may switch to, and the windows of models.
     pub routes: crate::llm::Routes,
+    /// The workspace's hooks, handed to its services: every conversation goes through them.
+    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
 }
 
 impl Default for AgentConfig {
@@ -119,6 +121,7 @@ impl Default for AgentConfig {
             board: true,
             plan: false,
             routes: crate::llm::Routes::default(),
+            hooks: std::sync::Arc::default(),
         }
     }
 }

@@ -188,6 +188,8 @@ pub struct Snapshot {
     pub mcp: Arc<[crate::tools::mcp::ServerView]>,
     /// The newest undoable prompt's changes, as `/diff` last asked for them.
     pub turn_diff: Option<Arc<TurnDiff>>,
+    /// The hooks configured and the newest runs (for `/hooks`).
+    pub hooks: Arc<crate::hooks::HooksView>,
     /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
     pub sessions: Option<Arc<SessionList>>,
 }

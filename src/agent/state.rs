@@ -7,11 +7,13 @@
 //! counter, the undo records and workspace snapshots) write the session log in the same step, so
 //! nothing that matters on resume can change unsaved. The board's own methods — the person's
 //! edits, plan mode, the steps done — are in `board`; compaction's in `compaction`; the tool
-//! pane's runs in `tool_runs`; the notes the model is owed in `model_notes`; the reminder's counters in `reminder_counts`; the prompts queued
-//! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
+//! pane's runs in `tool_runs`; the notes the model is owed in `model_notes`; the reminder's
+//! counters in `reminder_counts`; the prompts queued during a turn in `queue`; the saved sessions
+//! in `sessions`; what hooks are told in `hooks`.
 
 mod board;
 mod compaction;
+mod hooks;
 mod model_notes;
 mod queue;
 mod reminder_counts;
@@ -305,6 +307,7 @@ impl State {
             request: self.view.request.clone(),
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
+            hooks: Arc::clone(&self.view.hooks),
             sessions: self.view.sessions.clone(),
             turn_diff: self.view.turn_diff.clone(),
             ..Snapshot::default()

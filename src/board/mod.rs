@@ -131,6 +131,9 @@ pub enum BoardError {
     Cycle(Vec<String>),
     #[error("Item {id}: cannot be {} while blocked by #{blocker}", .status.as_str())]
     StillBlocked { id: String, status: Status, blocker: String },
+    /// A TaskCompleted hook refused the item's completion, for this reason.
+    #[error("Item {id}: cannot be completed: {reason}")]
+    CompletionRefused { id: String, reason: String },
     #[error("send either items (the whole list) or update (changes by id), not both")]
     BothForms,
     #[error("update must be an array")]

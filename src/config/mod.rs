@@ -23,6 +23,8 @@ use crate::agent::{
     AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
     DEFAULT_NAG_MESSAGE, NagThreshold,
 };
+use crate::hooks::Origin;
+use crate::hooks::config::check as check_hooks;
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
 use crate::tools::mcp::config::Transport;
@@ -71,6 +73,8 @@ pub struct FileSettings {
     /// Variables withheld as secrets that commands and MCP servers may see anyway; the person's
     /// own file only (see `tools::withheld`).
     pub pass_env: Option<Vec<String>>,
+    /// Hooks by event, in Claude Code's nesting; a workspace's run once the person trusts them.
+    pub hooks: Option<crate::hooks::HooksConfig>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -173,6 +177,8 @@ pub struct Config {
     pub project_settings: Vec<String>,
     /// The workspace's `.mcp.json`, if it has one: said, never started (see `mcp_json`).
     pub mcp_json: Option<mcp_json::McpJson>,
+    /// The hooks of the person's config, then the workspace's (which run only once trusted).
+    pub hooks: Vec<crate::hooks::HookSpec>,
 }
 
 impl Config {
@@ -194,6 +200,7 @@ impl Config {
             board,
             plan,
             routes: crate::llm::Routes::new(default_window),
+            hooks: std::sync::Arc::default(),
         }
     }
 
@@ -292,6 +299,8 @@ pub enum ConfigError {
     BadPrice(#[from] BadPrice),
     #[error("mcp_servers.{name} {why}")]
     BadMcpServer { name: String, why: String },
+    #[error("{file}: {why}")]
+    BadHooks { file: &'static str, why: String },
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -421,6 +430,14 @@ pub fn merge(
             .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
         mcp_servers.push(checked);
     }
+    let mut hooks = Vec::new();
+    for (file, origin, config) in [
+        ("your config file", Origin::Person, &user.hooks),
+        ("the workspace's .keel/config.toml", Origin::Workspace, &project.hooks),
+    ] {
+        let checked = config.as_ref().map_or(Ok(Vec::new()), |c| check_hooks(c, origin));
+        hooks.extend(checked.map_err(|why| ConfigError::BadHooks { file, why })?);
+    }
     Ok(Config {
         provider,
         model,
@@ -447,5 +464,6 @@ pub fn merge(
         pass_env: user.pass_env.clone().unwrap_or_default(),
         project_settings,
         mcp_json: None,
+        hooks,
     })
 }

@@ -150,6 +150,8 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         writable_roots,
         mcp_servers,
         pass_env,
+        // Told apart: they run only once the person trusts them (`hooks::Hooks::untrusted_notice`).
+        hooks: _,
     } = project;
     let named = |key: &'static str, set: bool| set.then(|| key.to_owned());
     let settings: [(&str, Option<String>); 18] = [

@@ -2,6 +2,7 @@
 //! its provider, tools and session, and the front end it goes to — or answers a sub-command on
 //! its own; [`Launch::run`] hands the agent to that front end and waits for it.
 
+mod hooks;
 mod prepare;
 mod sandbox_report;
 mod sessions;

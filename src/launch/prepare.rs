@@ -9,6 +9,8 @@ use keel::agent::{self, ApprovalMode, Command, Sessions};
 use keel::cli::{Cli, McpCommand, SubCommand};
 use keel::config::{self, Config, advice};
 use keel::headless;
+use keel::hooks::Hooks;
+use keel::hooks::trust::TrustStore;
 use keel::instructions;
 use keel::llm::WireFormat;
 use keel::llm::{HttpSettings, Provider, Routes, retry::RetryPolicy, scripted};
@@ -20,6 +22,7 @@ use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
 use std::io::Read;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long to wait for a TCP/TLS connection to the provider.
@@ -45,7 +48,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     match cli.command {
         Some(SubCommand::Sessions) => return sessions::list(&workspace).map(Prepared::Done),
         Some(SubCommand::Undo) => return sessions::undo(&workspace).map(Prepared::Done),
-        Some(SubCommand::Mcp { .. } | SubCommand::Sandbox) | None => {}
+        Some(SubCommand::Mcp { .. } | SubCommand::Sandbox | SubCommand::Hooks { .. }) | None => {}
     }
     let env = |name: &str| std::env::var(name).ok();
     // Headless runs have no one to ask; the demo works in a throwaway folder and is watched.
@@ -60,12 +63,27 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     }
     // Set once, before any command or MCP server starts: what neither gets of keel's environment.
     let _ = keel::tools::withheld::set(config.withholding());
+    // The person's hooks run; the workspace's once trusted. `-p` never trusts on its own. The
+    // demo's scripted model runs in a folder of its own, without them.
+    let hooks = match cli.demo {
+        true => Hooks::none(),
+        false => Hooks::new(
+            config.hooks.clone(),
+            workspace.root(),
+            keel::state_home::state_dir(&env).as_deref().map(TrustStore::in_state),
+            !headless,
+        ),
+    };
+    if let Some(SubCommand::Hooks { command }) = cli.command {
+        return Ok(Prepared::Done(super::hooks::answer(&hooks, command)));
+    }
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
     let mut notices: Vec<String> = config
         .project_notice()
         .into_iter()
         .chain(config.ignored_notice())
         .chain(config.mcp_json_notice())
+        .chain(hooks.untrusted_notice())
         .collect();
     let mut policy = config.sandbox.clone();
     policy.max_processes = max_processes()?;
@@ -132,6 +150,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         cli.plan,
     );
     agent_config.routes = routes(&config, &env, agent_config.routes)?;
+    agent_config.hooks = Arc::new(hooks);
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),

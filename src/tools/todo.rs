@@ -1,7 +1,7 @@
 //! The `todo` tool: the model's plan on the board (`crate::board`). Its facts live here like any
 //! tool's; its update is the conversation's own, since the board is the conversation's state:
 //! the call's road hands a call whose tool [`Effect::Plans`] to the conversation
-//! (`agent::State::update_board`), never to [`Tool::run`].
+//! (`agent::State::propose_board`, through the turn's TaskCompleted hooks), never to [`Tool::run`].
 
 use crate::board;
 use crate::tools::tool::{Effect, Masking, Tool};

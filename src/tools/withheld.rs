@@ -164,6 +164,22 @@ pub fn is_withheld(name: &OsStr) -> bool {
     rule().why(name, &value).is_some()
 }
 
+/// Whether the rule withholds `name` (holding `value`) from every program keel starts, the
+/// person's own hooks included: a provider key, keel's own settings, a variable holding the key.
+pub fn is_keels(name: &OsStr, value: &OsStr) -> bool {
+    matches!(rule().why(name, value), Some(Why::ProviderKey | Why::Keel | Why::HoldsProviderKey))
+}
+
+/// Removes from `cmd`'s environment what no program keel starts gets ([`is_keels`]), leaving
+/// the person's own secrets: for the person's own programs (hooks), which may need them.
+pub fn remove_keels(cmd: &mut tokio::process::Command) {
+    for (name, value) in std::env::vars_os() {
+        if is_keels(&name, &value) {
+            cmd.env_remove(name);
+        }
+    }
+}
+
 /// Removes from `cmd`'s environment every variable of keel's that the rule withholds.
 pub fn remove_withheld(cmd: &mut tokio::process::Command) {
     for (name, value) in std::env::vars_os() {

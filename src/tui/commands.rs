@@ -16,6 +16,8 @@ pub enum Slash {
     Compact,
     Demo,
     Mcp,
+    /// `/hooks`, `/hooks trust`, `/hooks forget`.
+    Hooks,
     Resume,
     /// `/model [PROVIDER] NAME`: another model for the next request on.
     Model,
@@ -60,6 +62,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         "switch to another saved session of this workspace, from a list (between turns)",
     ),
     ("/mcp", Slash::Mcp, "list the MCP servers, their state and their tools"),
+    (
+        "/hooks",
+        Slash::Hooks,
+        "list the hooks and what ran; trust: run the workspace's as they are now; forget",
+    ),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
@@ -94,7 +101,8 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /hooks /demo /help
+/// /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

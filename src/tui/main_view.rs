@@ -11,6 +11,7 @@ use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
 use crate::agent::{Activity, Command, Snapshot};
 use crate::board::BoardEdit;
+use crate::hooks::HooksCommand;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Position, Rect};
 
@@ -147,6 +148,21 @@ impl MainView {
                 let args = args.trim().to_owned();
                 self.composer.take();
                 ctx.effect(Effect::Send(Command::SwitchModel(args)));
+            }
+            Parsed::Command(Slash::Hooks) => {
+                self.composer.take();
+                let args = text.trim().split_once(char::is_whitespace).map_or("", |(_, rest)| rest);
+                match args.trim() {
+                    "" => self
+                        .conversation
+                        .push_note(crate::hooks::listing::render(&ctx.snapshot.hooks, true)),
+                    "trust" => ctx.effect(Effect::Send(Command::Hooks(HooksCommand::Trust))),
+                    "forget" => ctx.effect(Effect::Send(Command::Hooks(HooksCommand::Forget))),
+                    other => self.conversation.push_note(format!(
+                        "/hooks {other}: not a hooks command. /hooks lists them, /hooks trust \
+                         runs the workspace's as they are now, /hooks forget stops them."
+                    )),
+                }
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
             Parsed::Command(Slash::Mcp) => {
@@ -168,7 +184,9 @@ impl MainView {
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
                     Slash::Diff => Effect::OpenTurnDiff,
-                    Slash::Todo | Slash::Mcp | Slash::Resume | Slash::Model => return,
+                    Slash::Todo | Slash::Mcp | Slash::Hooks | Slash::Resume | Slash::Model => {
+                        return;
+                    }
                 });
             }
             Parsed::Unknown(name) => {

@@ -1,6 +1,6 @@
 //! Compacting the history so the next request fits the model's context window: before a request
 //! whose estimate passes the threshold, after the server refused one as too long, and when the
-//! person asks (`/compact`). Cheapest first: masking old tool results (`context::mask`); a
+//! person asks (`/compact`), after the PreCompact hooks. Cheapest first: masking old tool results (`context::mask`); a
 //! summary from the model only when that is not enough (`context::summary`); a list of what ran
 //! in the summary's place when the summary request fails. Every compaction goes through
 //! `State::compact`, which saves it, so `--continue` resumes the compacted history.
@@ -154,6 +154,7 @@ impl Turn<'_> {
             if masks.is_empty() {
                 return Ok(false);
             }
+            self.pre_compact(goal.trigger).await?;
             let compaction = Compaction {
                 trigger: goal.trigger,
                 tokens_before: goal.before,
@@ -167,6 +168,7 @@ impl Turn<'_> {
             return Ok(self.finish(compaction));
         }
         let tail = tail.unwrap_or_default();
+        self.pre_compact(goal.trigger).await?;
         self.state.set_activity(Activity::Compacting);
         self.state.publish(self.outbox);
         let (text, summary_error) = match self.summarise(&masked, tail).await? {
@@ -200,6 +202,21 @@ impl Turn<'_> {
             learned_window: goal.learned_window,
         };
         Ok(self.finish(compaction))
+    }
+
+    /// Runs the PreCompact hooks, told whether the person asked (`manual`) or the window did
+    /// (`auto`); they cannot stop the compaction.
+    async fn pre_compact(&mut self, trigger: Trigger) -> Result<(), Failure> {
+        let trigger = if trigger == Trigger::Request { "manual" } else { "auto" };
+        let fields = serde_json::Map::from_iter([
+            ("trigger".to_owned(), trigger.into()),
+            ("custom_instructions".to_owned(), "".into()),
+        ]);
+        let query = crate::hooks::Query::Value(trigger);
+        self.fire_hooks(crate::hooks::Event::PreCompact, query, fields, None)
+            .await
+            .map(drop)
+            .map_err(Failure::Stopped)
     }
 
     /// Asks the model for a summary of the work before `tail`, listening for the person

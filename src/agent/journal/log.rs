@@ -37,10 +37,10 @@ pub struct SessionLog {
 }
 
 impl SessionLog {
-    /// Starts a new session in the sessions folder `dir`.
-    pub(super) fn create(dir: &Path) -> Result<Self, SessionError> {
-        let started_at = now();
-        let id = new_id(started_at);
+    /// Starts a new session in the sessions folder `dir`, with the id and start time `planned`
+    /// for it (see [`plan`]) or new ones.
+    pub(super) fn create(dir: &Path, planned: Option<(String, u64)>) -> Result<Self, SessionError> {
+        let (id, started_at) = planned.unwrap_or_else(plan);
         let path = dir.join(format!("{id}.{LOG_EXTENSION}"));
         let file = OpenOptions::new()
             .create_new(true)
@@ -204,6 +204,12 @@ fn plural(count: usize, noun: &str) -> String {
 
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// A new session's id and start time, before its log exists: hooks name the session by it.
+pub(super) fn plan() -> (String, u64) {
+    let started_at = now();
+    (new_id(started_at), started_at)
 }
 
 /// A sortable, unique id: the start time, then a few random characters.

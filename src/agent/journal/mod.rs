@@ -94,17 +94,19 @@ pub(crate) struct Journal {
     failed: bool,
     /// A failure to save found where it could not be returned, until it is told.
     untold: Option<SessionError>,
+    /// The id and start time the log will have, once hooks have named the session by them.
+    planned: Option<(String, u64)>,
 }
 
 impl Journal {
     /// Saves from the first record on to a new log in `store`.
     pub(crate) fn new_in(store: SessionStore) -> Self {
-        Self { log: None, store: Some(store), failed: false, untold: None }
+        Self { log: None, store: Some(store), failed: false, untold: None, planned: None }
     }
 
     /// Goes on saving to a reopened log.
     pub(crate) fn resume(log: SessionLog, store: SessionStore) -> Self {
-        Self { log: Some(log), store: Some(store), failed: false, untold: None }
+        Self { log: Some(log), store: Some(store), failed: false, untold: None, planned: None }
     }
 
     /// The same policy for a new conversation: saved, to a new log, if this one was.
@@ -167,6 +169,17 @@ impl Journal {
         self.log.as_ref().map(SessionLog::id)
     }
 
+    /// The session's id as hooks are told it — the log's, or the one the log will have — and
+    /// where its log is or will be (`None` when the session is not saved).
+    pub(crate) fn for_hooks(&mut self) -> (String, Option<PathBuf>) {
+        if let Some(log) = &self.log {
+            return (log.id().to_owned(), Some(log.path().to_owned()));
+        }
+        let (id, _) = self.planned.get_or_insert_with(log::plan).clone();
+        let path = self.store.as_ref().map(|store| store.log_path(&id));
+        (id, path)
+    }
+
     /// The shadow repository of the log already open, for undo.
     pub(crate) fn shadow(&self) -> Option<Shadow> {
         Some(self.store.as_ref()?.shadow(self.log.as_ref()?.id()))
@@ -175,7 +188,7 @@ impl Journal {
     fn open_log(&mut self) -> Result<Option<&mut SessionLog>, SessionError> {
         if self.log.is_none() {
             let Some(store) = &self.store else { return Ok(None) };
-            self.log = Some(store.create()?);
+            self.log = Some(store.create_planned(self.planned.clone())?);
         }
         Ok(self.log.as_mut())
     }

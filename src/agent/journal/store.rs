@@ -101,7 +101,20 @@ impl SessionStore {
 
     /// Starts a new session.
     pub fn create(&self) -> Result<SessionLog, SessionError> {
-        SessionLog::create(&self.prepare()?)
+        SessionLog::create(&self.prepare()?, None)
+    }
+
+    /// Starts the new session whose id and start time were `planned` before.
+    pub(super) fn create_planned(
+        &self,
+        planned: Option<(String, u64)>,
+    ) -> Result<SessionLog, SessionError> {
+        SessionLog::create(&self.prepare()?, planned)
+    }
+
+    /// Where session `id`'s log is, or will be.
+    pub fn log_path(&self, id: &str) -> PathBuf {
+        self.sessions_dir().join(format!("{id}.{LOG_EXTENSION}"))
     }
 
     /// Reopens session `id` and replays it, repairing a damaged log.

@@ -1,6 +1,6 @@
 //! What every conversation over one workspace shares: the tools' workspace, the sandbox commands
-//! run in and the MCP servers (`Tools`); the person's approvals, "always" answers included; and
-//! the watches over the workspace's repositories. A conversation borrows them for its turns
+//! run in and the MCP servers (`Tools`); the hooks (`crate::hooks`); the person's approvals,
+//! "always" answers included; and the watches over the workspace's repositories. A conversation borrows them for its turns
 //! (`turn::Turn`), so a second conversation — a child agent — runs over the same ones, never a
 //! second set of watchers; the few parts that change are behind locks of their own, held only
 //! for a look or a change.
@@ -9,6 +9,7 @@ use crate::agent::approval::Approvals;
 mod nested;
 
 use crate::agent::ApprovalMode;
+use crate::hooks::Hooks;
 use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::repository;
 use crate::tools::{Sandbox, Tools};
@@ -21,6 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 #[derive(Debug)]
 pub(in crate::agent) struct Services {
     pub tools: Tools,
+    /// The workspace's hooks.
+    pub hooks: Arc<Hooks>,
     approvals: Mutex<Approvals>,
     /// The sandbox's probe has answered, and the approvals and the status bar know it.
     sandbox_known: AtomicBool,
@@ -46,7 +49,13 @@ impl Services {
             nested: tokio::sync::Mutex::new(NestedWatch::opening(&root, keels)),
             mcp_told: Mutex::new(HashSet::new()),
             tools,
+            hooks: Arc::default(),
         }
+    }
+
+    /// These services, running `hooks` where their events happen.
+    pub fn with_hooks(self, hooks: Arc<Hooks>) -> Self {
+        Self { hooks, ..self }
     }
 
     /// The approvals, for a look or a change.

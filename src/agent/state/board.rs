@@ -7,7 +7,7 @@ use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
-use crate::board::{BoardEdit, EditError, SUPERSEDED};
+use crate::board::{Board, BoardEdit, BoardError, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::ToolOutcome;
 use serde_json::Value;
@@ -69,16 +69,19 @@ impl State {
     }
 
     /// Appends a prompt to the history: the person's text, the files it mentions (`attached`),
-    /// then in plan mode the note that says what plan mode allows (`plan_note`), then keel's
-    /// notes the model is owed and the person's board changes it has not heard of.
+    /// what hooks added for the model (`context`), then in plan mode the note that says what plan
+    /// mode allows (`plan_note`), then keel's notes the model is owed and the person's board
+    /// changes it has not heard of.
     pub fn push_prompt(
         &mut self,
         text: String,
         attached: Vec<ContentBlock>,
+        context: Vec<ContentBlock>,
         plan_note: impl FnOnce() -> String,
     ) {
         let mut content = vec![ContentBlock::Text { text }];
         content.extend(attached);
+        content.extend(context);
         if self.view.plan_mode {
             content.push(ContentBlock::Reminder { text: plan_note() });
         }
@@ -117,22 +120,24 @@ impl State {
         self.steps.find(path, repeated)
     }
 
-    /// Applies a `todo` update from call `id`, either form, through the board's validation: the
-    /// board owns its updates. A valid one is saved and told (the `todo` event) and answered with
-    /// the whole board rendered; a rejected one leaves the board as it was and is answered with
-    /// the error.
-    pub fn update_board(&mut self, id: &str, input: &Value) -> ToolOutcome {
+    /// Works out a `todo` update, either form, through the board's validation, without taking
+    /// it: the board it would make and the answer to give, or the error (the board as it was).
+    /// The turn's `update_board` runs the TaskCompleted hooks between this and
+    /// [`State::accept_board`].
+    pub fn propose_board(&mut self, input: &Value) -> Result<(Board, String), BoardError> {
         self.board_called = true;
         let mut board = (*self.view.board).clone();
-        match board.update(input) {
-            Ok(answer) => {
-                self.set_board(board);
-                self.emit(self.todo_event());
-                self.board_answers.push(id.to_owned());
-                ToolOutcome::ok(answer)
-            }
-            Err(err) => ToolOutcome::error(err.to_string()),
-        }
+        let answer = board.update(input)?;
+        Ok((board, answer))
+    }
+
+    /// Takes a board [`State::propose_board`] made, for call `id`: saved and told (the `todo`
+    /// event), and answered with the whole board rendered.
+    pub fn accept_board(&mut self, id: &str, board: Board, answer: String) -> ToolOutcome {
+        self.set_board(board);
+        self.emit(self.todo_event());
+        self.board_answers.push(id.to_owned());
+        ToolOutcome::ok(answer)
     }
 
     /// The `todo` event for the board as it stands.

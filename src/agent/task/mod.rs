@@ -11,9 +11,11 @@ use crate::agent::journal::Journal;
 use crate::agent::services::Services;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
+use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::jobs_watch;
 use crate::agent::turn::{Stop, Turn};
 use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
 use crate::tools::supervisor::jobs;
@@ -23,6 +25,11 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 mod between_turns;
 mod model_switch;
+
+/// How a session starts, as SessionStart hooks are told (and match).
+const SOURCE_STARTUP: &str = "startup";
+const SOURCE_RESUME: &str = "resume";
+const SOURCE_CLEAR: &str = "clear";
 
 /// The agent task's conversation, channels and services.
 pub(in crate::agent) struct Agent {
@@ -55,7 +62,7 @@ impl Agent {
             State::new(&config.system_prompt, config.nag_threshold, config.board, label);
         state.set_plan_mode(config.plan && config.board);
         let toolset = ToolSet::new(config.board, tools.mcp().clone());
-        let services = Services::new(tools, config.approval);
+        let services = Services::new(tools, config.approval).with_hooks(config.hooks.clone());
         let conversation = Conversation::new(config, provider.map(Arc::new), toolset, state);
         let mut agent = Self {
             conversation,
@@ -68,6 +75,8 @@ impl Agent {
             let label = agent.services.adopt_sandbox(sandbox);
             agent.conversation.state.set_sandbox(label);
         }
+        let hooks = agent.services.hooks.view();
+        agent.conversation.state.set_hooks(hooks);
         agent.turn().tell_request_shape();
         agent
     }
@@ -84,6 +93,12 @@ impl Agent {
             self.turn().mcp_changed();
         }
         self.conversation.state.publish(&self.link.outbox);
+        let source = if self.conversation.state.view().history.is_empty() {
+            SOURCE_STARTUP
+        } else {
+            SOURCE_RESUME
+        };
+        self.session_start(source).await;
         loop {
             let command = tokio::select! {
                 command = self.link.inbox.recv() => command,
@@ -117,6 +132,7 @@ impl Agent {
                 Command::Clear => {
                     self.start_new_conversation();
                     self.turn().emit(AgentEvent::Notice { text: "New conversation.".into() });
+                    self.session_start(SOURCE_CLEAR).await;
                 }
                 Command::Undo => {
                     let report = self.conversation.state.undo(self.services.tools.workspace());
@@ -147,7 +163,12 @@ impl Agent {
                     }
                 }
                 Command::ListSessions => self.conversation.state.list_sessions(),
-                Command::Resume(id) => self.resume(&id),
+                Command::Resume(id) => {
+                    if self.resume(&id) {
+                        self.session_start(SOURCE_RESUME).await;
+                    }
+                }
+                Command::Hooks(command) => self.hooks_command(command),
                 Command::Quit => break,
                 command @ (Command::Shell(_) | Command::SwitchModel(_) | Command::ShowDiff) => {
                     if self.between_turns(command).await == Some(Stop::Quit) {
@@ -255,17 +276,51 @@ impl Agent {
         Ok(())
     }
 
-    /// Switches to the saved session `id`, when it opens.
-    fn resume(&mut self, id: &str) {
+    /// Switches to the saved session `id`, when it opens; returns whether it did.
+    fn resume(&mut self, id: &str) -> bool {
         let conversation = &mut self.conversation;
-        if let Some(opened) = conversation.state.open_session(id) {
-            if let Some(window) = opened.2.learned_window {
-                conversation.meter.learn_window(window);
-            }
-            conversation.meter.history_changed();
-            let workspace = self.services.tools.workspace().clone();
-            conversation.state.switch_to(opened, &workspace);
+        let Some(opened) = conversation.state.open_session(id) else {
+            return false;
+        };
+        if let Some(window) = opened.2.learned_window {
+            conversation.meter.learn_window(window);
         }
+        conversation.meter.history_changed();
+        let workspace = self.services.tools.workspace().clone();
+        conversation.state.switch_to(opened, &workspace);
+        true
+    }
+
+    /// Runs the SessionStart hooks for a session that starts as `source` says; what they add
+    /// for the model goes with the next prompt.
+    async fn session_start(&mut self, source: &str) {
+        let fields = serde_json::Map::from_iter([("source".to_owned(), source.into())]);
+        let mut turn = self.turn();
+        let fired =
+            turn.fire_hooks_between_turns(Event::SessionStart, Query::Value(source), fields).await;
+        let context = fired
+            .context()
+            .into_iter()
+            .map(|text| for_model("context", Event::SessionStart, &text));
+        turn.hook_context.clear();
+        turn.hook_context.extend(context);
+    }
+
+    /// `/hooks trust`, `/hooks forget`.
+    fn hooks_command(&mut self, command: HooksCommand) {
+        let hooks = Arc::clone(&self.services.hooks);
+        let said = match command {
+            HooksCommand::Trust => hooks.trust_all(),
+            HooksCommand::Forget => hooks.forget(),
+        };
+        let mut turn = self.turn();
+        turn.state.set_hooks(hooks.view());
+        turn.emit(match said {
+            Ok(text) => AgentEvent::Notice { text },
+            Err(text) => {
+                AgentEvent::Error { text: format!("Could not change the hooks' trust: {text}") }
+            }
+        });
     }
 
     /// While a background job a command left lives on, and as each ends: looks for a

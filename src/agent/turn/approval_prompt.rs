@@ -12,8 +12,8 @@ use std::sync::Arc;
 impl Turn<'_> {
     /// Shows the approval request and waits for the person's answer; the call is taken up
     /// first (its `opening` snapshot settled), so the person sees it before they are asked.
-    pub(in crate::agent) async fn ask(&mut self, on: &mut OnRoad<'_>) -> Decision {
-        let (call, tool) = (on.call, &*on.tool);
+    pub(in crate::agent) async fn ask(&mut self, on: &mut OnRoad) -> Decision {
+        let (call, tool) = (&on.call, &*on.tool);
         self.settle_opening(&mut on.opening, call).await;
         let command = on.effect == Effect::RunsCommand;
         self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {

@@ -9,6 +9,7 @@
 //! due.
 
 mod approval_prompt;
+pub(super) mod hooks;
 pub(super) mod jobs_watch;
 mod mcp_tools;
 pub(super) use mcp_tools::next_change as next_mcp_change;
@@ -16,10 +17,12 @@ mod nested_repos;
 mod output_limit;
 mod persons_command;
 mod plan_turn;
+mod prompt_hooks;
 mod repeated_step;
 mod request;
 mod road;
 mod round;
+mod task_completed;
 mod turn_diff;
 pub(super) mod undo;
 mod watches;
@@ -73,6 +76,8 @@ pub(in crate::agent) struct Turn<'a> {
     pub state: &'a mut State,
     pub meter: &'a mut ContextMeter,
     pub undo: &'a mut UndoGroup,
+    /// What the SessionStart hooks added for the model, for the next prompt.
+    pub hook_context: &'a mut Vec<String>,
     pub inbox: &'a mut UnboundedReceiver<Command>,
     pub outbox: &'a Outbox,
     pub services: &'a Services,
@@ -135,10 +140,14 @@ impl Turn<'_> {
         match prompt {
             Some(prompt) => {
                 self.state.start_prompted_turn();
+                let context = match self.prompt_submitted(&prompt).await {
+                    Ok(context) => context,
+                    Err(not_sent) => return self.not_sent(not_sent),
+                };
                 let workspace = self.tools.workspace().clone();
                 let attached = super::mentions::attach_in(workspace, prompt.clone()).await;
                 let toolset = self.toolset;
-                self.state.push_prompt(prompt.clone(), attached.blocks.clone(), || {
+                self.state.push_prompt(prompt.clone(), attached.blocks.clone(), context, || {
                     plan_mode::note(toolset)
                 });
                 self.emit(AgentEvent::Prompt { text: prompt });
@@ -166,6 +175,7 @@ impl Turn<'_> {
         let mut rounds = 0;
         let mut last_text = String::new();
         let mut continuations = 0;
+        let mut stop_continuations = 0;
         let mut stop_reason = None;
         let (outcome, error, stop) = loop {
             if rounds >= self.config.max_rounds {
@@ -202,7 +212,14 @@ impl Turn<'_> {
             self.accept_answer(completion, text);
             if calls.is_empty() {
                 if stop_reason != Some(StopReason::MaxTokens) {
-                    break (TurnOutcome::Success, None, None);
+                    match self.stop_hooks(&last_text, stop_continuations).await {
+                        Ok(true) => {
+                            stop_continuations += 1;
+                            continue;
+                        }
+                        Ok(false) => break (TurnOutcome::Success, None, None),
+                        Err(stop) => break (TurnOutcome::Interrupted, None, Some(stop)),
+                    }
                 }
                 if continuations >= output_limit::MAX_CONTINUATIONS {
                     let error = output_limit::still_cut_message(self.config.max_tokens);
@@ -219,6 +236,16 @@ impl Turn<'_> {
         };
         self.look_for_nested_repositories().await;
         self.finish_turn(TurnEnd { outcome, error, text: last_text, rounds, stop_reason });
+        stop
+    }
+
+    /// Ends a turn whose prompt was not sent.
+    fn not_sent(&mut self, not_sent: prompt_hooks::NotSent) -> Option<Stop> {
+        let (outcome, error, stop) = match not_sent {
+            prompt_hooks::NotSent::Blocked(why) => (TurnOutcome::Error, Some(why), None),
+            prompt_hooks::NotSent::Stopped(stop) => (TurnOutcome::Interrupted, None, Some(stop)),
+        };
+        self.finish_turn(TurnEnd { error, ..TurnEnd::new(outcome, String::new()) });
         stop
     }
 

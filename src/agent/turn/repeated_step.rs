@@ -16,7 +16,7 @@ impl Turn<'_> {
     /// without asking (its own run says what happens: [`Turn::tell_when_done`]).
     pub(in crate::agent) async fn repeated_step(
         &self,
-        on: &OnRoad<'_>,
+        on: &OnRoad,
         verdict: &Verdict,
     ) -> Option<ToolOutcome> {
         if matches!(verdict, Verdict::Run) || !on.effect.records_its_changes() {

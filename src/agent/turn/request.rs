@@ -145,7 +145,8 @@ pub(in crate::agent) fn during_turn(
             | Command::StartDemo
             | Command::Continue
             | Command::Compact
-            | Command::ApprovePlan,
+            | Command::ApprovePlan
+            | Command::Hooks(_),
         ) => {
             state.emit(AgentEvent::Notice {
                 text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),

@@ -24,6 +24,18 @@ pub fn value_for_command(name: &str) -> Option<String> {
 /// Gives `cmd` the environment commands run in.
 pub fn apply(cmd: &mut Command) {
     withheld::remove_withheld(cmd);
+    noninteractive(cmd);
+}
+
+/// Gives `cmd` the environment the person's own programs (hooks) run in: theirs, tokens
+/// included, less what no program keel starts gets (`withheld::is_keels`).
+pub fn apply_persons(cmd: &mut Command) {
+    withheld::remove_keels(cmd);
+    noninteractive(cmd);
+}
+
+/// Tells `cmd` no one is there to answer a prompt.
+fn noninteractive(cmd: &mut Command) {
     for (name, value) in NONINTERACTIVE {
         cmd.env(name, value);
     }

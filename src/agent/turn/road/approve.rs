@@ -5,14 +5,17 @@
 use super::{OnRoad, Stage};
 use crate::agent::Decision;
 use crate::agent::approval::{DECLINED, Verdict};
+use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::{Stop, Turn};
+use crate::hooks::Permission;
 use crate::tools::ToolOutcome;
 
 impl Turn<'_> {
     /// Approves a call, or ends it: refused, declined, or already done.
-    pub(super) async fn approve(&mut self, on: &mut OnRoad<'_>) -> Stage {
+    pub(super) async fn approve(&mut self, on: &mut OnRoad) -> Stage {
         let verdict = self.services.approvals().check(&*on.tool, &on.call.input, self.toolset);
+        let verdict = self.with_hooks_permission(on, verdict);
         if let Some(done) = self.repeated_step(on, &verdict).await {
             return Err(((ToolStatus::Succeeded, done), None));
         }
@@ -29,6 +32,37 @@ impl Turn<'_> {
                 Decision::Deny => Err((declined(), None)),
                 Decision::DenyAndStop => Err((declined(), Some(Stop::Interrupted))),
             },
+        }
+    }
+
+    /// The verdict once the PreToolUse hooks had their say. An `allow` spares the person the
+    /// question, never a refusal, and never the question about a command the sandbox cannot
+    /// confine; an `ask` asks even where the mode would not — or, with no one to ask (`-p`),
+    /// refuses.
+    fn with_hooks_permission(&mut self, on: &mut OnRoad, verdict: Verdict) -> Verdict {
+        match (verdict, on.permission.take()) {
+            (Verdict::Ask, Some(Permission::Allow))
+                if self.services.approvals().hook_may_allow(&*on.tool) =>
+            {
+                Verdict::Run
+            }
+            (Verdict::Run, Some(Permission::Ask(reason))) => {
+                if self.services.hooks.interactive() {
+                    if let Some(reason) = reason {
+                        self.state.emit(AgentEvent::Notice {
+                            text: format!("A PreToolUse hook asks for your approval: {reason}"),
+                        });
+                    }
+                    Verdict::Ask
+                } else {
+                    let why = reason.map(|why| format!(" ({why})")).unwrap_or_default();
+                    Verdict::Refuse(format!(
+                        "A PreToolUse hook asked for the person's approval{why}, and no one is \
+                         here to give it: not run. Tell the user."
+                    ))
+                }
+            }
+            (verdict, _) => verdict,
         }
     }
 }

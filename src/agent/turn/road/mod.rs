@@ -2,12 +2,15 @@
 //! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`):
 //!
 //! 1. **prepare** (`prepare`): the arguments checked, plan mode's refusal;
-//! 2. **before**: where PreToolUse hooks will go (nothing yet);
+//! 2. **before** (`before`): the PreToolUse hooks — a block ends the call, an `updatedInput`
+//!    replaces its input (prepared again), an allow or ask is handed to approval;
 //! 3. **approve** (`approve`): the approval mode's verdict, a repeated step answered as such,
 //!    the person asked;
 //! 4. **run** (`run`): the command's gate, its live output, the person's interrupt — or, for a
-//!    tool that plans, the conversation's board taking the update;
-//! 5. **after**: where PostToolUse hooks will go (nothing yet);
+//!    tool that plans, the conversation's board taking the update (its TaskCompleted hooks
+//!    first);
+//! 5. **after** (`after`): the PostToolUse hooks, and what the hooks said for the model put
+//!    with the result;
 //! 6. **settle** (`settle`): a sandbox that did not come up, the repositories a command may have
 //!    touched, the steps done, and the record of how the call ended.
 //!
@@ -15,7 +18,9 @@
 //! Undo's opening snapshot of the workspace is taken alongside, from the call's taking up to its
 //! run (`turn::undo`).
 
+mod after;
 mod approve;
+mod before;
 mod prepare;
 mod run;
 mod settle;
@@ -23,6 +28,7 @@ mod settle;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{Stop, Turn};
+use crate::hooks::Permission;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
@@ -45,8 +51,9 @@ pub(in crate::agent) struct Taken {
 }
 
 /// A call on its road: what the stages work on.
-pub(in crate::agent) struct OnRoad<'a> {
-    pub call: &'a ToolCall,
+pub(in crate::agent) struct OnRoad {
+    /// The call as it runs: a PreToolUse hook may have changed its input.
+    pub call: ToolCall,
     pub tool: Arc<dyn Tool>,
     pub effect: Effect,
     /// The sandbox a command starts in before the sandbox's probe has answered
@@ -57,6 +64,10 @@ pub(in crate::agent) struct OnRoad<'a> {
     pub started: Instant,
     /// Undo's snapshot of the workspace before the turn's first command, being taken.
     pub opening: Option<Opening>,
+    /// What the PreToolUse hooks decided for approval: run unasked, or ask the person.
+    pub permission: Option<Permission>,
+    /// What the hooks said for the model, put after the call's result once it ran.
+    pub hook_notes: Vec<String>,
 }
 
 /// Where a stage leaves a call: on to the next stage, or ended there (and why the turn must
@@ -87,8 +98,16 @@ impl Turn<'_> {
             }
         };
         let effect = tool.effect();
-        let mut on =
-            OnRoad { call: &call, tool, effect, assumed: None, started: Instant::now(), opening };
+        let mut on = OnRoad {
+            call,
+            tool,
+            effect,
+            assumed: None,
+            started: Instant::now(),
+            opening,
+            permission: None,
+            hook_notes: Vec::new(),
+        };
         let (finished, stop) = match self.drive(&mut on).await {
             Ok(ran) => ran,
             Err(ended) => ended,
@@ -99,14 +118,13 @@ impl Turn<'_> {
     /// The stages from prepare to after; `Err` when a stage ended the call before it ran.
     async fn drive(
         &mut self,
-        on: &mut OnRoad<'_>,
+        on: &mut OnRoad,
     ) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
         self.prepare(on).await?;
-        // before: PreToolUse hooks will go here.
+        self.before(on).await?;
         self.approve(on).await?;
         let ran = self.run_call(on).await;
-        // after: PostToolUse hooks will go here.
-        Ok(ran)
+        Ok(self.after(on, ran).await)
     }
 
     /// The tools as a call runs them: in plan mode, commands run in a read-only sandbox.

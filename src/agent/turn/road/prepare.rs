@@ -13,7 +13,7 @@ use serde_json::Value;
 
 impl Turn<'_> {
     /// Prepares a call: its arguments, and plan mode.
-    pub(super) async fn prepare(&mut self, on: &mut OnRoad<'_>) -> Stage {
+    pub(super) async fn prepare(&mut self, on: &mut OnRoad) -> Stage {
         let input = &on.call.input;
         let problem = argument_problem(input)
             .or_else(|| on.tool.check_input(input).err().map(|err| err.to_string()));

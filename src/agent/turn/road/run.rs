@@ -21,13 +21,17 @@ const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 impl Turn<'_> {
     /// Runs an approved call; returns how it ended and why the turn must stop after it, if it
     /// must.
-    pub(super) async fn run_call(&mut self, on: &mut OnRoad<'_>) -> (Finished, Option<Stop>) {
-        let call = on.call;
+    pub(super) async fn run_call(&mut self, on: &mut OnRoad) -> (Finished, Option<Stop>) {
+        let call = &on.call;
         if on.effect == Effect::Plans {
             // The board is the conversation's own: it takes the update itself.
-            let outcome = self.state.update_board(&call.id, &call.input);
-            let status = if outcome.is_error { ToolStatus::Failed } else { ToolStatus::Succeeded };
-            return ((status, outcome), None);
+            let (outcome, stop) = self.update_board(&call.id, &call.input).await;
+            let status = match (&stop, outcome.is_error) {
+                (Some(_), _) => ToolStatus::Interrupted,
+                (None, true) => ToolStatus::Failed,
+                (None, false) => ToolStatus::Succeeded,
+            };
+            return ((status, outcome), stop);
         }
         let tools = if on.effect == Effect::RunsCommand {
             let tools = match &on.assumed {

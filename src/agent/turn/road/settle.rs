@@ -15,11 +15,11 @@ impl Turn<'_> {
     /// Settles a call that took its road (however far it went).
     pub(super) async fn settle(
         &mut self,
-        mut on: OnRoad<'_>,
+        mut on: OnRoad,
         (mut status, mut outcome): Finished,
         stop: Option<Stop>,
     ) -> Taken {
-        let call = on.call;
+        let call = &on.call;
         // Its sandbox did not come up, so it never ran: it is answered as the probe's answer
         // says, as if the command had waited for it.
         if on.assumed.is_some() && outcome.command.sandbox_down {

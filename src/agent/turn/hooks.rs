@@ -1,0 +1,132 @@
+//! Where a turn runs hooks (`crate::hooks`), and how what they said is told: each run as a
+//! `hook` event (a line in the conversation when it blocked or failed), a hook's
+//! `systemMessage` as a note, a workspace hook that lost its trust as an error; `/hooks`' view
+//! brought up to date. What a hook's answer means is decided where its event happens: the
+//! call's road (`road::before`, `road::after`), the board (`task_completed`), the turn's start
+//! and end (`prompt_hooks`), compaction and the session's start (`agent::task`).
+
+use crate::agent::event::AgentEvent;
+use crate::agent::turn::{Stop, Turn, during_turn};
+use crate::hooks::{Event, Fired, Outcome, Query, Verdict, names};
+use crate::tools::ToolCall;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The most of a changed input the model is shown in the note that says it changed.
+const CHANGED_INPUT_CHARS: usize = 2000;
+
+impl Turn<'_> {
+    /// Runs `event`'s hooks that `query` matches, listening to the person meanwhile: an
+    /// interrupt (or the front end leaving) stops waiting, and the hooks are killed. `call`: the
+    /// tool call they run for. Tells what they did.
+    pub(in crate::agent) async fn fire_hooks(
+        &mut self,
+        event: Event,
+        query: Query<'_>,
+        fields: Map<String, Value>,
+        call: Option<&str>,
+    ) -> Result<Fired, Stop> {
+        let hooks = Arc::clone(&self.services.hooks);
+        if !hooks.has(event) {
+            return Ok(Fired::default());
+        }
+        let mode = self.services.approvals().mode();
+        let common = self.state.hook_common(hooks.workspace(), mode);
+        let fired = hooks.fire(event, query, &common, fields);
+        tokio::pin!(fired);
+        let fired = loop {
+            tokio::select! {
+                fired = &mut fired => break fired,
+                command = self.inbox.recv() => {
+                    if let Some(stop) = during_turn(self.state, self.outbox, command) {
+                        return Err(stop);
+                    }
+                }
+            }
+        };
+        self.tell_hooks(&fired, call);
+        Ok(fired)
+    }
+
+    /// As [`Turn::fire_hooks`], between turns: the person's commands wait in the inbox until the
+    /// hooks are done.
+    pub(in crate::agent) async fn fire_hooks_between_turns(
+        &mut self,
+        event: Event,
+        query: Query<'_>,
+        fields: Map<String, Value>,
+    ) -> Fired {
+        let hooks = Arc::clone(&self.services.hooks);
+        if !hooks.has(event) {
+            return Fired::default();
+        }
+        let mode = self.services.approvals().mode();
+        let common = self.state.hook_common(hooks.workspace(), mode);
+        let fired = hooks.fire(event, query, &common, fields).await;
+        self.tell_hooks(&fired, None);
+        fired
+    }
+
+    /// Tells what the hooks did, and brings `/hooks`' view up to date.
+    fn tell_hooks(&mut self, fired: &Fired, call: Option<&str>) {
+        for ran in &fired.runs {
+            let text = match &ran.reply.verdict {
+                Verdict::Fine => String::new(),
+                Verdict::Blocked(text) | Verdict::Failed(text) => text.clone(),
+            };
+            let command = crate::visible::one_line(&ran.command);
+            self.emit(AgentEvent::Hook {
+                event: ran.event,
+                command: command.clone(),
+                outcome: Outcome::of(&ran.reply.verdict),
+                text,
+                tool_use_id: call.map(str::to_owned),
+                duration_ms: u64::try_from(ran.took.as_millis()).unwrap_or(u64::MAX),
+            });
+            if let Some(message) = &ran.reply.message {
+                self.emit(AgentEvent::Notice {
+                    text: format!("{} hook `{command}`: {message}", ran.event),
+                });
+            }
+        }
+        if let Some(lost) = &fired.lost_trust {
+            self.emit(AgentEvent::Error { text: lost.clone() });
+        }
+        self.state.set_hooks(self.services.hooks.view());
+        self.state.publish(self.outbox);
+    }
+}
+
+/// The tool fields of a PreToolUse or PostToolUse input: `tool_name` as Claude Code names the
+/// tool (keel's beside it, as `keel_tool_name`), the input with both sets of names, the call's id.
+pub(in crate::agent) fn tool_fields(
+    call: &ToolCall,
+    workspace: &std::path::Path,
+) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("tool_name".into(), json!(names::claude_name(&call.name)));
+    fields.insert("keel_tool_name".into(), json!(call.name));
+    fields
+        .insert("tool_input".into(), names::with_claude_fields(&call.name, &call.input, workspace));
+    fields.insert("tool_use_id".into(), json!(call.id));
+    fields
+}
+
+/// What the model reads of a hook's words beside a result or a prompt.
+pub(in crate::agent) fn for_model(kind: &str, event: Event, text: &str) -> String {
+    format!("<hook-{kind} event=\"{event}\">{text}</hook-{kind}>")
+}
+
+/// The note that tells the model a PreToolUse hook changed its call, and what ran instead.
+pub(in crate::agent) fn changed_note(input: &Value) -> String {
+    let mut shown = input.to_string();
+    if shown.len() > CHANGED_INPUT_CHARS {
+        crate::tools::output::truncate_at_char(&mut shown, CHANGED_INPUT_CHARS);
+        shown.push_str(" …");
+    }
+    for_model(
+        "note",
+        Event::PreToolUse,
+        &format!("A hook changed this call's input before it ran; it ran with: {shown}"),
+    )
+}

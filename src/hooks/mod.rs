@@ -1,0 +1,410 @@
+//! Hooks: the person's own programs, run at points of a session in Claude Code's shape, so
+//! hooks written for Claude Code run unchanged (`protocol`), with what its peers lack: a
+//! workspace's hooks run only once the person trusts them, keyed to a hash of what they are
+//! (`trust`); a PreToolUse or TaskCompleted hook that cannot answer blocks rather than waves
+//! through (`protocol::judge`); and the board has an event of its own, TaskCompleted.
+//!
+//! [`Hooks`] is a workspace's service (held by the agent's `Services`, so every conversation —
+//! a child agent's too — goes through the same hooks): the hooks configured (`config`), how far
+//! each is trusted, and what ran. [`Hooks::fire`] runs the hooks an event matches, in parallel
+//! (`run`), and returns what they said ([`Fired`]); what that means for the call, the prompt,
+//! the turn or the board is the agent's to decide where the event happens.
+
+pub mod config;
+pub mod events;
+pub mod listing;
+pub mod names;
+pub mod protocol;
+pub mod run;
+pub mod trust;
+
+pub use config::{DEFAULT_TIMEOUT, HookSpec, HooksConfig, Origin};
+pub use events::Event;
+pub use listing::{HookLine, HooksView, Outcome, RanLine};
+pub use protocol::{Common, Permission, Reply, Verdict};
+
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use trust::{Trust, TrustStore};
+
+/// How many runs `/hooks` remembers.
+const RAN_KEPT: usize = 50;
+/// How the person trusts a workspace's hooks, in both front ends.
+pub const HOW_TO_TRUST: &str = "/hooks trust in keel's screen, or `keel hooks trust`";
+
+/// What a hook's matcher is matched against when an event fires.
+#[derive(Debug, Clone, Copy)]
+pub enum Query<'a> {
+    /// A tool's name as keel calls it (Claude Code's name is matched too).
+    Tool(&'a str),
+    /// The event's word (`startup`, `auto`, …).
+    Value(&'a str),
+    Nothing,
+}
+
+/// What the person can ask of the hooks (`/hooks trust`, `/hooks forget`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HooksCommand {
+    /// Trust the workspace's hooks as they are now.
+    Trust,
+    /// Forget every trust in this workspace's hooks.
+    Forget,
+}
+
+/// A workspace's hooks.
+#[derive(Debug, Default)]
+pub struct Hooks {
+    specs: Vec<HookSpec>,
+    /// The workspace (canonical): where hooks run, and what trust is keyed to.
+    workspace: PathBuf,
+    /// Where trust is kept; `None` when there is no state folder (nothing can be trusted).
+    store: Option<TrustStore>,
+    /// Someone can answer when a hook asks for the person's approval (not `keel -p`).
+    interactive: bool,
+    live: Mutex<Live>,
+}
+
+#[derive(Debug, Default)]
+struct Live {
+    /// How far each hook is trusted now, in `specs`' order.
+    trust: Vec<Trust>,
+    /// Each hook ran trusted in this process at some point: losing that trust is told, and
+    /// blocks where the event fails closed.
+    ran_trusted: Vec<bool>,
+    ran: VecDeque<RanLine>,
+    /// The store could not be read (nothing is trusted meanwhile).
+    store_problem: Option<String>,
+}
+
+/// One hook's run, and what it said.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub event: Event,
+    pub command: String,
+    pub reply: Reply,
+    pub took: Duration,
+}
+
+/// What an event's hooks said, in the config's order.
+#[derive(Debug, Clone, Default)]
+pub struct Fired {
+    pub runs: Vec<Ran>,
+    /// Workspace hooks that no longer run because what they are changed since they were
+    /// trusted: what the person is told, once.
+    pub lost_trust: Option<String>,
+}
+
+impl Fired {
+    /// The reasons of the hooks that block, joined; `None` when none does.
+    pub fn blocked(&self) -> Option<String> {
+        let reasons: Vec<&str> = self
+            .runs
+            .iter()
+            .filter_map(|ran| match &ran.reply.verdict {
+                Verdict::Blocked(reason) => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// What the hooks decided about a call: asking the person beats running unasked.
+    pub fn permission(&self) -> Option<Permission> {
+        let decisions = self.runs.iter().filter_map(|ran| ran.reply.permission.clone());
+        decisions.reduce(|kept, next| match (&kept, &next) {
+            (Permission::Ask(_), _) => kept,
+            _ => next,
+        })
+    }
+
+    /// The first `updatedInput` given, with the hook that gave it.
+    pub fn updated_input(&self) -> Option<(&str, &Value)> {
+        self.runs
+            .iter()
+            .find_map(|ran| Some((ran.command.as_str(), ran.reply.updated_input.as_ref()?)))
+    }
+
+    /// What the hooks added for the model, in order.
+    pub fn context(&self) -> Vec<String> {
+        self.runs.iter().filter_map(|ran| ran.reply.context.clone()).collect()
+    }
+}
+
+impl Hooks {
+    /// The hooks `specs` (the person's, then the workspace's) of `workspace`, trusted as `store`
+    /// says; `interactive` when a person can answer an approval.
+    pub fn new(
+        specs: Vec<HookSpec>,
+        workspace: &Path,
+        store: Option<TrustStore>,
+        interactive: bool,
+    ) -> Self {
+        let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_owned());
+        let hooks = Self { specs, workspace, store, interactive, live: Mutex::default() };
+        {
+            let mut live = hooks.lock();
+            let (trust, problem) = hooks.statuses();
+            live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+            live.trust = trust;
+            live.store_problem = problem;
+        }
+        hooks
+    }
+
+    /// No hooks at all.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+
+    /// Whether any hook is configured for `event` (trusted or not).
+    pub fn has(&self, event: Event) -> bool {
+        self.specs.iter().any(|spec| spec.event == event)
+    }
+
+    /// Whether a person can answer when a hook asks for approval.
+    pub fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// The workspace the hooks run in.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The hooks as configured, with how far each is trusted now.
+    pub fn specs(&self) -> Vec<(HookSpec, Trust)> {
+        let live = self.lock();
+        self.specs.iter().cloned().zip(live.trust.iter().copied()).collect()
+    }
+
+    /// Runs the hooks of `event` that `query` matches, in parallel, each with the event's input
+    /// (`common` and the event's `fields`); returns what they said, in the config's order.
+    pub async fn fire(
+        &self,
+        event: Event,
+        query: Query<'_>,
+        common: &Common,
+        fields: Map<String, Value>,
+    ) -> Fired {
+        let selected: Vec<usize> = (0..self.specs.len())
+            .filter(|&index| self.specs[index].event == event)
+            .filter(|&index| matches(&self.specs[index], query))
+            .collect();
+        if selected.is_empty() {
+            return Fired::default();
+        }
+        let (runnable, lost) = self.check_trust(&selected);
+        let input = protocol::input(event, common, fields);
+        let runs = runnable.iter().map(|&index| {
+            let spec = &self.specs[index];
+            let input = &input;
+            async move {
+                let output = run::run(&spec.command, &self.workspace, input, spec.timeout).await;
+                let reply = protocol::judge(event, &spec.command, &output);
+                Ran { event, command: spec.command.clone(), reply, took: output.took }
+            }
+        });
+        let mut runs = futures_util::future::join_all(runs).await;
+        // A hook that ran trusted and was changed since does not run; where its event fails
+        // closed, what it guards is blocked rather than let through unguarded.
+        if event.guard() == events::Guard::FailsClosed {
+            for &index in &lost {
+                let command = self.specs[index].command.clone();
+                let why = format!(
+                    "the hook `{command}` changed since you trusted it, so keel did not run it; \
+                     trust it again with {HOW_TO_TRUST}"
+                );
+                let reply = Reply {
+                    verdict: Verdict::Blocked(why),
+                    permission: None,
+                    updated_input: None,
+                    context: None,
+                    message: None,
+                };
+                runs.push(Ran { event, command, reply, took: Duration::ZERO });
+            }
+        }
+        self.remember(&runs);
+        let lost_trust = (!lost.is_empty()).then(|| self.lost_notice(&lost));
+        Fired { runs, lost_trust }
+    }
+
+    /// Of `selected`, the hooks that may run now, and those that ran trusted in this process but
+    /// whose command's files changed since (told once: they are no longer counted as trusted).
+    fn check_trust(&self, selected: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let workspace_hooks = selected.iter().any(|&i| self.specs[i].origin == Origin::Workspace);
+        let trusted = if workspace_hooks { self.stored() } else { Vec::new() };
+        let mut live = self.lock();
+        let (mut runnable, mut lost) = (Vec::new(), Vec::new());
+        for &index in selected {
+            let spec = &self.specs[index];
+            let now = trust::status(spec, &self.workspace, &trusted);
+            if now.runs() {
+                runnable.push(index);
+            } else if live.ran_trusted.get(index).copied().unwrap_or(false) {
+                live.ran_trusted[index] = false;
+                lost.push(index);
+            }
+            if let Some(slot) = live.trust.get_mut(index) {
+                *slot = now;
+            }
+        }
+        (runnable, lost)
+    }
+
+    fn lost_notice(&self, lost: &[usize]) -> String {
+        let names: Vec<String> = lost.iter().map(|&index| name(&self.specs[index])).collect();
+        format!(
+            "{} changed since you trusted {}, so {} no longer {}. Read what {} now, then trust \
+             again with {HOW_TO_TRUST}.",
+            names.join(", "),
+            if lost.len() == 1 { "it" } else { "them" },
+            if lost.len() == 1 { "it" } else { "they" },
+            if lost.len() == 1 { "runs" } else { "run" },
+            if lost.len() == 1 { "it runs" } else { "they run" },
+        )
+    }
+
+    /// Keeps the newest runs for `/hooks`.
+    fn remember(&self, runs: &[Ran]) {
+        let mut live = self.lock();
+        for ran in runs {
+            live.ran.push_back(RanLine::of(ran));
+            if live.ran.len() > RAN_KEPT {
+                live.ran.pop_front();
+            }
+        }
+    }
+
+    /// What keel tells the person at the start about the workspace's hooks that do not run.
+    pub fn untrusted_notice(&self) -> Option<String> {
+        let live = self.lock();
+        let waiting: Vec<String> = self
+            .specs
+            .iter()
+            .zip(&live.trust)
+            .filter(|(_, trust)| matches!(trust, Trust::Untrusted | Trust::Changed))
+            .map(|(spec, trust)| match trust {
+                Trust::Changed => format!("{} (changed since you trusted it)", name(spec)),
+                _ => name(spec),
+            })
+            .collect();
+        if waiting.is_empty() {
+            return live.store_problem.clone();
+        }
+        let store = live.store_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
+        Some(format!(
+            "the workspace's .keel/config.toml has hooks you have not trusted, so they do not \
+             run: {}{store}. A hook runs as your own program, outside the sandbox: read what it \
+             runs, then trust it with {HOW_TO_TRUST}.",
+            waiting.join(", ")
+        ))
+    }
+
+    /// Trusts the workspace's hooks as they are now; says what was done.
+    pub fn trust_all(&self) -> Result<String, String> {
+        let Some(store) = &self.store else {
+            return Err(
+                "keel has no state folder (set HOME or XDG_STATE_HOME) to keep trust in".into()
+            );
+        };
+        let (mut to_trust, mut names) = (Vec::new(), Vec::new());
+        for (index, spec) in self.specs.iter().enumerate() {
+            if spec.origin == Origin::Workspace {
+                to_trust.push(trust::identify(spec, &self.workspace));
+                if self.lock().trust.get(index).is_some_and(|trust| !trust.runs()) {
+                    names.push(name(spec));
+                }
+            }
+        }
+        if to_trust.is_empty() {
+            return Ok("The workspace's .keel/config.toml has no hooks to trust.".into());
+        }
+        store.trust(&to_trust)?;
+        let (trust, problem) = self.statuses();
+        let mut live = self.lock();
+        live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+        live.trust = trust;
+        live.store_problem = problem;
+        Ok(if names.is_empty() {
+            "Every hook of the workspace's .keel/config.toml was trusted already.".into()
+        } else {
+            format!("Trusted, as they are now: {}.", names.join(", "))
+        })
+    }
+
+    /// Forgets the trust in this workspace's hooks; says what was done.
+    pub fn forget(&self) -> Result<String, String> {
+        let Some(store) = &self.store else {
+            return Ok("Nothing is trusted: keel has no state folder.".into());
+        };
+        let forgotten = store.forget(&self.workspace)?;
+        let (trust, _) = self.statuses();
+        let mut live = self.lock();
+        // Forgotten on purpose: they stop as hooks never trusted do, not as changed ones.
+        live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+        live.trust = trust;
+        drop(live);
+        Ok(format!(
+            "Forgot the trust in {forgotten} hook{} of this workspace: {} until you trust {} again.",
+            if forgotten == 1 { "" } else { "s" },
+            if forgotten == 1 { "it does not run" } else { "they do not run" },
+            if forgotten == 1 { "it" } else { "them" },
+        ))
+    }
+
+    /// The hooks and the newest runs, for `/hooks`.
+    pub fn view(&self) -> HooksView {
+        let live = self.lock();
+        HooksView {
+            hooks: self
+                .specs
+                .iter()
+                .zip(&live.trust)
+                .map(|(spec, trust)| HookLine::of(spec, *trust))
+                .collect(),
+            ran: live.ran.iter().cloned().collect(),
+        }
+    }
+
+    /// How far each hook is trusted, as the store says now; and why the store could not be read.
+    fn statuses(&self) -> (Vec<Trust>, Option<String>) {
+        let (trusted, problem) = match self.store.as_ref().map(TrustStore::load) {
+            Some(Ok(trusted)) => (trusted, None),
+            Some(Err(problem)) => (Vec::new(), Some(problem)),
+            None => (Vec::new(), None),
+        };
+        let trust =
+            self.specs.iter().map(|spec| trust::status(spec, &self.workspace, &trusted)).collect();
+        (trust, problem)
+    }
+
+    fn stored(&self) -> Vec<trust::Trusted> {
+        self.store.as_ref().and_then(|store| store.load().ok()).unwrap_or_default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A hook named for the person: its event and command.
+pub fn name(spec: &HookSpec) -> String {
+    format!("{} `{}`", spec.event, crate::visible::one_line(&spec.command))
+}
+
+/// Whether `spec`'s matcher takes what the event fired for.
+fn matches(spec: &HookSpec, query: Query<'_>) -> bool {
+    match query {
+        Query::Tool(tool) => spec.matcher.matches(&[tool, names::claude_name(tool)]),
+        Query::Value(value) => spec.matcher.matches(&[value]),
+        Query::Nothing => true,
+    }
+}
