@@ -40,8 +40,12 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// The shortest timeout keel grants, so a `timeout_ms` of 0 still lets the command start.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(100);
 /// How long keel waits, once the shell ended, for its supervisor to say every process of the
-/// command is gone, before it counts the command as having left some running.
-const ALL_GONE_GRACE: Duration = Duration::from_millis(20);
+/// command is gone, before it counts the command as having left some running. The supervisor
+/// says so within a millisecond or two on an idle machine, so this is only ever waited out by a
+/// command that did leave a process, or on a machine so busy that the supervisor's word is late:
+/// there, too short a wait counted a finished command as one that left a job, and the turn lost
+/// its early closing snapshot.
+const ALL_GONE_GRACE: Duration = Duration::from_millis(100);
 
 /// The arguments the model sends.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
