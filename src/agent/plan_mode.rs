@@ -4,12 +4,13 @@
 //!
 //! Commands run in the read-only sandbox, so any command may run and none can write (but to a
 //! private `/tmp`). Where there is no sandbox (the person turned it off, or it cannot be set
-//! up), only commands the guard proves read-only may run (`tools::guard::check_read_only`).
+//! up), only commands the guard proves read-only may run (`approval::read_only`).
 //!
 //! Plan mode only ever tightens what `--approval` allows: a read-only command still asks in
 //! `ask` mode, and `read-only` still refuses every command.
 
-use crate::tools::{Effect, Tool, ToolSet, guard};
+use crate::agent::approval::read_only;
+use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
 
 /// The tags around the note added after each prompt in plan mode.
@@ -52,7 +53,7 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
         Effect::RunsCommand if confined => None,
         Effect::RunsCommand => {
             let command = tool.command(input).unwrap_or_default();
-            guard::check_read_only(command).err().map(|why| {
+            read_only::check_read_only(command).err().map(|why| {
                 format!(
                     "Plan mode: only commands that just read may run until the person approves \
                      the plan, and this one does not: {why}. Put it on the board as a step instead."

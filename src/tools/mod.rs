@@ -22,7 +22,6 @@ pub mod programs;
 pub mod registry;
 pub mod sandbox;
 pub mod search;
-pub mod simple_command;
 pub mod size_limit;
 pub mod supervisor;
 pub mod todo;

@@ -356,3 +356,19 @@ async fn the_cover_of_a_missing_keel_folder_holds_while_any_sandbox_runs() {
     }
     assert!(!work.path().join(".keel").exists(), "the last sandbox took the cover away");
 }
+
+#[tokio::test]
+async fn the_guard_judges_only_what_no_sandbox_confines() {
+    let work = tempfile::tempdir().unwrap();
+    let confined = sandboxed(work.path(), workspace_policy());
+    // What the guard refuses outright, and what would do no harm if it did not: running as
+    // another user.
+    let command = "sudo -n -u nobody true";
+    let unconfined = Tools::new(Workspace::new(work.path()).unwrap());
+    let refused = bash(&unconfined, command).await;
+    assert!(refused.for_model.starts_with("Refused to run this command"), "{refused:?}");
+    // In the sandbox the kernel decides: the command is not refused by keel, whatever it finds.
+    let ran = bash(&confined, command).await;
+    assert!(!ran.for_model.contains("Refused to run this command"), "{ran:?}");
+    assert!(ran.exit_code.is_some(), "it ran: {ran:?}");
+}

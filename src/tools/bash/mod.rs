@@ -15,7 +15,9 @@
 //! ready is how keel knows the sandbox came up (a sandbox that could not be set up ran nothing:
 //! `sandbox_down`), and a command with a [gate](super::gate) (undo's snapshot of the workspace
 //! being taken) is let go only once the gate opens, its sandbox set up meanwhile. Unconfined, a
-//! command with a gate starts once the gate is open.
+//! command with a gate starts once the gate is open. The guard ([`guard`]) judges only a command
+//! that runs unconfined (`--sandbox off`, or no sandbox and the person said yes): in the
+//! sandbox the kernel decides what a command can reach.
 
 pub mod environment;
 mod report;
@@ -92,7 +94,10 @@ pub async fn run(
     sandbox: &Sandbox,
     ctx: &ToolContext,
 ) -> ToolOutcome {
-    if let Err(reason) = guard::check_command_in(&args.command, root) {
+    let launch = launch(sandbox, root);
+    let sandboxed = !launch.prefix.is_empty();
+    // The kernel confines a sandboxed command; the guard is the only line where none does.
+    if !sandboxed && let Err(reason) = guard::check_command_in(&args.command, root) {
         return ToolOutcome::error(format!(
             "Refused to run this command: {reason}. keel does not run it in any approval mode; \
              if it is really wanted, the person can run it themselves."
@@ -106,8 +111,7 @@ pub async fn run(
         Ok(shell) => shell,
         Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
     };
-    let launch = Launch { shell: Some(shell), ..launch(sandbox, root) };
-    let sandboxed = !launch.prefix.is_empty();
+    let launch = Launch { shell: Some(shell), ..launch };
     if let Some(gate) = &ctx.gate
         && !sandboxed
         && !gate.opened(&ctx.cancel).await

@@ -1,4 +1,6 @@
-//! The last line of defence: shell commands keel refuses to run, whatever the approval mode.
+//! The last line of defence where no sandbox confines a command (`--sandbox off`, or none can be
+//! set up and the person said yes): shell commands keel refuses to run, whatever the approval
+//! mode. A sandboxed command is not judged here: the kernel decides what it can reach.
 //!
 //! [`check_command`] refuses the few commands that wreck a machine rather than a project: running
 //! as another user, deleting, moving or recursively changing `/`, a system folder or a home
@@ -23,20 +25,13 @@ mod braces;
 mod builtins;
 mod call;
 mod expansion;
-mod find_expression;
-mod getopt;
-mod git_readers;
 mod inline;
-mod option_tables;
 mod paths;
 mod printed_output;
 mod programs;
-mod read_only;
 mod walk;
 mod words;
 mod wrappers;
-
-pub use read_only::check_read_only;
 
 use crate::tools::bash::environment;
 use call::Scope;
@@ -51,7 +46,7 @@ type Verdict = Result<(), String>;
 const MAX_COMMAND_BYTES: usize = 128 * 1024;
 /// How deeply brackets and compound commands may nest before the command counts as unreadable;
 /// bounds the parser's recursion, which must fit a thread's stack.
-const MAX_NESTING_DEPTH: usize = 32;
+pub const MAX_NESTING_DEPTH: usize = 32;
 /// Words that open a compound command, and those that close one.
 const OPENERS: &[&str] = &["if", "case", "for", "while", "until", "select"];
 const CLOSERS: &[&str] = &["fi", "esac", "done"];
@@ -87,7 +82,7 @@ fn check(cmd: &str, cwd: Option<&Path>) -> Verdict {
 
 /// The deepest nesting of brackets and of `if`, `while`, … blocks, quotes ignored: an upper
 /// bound of what the parser will recurse through.
-fn nesting_depth(cmd: &str) -> usize {
+pub fn nesting_depth(cmd: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     let mut word = String::new();
     for c in cmd.chars().chain(std::iter::once(' ')) {

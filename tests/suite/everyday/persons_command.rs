@@ -100,16 +100,20 @@ async fn openai_reads_the_persons_command_which_ran_confined() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn in_plan_mode_the_persons_command_changes_nothing_and_the_guard_still_holds() {
+async fn in_plan_mode_the_persons_command_changes_nothing_even_one_that_would_wreck_things() {
     let server = FakeLlm::start(vec![text("ok")], Duration::ZERO).await;
     let work = outside_tmp();
     let mut handle = sandboxed_agent(&server, Wire::Anthropic, work.path(), true);
     let events = run(&mut handle, "touch made.txt").await;
     assert!(!work.path().join("made.txt").exists(), "plan mode's sandbox is read-only: {events:?}");
 
+    // Confined as the model's commands are: the kernel, not the guard, keeps it from anything.
+    std::fs::write(work.path().join("kept.txt"), "kept").unwrap();
     let events = run(&mut handle, "rm -rf /").await;
-    let refused = events.iter().any(|event| matches!(event, AgentEvent::ToolEnd { is_error: true, output, .. } if output.contains("refused") || output.contains("Refused")));
-    assert!(refused, "the guard refuses it as it would the model's: {events:?}");
+    let failed =
+        events.iter().any(|event| matches!(event, AgentEvent::ToolEnd { is_error: true, .. }));
+    assert!(failed, "nothing could be removed: {events:?}");
+    assert!(work.path().join("kept.txt").exists(), "plan mode's sandbox is read-only: {events:?}");
 
     let snapshot = crate::support::agent::latest(&mut handle);
     let lines: Vec<&Entry> = snapshot.transcript.iter().collect();

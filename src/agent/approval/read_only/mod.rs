@@ -26,7 +26,12 @@ use brush_parser::ParserOptions;
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
 use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
 
-use super::{find_expression, git_readers, option_tables};
+mod find_expression;
+mod getopt;
+mod git_readers;
+mod option_tables;
+
+use crate::tools::guard::{MAX_NESTING_DEPTH, nesting_depth};
 
 /// Why a command is not read-only, in words for the model.
 type Verdict = Result<(), String>;
@@ -49,7 +54,7 @@ pub fn check_read_only(cmd: &str) -> Verdict {
         return Err("it is too long to judge".into());
     }
     // The parser recurses once per bracket or block: bound it before parsing, as the guard does.
-    if super::nesting_depth(cmd) > super::MAX_NESTING_DEPTH {
+    if nesting_depth(cmd) > MAX_NESTING_DEPTH {
         return Err("it nests brackets or blocks too deeply to judge".into());
     }
     script(cmd, 0)
@@ -373,7 +378,7 @@ mod tests {
         assert_eq!(check_read_only(&nested(DEEPEST)), Ok(()));
         assert!(check_read_only(&nested(DEEPEST + 1)).unwrap_err().contains("substitutions"));
         let blocks = |n: usize| format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n));
-        let limit = super::super::MAX_NESTING_DEPTH;
+        let limit = MAX_NESTING_DEPTH;
         assert_eq!(check_read_only(&blocks(limit)), Ok(()));
         assert!(check_read_only(&blocks(limit + 1)).unwrap_err().contains("brackets or blocks"));
     }

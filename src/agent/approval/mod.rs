@@ -4,8 +4,7 @@
 //! ask. In `ask` mode the person's "always" answers are remembered for the session: for a tool
 //! that writes files or reaches outside, every call of that tool; for a command, one simple
 //! command. Its kind — program and subcommand (`git log`, see
-//! `tools::simple_command`) — only when the guard proves the command read-only
-//! (`tools::guard::check_read_only`); any other command, exactly that line: "always" on
+//! `simple_command`) — only when keel proves the command read-only (`read_only`); any other command, exactly that line: "always" on
 //! `git log --oneline -1` must not let `git log --output=~/.bashrc` run unasked. A command line
 //! that is not one simple command (it chains, pipes, substitutes, redirects or spans lines) cannot
 //! be allowed always: it is asked about every time. Commands that can wreck the machine are
@@ -14,11 +13,14 @@
 //! When the sandbox cannot be set up and the person did not turn it off, no command runs
 //! unasked: `auto` refuses them, `ask` asks for each one, with no "always".
 
+pub mod read_only;
+pub mod simple_command;
+
 use super::ApprovalMode;
 use crate::tools::sandbox::Sandbox;
-use crate::tools::simple_command::CommandKind;
-use crate::tools::{Effect, Tool, ToolSet, guard};
+use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
+use simple_command::CommandKind;
 use std::collections::HashSet;
 
 /// What to do with one tool call.
@@ -150,7 +152,7 @@ fn allowed(tool: &dyn Tool, input: &Value) -> Option<Allowed> {
         Effect::RunsCommand => {
             let command = tool.command(input)?;
             let kind = CommandKind::of(command)?;
-            Some(match guard::check_read_only(command) {
+            Some(match read_only::check_read_only(command) {
                 Ok(()) => Allowed::Command(kind),
                 Err(_) => Allowed::Line(command.to_owned()),
             })
