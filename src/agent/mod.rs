@@ -9,6 +9,7 @@
 
 mod approval;
 mod board_edits;
+mod children;
 mod command;
 mod compaction;
 mod context;
@@ -25,6 +26,10 @@ mod streaming;
 mod task;
 mod turn;
 
+pub use children::{
+    Budget, ChildAgent, ChildSettings, ChildStatus, DEFAULT_MAX_CHILD_ROUNDS,
+    DEFAULT_MAX_CHILD_TOKENS, DEFAULT_MAX_PARALLEL_AGENTS,
+};
 pub use command::{Command, Decision};
 pub use event::INTERRUPTED;
 pub use event::{AgentEvent, TurnOutcome};
@@ -97,6 +102,10 @@ pub struct AgentConfig {
     pub board: bool,
     /// Start in plan mode (`--plan`): the model may read, not change, and ends with a board.
     pub plan: bool,
+    /// How the conversation's child agents (`task`) run.
+    pub children: ChildSettings,
+    /// A budget that stops a turn in place of `max_rounds`: a child agent's own.
+    pub budget: Option<Budget>,
 }
 
 impl Default for AgentConfig {
@@ -114,6 +123,8 @@ impl Default for AgentConfig {
             compact_at: DEFAULT_COMPACT_AT,
             board: true,
             plan: false,
+            children: ChildSettings::default(),
+            budget: None,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! during a turn in `queue`; the saved sessions listed and switched to in `sessions`.
 
 mod board;
+mod children;
 mod compaction;
 mod queue;
 mod reminder_counts;

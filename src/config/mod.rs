@@ -8,6 +8,7 @@
 //! files may set them, model by model, in the same order.
 
 pub mod advice;
+mod children;
 mod file;
 mod sandbox_policy;
 pub mod trust;
@@ -18,8 +19,8 @@ pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
 use crate::agent::{
-    AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
-    DEFAULT_NAG_MESSAGE, NagThreshold,
+    AgentConfig, ApprovalMode, Budget, ChildSettings, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS,
+    DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
 };
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Price, Prices};
@@ -64,6 +65,12 @@ pub struct FileSettings {
     pub writable_roots: Option<Vec<PathBuf>>,
     /// MCP servers by name; only the person's own file may name them.
     pub mcp_servers: Option<BTreeMap<String, crate::tools::mcp::ServerConfig>>,
+    /// A child agent's budget of model responses (`task`).
+    pub max_child_rounds: Option<u32>,
+    /// A child agent's budget of input tokens, over all its requests.
+    pub max_child_tokens: Option<u64>,
+    /// Explorers of one response that run at the same time.
+    pub max_parallel_agents: Option<usize>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -160,6 +167,10 @@ pub struct Config {
     pub sandbox: SandboxPolicy,
     /// The MCP servers of the person's own config, by name.
     pub mcp_servers: Vec<crate::tools::mcp::Server>,
+    /// Each child agent's budget (`max_child_rounds`, `max_child_tokens`).
+    pub child_budget: Budget,
+    /// Explorers of one response that run at the same time.
+    pub max_parallel_agents: usize,
 }
 
 impl Config {
@@ -180,6 +191,12 @@ impl Config {
             compact_at: self.compact_at,
             board,
             plan,
+            children: ChildSettings {
+                budget: self.child_budget,
+                max_parallel: self.max_parallel_agents,
+                ..ChildSettings::default()
+            },
+            budget: None,
         }
     }
 
@@ -251,6 +268,8 @@ pub enum ConfigError {
     BadPrice(#[from] BadPrice),
     #[error("mcp_servers.{name} {why}")]
     BadMcpServer { name: String, why: String },
+    #[error("{0} must be at least 1: a child agent needs room for one model response")]
+    ZeroChildBudget(&'static str),
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -380,6 +399,7 @@ pub fn merge(
             .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
         mcp_servers.push(checked);
     }
+    let (child_budget, max_parallel_agents) = children::resolve(project, user)?;
     Ok(Config {
         provider,
         model,
@@ -403,5 +423,7 @@ pub fn merge(
         prices: Prices::new(prices)?,
         sandbox,
         mcp_servers,
+        child_budget,
+        max_parallel_agents,
     })
 }

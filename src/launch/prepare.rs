@@ -98,11 +98,13 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     if let (Some(note), true) = (&instructions_note, headless) {
         eprintln!("keel: {}", visible(note));
     }
-    let agent_config = config.agent_config(
+    let mut agent_config = config.agent_config(
         instructions::system_prompt(&keel::prompt::system_prompt(!cli.no_todo), &instructions),
         !cli.no_todo,
         cli.plan,
     );
+    agent_config.children.system_prompt =
+        instructions::system_prompt(&keel::prompt::child_system_prompt(), &instructions);
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),

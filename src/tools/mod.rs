@@ -22,6 +22,7 @@ pub mod sandbox;
 pub mod simple_command;
 pub mod size_limit;
 pub mod supervisor;
+pub mod task;
 pub mod todo;
 pub mod tool;
 pub mod undo;

@@ -69,6 +69,7 @@ mod sse;
 mod status_bar;
 mod stop_reasons;
 mod streaming_text;
+mod subagents;
 mod supervision;
 mod thinking;
 mod too_long;

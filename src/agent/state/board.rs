@@ -118,16 +118,30 @@ impl State {
     /// the error.
     pub fn update_board(&mut self, id: &str, input: &Value) -> ToolOutcome {
         self.board_called = true;
-        let mut board = (*self.view.board).clone();
-        match board.update(input) {
+        match self.apply_board_update(input) {
             Ok(answer) => {
-                self.set_board(board);
-                self.emit(self.todo_event());
                 self.board_answers.push(id.to_owned());
                 ToolOutcome::ok(answer)
             }
-            Err(err) => ToolOutcome::error(err.to_string()),
+            Err(err) => ToolOutcome::error(err),
         }
+    }
+
+    /// Applies an update, either form, through the board's validation — the model's `todo`, and
+    /// a child agent's item started and completed (`task`) — saved and told (the `todo` event).
+    /// Returns the whole board rendered, or why the update was refused (the board as it was).
+    pub fn apply_board_update(&mut self, input: &Value) -> Result<String, String> {
+        let mut board = (*self.view.board).clone();
+        let answer = board.update(input).map_err(|err| err.to_string())?;
+        self.set_board(board);
+        self.emit(self.todo_event());
+        Ok(answer)
+    }
+
+    /// The round running now showed the model the whole board (a `task` answer that carries
+    /// it): the reminder counts it as a board call.
+    pub fn board_shown(&mut self) {
+        self.board_called = true;
     }
 
     /// The `todo` event for the board as it stands.
