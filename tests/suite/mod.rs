@@ -70,6 +70,7 @@ mod status_bar;
 mod stop_reasons;
 mod streaming_text;
 mod subagents;
+mod subagents_rules;
 mod supervision;
 mod thinking;
 mod too_long;

@@ -55,7 +55,10 @@ fn results(body: &Value) -> Vec<String> {
             }
         }
     }
-    out
+    // OpenAI-compatible servers read an error by its first word.
+    out.into_iter()
+        .map(|text| text.strip_prefix("Error: ").map_or(text.clone(), str::to_owned))
+        .collect()
 }
 
 async fn run(
@@ -142,4 +145,206 @@ async fn a_childs_first_request_is_clean_and_its_success_completes_its_item_anth
 #[tokio::test]
 async fn a_childs_first_request_is_clean_and_its_success_completes_its_item_openai() {
     clean_context_and_the_board(Wire::OpenAi).await;
+}
+
+/// A child that never stops on its own: a command every response.
+fn runaway(marker: &str) -> crate::support::llm::family::ChildScript {
+    let steps = (1..=40).map(|k| tool("bash", json!({"command": format!("echo round {k}")})));
+    child(marker, steps.collect())
+}
+
+fn one_item() -> Value {
+    json!({"items": [{"id": "1", "text": "Do it", "status": "pending"}]})
+}
+
+fn budget(rounds: u32, input_tokens: u64) -> AgentConfig {
+    AgentConfig {
+        children: ChildSettings {
+            budget: Budget { rounds, input_tokens },
+            ..ChildSettings::default()
+        },
+        ..auto()
+    }
+}
+
+async fn a_failed_child_leaves_its_item_in_progress(wire: Wire) {
+    let parent = vec![
+        tool("todo", one_item()),
+        tool("task", task(Some("1"), "RUNAWAY: do it")),
+        text("It did not finish."),
+    ];
+    let (server, _work, events) =
+        run(wire, parent, vec![runaway("RUNAWAY")], budget(2, 10_000_000)).await;
+    assert_eq!(server.child("RUNAWAY").len(), 2, "stopped at its budget of 2 responses");
+    let answer = results(server.parent().last().unwrap()).pop().unwrap();
+    assert_eq!(
+        answer,
+        "The child agent a1 (item #1) stopped before it finished: it used its budget of 2 model \
+         responses (max_child_rounds). Item #1 stays in progress.\nWhat it did (2 tool calls):\n\
+         - bash echo round 1 → exit 0\n- bash echo round 2 → exit 0"
+    );
+    let Some(AgentEvent::Result { done, total, .. }) = events.last() else { panic!() };
+    assert_eq!((*done, *total), (0, 1));
+    let todo = events.iter().rev().find_map(|event| match event {
+        AgentEvent::Todo { items, .. } => Some(items.clone()),
+        _ => None,
+    });
+    assert_eq!(todo.unwrap()[0].status, keel::board::Status::InProgress);
+    assert!(events.iter().any(|event| matches!(event,
+        AgentEvent::AgentEnd { agent, status: keel::agent::ChildStatus::Stopped, rounds: 2, .. } if agent == "a1")));
+}
+
+#[tokio::test]
+async fn a_child_stopped_by_its_budget_leaves_its_item_in_progress_anthropic() {
+    a_failed_child_leaves_its_item_in_progress(Wire::Anthropic).await;
+}
+
+#[tokio::test]
+async fn a_child_stopped_by_its_budget_leaves_its_item_in_progress_openai() {
+    a_failed_child_leaves_its_item_in_progress(Wire::OpenAi).await;
+}
+
+/// The OpenAI-compatible server reports 1,000 prompt tokens a request: a budget of 4,500 lets a
+/// runaway child make four requests, never a fifth that would pass it.
+#[tokio::test]
+async fn a_runaway_child_is_stopped_within_its_token_budget() {
+    const BUDGET: u64 = 4_500;
+    let parent = vec![tool("task", task(None, "RUNAWAY: look around")), text("Stopped.")];
+    let (server, _work, events) =
+        run(Wire::OpenAi, parent, vec![runaway("RUNAWAY")], budget(30, BUDGET)).await;
+    let requests = server.child("RUNAWAY").len();
+    let Some((input, status, error)) = events.iter().find_map(|event| match event {
+        AgentEvent::AgentEnd { input_tokens, status, error, .. } => {
+            Some((*input_tokens, *status, error.clone()))
+        }
+        _ => None,
+    }) else {
+        panic!("no agent_end")
+    };
+    assert_eq!(status, keel::agent::ChildStatus::Stopped);
+    assert!(input <= BUDGET, "{input} tokens, over the budget");
+    assert_eq!(input, 1_000 * requests as u64);
+    assert!(requests >= 3, "{requests} requests: stopped too early");
+    assert!(error.unwrap().contains("max_child_tokens"));
+}
+
+#[tokio::test]
+async fn item_children_run_one_at_a_time_in_the_order_called() {
+    let parent = vec![
+        tool(
+            "todo",
+            json!({"items": [
+                {"id": "1", "text": "Write a", "status": "pending"},
+                {"id": "2", "text": "Write b", "status": "pending"},
+            ]}),
+        ),
+        Step {
+            tools: vec![
+                ("task".into(), task(Some("1"), "FIRST: write a.txt")),
+                ("task".into(), task(Some("2"), "SECOND: write b.txt")),
+            ],
+            ..Step::default()
+        },
+        text("Both written."),
+    ];
+    let first = worker("FIRST", "a.txt").slow(Duration::from_millis(200));
+    let (server, work, events) =
+        run(Wire::Anthropic, parent, vec![first, worker("SECOND", "b.txt")], auto()).await;
+    let order: Vec<String> = server.requests().into_iter().filter_map(|(whose, _)| whose).collect();
+    assert_eq!(order, ["FIRST", "FIRST", "FIRST", "SECOND", "SECOND", "SECOND"]);
+    let answers = results(server.parent().last().unwrap());
+    assert!(answers[answers.len() - 2].starts_with("Report: wrote a.txt."));
+    assert!(answers[answers.len() - 1].ends_with("(2/2 completed)"), "{answers:?}");
+    assert!(work.path().join("a.txt").exists() && work.path().join("b.txt").exists());
+    let Some(AgentEvent::Result { done: 2, total: 2, .. }) = events.last() else {
+        panic!("{:?}", events.last())
+    };
+}
+
+/// Three explorers of one response: each answers its first request only after a second, so if
+/// they ran one after another the second's first request would come after the first's last.
+async fn explorers_run_side_by_side(wire: Wire, parallel: usize) -> Vec<String> {
+    let explorer = |marker: &str| {
+        child(
+            marker,
+            vec![
+                tool("read_file", json!({"path": "notes.txt"})),
+                text(&format!("{marker} found it.")),
+            ],
+        )
+        .slow(Duration::from_millis(600))
+    };
+    let parent = vec![
+        Step {
+            tools: ["ONE", "TWO", "THREE"]
+                .iter()
+                .map(|marker| ("task".to_owned(), task(None, &format!("{marker}: look"))))
+                .collect(),
+            ..Step::default()
+        },
+        text("Looked."),
+    ];
+    let config = AgentConfig {
+        children: ChildSettings { max_parallel: parallel, ..ChildSettings::default() },
+        ..auto()
+    };
+    let server = FamilyLlm::start(parent, ["ONE", "TWO", "THREE"].map(explorer).to_vec()).await;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "notes\n").unwrap();
+    let mut handle = start(&server, wire, work.path(), config, Sessions::Off);
+    handle.commands.send(keel::agent::Command::Submit("Look.".into())).unwrap();
+    until_result(&mut handle).await;
+    let answers = results(server.parent().last().unwrap());
+    assert_eq!(answers, ["ONE found it.", "TWO found it.", "THREE found it."], "each its own");
+    server.requests().into_iter().filter_map(|(whose, _)| whose).collect()
+}
+
+#[tokio::test]
+async fn explorers_of_one_response_run_at_the_same_time_anthropic() {
+    let order = explorers_run_side_by_side(Wire::Anthropic, 3).await;
+    assert_eq!(&order[..3].iter().collect::<std::collections::HashSet<_>>().len(), &3, "{order:?}");
+}
+
+#[tokio::test]
+async fn explorers_of_one_response_run_at_the_same_time_openai() {
+    let order = explorers_run_side_by_side(Wire::OpenAi, 3).await;
+    assert_eq!(&order[..3].iter().collect::<std::collections::HashSet<_>>().len(), &3, "{order:?}");
+}
+
+#[tokio::test]
+async fn at_most_max_parallel_agents_explore_at_once() {
+    let order = explorers_run_side_by_side(Wire::Anthropic, 2).await;
+    // The third starts once one of the first two has ended: after a second request of theirs.
+    let third = order.iter().position(|whose| whose == "THREE").unwrap();
+    assert!(third >= 3, "{order:?}");
+    assert!(order[..2].contains(&"ONE".to_owned()) && order[..2].contains(&"TWO".to_owned()));
+}
+
+#[tokio::test]
+async fn a_child_has_no_task_and_no_todo() {
+    let parent = vec![tool("task", task(None, "DEEP: look")), text("Done.")];
+    let deep = child(
+        "DEEP",
+        vec![
+            Step {
+                tools: vec![("task".into(), task(None, "deeper")), ("todo".into(), one_item())],
+                ..Step::default()
+            },
+            text("I could not."),
+        ],
+    );
+    let (server, _work, events) = run(Wire::Anthropic, parent, vec![deep], auto()).await;
+    let requests = server.child("DEEP");
+    assert_eq!(tool_names(&requests[0]), ["bash", "read_file"], "an explorer reads");
+    let answers = results(&requests[1]);
+    for answer in &answers {
+        assert!(answer.starts_with("Unknown tool `"), "{answer}");
+        assert!(answer.ends_with("Available tools: bash, read_file."), "{answer}");
+    }
+    assert_eq!(
+        server.requests().iter().filter(|(whose, _)| whose.as_deref() == Some("?")).count(),
+        0
+    );
+    let starts = events.iter().filter(|e| matches!(e, AgentEvent::AgentStart { .. })).count();
+    assert_eq!(starts, 1, "depth 1");
 }
