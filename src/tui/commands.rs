@@ -17,6 +17,7 @@ pub enum Slash {
     Demo,
     Mcp,
     Resume,
+    Agents,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -50,6 +51,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         "switch to another saved session of this workspace, from a list (between turns)",
     ),
     ("/mcp", Slash::Mcp, "list the MCP servers, their state and their tools"),
+    (
+        "/agents",
+        Slash::Agents,
+        "the child agents (task): each one's conversation, what it runs, what it spent",
+    ),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
@@ -84,7 +90,7 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /compact /resume /mcp /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /compact /resume /mcp /agents /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

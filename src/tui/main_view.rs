@@ -143,6 +143,7 @@ impl MainView {
                     Slash::Todos => Effect::FocusBoard,
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
+                    Slash::Agents => Effect::OpenAgents { item: None },
                     Slash::Todo | Slash::Mcp | Slash::Resume => return,
                 });
             }
