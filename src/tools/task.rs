@@ -15,10 +15,9 @@ use serde_json::{Value, json};
 pub const TOOL_NAME: &str = "task";
 
 /// What the model reads of the tool, besides its schema.
-const DESCRIPTION: &str = "Hand a step to a child agent with a clean context; only its final \
-report comes back. item: a board id — the child does that item, which starts now and is \
-completed when the child succeeds (one at a time). No item: an explorer that only reads; several \
-in one response run at once.";
+const DESCRIPTION: &str = "A child agent does a step in a clean context; only its report \
+returns. item: the board id it does (started now, completed on success), one at a time. No item: \
+it explores, read-only; several run at once.";
 
 /// What a run outside a conversation answers: there is no conversation to delegate from.
 const NO_CONVERSATION: &str =
@@ -126,10 +125,10 @@ impl Tool for Task {
         json!({
             "type": "object",
             "properties": {
-                "prompt": {"type": "string", "description": "What to do and what to report."},
-                "item": {"type": "string", "description": "Board id of the item it does."},
+                "prompt": {"type": "string"},
+                "item": {"type": "string"},
                 "kind": {"type": "string", "enum": ["general", "explore"]},
-                "description": {"type": "string", "description": "A short label."}
+                "description": {"type": "string"}
             },
             "required": ["prompt"]
         })

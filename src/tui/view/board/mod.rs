@@ -233,9 +233,13 @@ impl BoardPane {
                 Some(Effect::Send(Command::ApprovePlan))
             }
             Action::Approve => None,
-            Action::OpenChild => {
-                item.map(|item| Effect::OpenAgents { item: Some(item.id.clone()) })
-            }
+            // Only an item a child works (or worked) on has a conversation to open.
+            Action::OpenChild => item
+                .filter(|item| {
+                    let id = Some(item.id.as_str());
+                    snapshot.children.iter().any(|child| child.item.as_deref() == id)
+                })
+                .map(|item| Effect::OpenAgents { item: Some(item.id.clone()) }),
             Action::Leave => {
                 self.focused = false;
                 self.pinned = false;
