@@ -70,6 +70,7 @@ mod status_bar;
 mod stop_reasons;
 mod streaming_text;
 mod subagents;
+mod subagents_e2e;
 mod subagents_rules;
 mod subagents_screen;
 mod subagents_sessions;
