@@ -41,8 +41,11 @@ pub type Whose = Option<String>;
 /// The running server.
 pub struct FamilyLlm {
     pub server: MockServer,
-    seen: Arc<Mutex<Vec<(Whose, Value)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
 }
+
+/// One request as the server took it: whose it was, its body, its size on the wire.
+type Seen = (Whose, Value, usize);
 
 impl FamilyLlm {
     pub async fn start(parent: Vec<Step>, children: Vec<ChildScript>) -> Self {
@@ -70,6 +73,16 @@ impl FamilyLlm {
 
     /// Every request so far, with whose it was, in the order they came.
     pub fn requests(&self) -> Vec<(Whose, Value)> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(whose, body, _)| (whose.clone(), body.clone()))
+            .collect()
+    }
+
+    /// Every request so far with its size in bytes as sent, in the order they came.
+    pub fn sized(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 
@@ -90,19 +103,13 @@ impl FamilyLlm {
             .map(|(_, body)| body)
             .collect()
     }
-
-    /// The bodies of every request, byte for byte as received.
-    pub async fn raw_bodies(&self) -> Vec<Vec<u8>> {
-        let requests = self.server.received_requests().await.unwrap_or_default();
-        requests.into_iter().map(|request| request.body).collect()
-    }
 }
 
 struct Family {
     parent: Vec<Step>,
     children: Vec<ChildScript>,
     protocol: Protocol,
-    seen: Arc<Mutex<Vec<(Whose, Value)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Respond for Family {
@@ -117,7 +124,7 @@ impl Respond for Family {
             Some(Some(child)) => (Some(child.marker.clone()), &child.steps, child.delay),
             Some(None) => (Some("?".to_owned()), &self.parent, Duration::ZERO),
         };
-        self.seen.lock().unwrap().push((whose, body.clone()));
+        self.seen.lock().unwrap().push((whose, body.clone(), request.body.len()));
         ResponseTemplate::new(200)
             .insert_header("content-type", "text/event-stream")
             .set_body_string(answer(steps, self.protocol, &body).1)
