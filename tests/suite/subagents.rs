@@ -2,7 +2,7 @@
 //! a child's first request holds and does not, the board moving on a child's success and staying
 //! on its failure, item children one at a time, explorers side by side, depth 1, budgets.
 
-use crate::support::agent::{WAIT, Wire, start, until_result};
+use crate::support::agent::{Wire, start, until_result};
 use crate::support::llm::family::{FamilyLlm, child, first_user_text, is_child, tool_names};
 use crate::support::llm::{Step, board, text, tool};
 use keel::agent::{AgentConfig, AgentEvent, ApprovalMode, Budget, ChildSettings, Sessions};
@@ -121,10 +121,19 @@ async fn clean_context_and_the_board(wire: Wire) {
     assert!(!whole.contains(PARENT_NOISE), "none of the parent's tool output");
     assert!(!whole.contains("Planning"), "none of the parent's history");
     assert_eq!(tool_names(first), ["bash", "read_file", "write_file", "edit_file"]);
-    // The parent grows by the report and the board only.
+    // The parent grows by the report and the board only: the child's 5 KB of output never
+    // reaches it.
     for body in server.parent() {
         assert!(!body.to_string().contains(CHILD_NOISE), "a child's output reached the parent");
     }
+    let sizes: Vec<usize> = server
+        .sized()
+        .into_iter()
+        .filter(|(whose, ..)| whose.is_none())
+        .map(|(.., size)| size)
+        .collect();
+    let (before, after) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
+    assert!(after - before < 1_500, "the parent grew by {} bytes", after - before);
     let answer = results(server.parent().last().unwrap()).pop().unwrap();
     assert_eq!(
         answer,

@@ -180,10 +180,10 @@ async fn in_ask_mode_the_parents_box_names_the_child_and_always_is_the_sessions(
         loop {
             tokio::select! {
                 Some(snapshot) = handle.snapshots.recv() => {
-                    if let Some(request) = snapshot.pending_approval {
-                        if request.id != first_id {
-                            asked_again.push(request.id.clone());
-                        }
+                    if let Some(request) = snapshot.pending_approval
+                        && request.id != first_id
+                    {
+                        asked_again.push(request.id.clone());
                     }
                 }
                 Some(event) = handle.events.recv() => {
