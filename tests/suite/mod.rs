@@ -71,6 +71,7 @@ mod stop_reasons;
 mod streaming_text;
 mod subagents;
 mod subagents_e2e;
+mod subagents_mcp;
 mod subagents_rules;
 mod subagents_screen;
 mod subagents_sessions;

@@ -121,6 +121,16 @@ async fn clean_context_and_the_board(wire: Wire) {
     assert!(!whole.contains(PARENT_NOISE), "none of the parent's tool output");
     assert!(!whole.contains("Planning"), "none of the parent's history");
     assert_eq!(tool_names(first), ["bash", "read_file", "write_file", "edit_file"]);
+    if matches!(wire, Wire::Anthropic) {
+        // Each child's requests carry their own prompt-cache breakpoints: on its system prompt
+        // and on its newest message.
+        for body in &requests {
+            assert!(body["system"][0]["cache_control"].is_object(), "{body}");
+            let newest = body["messages"].as_array().unwrap().last().unwrap();
+            let block = newest["content"].as_array().unwrap().last().unwrap();
+            assert!(block["cache_control"].is_object(), "{body}");
+        }
+    }
     // The parent grows by the report and the board only: the child's 5 KB of output never
     // reaches it.
     for body in server.parent() {
