@@ -37,7 +37,7 @@ fn a_childs_approval_names_it_and_the_answer_reaches_it() {
     };
     let env = format!("ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}'", server.anthropic_base());
     tmux.launch(&env, &format!("--approval ask --workdir '{}'", workdir.path().display()));
-    tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| {
+    tmux.wait_for("keel to start", CHILD_TIMEOUT, |screen| {
         screen.contains("Welcome to keel") || exit_line(screen).is_some()
     });
     tmux.type_line("Make the file.");
@@ -56,7 +56,7 @@ fn a_childs_approval_names_it_and_the_answer_reaches_it() {
     assert!(workdir.path().join("made.txt").exists(), "the answer reached the child");
     assert_eq!(board_count(&screen), Some((1, 1)), "the child's success completed its item");
     tmux.type_line("/agents");
-    let screen = tmux.wait_for("the child's conversation", KEY_TIMEOUT, |screen| {
+    let screen = tmux.wait_for("the child's conversation", CHILD_TIMEOUT, |screen| {
         screen.contains("child a1 · Make it · item #1 — done")
     });
     assert!(screen.contains("▸ bash touch made.txt"), "drawn like the conversation:\n{screen}");
@@ -85,7 +85,7 @@ fn esc_stops_a_child_at_work_and_its_item_stays_in_progress() {
     };
     let env = format!("ANTHROPIC_API_KEY=k ANTHROPIC_BASE_URL='{}'", server.anthropic_base());
     tmux.launch(&env, &format!("--approval auto --workdir '{}'", workdir.path().display()));
-    tmux.wait_for("keel to start", KEY_TIMEOUT, |screen| screen.contains("Welcome to keel"));
+    tmux.wait_for("keel to start", CHILD_TIMEOUT, |screen| screen.contains("Welcome to keel"));
     tmux.type_line("Wait.");
     let screen = tmux.wait_for("the child at work on the board", CHILD_TIMEOUT, |screen| {
         screen.contains("a1 · bash sleep") || exit_line(screen).is_some()
@@ -93,10 +93,10 @@ fn esc_stops_a_child_at_work_and_its_item_stays_in_progress() {
     assert!(screen.contains("1 agent"), "{screen}");
     let pressed = std::time::Instant::now();
     tmux.send(&["Escape"]);
-    let screen = tmux.wait_for("the turn to stop", KEY_TIMEOUT, |screen| {
+    let screen = tmux.wait_for("the turn to stop", CHILD_TIMEOUT, |screen| {
         screen.contains("Interrupted.") && screen.contains("idle")
     });
-    assert!(pressed.elapsed() < KEY_TIMEOUT, "the child's command was stopped");
+    assert!(pressed.elapsed() < CHILD_TIMEOUT, "the child's command was stopped before it ended");
     assert!(screen.contains("[>] #1 Wait a while"), "its item stays in progress:\n{screen}");
     assert!(!screen.contains("1 agent"), "no child runs any more:\n{screen}");
     assert!(!screen.contains("Never shown."));
