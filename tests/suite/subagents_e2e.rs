@@ -4,7 +4,7 @@
 
 use crate::support::llm::family::{FamilyLlm, child};
 use crate::support::llm::{text, tool};
-use crate::support::tmux::{KEY_TIMEOUT, KeelPane, board_count, exit_line};
+use crate::support::tmux::{KeelPane, board_count, exit_line};
 use serde_json::json;
 use std::thread::sleep;
 use std::time::Duration;
