@@ -367,3 +367,28 @@ async fn a_child_has_no_task_and_no_todo() {
     let starts = events.iter().filter(|e| matches!(e, AgentEvent::AgentStart { .. })).count();
     assert_eq!(starts, 1, "depth 1");
 }
+
+#[tokio::test]
+async fn an_item_not_on_the_board_or_already_done_is_refused_and_nothing_is_handed_over() {
+    let parent = vec![
+        tool("todo", json!({"items": [{"id": "1", "text": "Do it", "status": "completed"}]})),
+        Step {
+            tools: vec![
+                ("task".into(), task(Some("9"), "NOBODY: do nine")),
+                ("task".into(), task(Some("1"), "NOBODY: do one again")),
+                ("task".into(), json!({"prompt": " ", "item": "1"})),
+            ],
+            ..Step::default()
+        },
+        text("Nothing to do."),
+    ];
+    let (server, _work, events) =
+        run(Wire::Anthropic, parent, vec![worker("NOBODY", "x.txt")], auto()).await;
+    let answers = results(server.parent().last().unwrap());
+    let answers = &answers[answers.len() - 3..];
+    assert!(answers[0].starts_with("Item #9 is not on the board"), "{answers:?}");
+    assert!(answers[1].starts_with("Item #1 is already completed"), "{answers:?}");
+    assert!(answers[2].contains("prompt is empty"), "{answers:?}");
+    assert!(server.child("NOBODY").is_empty(), "no child ran");
+    assert!(!events.iter().any(|event| matches!(event, AgentEvent::AgentStart { .. })));
+}

@@ -121,7 +121,6 @@ impl Turn<'_> {
     }
 
     /// The stage after run.
-    #[allow(clippy::unused_async)]
     async fn after(
         &mut self,
         _on: &mut OnRoad<'_>,
