@@ -62,6 +62,7 @@ fn a_childs_approval_names_it_and_the_answer_reaches_it() {
     assert!(screen.contains("▸ bash touch made.txt"), "drawn like the conversation:\n{screen}");
     assert!(screen.contains("Report: made made.txt."), "{screen}");
     tmux.send(&["Escape"]);
+    tmux.wait_for("the view to close", CHILD_TIMEOUT, |screen| !screen.contains("Esc close ╯"));
     tmux.quit();
 }
 

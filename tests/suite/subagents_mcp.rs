@@ -46,7 +46,9 @@ async fn an_explorer_is_offered_and_runs_only_the_mcp_tools_marked_read_only() {
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let folder = home.path().join(".config/keel");
     std::fs::create_dir_all(&folder).unwrap();
-    std::fs::write(folder.join("config.toml"), stdio_server("local", "")).unwrap();
+    // The server is this test binary started again: on a loaded machine that takes a while.
+    let config = stdio_server("local", "startup_timeout_ms = 60000");
+    std::fs::write(folder.join("config.toml"), config).unwrap();
     let mut command = keel(home.path());
     command
         .args(["-p", "Use the tools.", "--output-format", "json", "--workdir"])
@@ -57,6 +59,8 @@ async fn an_explorer_is_offered_and_runs_only_the_mcp_tools_marked_read_only() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(last_result(&json_lines(&output))["text"], "Done.");
 
+    let parent = tool_names(&server.parent()[0]);
+    assert!(parent.contains(&"mcp__local__write".to_owned()), "the server is up: {parent:?}");
     let explorer = server.child("[explorer]");
     let offered = tool_names(&explorer[0]);
     assert!(offered.contains(&"mcp__local__echo".to_owned()), "{offered:?}");

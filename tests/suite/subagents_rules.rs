@@ -298,3 +298,45 @@ async fn a_childs_changes_are_undone_with_the_parents_turn() {
         assert_eq!(work.path().join("b.txt").exists(), !saved, "saved: {saved}");
     }
 }
+
+#[tokio::test]
+async fn the_persons_interrupt_stops_every_explorer_at_once() {
+    let looks: Vec<(String, Value)> = (1..=3)
+        .map(|k| ("task".to_owned(), json!({"prompt": format!("[look {k}] look")})))
+        .collect();
+    let parent =
+        vec![crate::support::llm::Step { tools: looks, ..Default::default() }, text("Never read.")];
+    let slow = |k: usize| {
+        child(&format!("[look {k}]"), vec![text("Found.")]).slow(Duration::from_secs(60))
+    };
+    let server = FamilyLlm::start(parent, (1..=3).map(slow).collect()).await;
+    let work = tempfile::tempdir().unwrap();
+    let config = AgentConfig { approval: ApprovalMode::Auto, ..AgentConfig::default() };
+    let mut handle = start(&server, Wire::OpenAi, work.path(), config, Sessions::Off);
+    handle.commands.send(Command::Submit("Look.".into())).unwrap();
+    let mut events = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        while server.requests().iter().filter(|(whose, _)| whose.is_some()).count() < 3 {
+            while let Ok(event) = handle.events.try_recv() {
+                events.push(event);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the three explorers never asked their model");
+    let interrupted = Instant::now();
+    handle.commands.send(Command::Cancel).unwrap();
+    events.extend(until_result(&mut handle).await);
+    assert!(interrupted.elapsed() < Duration::from_secs(10), "the explorers were not stopped");
+    let ended: Vec<ChildStatus> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::AgentEnd { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, [ChildStatus::Interrupted; 3]);
+    let Some(AgentEvent::Result { outcome, .. }) = events.last() else { panic!() };
+    assert_eq!(*outcome, keel::agent::TurnOutcome::Interrupted);
+}
