@@ -166,7 +166,7 @@ fn print_plan(
 }
 
 fn print_json(out: &mut impl Write, event: &AgentEvent) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *out, event)?;
+    serde_json::to_writer(&mut *out, &agents::json(event)?)?;
     writeln!(out)?;
     out.flush()
 }
@@ -185,6 +185,8 @@ struct Printer {
     /// Their tokens, added up.
     usage: Usage,
     price: Option<Price>,
+    /// The child agents' lines and what they spent.
+    children: agents::Children,
 }
 
 impl Printer {
@@ -221,15 +223,24 @@ impl Printer {
             | AgentEvent::Thinking { .. }
             | AgentEvent::InterruptedText { .. }
             | AgentEvent::Notice { .. } => return Ok(()),
+            AgentEvent::AgentStart { .. }
+            | AgentEvent::AgentEnd { .. }
+            | AgentEvent::Child { .. } => {
+                self.release(err)?;
+                return self.children.print(err, event);
+            }
             AgentEvent::Result { .. } => {}
             _ => self.release(err)?,
         }
-        print_progress(
-            err,
-            out,
-            event,
-            &Spent { responses: self.responses, usage: self.usage, price: self.price },
-        )
+        let mut usage = self.usage;
+        usage.add(self.children.usage);
+        let spent = Spent {
+            responses: self.responses,
+            child_responses: self.children.responses,
+            usage,
+            price: self.price,
+        };
+        print_progress(err, out, event, &spent)
     }
 
     /// Prints the held answers as progress: something came after them.
@@ -250,6 +261,8 @@ impl Printer {
 #[derive(Debug, Clone, Copy, Default)]
 struct Spent {
     responses: u32,
+    /// Of the child agents, besides `responses` (their tokens are in `usage`).
+    child_responses: u32,
     usage: Usage,
     price: Option<Price>,
 }
@@ -316,6 +329,9 @@ fn print_progress(
             }
         }
         AgentEvent::Usage { .. }
+        | AgentEvent::AgentStart { .. }
+        | AgentEvent::AgentEnd { .. }
+        | AgentEvent::Child { .. }
         | AgentEvent::Prompt { .. }
         | AgentEvent::Thinking { .. }
         | AgentEvent::InterruptedText { .. }
@@ -353,11 +369,14 @@ fn tool_time(micros: u64) -> String {
 /// `3 model responses, board 2/5 done; 12345 tokens in, 678 out, $0.04`, `no response from
 /// the model`. The cost only where the model's price is known.
 fn summary(spent: &Spent, done: usize, total: usize) -> String {
-    let responses = match spent.responses {
+    let mut responses = match spent.responses {
         0 => return "no response from the model".to_owned(),
         1 => "1 model response".to_owned(),
         n => format!("{n} model responses"),
     };
+    if spent.child_responses > 0 {
+        responses.push_str(&format!(" (and {} by child agents)", spent.child_responses));
+    }
     let board =
         if total == 0 { "no board".to_owned() } else { format!("board {done}/{total} done") };
     let usage = &spent.usage;
@@ -371,5 +390,6 @@ fn summary(spent: &Spent, done: usize, total: usize) -> String {
     line
 }
 
+mod agents;
 #[cfg(test)]
 mod tests;

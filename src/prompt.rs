@@ -6,6 +6,14 @@
 const BASE: &str = include_str!("../assets/system_prompt.md");
 /// How to keep the board: the plan first, then changes beside a step's own call.
 const BOARD: &str = include_str!("../assets/system_prompt_board.md");
+/// A child agent's rules (`task`): one step, and a report at the end.
+const CHILD: &str = include_str!("../assets/system_prompt_child.md");
+
+/// keel's system prompt for a child agent (the project's instructions go after it, as after the
+/// parent's).
+pub fn child_system_prompt() -> String {
+    CHILD.trim_end().to_owned()
+}
 
 /// keel's system prompt, with the board's paragraph after the first one when `board` is on.
 pub fn system_prompt(board: bool) -> String {

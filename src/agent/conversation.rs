@@ -68,7 +68,7 @@ impl Conversation {
         let Self { config, provider, toolset, specs, state, meter, undo, hook_context } = self;
         Turn {
             config,
-            provider: provider.as_deref(),
+            provider: provider.as_ref(),
             toolset,
             specs,
             state,

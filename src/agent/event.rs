@@ -134,6 +134,31 @@ pub enum AgentEvent {
         tool_use_id: Option<String>,
         duration_ms: u64,
     },
+    /// A child agent (`task`) starts: its id, which every event of its own carries as `agent`.
+    AgentStart {
+        agent: String,
+        /// The `task` call that started it.
+        call_id: String,
+        /// `general` or `explore`.
+        kind: String,
+        label: String,
+        /// The board item it does, if any.
+        item: Option<String>,
+    },
+    /// A child agent ended: `done`, `failed`, `stopped` (its budget ran out) or `interrupted`.
+    AgentEnd {
+        agent: String,
+        status: super::children::ChildStatus,
+        /// Its model responses and the tokens they took.
+        rounds: u32,
+        input_tokens: u64,
+        output_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// Something that happened in child agent `agent`'s own conversation. `-p`'s JSON prints
+    /// `event` with `"agent"` added, never this wrapper.
+    Child { agent: String, event: Box<AgentEvent> },
     /// The turn ended.
     Result {
         /// `success`, `error`, `max_rounds`, `interrupted` or `max_tokens`.
@@ -209,6 +234,8 @@ impl AgentEvent {
             Self::Result { outcome: TurnOutcome::Interrupted, .. } => {
                 Entry::Notice { text: INTERRUPTED_NOTE.to_owned() }
             }
+            // A child's lines are its own conversation's; its call's line is the parent's.
+            Self::AgentStart { .. } | Self::AgentEnd { .. } | Self::Child { .. } => return None,
             Self::Todo { .. }
             | Self::ToolEnd { .. }
             | Self::Usage { .. }

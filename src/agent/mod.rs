@@ -9,6 +9,7 @@
 
 mod approval;
 mod board_edits;
+mod children;
 mod command;
 mod compaction;
 mod context;
@@ -27,6 +28,10 @@ mod task;
 mod turn;
 mod undo_note;
 
+pub use children::{
+    Budget, ChildAgent, ChildSettings, ChildStatus, DEFAULT_MAX_CHILD_ROUNDS,
+    DEFAULT_MAX_CHILD_TOKENS, DEFAULT_MAX_PARALLEL_AGENTS,
+};
 pub use command::{Command, Decision};
 pub use event::INTERRUPTED;
 pub use event::{AgentEvent, TurnOutcome};
@@ -103,6 +108,17 @@ pub struct AgentConfig {
     pub routes: crate::llm::Routes,
     /// The workspace's hooks, handed to its services: every conversation goes through them.
     pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    /// How the conversation's child agents (`task`) run.
+    pub children: ChildSettings,
+    /// A budget that stops a turn in place of `max_rounds`: a child agent's own.
+    pub budget: Option<Budget>,
+}
+
+impl AgentConfig {
+    /// Whether these are a child agent's settings: a child's conversation carries its own budget.
+    pub fn is_child(&self) -> bool {
+        self.budget.is_some()
+    }
 }
 
 impl Default for AgentConfig {
@@ -122,6 +138,8 @@ impl Default for AgentConfig {
             plan: false,
             routes: crate::llm::Routes::default(),
             hooks: std::sync::Arc::default(),
+            children: ChildSettings::default(),
+            budget: None,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! `ask` mode, and `read-only` still refuses every command.
 
 use crate::agent::approval::read_only;
+use crate::tools::task::Delegation;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
 
@@ -65,6 +66,14 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
              (readOnlyHint) and nothing may change until the person approves the plan. Put it on \
              the board as a step instead."
         )),
+        // A child of a plan-mode conversation runs under read-only rules; an item is work the
+        // plan has yet to be approved for.
+        Effect::Delegates => Delegation::decode(input).ok()?.item().map(|item| {
+            format!(
+                "Plan mode: item #{item} cannot be handed to a child until the person approves \
+                 the plan. Call task without an item to explore what the plan needs."
+            )
+        }),
         Effect::Reads | Effect::Plans | Effect::ReachesOutside { marked_read_only: true } => None,
     }
 }
@@ -110,6 +119,9 @@ mod tests {
         assert!(bash("cargo build").unwrap().contains("`cargo` is not one"));
         assert_eq!(refusal_of("read_file", &json!({"path": "a"})), None);
         assert_eq!(refusal_of("todo", &json!({"items": []})), None);
+        assert_eq!(refusal_of("task", &json!({"prompt": "look"})), None);
+        let item = refusal_of("task", &json!({"prompt": "do", "item": "2"})).unwrap();
+        assert!(item.contains("item #2 cannot be handed"), "{item}");
         let mcp = refusal_of("mcp__fs__write", &json!({})).unwrap();
         assert!(mcp.contains("readOnlyHint"), "{mcp}");
     }

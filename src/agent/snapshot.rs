@@ -125,6 +125,9 @@ pub struct ApprovalRequest {
     pub always: Option<String>,
     /// For commands: the sandbox it runs in, in words (`sandbox: read-only · no network`).
     pub sandbox: Option<String>,
+    /// The child agent whose call it is, in words (`child a2 · Run the tests · item #3`);
+    /// `None` for the conversation's own.
+    pub agent: Option<String>,
 }
 
 /// Queued prompts handed back to the front end when the person interrupts the turn, to edit
@@ -192,6 +195,8 @@ pub struct Snapshot {
     pub hooks: Arc<crate::hooks::HooksView>,
     /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
     pub sessions: Option<Arc<SessionList>>,
+    /// The child agents (`task`) of this conversation, running and done, oldest first.
+    pub children: imbl::Vector<Arc<super::children::ChildAgent>>,
 }
 
 /// What the newest prompt that changed files changed (what undo would revert), for `/diff`.

@@ -12,6 +12,7 @@
 //! in `sessions`; what hooks are told in `hooks`.
 
 mod board;
+mod children;
 mod compaction;
 mod hooks;
 mod model_notes;

@@ -9,6 +9,7 @@
 //! otherwise show its costly model as free.
 
 pub mod advice;
+mod children;
 mod file;
 pub mod mcp_json;
 mod sandbox_policy;
@@ -20,8 +21,8 @@ pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
 use crate::agent::{
-    AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS,
-    DEFAULT_NAG_MESSAGE, NagThreshold,
+    AgentConfig, ApprovalMode, Budget, ChildSettings, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS,
+    DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
 };
 use crate::hooks::Origin;
 use crate::hooks::config::check as check_hooks;
@@ -75,6 +76,12 @@ pub struct FileSettings {
     pub pass_env: Option<Vec<String>>,
     /// Hooks by event, in Claude Code's nesting; a workspace's run once the person trusts them.
     pub hooks: Option<crate::hooks::HooksConfig>,
+    /// A child agent's budget of model responses (`task`).
+    pub max_child_rounds: Option<u32>,
+    /// A child agent's budget of input tokens, over all its requests.
+    pub max_child_tokens: Option<u64>,
+    /// Explorers of one response that run at the same time.
+    pub max_parallel_agents: Option<usize>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),
@@ -179,6 +186,10 @@ pub struct Config {
     pub mcp_json: Option<mcp_json::McpJson>,
     /// The hooks of the person's config, then the workspace's (which run only once trusted).
     pub hooks: Vec<crate::hooks::HookSpec>,
+    /// Each child agent's budget (`max_child_rounds`, `max_child_tokens`).
+    pub child_budget: Budget,
+    /// Explorers of one response that run at the same time.
+    pub max_parallel_agents: usize,
 }
 
 impl Config {
@@ -201,6 +212,12 @@ impl Config {
             plan,
             routes: crate::llm::Routes::new(default_window),
             hooks: std::sync::Arc::default(),
+            children: ChildSettings {
+                budget: self.child_budget,
+                max_parallel: self.max_parallel_agents,
+                ..ChildSettings::default()
+            },
+            budget: None,
         }
     }
 
@@ -301,6 +318,8 @@ pub enum ConfigError {
     BadMcpServer { name: String, why: String },
     #[error("{file}: {why}")]
     BadHooks { file: &'static str, why: String },
+    #[error("{0} must be at least 1: a child agent needs room for one model response")]
+    ZeroChildBudget(&'static str),
 }
 
 /// Why a round limit of 0 is refused, wherever it was set.
@@ -438,6 +457,7 @@ pub fn merge(
         let checked = config.as_ref().map_or(Ok(Vec::new()), |c| check_hooks(c, origin));
         hooks.extend(checked.map_err(|why| ConfigError::BadHooks { file, why })?);
     }
+    let (child_budget, max_parallel_agents) = children::resolve(project, user)?;
     Ok(Config {
         provider,
         model,
@@ -465,5 +485,7 @@ pub fn merge(
         project_settings,
         mcp_json: None,
         hooks,
+        child_budget,
+        max_parallel_agents,
     })
 }

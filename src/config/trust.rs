@@ -150,11 +150,14 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         writable_roots,
         mcp_servers,
         pass_env,
+        max_child_rounds,
+        max_child_tokens,
+        max_parallel_agents,
         // Told apart: they run only once the person trusts them (`hooks::Hooks::untrusted_notice`).
         hooks: _,
     } = project;
     let named = |key: &'static str, set: bool| set.then(|| key.to_owned());
-    let settings: [(&str, Option<String>); 18] = [
+    let settings: [(&str, Option<String>); 21] = [
         ("provider", named("provider", provider.is_some())),
         ("model", model.as_deref().map(text)),
         ("base_url", named("base_url", base_url.is_some())),
@@ -173,6 +176,9 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         ("writable_roots", named("writable_roots", writable_roots.is_some())),
         ("mcp_servers", named("mcp_servers", mcp_servers.is_some())),
         ("pass_env", named("pass_env", pass_env.is_some())),
+        ("max_child_rounds", max_child_rounds.map(|n| n.to_string())),
+        ("max_child_tokens", max_child_tokens.map(|n| n.to_string())),
+        ("max_parallel_agents", max_parallel_agents.map(|n| n.to_string())),
     ];
     settings
         .into_iter()

@@ -6,7 +6,7 @@ use super::*;
 #[test]
 fn the_summary_reads_as_a_sentence() {
     let usage = Usage { input_tokens: 12_345, output_tokens: 678, ..Usage::default() };
-    let spent = |responses| Spent { responses, usage, price: None };
+    let spent = |responses| Spent { responses, child_responses: 0, usage, price: None };
     assert_eq!(summary(&spent(0), 0, 0), "no response from the model");
     assert_eq!(summary(&spent(1), 0, 0), "1 model response, no board; 12345 tokens in, 678 out");
     assert_eq!(

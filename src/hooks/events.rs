@@ -2,7 +2,6 @@
 //! Code's), what a hook's matcher is matched against, and how much a hook may hold up.
 //!
 //! A new event is one more line in the table below (and a call where it happens):
-//! `SubagentStop: Nothing, Blocks;` is all the subagents' end needs here.
 
 use serde::Serialize;
 
@@ -81,6 +80,8 @@ events! {
     PreCompact: Value, Watches;
     /// A board item is about to become completed.
     TaskCompleted: Nothing, FailsClosed;
+    /// A child agent (`task`) answered without asking for a tool: its turn would end.
+    SubagentStop: Nothing, Blocks;
 }
 
 impl Event {

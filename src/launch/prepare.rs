@@ -151,6 +151,8 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     );
     agent_config.routes = routes(&config, &env, agent_config.routes)?;
     agent_config.hooks = Arc::new(hooks);
+    agent_config.children.system_prompt =
+        instructions::system_prompt(&keel::prompt::child_system_prompt(), &instructions);
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),

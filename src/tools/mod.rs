@@ -24,6 +24,7 @@ pub mod sandbox;
 pub mod search;
 pub mod size_limit;
 pub mod supervisor;
+pub mod task;
 pub mod todo;
 pub mod tool;
 pub mod undo;

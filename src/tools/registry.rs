@@ -10,6 +10,7 @@ use super::bash::tool::Bash;
 use super::files::{edit_file::EditFile, read_file::ReadFile, write_file::WriteFile};
 use super::mcp::{Hub, is_mcp, tool::McpTool};
 use super::search::{glob_tool::Glob, grep_tool::Grep};
+use super::task::Task;
 use super::todo::Todo;
 use super::tool::{Effect, Tool};
 use super::{ToolCall, ToolError};
@@ -17,7 +18,7 @@ use crate::llm::ToolSpec;
 use std::sync::{Arc, LazyLock};
 
 /// keel's own tools, in the order the model is told of them.
-static BUILTIN: LazyLock<[Arc<dyn Tool>; 7]> = LazyLock::new(|| {
+static BUILTIN: LazyLock<[Arc<dyn Tool>; 8]> = LazyLock::new(|| {
     [
         Arc::new(Todo),
         Arc::new(Bash),
@@ -26,6 +27,7 @@ static BUILTIN: LazyLock<[Arc<dyn Tool>; 7]> = LazyLock::new(|| {
         Arc::new(EditFile),
         Arc::new(Grep),
         Arc::new(Glob),
+        Arc::new(Task),
     ]
 });
 
@@ -45,6 +47,11 @@ pub struct ToolSet {
     own: Vec<Arc<dyn Tool>>,
     /// The MCP servers whose tools are offered besides.
     mcp: Hub,
+    /// Why this set's calls run under read-only rules (a child agent's), in words for the model
+    /// whose change is refused; `None`: the conversation's own rules alone.
+    read_only: Option<Arc<str>>,
+    /// Only the MCP tools their servers mark read-only are offered.
+    mcp_reading_only: bool,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -62,7 +69,31 @@ impl ToolSet {
             .filter(|tool| board || tool.effect() != Effect::Plans)
             .cloned()
             .collect();
-        Self { own, mcp }
+        Self { own, mcp, read_only: None, mcp_reading_only: false }
+    }
+
+    /// The set a child agent of this one's conversation is offered: the same tools but the board
+    /// and delegation (a child neither keeps the board nor has children of its own). An explorer
+    /// (`explore`) keeps only the tools that read, commands (which run in the read-only sandbox)
+    /// and the MCP tools marked read-only. `read_only`: why the child's calls run under
+    /// read-only rules, when they do (an explorer's always do).
+    pub fn for_child(&self, explore: bool, read_only: Option<String>) -> Self {
+        let keeps = |effect: Effect| match effect {
+            Effect::Plans | Effect::Delegates => false,
+            _ if explore => effect.only_reads() || effect == Effect::RunsCommand,
+            _ => true,
+        };
+        Self {
+            own: self.own.iter().filter(|tool| keeps(tool.effect())).cloned().collect(),
+            mcp: self.mcp.clone(),
+            read_only: read_only.map(Arc::from).or_else(|| self.read_only.clone()),
+            mcp_reading_only: explore || self.mcp_reading_only,
+        }
+    }
+
+    /// Why this set's calls run under read-only rules, if they do.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// The tool a call names, if this set offers one by that name. An MCP name no server lists
@@ -116,8 +147,13 @@ impl ToolSet {
                 description: tool.description().to_owned(),
                 input_schema: tool.schema(),
             })
-            .chain(self.mcp.specs())
+            .chain(self.mcp.specs().into_iter().filter(|spec| self.offers_mcp(&spec.name)))
             .collect()
+    }
+
+    /// Whether the MCP tool named `name` is offered: every one, or only those marked read-only.
+    fn offers_mcp(&self, name: &str) -> bool {
+        !self.mcp_reading_only || self.mcp.find(name).is_some_and(|(_, tool)| tool.read_only)
     }
 }
 
@@ -146,14 +182,32 @@ mod tests {
         assert_eq!(with.reading(), ["read_file", "grep", "glob", "todo"]);
         assert_eq!(
             without.names(),
-            ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]
+            ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "task"]
         );
         assert!(with.find("rm_rf").is_none());
+        assert!(with.find("task").is_some() && without.find("task").is_some());
         let mcp = with.find("mcp__fs__read").map(|tool| tool.effect());
         assert_eq!(
             mcp,
             Some(Effect::ReachesOutside { marked_read_only: false }),
             "an unlisted MCP tool may do anything"
         );
+    }
+
+    #[test]
+    fn a_child_has_no_board_and_no_children_and_an_explorer_only_reads() {
+        let parent = ToolSet::new(true, Hub::default());
+        let general = parent.for_child(false, None);
+        assert_eq!(
+            general.names(),
+            ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]
+        );
+        assert_eq!(general.read_only(), None);
+        let explorer = parent.for_child(true, Some("it explores".into()));
+        assert_eq!(explorer.names(), ["bash", "read_file", "grep", "glob"]);
+        assert_eq!(explorer.read_only(), Some("it explores"));
+        let under_plan = parent.for_child(false, Some("plan mode".into()));
+        assert!(under_plan.find("write_file").is_some(), "its writes are refused with the reason");
+        assert_eq!(under_plan.read_only(), Some("plan mode"));
     }
 }

@@ -33,6 +33,9 @@ pub enum Effect {
     /// server marks it so (`readOnlyHint`): a claim of a program keel does not control, enough
     /// for the modes that only read, never for running it unasked.
     ReachesOutside { marked_read_only: bool },
+    /// Hands a step to a child agent (`task`): the conversation runs it, and each of the child's
+    /// own calls takes its own road, approved and confined as the parent's would be.
+    Delegates,
 }
 
 impl Effect {

@@ -11,6 +11,7 @@ use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
 use super::type_ahead::TypeAhead;
+use super::view::agents::AgentsView;
 use super::view::approval_modal::ApprovalModal;
 use super::view::board::BoardPane;
 use super::view::completion::Completer;
@@ -39,6 +40,8 @@ pub enum OverlayKind {
     Help,
     /// The session picker (`/resume`).
     Sessions,
+    /// The child agents' view (`/agents`).
+    Agents,
 }
 
 /// The whole UI state.
@@ -49,6 +52,10 @@ pub struct App {
     /// Shown while the snapshot holds a request not answered yet.
     pub(super) approval: ApprovalModal,
     pub(super) inspector: Option<Box<Inspector>>,
+    /// The child agent whose last request the inspector shows; `None`: the conversation's own.
+    pub(super) inspected_child: Option<String>,
+    /// The child agents' view (`/agents`), while open.
+    pub(super) agents: Option<Box<AgentsView>>,
     /// The inspector was opened over the approval box, so it has the keyboard until closed.
     pub(super) inspector_over_approval: bool,
     pub(super) help: Option<HelpOverlay>,
@@ -88,6 +95,8 @@ impl App {
             snapshot: Snapshot::default(),
             approval: ApprovalModal::default(),
             inspector: None,
+            inspected_child: None,
+            agents: None,
             inspector_over_approval: false,
             help: None,
             pager: None,
@@ -145,7 +154,13 @@ impl App {
             self.main.composer.take_back(&snapshot.handed_back.prompts);
         }
         if let Some(inspector) = &mut self.inspector {
-            inspector.update(&snapshot);
+            match child_view(&snapshot, self.inspected_child.as_deref()) {
+                Some(child) => inspector.update(child),
+                None => inspector.update(&snapshot),
+            }
+        }
+        if let Some(agents) = &mut self.agents {
+            agents.update(&snapshot);
         }
         if let Some(pager) = &mut self.pager {
             pager.update(&snapshot);
@@ -232,6 +247,9 @@ impl App {
         if let Some(picker) = &mut self.picker {
             picker.prepare(covered);
         }
+        if let Some(agents) = &mut self.agents {
+            agents.prepare(&self.snapshot, covered);
+        }
         if let Some(request) = self.visible_approval().cloned() {
             self.approval.prepare(&request, covered);
         }
@@ -278,11 +296,18 @@ impl App {
             Some(OverlayKind::Output)
         } else if self.inspector.is_some() {
             Some(OverlayKind::History)
+        } else if self.agents.is_some() {
+            Some(OverlayKind::Agents)
         } else if self.help.is_some() {
             Some(OverlayKind::Help)
         } else {
             None
         }
+    }
+
+    /// The child agent the child agents' view shows, while it is open.
+    pub fn shown_child(&self) -> Option<&str> {
+        self.agents.as_ref().and_then(|agents| agents.shown())
     }
 
     /// The output pager, while it is open.
@@ -342,6 +367,14 @@ impl App {
             self.agent_stopped();
         }
     }
+}
+
+/// Child agent `id`'s conversation as `snapshot` last had it; `None` for no id, or a child that
+/// has shown nothing yet.
+pub(super) fn child_view<'a>(snapshot: &'a Snapshot, id: Option<&str>) -> Option<&'a Snapshot> {
+    let id = id?;
+    let child = snapshot.children.iter().find(|child| &*child.id == id)?;
+    child.view.as_deref()
 }
 
 /// The lines at the top of the conversation: what keel's setup must tell the person (settings it

@@ -23,6 +23,8 @@ pub enum Slash {
     Model,
     /// `/diff`: what the last prompt that changed files changed (what `/undo` reverts).
     Diff,
+    /// `/agents`: the child agents and their conversations.
+    Agents,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -67,6 +69,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         Slash::Hooks,
         "list the hooks and what ran; trust: run the workspace's as they are now; forget",
     ),
+    (
+        "/agents",
+        Slash::Agents,
+        "the child agents (task): each one's conversation, what it runs, what it spent",
+    ),
     ("/demo", Slash::Demo, "watch keel work through a sample task with a scripted model"),
     ("/help", Slash::Help, "show every key and command"),
     ("/quit", Slash::Quit, "leave keel"),
@@ -101,8 +108,8 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /hooks /demo /help
-/// /quit`.
+/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /hooks /agents
+/// /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

@@ -12,12 +12,13 @@ use super::event::UiEvent;
 use super::keymap::{HelpSection, lookup};
 use super::main_view::{self, KEYS};
 use super::stack::{Ctx, Effect, Hints, Layer, View};
+use super::view::agents::AgentsView;
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::inspector::{self, Inspector};
 use super::view::pager::Pager;
 use super::view::session_picker::{self, SessionPicker};
-use super::view::{approval_modal, board, composer, conversation, pager};
-use crate::agent::Command;
+use super::view::{agents, approval_modal, board, composer, conversation, pager};
+use crate::agent::{Command, Snapshot};
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 use std::time::Instant;
@@ -41,6 +42,7 @@ pub fn help_sections() -> Vec<HelpSection> {
         HelpSection::of("Tool output (Ctrl+G)", pager::KEYS),
         HelpSection::of("Approval", approval_modal::KEYS),
         HelpSection::of("Saved sessions (/resume)", session_picker::KEYS),
+        HelpSection::of("Child agents (/agents)", agents::KEYS),
         HelpSection::of("This help", help_overlay::KEYS),
     ]
 }
@@ -124,11 +126,12 @@ impl App {
             (answering && self.approval_on_top()).then_some(&self.approval as &dyn Layer);
         let picker =
             self.picker.as_deref().filter(|_| answering).map(|picker| picker as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 7] = [
+        let layers: [Option<&dyn Layer>; 8] = [
             approval,
             picker,
             self.pager.as_deref().map(|pager| pager as &dyn Layer),
             self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
+            self.agents.as_deref().map(|agents| agents as &dyn Layer),
             self.help.as_ref().map(|help| help as &dyn Layer),
             Some(&self.board),
             Some(&self.main),
@@ -163,7 +166,7 @@ impl App {
         let busy = self.is_busy();
         let show_approval = to_guarded && self.approval_on_top();
         let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(7);
+        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(8);
         if show_approval {
             layers.push(&mut self.approval);
         }
@@ -175,6 +178,9 @@ impl App {
         }
         if let Some(inspector) = &mut self.inspector {
             layers.push(inspector.as_mut());
+        }
+        if let Some(agents) = &mut self.agents {
+            layers.push(agents.as_mut());
         }
         if let Some(help) = &mut self.help {
             layers.push(help);
@@ -189,6 +195,10 @@ impl App {
         let effects = ctx.effects;
         if self.inspector.as_deref().is_some_and(View::is_done) {
             self.inspector = None;
+            self.inspected_child = None;
+        }
+        if self.agents.as_deref().is_some_and(View::is_done) {
+            self.agents = None;
         }
         if self.pager.as_deref().is_some_and(View::is_done) {
             self.pager = None;
@@ -214,6 +224,7 @@ impl App {
             Effect::OpenInspector => {
                 self.help = None;
                 self.pager = None;
+                self.inspected_child = None;
                 self.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
                 self.inspector_over_approval = self.visible_approval().is_some();
             }
@@ -237,6 +248,20 @@ impl App {
                 self.send(Command::ListSessions);
             }
             Effect::FocusBoard => self.board.focus(&self.snapshot),
+            Effect::OpenAgents { item } => {
+                self.help = None;
+                self.inspector = None;
+                self.pager = None;
+                self.board.focused = false;
+                self.agents = Some(Box::new(AgentsView::open(&self.snapshot, item.as_deref())));
+            }
+            Effect::InspectChild(id) => {
+                let child = super::app::child_view(&self.snapshot, Some(&id));
+                self.inspector =
+                    Some(Box::new(Inspector::open(child.unwrap_or(&Snapshot::default()))));
+                self.inspected_child = Some(id);
+                self.inspector_over_approval = false;
+            }
             Effect::Compose(text) => {
                 self.board.focused = false;
                 self.main.composer.prefill(&text);
@@ -307,6 +332,7 @@ mod tests {
             "Tool output (Ctrl+G)" => &["| ctrl+g or f3 |"],
             "Approval" => &["| `y` / `a` / `n` / esc in the approval box"],
             "Saved sessions (/resume)" => &["| `/resume`"],
+            "Child agents (/agents)" => &["| `/agents`"],
             "This help" => &["| `?`"],
             _ => &["|"],
         };

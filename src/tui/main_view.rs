@@ -184,6 +184,7 @@ impl MainView {
                     Slash::Plan => Effect::Send(Command::PlanMode(!ctx.snapshot.plan_mode)),
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
                     Slash::Diff => Effect::OpenTurnDiff,
+                    Slash::Agents => Effect::OpenAgents { item: None },
                     Slash::Todo | Slash::Mcp | Slash::Hooks | Slash::Resume | Slash::Model => {
                         return;
                     }

@@ -49,6 +49,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     if let Some(help) = &app.help {
         help.render(covered, buf);
     }
+    if let Some(agents) = &app.agents {
+        agents.render(snapshot, covered, buf);
+    }
     if let Some(picker) = &app.picker {
         picker.render(covered, buf, app.type_ahead.holding(app.now));
     }

@@ -34,6 +34,13 @@ pub enum Effect {
     OpenSessions,
     /// Give the board the keyboard (`/todos`).
     FocusBoard,
+    /// Open the child agents' view (`/agents`), on the child of this board item if one is
+    /// given and has one.
+    OpenAgents {
+        item: Option<String>,
+    },
+    /// Open the inspector on child agent `id`'s last request.
+    InspectChild(String),
     /// Put this text in the composer and give it the keyboard (the board's edit and add keys).
     Compose(String),
     Quit,

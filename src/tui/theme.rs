@@ -60,6 +60,8 @@ pub const TODO_DONE: Style = Style::new().fg(Color::Green).add_modifier(Modifier
 /// An item waiting for open blockers: dimmed, not grey — palette colour 8 is the background in
 /// some themes (Solarized Dark).
 pub const TODO_BLOCKED: Style = Style::new().add_modifier(Modifier::DIM);
+/// A board item's child agent at work: what it runs now and has spent.
+pub const CHILD_AT_WORK: Style = Style::new().fg(Color::Cyan);
 /// The mark on an item in progress that has stood still too long.
 pub const TODO_STALE: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 /// The `PLAN` badge of plan mode, on the board and in the status bar.

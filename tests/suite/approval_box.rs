@@ -27,6 +27,7 @@ fn request(tool: &str, detail: &str, diff: Option<&str>, always: Option<&str>) -
         diff: diff.map(str::to_owned),
         always: always.map(str::to_owned),
         sandbox: None,
+        agent: None,
     }
 }
 

@@ -169,7 +169,7 @@ async fn no_todo_takes_the_tool_and_the_reminder_away() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]);
+    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "task"]);
     // Nor does the system prompt tell the model to keep a board it has no tool for.
     let system = bodies[0]["system"].to_string();
     assert!(system.contains("You are keel") && !system.contains("todo"), "{system}");

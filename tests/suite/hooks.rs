@@ -694,3 +694,59 @@ async fn hooks_of_one_event_run_in_parallel() {
     assert_eq!((starts.len(), ends.len()), (2, 2), "{text}");
     assert!(starts.iter().max() < ends.iter().min(), "each started before the other ended: {text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagent_stop_hook_keeps_a_child_going_and_the_parents_stop_hooks_are_its_own() {
+    use crate::support::llm::family::{FamilyLlm, child};
+    for wire in WIRES {
+        let scripts = Scripts::new();
+        let seen = scripts.path("subagent.jsonl");
+        let parent_seen = scripts.path("stop.jsonl");
+        let verify = scripts.script(
+            "verify.sh",
+            &format!(
+                "{}\nif [ ! -e '{1}' ]; then touch '{1}'; echo 'look in src too' >&2; exit 2; fi",
+                save_stdin(&seen),
+                scripts.path("blocked-once").display()
+            ),
+        );
+        let watch = scripts.script("watch.sh", &save_stdin(&parent_seen));
+        let config_text = format!(
+            "{}{}",
+            one("SubagentStop", None, &verify, None),
+            one("Stop", None, &watch, None)
+        );
+        let parent =
+            vec![tool("task", json!({"prompt": "FINDER: find the needle"})), text("Found.")];
+        let finder = child("FINDER", vec![text("not found"), text("found it in src")]);
+        let server = FamilyLlm::start(parent, vec![finder]).await;
+        let work = tempfile::tempdir().unwrap();
+        let hooks_ = hooks(work.path(), &config_text, false);
+        let config = AgentConfig { approval: ApprovalMode::Auto, ..config(hooks_) };
+        let mut handle = start(&server, wire, work.path(), config, Sessions::Off);
+        handle.commands.send(Command::Submit("Find it.".into())).unwrap();
+        let events = until_result(&mut handle).await;
+        assert_eq!(result_outcome(&events).0, TurnOutcome::Success, "{wire:?}");
+        // The child's turn would have ended; its SubagentStop hook kept it going with its reason.
+        let requests = server.child("FINDER");
+        assert_eq!(requests.len(), 2, "{wire:?}");
+        let second = requests[1]["messages"].to_string();
+        assert!(
+            second.contains(
+                r#"<hook-feedback event=\"SubagentStop\">look in src too</hook-feedback>"#
+            ),
+            "{wire:?}: {second}"
+        );
+        let child_stops: Vec<Value> = scripts.inputs("subagent.jsonl");
+        assert_eq!(child_stops.len(), 2, "{wire:?}");
+        assert_eq!(child_stops[0]["hook_event_name"], "SubagentStop");
+        assert_eq!(child_stops[1]["last_assistant_message"], "found it in src");
+        // The parent's own turn end is a Stop, heard once: the child's ends were not.
+        let stops = scripts.inputs("stop.jsonl");
+        assert_eq!(stops.len(), 1, "{wire:?}: {stops:?}");
+        assert_eq!(stops[0]["last_assistant_message"], "Found.");
+        // The parent read the child's last word.
+        let parent_last = server.parent().last().unwrap().to_string();
+        assert!(parent_last.contains("found it in src"), "{wire:?}: {parent_last}");
+    }
+}

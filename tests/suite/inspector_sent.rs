@@ -127,6 +127,7 @@ fn ctrl_t_opens_the_inspector_over_an_approval_and_esc_closes_it_without_answeri
         diff: None,
         always: None,
         sandbox: None,
+        agent: None,
     };
     let snapshot = Snapshot {
         pending_approval: Some(std::sync::Arc::new(request)),

@@ -43,6 +43,7 @@ fn the_approval_box_says_where_the_command_runs() {
             diff: None,
             always: Some("exactly this command line, for the rest of the session".into()),
             sandbox: Some("sandbox: workspace · no network".into()),
+            agent: None,
         })),
         ..with_sandbox("sandbox: workspace · no network")
     };

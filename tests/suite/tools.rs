@@ -13,10 +13,10 @@ mod registry {
     use super::*;
 
     #[test]
-    fn specs_name_the_six_tools_with_object_schemas() {
+    fn specs_name_the_tools_with_object_schemas() {
         let specs = ToolSet::new(false, Hub::default()).specs();
         let names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
-        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]);
+        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "task"]);
         for spec in &specs {
             assert_eq!(spec.input_schema["type"], "object");
             assert!(spec.description.len() > 40, "{}", spec.name);

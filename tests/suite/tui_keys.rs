@@ -217,6 +217,7 @@ fn approval_snapshot() -> Snapshot {
         diff: None,
         always: Some("`rm` commands".into()),
         sandbox: None,
+        agent: None,
     }));
     snapshot
 }

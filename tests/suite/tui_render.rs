@@ -214,6 +214,7 @@ fn snapshot_approval_modal_with_diff() {
                 "--- a/hello.py\n+++ b/hello.py\n@@ -1,2 +1,3 @@\n-def greet(name):\n+def greet(name: str) -> str:\n+    \"\"\"Return a greeting for name.\"\"\"\n     return f\"Hello, {name}!\"\n"
                     .into(),
             ),
+            agent: None,
         }));
         app_with(snapshot).0
     });

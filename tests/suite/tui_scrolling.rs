@@ -143,6 +143,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
         always: None,
         sandbox: None,
         diff: Some("+added line\n-removed line\n".repeat(50)),
+        agent: None,
     }));
     apps.push(app_with(snapshot).0);
 

@@ -86,6 +86,7 @@ fn approval(detail: &str) -> Snapshot {
             diff: None,
             always: Some("`touch` commands".into()),
             sandbox: None,
+            agent: None,
         })),
         ..Snapshot::default()
     }

@@ -2,6 +2,7 @@
 //! either protocol: starting it, waiting for its turns, and sending the person's board edits.
 
 use super::llm::FakeLlm;
+use super::llm::family::FamilyLlm;
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Entry, Sessions, Snapshot};
 use keel::board::BoardEdit;
 use keel::llm::anthropic::AnthropicClient;
@@ -22,8 +23,32 @@ pub enum Wire {
     OpenAi,
 }
 
+/// A scripted server's base URLs, as each protocol's client takes them.
+pub trait Bases {
+    fn anthropic_base(&self) -> String;
+    fn openai_base(&self) -> String;
+}
+
+impl Bases for FakeLlm {
+    fn anthropic_base(&self) -> String {
+        FakeLlm::anthropic_base(self)
+    }
+    fn openai_base(&self) -> String {
+        FakeLlm::openai_base(self)
+    }
+}
+
+impl Bases for FamilyLlm {
+    fn anthropic_base(&self) -> String {
+        FamilyLlm::anthropic_base(self)
+    }
+    fn openai_base(&self) -> String {
+        FamilyLlm::openai_base(self)
+    }
+}
+
 /// A client of `server` in the given protocol.
-pub fn provider(server: &FakeLlm, wire: Wire) -> Provider {
+pub fn provider(server: &impl Bases, wire: Wire) -> Provider {
     let base_url = match wire {
         Wire::Anthropic => server.anthropic_base(),
         Wire::OpenAi => server.openai_base(),
@@ -45,7 +70,7 @@ pub fn provider(server: &FakeLlm, wire: Wire) -> Provider {
 
 /// Starts a real agent in `dir` that talks to `server`.
 pub fn start(
-    server: &FakeLlm,
+    server: &impl Bases,
     wire: Wire,
     dir: &Path,
     config: AgentConfig,

@@ -160,7 +160,7 @@ fn allowed(tool: &dyn Tool, input: &Value) -> Option<Allowed> {
         Effect::WritesFiles | Effect::ReachesOutside { .. } => {
             Some(Allowed::Tool(tool.name().to_owned()))
         }
-        Effect::Reads | Effect::Plans => None,
+        Effect::Reads | Effect::Plans | Effect::Delegates => None,
     }
 }
 

@@ -33,6 +33,7 @@ use crate::tools::undo::{Shadow, UndoContext, UndoReport};
 use std::path::PathBuf;
 use std::time::SystemTime;
 use thiserror::Error;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// Why a session could not be opened or saved.
 #[derive(Debug, Error)]
@@ -96,17 +97,40 @@ pub(crate) struct Journal {
     untold: Option<SessionError>,
     /// The id and start time the log will have, once hooks have named the session by them.
     planned: Option<(String, u64)>,
+    /// A child agent's conversation: its records go to the parent, which keeps them with the
+    /// session.
+    forward: Option<UnboundedSender<Record>>,
 }
 
 impl Journal {
     /// Saves from the first record on to a new log in `store`.
     pub(crate) fn new_in(store: SessionStore) -> Self {
-        Self { log: None, store: Some(store), failed: false, untold: None, planned: None }
+        Self {
+            log: None,
+            store: Some(store),
+            failed: false,
+            untold: None,
+            planned: None,
+            forward: None,
+        }
     }
 
     /// Goes on saving to a reopened log.
     pub(crate) fn resume(log: SessionLog, store: SessionStore) -> Self {
-        Self { log: Some(log), store: Some(store), failed: false, untold: None, planned: None }
+        Self {
+            log: Some(log),
+            store: Some(store),
+            failed: false,
+            untold: None,
+            planned: None,
+            forward: None,
+        }
+    }
+
+    /// A child agent's journal: every record is handed to `parent`, which saves it with the
+    /// session; a child takes no snapshots of its own (its parent's turn does).
+    pub(crate) fn forwarding(parent: UnboundedSender<Record>) -> Self {
+        Self { forward: Some(parent), ..Self::default() }
     }
 
     /// The same policy for a new conversation: saved, to a new log, if this one was.
@@ -120,6 +144,11 @@ impl Journal {
     /// Appends a record. Returns the error the first time saving fails; later records are
     /// dropped quietly (the person has been told).
     pub(crate) fn record(&mut self, record: &Record) -> Result<(), SessionError> {
+        if let Some(parent) = &self.forward {
+            // A parent gone is a child being dropped: nothing of it is kept any more.
+            let _ = parent.send(record.clone());
+            return Ok(());
+        }
         if self.failed {
             return Ok(());
         }

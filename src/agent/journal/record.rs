@@ -96,6 +96,10 @@ pub enum Record {
     Rounds { rounds_since_todo: u32 },
     /// The rest of the counts (`since_todo` absent, so left as the last `Rounds` set it).
     Pace { pace: ReminderCounts },
+    /// A record of child agent `agent`'s conversation (`task`), kept with the session. Replay
+    /// counts a child's usage into the session's and leaves the rest to it: the parent's own
+    /// records say what the child changed.
+    Agent { agent: String, record: Box<Record> },
     /// A record of a kind this keel does not know; never written.
     #[serde(other, skip_serializing)]
     Unknown,
@@ -119,6 +123,19 @@ impl Record {
             before: change.before.as_ref().map(|bytes| BASE64.encode(bytes)),
             after: BASE64.encode(&change.after),
             folders: change.created_folders,
+        }
+    }
+}
+
+impl Record {
+    /// The file change a `Change` record holds; `None` for any other record, or contents that
+    /// are not base64.
+    pub fn file_change(&self) -> Option<FileChange> {
+        match self {
+            Self::Change { path, before, after, folders } => {
+                decode_change(path.clone(), before.as_deref(), after, *folders)
+            }
+            _ => None,
         }
     }
 }

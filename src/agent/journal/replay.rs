@@ -289,6 +289,12 @@ impl Replay {
                 restored.usage.add(usage);
                 restored.usage_recorded = true;
             }
+            // What a child spent is the session's; the rest of its log is its own.
+            Record::Agent { record, .. } => {
+                if let Record::Usage(usage) = *record {
+                    restored.usage.add(usage);
+                }
+            }
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::board::{Board, BoardEdit, BoardError, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
-use crate::tools::ToolOutcome;
+
 use serde_json::Value;
 
 /// The tags around the note that tells the model what the person changed.
@@ -120,24 +120,31 @@ impl State {
         self.steps.find(path, repeated)
     }
 
-    /// Works out a `todo` update, either form, through the board's validation, without taking
-    /// it: the board it would make and the answer to give, or the error (the board as it was).
-    /// The turn's `update_board` runs the TaskCompleted hooks between this and
-    /// [`State::accept_board`].
-    pub fn propose_board(&mut self, input: &Value) -> Result<(Board, String), BoardError> {
-        self.board_called = true;
+    /// Works out an update, either form, through the board's validation, without taking it: the
+    /// board it would make and the answer to give (the whole board rendered), or the error (the
+    /// board as it was). The turn runs the TaskCompleted hooks between this and
+    /// [`State::accept_board`] (`turn::task_completed`).
+    pub fn propose_board(&self, input: &Value) -> Result<(Board, String), BoardError> {
         let mut board = (*self.view.board).clone();
         let answer = board.update(input)?;
         Ok((board, answer))
     }
 
-    /// Takes a board [`State::propose_board`] made, for call `id`: saved and told (the `todo`
-    /// event), and answered with the whole board rendered.
-    pub fn accept_board(&mut self, id: &str, board: Board, answer: String) -> ToolOutcome {
+    /// Takes a board [`State::propose_board`] made: saved and told (the `todo` event).
+    pub fn accept_board(&mut self, board: Board) {
         self.set_board(board);
         self.emit(self.todo_event());
+    }
+
+    /// The round running now called `todo`, or showed the model the whole board some other way
+    /// (a `task` answer that carries it): the reminder counts it as a board call.
+    pub fn board_shown(&mut self) {
+        self.board_called = true;
+    }
+
+    /// Call `id`'s answer was the whole board: a later one of the same round supersedes it.
+    pub fn answered_with_board(&mut self, id: &str) {
         self.board_answers.push(id.to_owned());
-        ToolOutcome::ok(answer)
     }
 
     /// The `todo` event for the board as it stands.

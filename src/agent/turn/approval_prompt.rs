@@ -23,6 +23,7 @@ impl Turn<'_> {
             diff: preview::preview(tool, &call.input, self.tools.workspace()),
             always: self.services.approvals().always_covers(tool, &call.input),
             sandbox: command.then(|| self.tools_for_call().sandbox().label()),
+            agent: None,
         })));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(self.outbox);

@@ -9,6 +9,7 @@
 //! due.
 
 mod approval_prompt;
+mod budget;
 pub(super) mod hooks;
 pub(super) mod jobs_watch;
 mod mcp_tools;
@@ -20,8 +21,8 @@ mod plan_turn;
 mod prompt_hooks;
 mod repeated_step;
 mod request;
-mod road;
-mod round;
+pub(super) mod road;
+pub(super) mod round;
 mod task_completed;
 mod turn_diff;
 pub(super) mod undo;
@@ -38,6 +39,7 @@ use crate::llm::{Completion, Provider, RequestShape, StopReason, ToolSpec};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::{ToolCall, ToolSet, Tools};
 pub(in crate::agent) use request::{Failure, during_turn, on_stream_event};
+use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 use undo::UndoGroup;
 
@@ -70,7 +72,8 @@ pub(in crate::agent) enum Stop {
 /// front end's channels, and the workspace's services. The turn code is all `impl Turn`.
 pub(in crate::agent) struct Turn<'a> {
     pub config: &'a AgentConfig,
-    pub provider: Option<&'a Provider>,
+    /// The model, shared with the conversation's children.
+    pub provider: Option<&'a Arc<Provider>>,
     pub toolset: &'a ToolSet,
     pub specs: &'a mut Vec<ToolSpec>,
     pub state: &'a mut State,
@@ -123,7 +126,7 @@ impl Turn<'_> {
     /// Tells front ends what each request carries besides the history, so the inspector shows
     /// the body as sent.
     pub(in crate::agent) fn tell_request_shape(&mut self) {
-        let model = self.provider.map_or("", Provider::model);
+        let model = self.provider.map_or("", |provider| provider.model());
         self.state.set_request(RequestShape {
             model: model.into(),
             tools: self.specs.clone().into(),
@@ -178,11 +181,7 @@ impl Turn<'_> {
         let mut stop_continuations = 0;
         let mut stop_reason = None;
         let (outcome, error, stop) = loop {
-            if rounds >= self.config.max_rounds {
-                let text = format!(
-                    "Stopped after {rounds} model responses in this turn (the limit set by \
-                     --max-rounds or max_rounds). Send a message to let it go on."
-                );
+            if let Some(text) = self.over_limit(rounds) {
                 break (TurnOutcome::MaxRounds, Some(text), None);
             }
             rounds += 1;

@@ -47,9 +47,9 @@ impl Turn<'_> {
         Ok(notes.into_iter().map(|text| ContentBlock::Note { text }).collect())
     }
 
-    /// Runs the Stop hooks over a turn about to end with `last_text`, which they have kept going
-    /// `continued` times already. `Ok(true)`: a hook blocked and its reason is now the model's
-    /// next message, so the turn goes on.
+    /// Runs the Stop hooks (a child agent's: SubagentStop) over a turn about to end with
+    /// `last_text`, which they have kept going `continued` times already. `Ok(true)`: a hook
+    /// blocked and its reason is now the model's next message, so the turn goes on.
     pub(in crate::agent) async fn stop_hooks(
         &mut self,
         last_text: &str,
@@ -59,20 +59,22 @@ impl Turn<'_> {
             ("stop_hook_active".to_owned(), json!(continued > 0)),
             ("last_assistant_message".to_owned(), json!(last_text)),
         ]);
-        let fired = self.fire_hooks(Event::Stop, Query::Nothing, fields, None).await?;
+        let event = if self.config.is_child() { Event::SubagentStop } else { Event::Stop };
+        let fired = self.fire_hooks(event, Query::Nothing, fields, None).await?;
         let Some(reason) = fired.blocked() else {
             return Ok(false);
         };
         if continued >= MAX_STOP_CONTINUATIONS {
             self.emit(AgentEvent::Notice {
                 text: format!(
-                    "Stop hooks kept this turn going {MAX_STOP_CONTINUATIONS} times in a row; \
-                     keel ends it here."
+                    "{} hooks kept this turn going {MAX_STOP_CONTINUATIONS} times in a row; \
+                     keel ends it here.",
+                    event.name()
                 ),
             });
             return Ok(false);
         }
-        let text = for_model("feedback", Event::Stop, &reason);
+        let text = for_model("feedback", event, &reason);
         self.state
             .push_message(Message { role: Role::User, content: vec![ContentBlock::Note { text }] });
         Ok(true)

@@ -1,5 +1,5 @@
-//! One round of tool calls: each call taken down its road (`road`), in order, while the person can
-//! interrupt; then the results — the person's board changes and the reminder after them, when
+//! One round of tool calls: each call taken down its road (`road`), in order — the explorers of
+//! one response (`task` with no item) side by side — while the person can interrupt; then the results — the person's board changes and the reminder after them, when
 //! there are any — go into the history as one user message.
 
 use crate::agent::event::AgentEvent;
@@ -27,20 +27,32 @@ impl Turn<'_> {
         // The round's last changing tool was a command that left nothing running: the
         // workspace is as the round leaves it.
         let mut settled = false;
-        for call in calls {
-            let taken = if stop.is_some() {
-                self.answer_unrun(&call, ToolStatus::Interrupted, INTERRUPTED)
+        let mut calls = calls.into_iter().peekable();
+        while let Some(call) = calls.next() {
+            let takens = if stop.is_some() {
+                vec![self.answer_unrun(&call, ToolStatus::Interrupted, INTERRUPTED)]
             } else if cut == Some(call.id.as_str()) {
                 let why = cut_call_message(self.config.max_tokens);
-                self.answer_unrun(&call, ToolStatus::Failed, &why)
+                vec![self.answer_unrun(&call, ToolStatus::Failed, &why)]
+            } else if self.runs_together(&call) {
+                // The explorers that follow in the response run beside this one.
+                let mut group = vec![call];
+                while let Some(next) =
+                    calls.next_if(|next| cut != Some(next.id.as_str()) && self.runs_together(next))
+                {
+                    group.push(next);
+                }
+                self.take_calls_together(&group).await
             } else {
-                self.take_call(call).await
+                vec![self.take_call(call).await]
             };
-            if let Some(effect) = taken.effect.filter(|effect| effect.changes_things()) {
-                settled = effect == Effect::RunsCommand && !taken.left_running;
+            for taken in takens {
+                if let Some(effect) = taken.effect.filter(|effect| effect.changes_things()) {
+                    settled = effect == Effect::RunsCommand && !taken.left_running;
+                }
+                stop = stop.or(taken.stop);
+                results.push(taken.result);
             }
-            stop = stop.or(taken.stop);
-            results.push(taken.result);
         }
         self.state.count_round();
         results.extend(self.state.take_model_notes());

@@ -4,10 +4,10 @@
 //! is killed or times out — refuses the whole update the way a board rule does: the board stays
 //! as it was, and the model reads `Item {id}: cannot be completed: {reason}`.
 //!
-//! Every update of the board by the model goes through [`Turn::update_board`]; so must any other
-//! way an item is completed for the model (a child agent's success completing its item).
+//! Every update of the board for the model goes through [`Turn::apply_board_update`]: the
+//! model's `todo` ([`Turn::update_board`]) and a child agent's item started and completed.
 
-use crate::agent::turn::{Stop, Turn};
+use crate::agent::turn::{INTERRUPTED, Stop, Turn};
 use crate::board::{Board, BoardError, BoardItem, Status};
 use crate::hooks::{Event, Query};
 use crate::tools::ToolOutcome;
@@ -22,26 +22,40 @@ impl Turn<'_> {
         id: &str,
         input: &Value,
     ) -> (ToolOutcome, Option<Stop>) {
-        let (board, answer) = match self.state.propose_board(input) {
-            Ok(proposed) => proposed,
-            Err(refused) => return (ToolOutcome::error(refused.to_string()), None),
-        };
+        self.state.board_shown();
+        match self.apply_board_update(input).await {
+            Ok(answer) => {
+                self.state.answered_with_board(id);
+                (ToolOutcome::ok(answer), None)
+            }
+            Err((refused, stop)) => (ToolOutcome::error(refused), stop),
+        }
+    }
+
+    /// Applies an update, either form, through the board's validation and the TaskCompleted
+    /// hooks of every item it completes; returns the whole board rendered, or why it was refused
+    /// (the board as it was) and why the turn must stop if the person interrupted meanwhile.
+    pub(in crate::agent) async fn apply_board_update(
+        &mut self,
+        input: &Value,
+    ) -> Result<String, (String, Option<Stop>)> {
+        let (board, answer) =
+            self.state.propose_board(input).map_err(|refused| (refused.to_string(), None))?;
         let completing = newly_completed(&self.state.view().board, &board);
         for item in completing {
             let fields = task_fields(&item, &board);
             let fired =
                 match self.fire_hooks(Event::TaskCompleted, Query::Nothing, fields, None).await {
                     Ok(fired) => fired,
-                    Err(stop) => {
-                        return (ToolOutcome::error(crate::agent::turn::INTERRUPTED), Some(stop));
-                    }
+                    Err(stop) => return Err((INTERRUPTED.to_owned(), Some(stop))),
                 };
             if let Some(reason) = fired.blocked() {
                 let refused = BoardError::CompletionRefused { id: item.id.clone(), reason };
-                return (ToolOutcome::error(refused.to_string()), None);
+                return Err((refused.to_string(), None));
             }
         }
-        (self.state.accept_board(id, board, answer), None)
+        self.state.accept_board(board);
+        Ok(answer)
     }
 }
 

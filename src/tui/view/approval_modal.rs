@@ -1,6 +1,6 @@
 //! The approval modal: a tool call waiting for the person's yes or no.
 //!
-//! It shows the tool, the command or path, and for file changes the diff (`+` green, `-` red),
+//! It shows the child agent that asks, when one does, then the tool, the command or path, and for file changes the diff (`+` green, `-` red),
 //! scrollable when long; the answer keys are pinned at the bottom so they are always in view.
 //! Nothing is hidden without a mark: the command wraps at spaces (every character kept), and
 //! when the body does not fit, the borders say how many rows are above and below. While typing
@@ -220,10 +220,19 @@ fn geometry(request: &ApprovalRequest, screen: Rect) -> (Rect, Vec<Line<'static>
 fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
     let is_command = request.tool == "bash";
     let verb = if is_command { "wants to run" } else { "wants to change" };
-    let mut lines = vec![Line::from(vec![
+    // A child agent's call names the child first: who asks is part of what is approved.
+    let mut lines: Vec<Line<'static>> = request
+        .agent
+        .iter()
+        .flat_map(|agent| {
+            let asks = Span::styled(crate::visible::one_line(agent), theme::TITLE);
+            wrap(&[asks, Span::raw(" asks:")], width, &Prefix::default())
+        })
+        .collect();
+    lines.push(Line::from(vec![
         Span::styled(crate::visible::one_line(&request.tool), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),
-    ])];
+    ]));
     let room = width.saturating_sub(INDENT.len());
     for line in request.detail.split('\n') {
         for row in wrap_command(&shown_exactly(line), room) {

@@ -338,7 +338,18 @@ impl Conversation {
 
     /// Draws the pane into `area` (borders included).
     pub fn render(&self, source: &Source<'_>, area: Rect, buf: &mut Buffer) {
-        let block = self.frame();
+        self.render_framed(self.frame(), source, area, buf);
+    }
+
+    /// Draws the lines into `area` inside `block` (another conversation's frame: a child
+    /// agent's, titled with the child).
+    pub fn render_framed(
+        &self,
+        block: Block<'static>,
+        source: &Source<'_>,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.is_empty() {

@@ -2,6 +2,7 @@
 //! animation comes from the frame counter in `App`, durations from the snapshot, so a frame is a
 //! pure function of the state it was given.
 
+pub mod agents;
 pub mod approval_modal;
 pub mod board;
 mod command_wrap;

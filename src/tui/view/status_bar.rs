@@ -1,6 +1,7 @@
 //! The one-line status bar: provider and model, what the agent is doing (and `PLAN` in plan
-//! mode), the turn's time, tokens in and out (and the share of the prompt read from the
-//! provider's cache, where it says, and of the context window the next request takes), the cost where the model's price is known, rounds since the
+//! mode), the child agents running, the turn's time, tokens in and out (and the share of the prompt read from the
+//! provider's cache, where it says, and of the context window the next request takes), the cost
+//! (the child agents' with it) where the model's price is known, rounds since the
 //! last board update against the reminder threshold (`↻ 1/3`), rounds the item in progress has
 //! stood still (marked stale), the sandbox commands run in, and the keys that matter now.
 //!
@@ -148,6 +149,7 @@ fn fact_groups(snapshot: &Snapshot, info: &StatusInfo<'_>) -> Vec<Group> {
         Group::dropped_at(rank::PROVIDER, vec![Span::raw(provider)]),
         Group::kept(state_spans),
     ];
+    groups.extend(children(snapshot));
     groups.extend(turn_time(snapshot, info.now));
     groups.push(tokens(snapshot));
     groups.extend(cost(snapshot, info.price));
@@ -213,13 +215,25 @@ fn tokens(snapshot: &Snapshot) -> Group {
     Group::dropped_at(rank::TOKENS, vec![Span::raw(tokens)])
 }
 
-/// `$0.42`: what the conversation's tokens cost, where the model's price is known.
+/// `2 agents`: the child agents running now.
+fn children(snapshot: &Snapshot) -> Option<Group> {
+    let running = snapshot.children.iter().filter(|child| child.is_running()).count();
+    let noun = if running == 1 { "agent" } else { "agents" };
+    (running > 0)
+        .then(|| Group::kept(vec![Span::styled(format!("{running} {noun}"), theme::STATUS_BUSY)]))
+}
+
+/// `$0.42`: what the conversation's tokens cost, its child agents' with them, where the model's
+/// price is known.
 fn cost(snapshot: &Snapshot, price: Option<Price>) -> Option<Group> {
-    let usage = &snapshot.usage;
+    let mut usage = snapshot.usage;
+    for child in &snapshot.children {
+        usage.add(child.usage);
+    }
     if usage.input_tokens == 0 && usage.output_tokens == 0 {
         return None;
     }
-    let dollars = price?.cost(usage);
+    let dollars = price?.cost(&usage);
     Some(Group::dropped_at(rank::COST, vec![Span::raw(crate::pricing::dollars(dollars))]))
 }
 

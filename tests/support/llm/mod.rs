@@ -10,6 +10,7 @@
 //! back, whole or half sent, for tests that kill keel while it waits.
 
 pub mod chunked;
+pub mod family;
 pub mod follower;
 pub mod raw;
 pub mod reasoning;
@@ -128,7 +129,7 @@ pub enum Protocol {
 }
 
 /// Where each protocol's requests come.
-const ROUTES: [(&str, Protocol); 2] =
+pub(crate) const ROUTES: [(&str, Protocol); 2] =
     [("/v1/messages", Protocol::Anthropic), ("/v1/chat/completions", Protocol::OpenAi)];
 
 /// The running server.

@@ -8,13 +8,15 @@
 //!    the person asked;
 //! 4. **run** (`run`): the command's gate, its live output, the person's interrupt — or, for a
 //!    tool that plans, the conversation's board taking the update (its TaskCompleted hooks
-//!    first);
+//!    first); for one that delegates, a child conversation doing the step (`agent::children`);
 //! 5. **after** (`after`): the PostToolUse hooks, and what the hooks said for the model put
 //!    with the result;
 //! 6. **settle** (`settle`): a sandbox that did not come up, the repositories a command may have
 //!    touched, the steps done, and the record of how the call ended.
 //!
 //! A stage that ends a call hands it straight to settling: every call gets exactly one result.
+//! The explorers of one response take their roads side by side (`together`): each is prepared
+//! and approved in turn, they run at once, and each is settled in turn.
 //! Undo's opening snapshot of the workspace is taken alongside, from the call's taking up to its
 //! run (`turn::undo`).
 
@@ -24,6 +26,7 @@ mod before;
 mod prepare;
 mod run;
 mod settle;
+mod together;
 
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::undo::Opening;
@@ -31,6 +34,7 @@ use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
+use crate::tools::task::Delegation;
 use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,7 +87,9 @@ impl Turn<'_> {
         // taken while the call is approved and its sandbox starts; the command waits for it, and
         // is taken up once it is recorded: a front end that sees its start knows undo covers it.
         let snapshot_due = match effect {
-            Some(effect) if effect.changes_things() => self.before_changing_tool(effect).await,
+            Some(effect) if changes_workspace(effect, &call) => {
+                self.before_changing_tool(effect).await
+            }
             _ => false,
         };
         let opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
@@ -120,19 +126,34 @@ impl Turn<'_> {
         &mut self,
         on: &mut OnRoad,
     ) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
-        self.prepare(on).await?;
-        self.before(on).await?;
-        self.approve(on).await?;
+        self.ready(on).await?;
         let ran = self.run_call(on).await;
         Ok(self.after(on, ran).await)
     }
 
-    /// The tools as a call runs them: in plan mode, commands run in a read-only sandbox.
+    /// The stages before run: prepare, before, approve; `Err` when one ended the call.
+    pub(in crate::agent) async fn ready(&mut self, on: &mut OnRoad) -> Stage {
+        self.prepare(on).await?;
+        self.before(on).await?;
+        self.approve(on).await
+    }
+
+    /// The tools as a call runs them: in plan mode, and for a child under read-only rules,
+    /// commands run in a read-only sandbox.
     pub(in crate::agent) fn tools_for_call(&self) -> Tools {
-        if self.state.view().plan_mode {
+        if self.state.view().plan_mode || self.toolset.read_only().is_some() {
             self.tools.confined_to(SandboxMode::ReadOnly)
         } else {
             self.tools.clone()
         }
+    }
+}
+
+/// Whether a call of a tool with `effect` may change the workspace: undo's group begins before
+/// it. A general child (`task`) may, like a command: what it does is snapshotted around it.
+fn changes_workspace(effect: Effect, call: &ToolCall) -> bool {
+    match effect {
+        Effect::Delegates => Delegation::decode(&call.input).is_ok_and(|task| task.may_change()),
+        effect => effect.changes_things(),
     }
 }

@@ -1,8 +1,9 @@
 //! The prepare stage: the call's arguments checked before anything else happens to it, and plan
-//! mode's refusal of what may change something. A command's sandbox is settled here too, as far
+//! mode's (or a child's read-only rules') refusal of what may change something. A command's sandbox is settled here too, as far
 //! as it must be: what a command may do depends on it.
 
 use super::{OnRoad, Stage};
+use crate::agent::children;
 use crate::agent::plan_mode as plan;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::Turn;
@@ -30,12 +31,18 @@ impl Turn<'_> {
                 self.settle_sandbox().await;
             }
         }
-        if !self.state.view().plan_mode {
+        let read_only = self.toolset.read_only();
+        if !self.state.view().plan_mode && read_only.is_none() {
             return Ok(());
         }
         let confined =
             command && self.tools_for_call().sandbox().confinement() == Confinement::Confined;
-        match plan::refusal(&*on.tool, input, confined) {
+        let refusal = match read_only {
+            // A child's read-only rules, and why it runs under them.
+            Some(why) => children::refusal(&*on.tool, input, confined, why),
+            None => plan::refusal(&*on.tool, input, confined),
+        };
+        match refusal {
             Some(why) => Err(((ToolStatus::Declined, ToolOutcome::error(why)), None)),
             None => Ok(()),
         }

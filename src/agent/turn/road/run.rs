@@ -1,4 +1,5 @@
-//! The run stage: a tool that plans hands its update to the conversation's board; any other runs
+//! The run stage: a tool that plans hands its update to the conversation's board, one that
+//! delegates its step to a child conversation (`agent::children`); any other runs
 //! in the workspace — a command held at undo's gate until the opening snapshot is recorded, its
 //! live output in the tool pane, the person's interrupt listened for throughout.
 
@@ -49,6 +50,16 @@ impl Turn<'_> {
                 None
             }
         };
+        if on.effect == Effect::Delegates {
+            // A child is a conversation of the parent's: it runs the step itself
+            // (`agent::children`), once undo's snapshot before it is recorded.
+            on.started = Instant::now();
+            self.state.update_tool(running(call, on.started, ""));
+            let mut answered = self.delegate(&[call]).await;
+            return answered.pop().unwrap_or_else(|| {
+                ((ToolStatus::Failed, crate::tools::ToolOutcome::error("No child ran.")), None)
+            });
+        }
         on.started = Instant::now();
         let (mut outcome, stop) =
             self.run_live(&*on.tool, call, &tools, gate, &mut on.opening, on.started).await;

@@ -3,13 +3,14 @@
 //!
 //! Each item is its status box, its id (the person edits items by id), its text, wrapped under
 //! itself; the item in progress adds what it is doing and, once it has stood still a round or
-//! more, for how many rounds — marked stale past twice the reminder's threshold. An item waiting
+//! more, for how many rounds — marked stale past twice the reminder's threshold — and, while a
+//! child agent does it, what the child runs now and has spent. An item waiting
 //! for open blockers is dimmed and names them. While the pane has the keyboard a gutter shows
 //! the selected item.
 
 use crate::agent::Snapshot;
 use crate::board::Status;
-use crate::tui::text::clean_line;
+use crate::tui::text::{clean_line, compact_count};
 use crate::tui::theme;
 use crate::tui::view::spinner;
 use crate::tui::wrap::{Prefix, wrap};
@@ -80,6 +81,7 @@ pub fn lines(snapshot: &Snapshot, look: Look) -> Vec<ItemLine> {
         ];
         if item.status == Status::InProgress {
             in_progress(&mut spans, snapshot, item.active_form.as_deref(), look);
+            child_at_work(&mut spans, snapshot, &item.id, look);
         }
         if !blockers.is_empty() {
             let list: Vec<String> =
@@ -119,6 +121,30 @@ fn in_progress(
         (format!("  · {}", rounds_text(rounds)), theme::DIM)
     };
     spans.push(Span::styled(text, style));
+}
+
+/// What the child agent doing the item adds while it runs: its id, the call it runs now, its
+/// rounds and the tokens it has taken in (`  ⟳ a2 · bash cargo test · 3 rounds · 12.3k tok`).
+fn child_at_work(spans: &mut Vec<Span<'static>>, snapshot: &Snapshot, id: &str, look: Look) {
+    let Some(child) = snapshot
+        .children
+        .iter()
+        .rev()
+        .find(|child| child.is_running() && child.item.as_deref() == Some(id))
+    else {
+        return;
+    };
+    let lead = if look.busy { spinner(look.frame) } else { '⟳' };
+    let mut text = format!("  {lead} {}", child.id);
+    if let Some(tool) = &child.tool {
+        text.push_str(&format!(" · {}", clean_line(tool)));
+    }
+    text.push_str(&format!(
+        " · {} · {} tok",
+        rounds_text(child.rounds),
+        compact_count(child.usage.input_tokens)
+    ));
+    spans.push(Span::styled(text, theme::CHILD_AT_WORK));
 }
 
 /// `1 round`, `4 rounds`.

@@ -5,7 +5,8 @@
 //! When the board is taller than its pane, the unfocused pane keeps the item in progress in view.
 //! Only `/todos` gives it the keyboard — never a finished plan or the mouse by itself: then the
 //! person selects an item and edits the board with one key each — done or not, remove (asked
-//! twice), move, edit, add — and approves a plan with Enter (never an empty one). Every edit is
+//! twice), move, edit, add — approves a plan with Enter (never an empty one), and opens the
+//! conversation of the child agent that does an item (`o`). Every edit is
 //! sent to the agent as a `Command::EditBoard`, which validates it like a model's update; Esc
 //! gives the keyboard back. The wheel scrolls the board without taking the keyboard.
 
@@ -53,6 +54,7 @@ pub enum Action {
     Edit,
     Add,
     Approve,
+    OpenChild,
     Leave,
 }
 
@@ -111,6 +113,12 @@ pub const KEYS: &[Binding<Action>] = &[
         action: Action::Approve,
         help: "approve the plan (plan mode): the model carries it out",
         hint: Some("approve plan"),
+    },
+    Binding {
+        keys: &[KeySpec::char('o')],
+        action: Action::OpenChild,
+        help: "open the conversation of the child agent that works (or worked) on the selected item",
+        hint: Some("child agent"),
     },
     Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
     Binding {
@@ -225,6 +233,13 @@ impl BoardPane {
                 Some(Effect::Send(Command::ApprovePlan))
             }
             Action::Approve => None,
+            // Only an item a child works (or worked) on has a conversation to open.
+            Action::OpenChild => item
+                .filter(|item| {
+                    let id = Some(item.id.as_str());
+                    snapshot.children.iter().any(|child| child.item.as_deref() == id)
+                })
+                .map(|item| Effect::OpenAgents { item: Some(item.id.clone()) }),
             Action::Leave => {
                 self.focused = false;
                 self.pinned = false;
