@@ -14,6 +14,7 @@
 //! unasked: `auto` refuses them, `ask` asks for each one, with no "always".
 
 use super::ApprovalMode;
+use super::snapshot::Refusal;
 use crate::tools::sandbox::Sandbox;
 use crate::tools::simple_command::CommandKind;
 use crate::tools::{ToolName, guard};
@@ -25,8 +26,8 @@ use std::collections::HashSet;
 pub enum Verdict {
     Run,
     Ask,
-    /// Refused without asking; the text goes to the model.
-    Refuse(String),
+    /// Refused without asking, for this reason; the text goes to the model.
+    Refuse(Refusal, String),
 }
 
 /// The mode plus what the person allowed for the rest of the session.
@@ -67,9 +68,10 @@ impl Approvals {
         if let (Some(why), ToolName::Bash) = (&self.unconfined, tool) {
             match self.mode {
                 ApprovalMode::Auto => {
-                    return Verdict::Refuse(format!(
-                        "Command not run: keel {why}. Tell the user; they can run it themselves."
-                    ));
+                    return Verdict::Refuse(
+                        Refusal::NoSandbox,
+                        format!("{NO_SANDBOX} {why}. Tell the user; they can run it themselves."),
+                    );
                 }
                 ApprovalMode::Ask => return Verdict::Ask,
                 ApprovalMode::ReadOnly => {}
@@ -77,10 +79,13 @@ impl Approvals {
         }
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed. Only read_file and todo can run; \
-                 tell the user what you would do instead."
-            )),
+            ApprovalMode::ReadOnly => Verdict::Refuse(
+                Refusal::ReadOnly,
+                format!(
+                    "{READ_ONLY}: `{tool}` is not allowed. Only read_file and todo can run; tell \
+                     the user what you would do instead."
+                ),
+            ),
             ApprovalMode::Ask if changes_nothing(tool, input) => Verdict::Run,
             ApprovalMode::Ask
                 if allowed(tool, input).is_some_and(|kind| self.always.contains(&kind)) =>
@@ -96,10 +101,13 @@ impl Approvals {
     pub fn check_mcp(&self, tool: &ToolName, input: &Value, read_only: bool) -> Verdict {
         match self.mode {
             ApprovalMode::ReadOnly if read_only => Verdict::Run,
-            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "keel is in read-only mode: `{tool}` is not allowed, since its MCP server does \
-                 not mark it read-only (readOnlyHint). Tell the user what you would do instead."
-            )),
+            ApprovalMode::ReadOnly => Verdict::Refuse(
+                Refusal::ReadOnly,
+                format!(
+                    "{READ_ONLY}: `{tool}` is not allowed, since its MCP server does not mark it \
+                     read-only (readOnlyHint). Tell the user what you would do instead."
+                ),
+            ),
             _ => self.check(tool, input),
         }
     }
@@ -151,6 +159,11 @@ fn allowed(tool: &ToolName, input: &Value) -> Option<Allowed> {
     }
 }
 
+/// How the model's answer begins when a command is refused for want of a sandbox.
+pub const NO_SANDBOX: &str = "Command not run: keel";
+/// How the model's answer begins when read-only mode refuses a call.
+pub const READ_ONLY: &str = "keel is in read-only mode";
+
 /// The result the model gets when the person says no.
 pub const DECLINED: &str =
     "The user declined to run this tool call. Ask them what they would like to do instead.";
@@ -198,7 +211,7 @@ mod tests {
         assert_eq!(Approvals::new(ApprovalMode::Ask).check(&ToolName::Bash, &bash), Verdict::Ask);
         assert!(matches!(
             Approvals::new(ApprovalMode::ReadOnly).check(&ToolName::WriteFile, &json!({})),
-            Verdict::Refuse(text) if text.contains("read-only")
+            Verdict::Refuse(Refusal::ReadOnly, text) if text.contains("read-only")
         ));
     }
 
@@ -214,7 +227,7 @@ mod tests {
         let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);
         assert!(matches!(
             auto.check(&ToolName::Bash, &bash),
-            Verdict::Refuse(why) if why.contains("no bwrap")
+            Verdict::Refuse(Refusal::NoSandbox, why) if why.contains("no bwrap")
         ));
         assert_eq!(auto.check(&ToolName::WriteFile, &json!({})), Verdict::Run);
         let mut ask = Approvals::new(ApprovalMode::Ask).with_sandbox(&missing);

@@ -25,12 +25,13 @@ pub use command::{Command, Decision};
 pub use event::{AgentEvent, TurnOutcome};
 pub use reminder::NagThreshold;
 pub use snapshot::{
-    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
-    ToolStatus, TurnClock,
+    Activity, ApprovalRequest, Asking, CallMark, ContextUse, Entry, HandedBack, Refusal,
+    SessionList, Snapshot, ToolRun, ToolStatus, TurnClock,
 };
 pub use streaming::StreamingText;
-pub use turn::INTERRUPTED;
+pub use turn::plan_mode::{APPROVED as PLAN_APPROVED, PLAN_NOTE};
 pub use turn::task::{CONFIGURE_HELP, NO_PROVIDER_HELP};
+pub use turn::{GO_ON, INTERRUPTED};
 
 use crate::llm::Provider;
 use crate::tools::Tools;

@@ -303,6 +303,7 @@ impl State {
             handed_back: self.view.handed_back.clone(),
             mcp: Arc::clone(&self.view.mcp),
             sessions: self.view.sessions.clone(),
+            board_edits_taken: self.view.board_edits_taken,
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

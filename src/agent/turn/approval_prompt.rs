@@ -2,10 +2,11 @@
 //! would make, or the command and its sandbox) and waits for their answer, while the board and
 //! plan mode stay editable and new prompts queue.
 
-use crate::agent::snapshot::{Activity, ApprovalRequest};
+use crate::agent::snapshot::{Activity, ApprovalRequest, Asking};
 use crate::agent::turn::task::Agent;
 use crate::agent::turn::undo::Opening;
 use crate::agent::{Command, Decision, board_edits};
+use crate::tools::sandbox::Sandbox;
 use crate::tools::{ToolCall, ToolName, Tools, preview};
 use std::sync::Arc;
 
@@ -18,19 +19,39 @@ impl Agent {
         opening: &mut Option<Opening>,
     ) -> Decision {
         self.settle_opening(opening, call).await;
-        self.state.set_pending_approval(Some(Arc::new(ApprovalRequest {
+        let sandbox = self.tools_for_call().sandbox().clone();
+        let asking = match &call.name {
+            ToolName::Bash if sandbox.problem().is_some() => Asking::UnconfinedCommand,
+            ToolName::Bash => Asking::Command,
+            ToolName::Mcp(exposed) => Asking::Call {
+                read_only: self.tools.mcp().find(exposed).is_some_and(|(_, tool)| tool.read_only),
+            },
+            _ => Asking::Change,
+        };
+        let request = ApprovalRequest {
             id: call.id.clone(),
             tool: call.name.to_string(),
+            asking,
             detail: mcp_detail(&self.tools, call).unwrap_or_else(|| call.detail()),
             diff: preview::preview(&self.tools, &call.name, &call.input),
             always: self.approvals.always_covers(&call.name, &call.input),
-            sandbox: (call.name == ToolName::Bash).then(|| self.tools_for_call().sandbox().label()),
-        })));
+            sandbox: (call.name == ToolName::Bash).then(|| sandbox_words(&sandbox)),
+        };
+        self.wait_for_answer(request).await
+    }
+
+    /// Shows `request` in the approval box and waits for the person's answer, while the board
+    /// and plan mode stay editable and new prompts queue.
+    pub(in crate::agent) async fn wait_for_answer(&mut self, request: ApprovalRequest) -> Decision {
+        let id = request.id.clone();
+        self.state.set_pending_approval(Some(Arc::new(request)));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(&self.outbox);
         let decision = loop {
             match self.inbox.recv().await {
-                Some(Command::Approve { id, decision }) if id == call.id => break decision,
+                Some(Command::Approve { id: answered, decision }) if answered == id => {
+                    break decision;
+                }
                 Some(Command::Cancel) => break Decision::DenyAndStop,
                 None | Some(Command::Quit) => {
                     // Leaving: refuse, and let the loop above notice the closed channel.
@@ -52,6 +73,18 @@ impl Agent {
         self.state.set_pending_approval(None);
         self.state.publish(&self.outbox);
         decision
+    }
+}
+
+/// The sandbox a command would run in, in words for the box: where there is none, that the
+/// command would run unconfined if allowed.
+fn sandbox_words(sandbox: &Sandbox) -> String {
+    match sandbox.problem() {
+        Some(why) => format!(
+            "no sandbox — allowed, this command runs unconfined, as you: it can read and change \
+             anything you can and reach the network ({why})"
+        ),
+        None => sandbox.label(),
     }
 }
 

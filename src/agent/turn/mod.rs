@@ -6,6 +6,7 @@
 //! saying so); the reminder goes after the tool results of the round that made it due.
 
 mod approval_prompt;
+mod demo;
 mod jobs_watch;
 mod mcp_tools;
 mod nested_repos;
@@ -16,12 +17,13 @@ pub(super) mod task;
 mod tool_round;
 mod undo;
 
+use super::context::ContextMeter;
 use super::event::{AgentEvent, TurnOutcome};
 use super::snapshot::Activity;
 use super::state::{Outbox, State};
 use super::{Command, board_edits};
 use crate::llm::{ChatRequest, Completion, LlmError, StopReason, StreamEvent};
-use crate::message::{ContentBlock, Message, Role};
+use crate::message::{ContentBlock, History, Message, Role, Usage};
 use crate::tools::ToolCall;
 use std::time::Instant;
 use task::{Agent, NO_PROVIDER_HELP, Stop};
@@ -94,7 +96,7 @@ impl Agent {
             if rounds >= self.config.max_rounds {
                 let text = format!(
                     "Stopped after {rounds} model responses in this turn (the limit set by \
-                     --max-rounds or max_rounds). Send a message to let it go on."
+                     --max-rounds or max_rounds). {GO_ON}"
                 );
                 break (TurnOutcome::MaxRounds, Some(text), None);
             }
@@ -260,6 +262,8 @@ impl Agent {
         let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
         let completion = provider.complete(&request, &stream_tx);
         tokio::pin!(completion);
+        // The request went on the wire: the provider counts its tokens, answered or not.
+        let mut sent = false;
         loop {
             tokio::select! {
                 biased;
@@ -273,6 +277,10 @@ impl Agent {
                             .map(ToString::to_string)
                             .unwrap_or_default();
                         self.state.end_streaming();
+                        if sent {
+                            let usage = interrupted_usage(&mut self.meter, &history, &partial);
+                            self.state.add_usage(usage);
+                        }
                         // What was shown stays on screen (the turn's end marks it
                         // interrupted); it never enters the history sent to the model.
                         if !partial.trim().is_empty() {
@@ -282,6 +290,7 @@ impl Agent {
                     }
                 }
                 Some(event) = stream_rx.recv() => {
+                    sent |= matches!(event, StreamEvent::Sent(_));
                     on_stream_event(&mut self.state, &self.outbox, true, event);
                 }
                 result = &mut completion => {
@@ -292,6 +301,20 @@ impl Agent {
         }
     }
 }
+
+/// What an answer interrupted while it streamed still cost: the request's tokens as keel
+/// estimates them and what came of the answer — for the conversation's counts (the status bar's
+/// tokens and cost, and the log's), as the provider bills them.
+fn interrupted_usage(meter: &mut ContextMeter, history: &History, partial: &str) -> Usage {
+    Usage {
+        input_tokens: meter.estimate(history),
+        output_tokens: meter.tokens(u64::try_from(partial.len()).unwrap_or(u64::MAX)),
+        ..Usage::default()
+    }
+}
+
+/// How a turn stopped at `--max-rounds` goes on, in the TUI's words (`-p` has its own).
+pub const GO_ON: &str = "Send a message to let it go on.";
 
 /// Handles a command that arrives while a turn runs. Returns why the turn must stop, if it must.
 pub(super) fn during_turn(
@@ -325,6 +348,7 @@ pub(super) fn during_turn(
             | Command::Clear
             | Command::Undo
             | Command::StartDemo
+            | Command::PlayDemo
             | Command::Continue
             | Command::Compact
             | Command::ApprovePlan,

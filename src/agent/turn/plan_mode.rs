@@ -20,6 +20,9 @@ pub const PLAN_NOTE: &str = "<plan-mode>Plan mode: read what you need (read_file
 for commands that just read, such as ls, cat, grep, find or git log), then put the whole plan on \
 the board with todo and stop. Change nothing: the person approves the plan first.</plan-mode>";
 
+/// How the model's answer begins when plan mode refuses a call.
+pub const REFUSED: &str = "Plan mode: ";
+
 /// The prompt that starts the work once the person approves the plan; the board follows it.
 pub const APPROVED: &str =
     "The plan is approved. Carry it out step by step, keeping the board up to date:";
@@ -29,7 +32,7 @@ pub const APPROVED: &str =
 pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<String> {
     match tool {
         ToolName::WriteFile | ToolName::EditFile => Some(format!(
-            "Plan mode: `{tool}` is not allowed, since nothing may change until the person \
+            "{REFUSED}`{tool}` is not allowed, since nothing may change until the person \
              approves the plan. Put this change on the board as a step instead."
         )),
         ToolName::Bash if sandbox.confinement() == Confinement::Confined => None,
@@ -37,7 +40,7 @@ pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<Stri
             let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
             guard::check_read_only(command).err().map(|why| {
                 format!(
-                    "Plan mode: only commands that just read may run until the person approves \
+                    "{REFUSED}only commands that just read may run until the person approves \
                      the plan, and this one does not: {why}. Put it on the board as a step instead."
                 )
             })
@@ -51,7 +54,7 @@ pub fn refusal(tool: &ToolName, input: &Value, sandbox: &Sandbox) -> Option<Stri
 pub fn mcp_refusal(tool: &ToolName, read_only: bool) -> Option<String> {
     (!read_only).then(|| {
         format!(
-            "Plan mode: `{tool}` is not allowed, since its MCP server does not mark it read-only \
+            "{REFUSED}`{tool}` is not allowed, since its MCP server does not mark it read-only \
              (readOnlyHint) and nothing may change until the person approves the plan. Put it on \
              the board as a step instead."
         )

@@ -8,16 +8,14 @@ use super::{jobs_watch, mcp_tools};
 use crate::agent::approval::Approvals;
 use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::event::AgentEvent;
-use crate::agent::journal::Journal;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
-use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::agent::{AgentConfig, Command, board_edits};
 use crate::board;
-use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, RequestShape, ToolSpec, WireFormat};
+use crate::tools::Tools;
 use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::repository;
-use crate::tools::{Tools, Workspace};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How to configure a model: the first-run screen's text, which offers the demo beside it.
@@ -58,7 +56,7 @@ pub(in crate::agent) struct Agent {
     /// The context window and the estimate of the next request.
     pub meter: ContextMeter,
     /// The demo's temporary workspace, removed when the task ends.
-    demo_dir: Option<tempfile::TempDir>,
+    pub(in crate::agent) demo_dir: Option<tempfile::TempDir>,
     /// Where the running turn's undo group stands.
     pub(in crate::agent) turn_undo: TurnUndo,
     /// The turn's closing snapshot, taken early: as the round of its last command ended.
@@ -69,7 +67,7 @@ pub(in crate::agent) struct Agent {
     sandbox_known: bool,
     /// The workspace's `.git/commondir` as the session found it, looked at again after every
     /// command and turn.
-    repository: repository::Watch,
+    pub(in crate::agent) repository: repository::Watch,
     /// The `.git` entries below the workspace's top as the session opened, and as the last turn
     /// left them (`turn::nested_repos`).
     pub(in crate::agent) nested: super::nested_repos::NestedWatch,
@@ -170,7 +168,7 @@ impl Agent {
     }
 
     /// Takes the sandbox's probe's answer: into the status bar and the approval rules.
-    fn adopt_sandbox(&mut self, sandbox: &crate::tools::Sandbox) {
+    pub(in crate::agent) fn adopt_sandbox(&mut self, sandbox: &crate::tools::Sandbox) {
         self.state.set_sandbox(sandbox_label(sandbox));
         self.approvals = std::mem::take(&mut self.approvals).with_sandbox(sandbox);
         self.sandbox_known = true;
@@ -222,7 +220,12 @@ impl Agent {
                 Command::StartDemo => {
                     if let Err(err) = self.switch_to_demo() {
                         self.emit(AgentEvent::Error { text: err });
-                    } else if self.drain_queue().await == Some(Stop::Quit) {
+                    } else if self.play_demo().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::PlayDemo => {
+                    if self.play_demo().await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -286,7 +289,7 @@ impl Agent {
 
     /// Runs queued prompts until none are left, or the person interrupts one: then the rest go
     /// back to them.
-    async fn drain_queue(&mut self) -> Option<Stop> {
+    pub(in crate::agent) async fn drain_queue(&mut self) -> Option<Stop> {
         while let Some(prompt) = self.state.next_queued() {
             match self.prompt_turn(Some(prompt)).await {
                 Some(Stop::Quit) => return Some(Stop::Quit),
@@ -340,44 +343,11 @@ impl Agent {
         }
     }
 
-    /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
-    /// demo's prompt.
-    fn switch_to_demo(&mut self) -> Result<(), String> {
-        let dir = tempfile::Builder::new()
-            .prefix("keel-demo-")
-            .tempdir()
-            .map_err(|err| format!("could not create the demo workspace: {err}"))?;
-        let workspace = Workspace::new(dir.path())
-            .map_err(|err| format!("could not open the demo workspace: {err}"))?;
-        let place = DemoPlace { folder: dir.path().to_path_buf(), temporary: true };
-        let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
-            .map_err(|err| format!("the demo script is broken: {err}"))?
-            .ran_in(&place);
-        let prompt = script.prompt().to_owned();
-        let probing = self.tools.probing_sandbox().clone();
-        self.repository = repository::Watch::before(workspace.root());
-        self.nested = super::nested_repos::NestedWatch::opening(workspace.root());
-        self.tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
-        // The demo works in a throwaway folder and is meant to be watched, not steered.
-        self.approvals = Approvals::new(ApprovalMode::Auto);
-        self.adopt_sandbox(probing.get());
+    /// The tools changed (another workspace, the demo's): what each request carries follows.
+    pub(in crate::agent) fn tools_changed(&mut self) {
         self.specs = tool_specs(&self.tools, self.config.board);
         self.meter = meter(&self.config, &self.specs);
-        self.provider = Some(Provider::Scripted(script));
-        self.demo_dir = Some(dir);
         self.tell_request_shape();
-        // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
-        self.state.clear(Journal::default());
-        self.state.set_label(ModelLabel {
-            provider: "demo",
-            model: "scripted",
-            wire_format: WireFormat::Anthropic,
-        });
-        self.emit(AgentEvent::Notice {
-            text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
-        });
-        self.state.queue(prompt);
-        Ok(())
     }
 
     /// Tells front ends what each request carries besides the history, so the inspector shows

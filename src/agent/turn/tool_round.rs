@@ -9,7 +9,7 @@
 use super::plan_mode as plan;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::{Activity, ToolRun, ToolStatus};
+use crate::agent::snapshot::{Activity, Refusal, ToolRun, ToolStatus};
 use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::task::{Agent, Stop};
 use crate::agent::turn::undo::Opening;
@@ -194,17 +194,21 @@ impl Agent {
         if self.state.view().plan_mode
             && let Some(why) = plan::refusal(&call.name, &call.input, tools.sandbox())
         {
-            return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+            return Ok((ToolStatus::Refused(Refusal::PlanMode), ToolOutcome::error(why)));
         }
         // An MCP tool counts as read-only only when its server marks it so.
         let mcp_read_only = match &call.name {
             ToolName::Mcp(exposed) => {
+                // A call its server cannot take is answered so, never put to the person.
+                if let Some(answer) = self.tools.mcp().cannot_call(exposed) {
+                    return Ok((ToolStatus::Failed, answer));
+                }
                 let read_only =
                     self.tools.mcp().find(exposed).is_some_and(|(_, tool)| tool.read_only);
                 if self.state.view().plan_mode
                     && let Some(why) = plan::mcp_refusal(&call.name, read_only)
                 {
-                    return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+                    return Ok((ToolStatus::Refused(Refusal::PlanMode), ToolOutcome::error(why)));
                 }
                 Some(read_only)
             }
@@ -219,7 +223,9 @@ impl Agent {
         }
         match verdict {
             Verdict::Run => {}
-            Verdict::Refuse(why) => return Ok((ToolStatus::Declined, ToolOutcome::error(why))),
+            Verdict::Refuse(refusal, why) => {
+                return Ok((ToolStatus::Refused(refusal), ToolOutcome::error(why)));
+            }
             Verdict::Ask => match self.ask(call, opening).await {
                 Decision::Once => {}
                 Decision::Always => self.approvals.allow_always(&call.name, &call.input),
@@ -285,8 +291,8 @@ impl Agent {
         // says, as if the command had waited for it.
         if assumed.is_some() && outcome.command.sandbox_down {
             self.settle_sandbox().await;
-            if let Verdict::Refuse(why) = self.approvals.check(&call.name, &call.input) {
-                return Ok((ToolStatus::Declined, ToolOutcome::error(why)));
+            if let Verdict::Refuse(refusal, why) = self.approvals.check(&call.name, &call.input) {
+                return Ok((ToolStatus::Refused(refusal), ToolOutcome::error(why)));
             }
         }
         self.state.set_activity(Activity::Thinking);
@@ -323,7 +329,7 @@ impl Agent {
         started: Instant,
     ) {
         let duration = started.elapsed();
-        self.state.mark_call(&call.id, status);
+        self.state.mark_call(call, status, &outcome.for_model);
         if call.name != ToolName::Todo {
             self.state.update_tool(ToolRun {
                 status,

@@ -9,14 +9,14 @@
 use super::super::keymap::{Binding, KeySpec};
 use super::super::lazy_list::{Blocks, LazyList, is_extension};
 use super::super::markdown;
-use super::super::text::first_line;
 use super::super::text::width as text_width;
+use super::super::text::{first_line, truncate};
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use super::entry_lines::{Fold, MARGIN, call_mark, layout_entry, one_line, prose};
 use super::pane;
 use super::streaming_lines::StreamingLines;
-use crate::agent::{Entry, StreamingText, ToolStatus};
+use crate::agent::{CallMark, Entry, StreamingText};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -28,6 +28,8 @@ use ratatui::widgets::{Block, Widget};
 pub const WHEEL_LINES: usize = 3;
 /// Lines of overlap kept between pages, so the eye finds its place.
 const PAGE_OVERLAP: usize = 2;
+/// The width a call's mark keeps however narrow the line (` ✗ failed · no network`).
+const MARK_MIN: usize = 24;
 
 /// What a key does to the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +129,7 @@ struct Content {
     /// Whether the model's thinking is drawn whole.
     thinking: Fold,
     /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
-    marks: imbl::HashMap<String, ToolStatus>,
+    marks: imbl::HashMap<String, CallMark>,
 }
 
 /// The pane's state: its blocks, their cached layout and where it is scrolled.
@@ -149,7 +151,7 @@ impl Conversation {
     }
 
     /// Takes in how calls ended: the lines of calls newly marked are laid out again.
-    pub fn sync_marks(&mut self, marks: &imbl::HashMap<String, ToolStatus>, source: &Source<'_>) {
+    pub fn sync_marks(&mut self, marks: &imbl::HashMap<String, CallMark>, source: &Source<'_>) {
         let content = &mut self.content;
         if marks.len() == content.marks.len() {
             return;
@@ -367,11 +369,16 @@ fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'sta
             lines.iter().flat_map(|line| wrap(&line.spans, width, &Prefix::default())).collect()
         }
         Item::Entry(entry @ Entry::ToolCall { id, name, .. }) if content.marks.contains_key(id) => {
-            let mark = content.marks.get(id).map_or(("", Style::new()), |s| call_mark(name, *s));
-            // Laid out narrower by the mark, which then ends its line.
-            let mut lines = layout_entry(entry, width.saturating_sub(text_width(mark.0)), thinking);
+            let (mark, style) =
+                content.marks.get(id).map_or((String::new(), Style::new()), |s| call_mark(name, s));
+            // Laid out narrower by the mark, which then ends its line; a long mark (a board's
+            // reason) takes the room the call leaves, and at least half the line.
+            let call = layout_entry(entry, width, thinking).first().map_or(0, Line::width);
+            let room = (width / 2).max(width.saturating_sub(call)).max(MARK_MIN.min(width));
+            let mark = truncate(&mark, room).into_owned();
+            let mut lines = layout_entry(entry, width.saturating_sub(text_width(&mark)), thinking);
             if let Some(first) = lines.first_mut() {
-                first.spans.push(Span::styled(mark.0, mark.1));
+                first.spans.push(Span::styled(mark, style));
             }
             lines
         }

@@ -8,6 +8,7 @@ use super::super::text::{tail_lines, truncate};
 use super::super::theme;
 use super::{pane, spinner};
 use crate::agent::{ToolRun, ToolStatus};
+use crate::tools::bash::hint::SandboxHint;
 use crate::visible::one_line;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -23,6 +24,10 @@ const TAIL_BYTES: usize = 16 * 1024;
 const OUTPUT_HINT: &str = " Ctrl+G whole output ";
 /// Indentation of output lines under their call.
 const OUTPUT_INDENT: &str = "  ";
+/// Cells of a border kept on each side of a call's line drawn into it.
+const BORDER_INSET: usize = 2;
+/// The narrowest border a call's line is drawn into.
+const BORDER_MIN_WIDTH: usize = 12;
 
 /// Draws the newest calls of `runs` into `area`. `frame` animates running calls; `now` says how
 /// long they have been running.
@@ -79,9 +84,33 @@ pub fn render(
     }
 }
 
+/// Where the screen has no rows for the tool pane (a short stacked screen, 40×12), the newest
+/// call's line in the bottom border of `area` (the conversation's), so that a running command,
+/// how it ended and what the sandbox had to do with it stay in view.
+pub fn render_in_border(
+    runs: &imbl::Vector<Arc<ToolRun>>,
+    area: Rect,
+    buf: &mut Buffer,
+    (frame, now): (u64, Instant),
+) {
+    let Some(run) = runs.last() else {
+        return;
+    };
+    // The border's corners and a cell of the line on each side stay.
+    let width = usize::from(area.width).saturating_sub(BORDER_INSET * 2);
+    if area.height < 2 || width < BORDER_MIN_WIDTH {
+        return;
+    }
+    let mut line = header(run, width.saturating_sub(2), frame, now);
+    line.spans.insert(0, Span::raw(" "));
+    line.spans.push(Span::raw(" "));
+    let x = area.x + u16::try_from(BORDER_INSET).unwrap_or(0);
+    buf.set_line(x, area.bottom() - 1, &line, u16::try_from(width).unwrap_or(0));
+}
+
 /// `✓ bash  cargo test   exit 0 · 1.2s`, cut to `width` (the summary gives way first).
 fn header(run: &ToolRun, width: usize, frame: u64, now: Instant) -> Line<'static> {
-    let (mark, style) = mark(run.status, frame);
+    let (mark, style) = mark(run, frame);
     let outcome = outcome(run, now);
     let name = one_line(&run.name);
     let lead = format!("{mark} {name} ");
@@ -100,17 +129,26 @@ fn header(run: &ToolRun, width: usize, frame: u64, now: Instant) -> Line<'static
     Line::from(spans)
 }
 
-fn mark(status: ToolStatus, frame: u64) -> (char, Style) {
-    match status {
+/// The mark before a call: how it ended, and a warning where a command that exited 0 shows a
+/// failure the sandbox explains (`curl … || true`).
+fn mark(run: &ToolRun, frame: u64) -> (char, Style) {
+    match run.status {
         ToolStatus::Running => (spinner(frame), theme::RUN_RUNNING),
+        ToolStatus::Succeeded if hint(run).is_some() => ('⚠', theme::RUN_FAILED),
         ToolStatus::Succeeded => ('✓', theme::RUN_OK),
         ToolStatus::Failed => ('✗', theme::RUN_FAILED),
-        ToolStatus::Declined => ('⊘', theme::RUN_STOPPED),
+        ToolStatus::Declined | ToolStatus::Refused(_) => ('⊘', theme::RUN_STOPPED),
         ToolStatus::Interrupted => ('■', theme::RUN_STOPPED),
     }
 }
 
-/// `exit 0 · 1.2s`, `declined`, `running 3.4s`.
+/// What the sandbox had to do with a finished command, from the line its result ends with.
+fn hint(run: &ToolRun) -> Option<SandboxHint> {
+    (run.status != ToolStatus::Running).then(|| SandboxHint::in_result(&run.output)).flatten()
+}
+
+/// `exit 0 · 1.2s`, `exit 6 · no network · 1.2s`, `declined`, `refused: plan mode`,
+/// `running 3.4s`.
 fn outcome(run: &ToolRun, now: Instant) -> String {
     let mut parts = Vec::new();
     match run.status {
@@ -123,6 +161,7 @@ fn outcome(run: &ToolRun, now: Instant) -> String {
             });
         }
         ToolStatus::Declined => parts.push("declined".to_owned()),
+        ToolStatus::Refused(refusal) => parts.push(refusal.label().to_owned()),
         ToolStatus::Interrupted => parts.push("interrupted".to_owned()),
         ToolStatus::Succeeded | ToolStatus::Failed => {
             if let Some(code) = run.exit_code {
@@ -130,6 +169,7 @@ fn outcome(run: &ToolRun, now: Instant) -> String {
             } else if run.status == ToolStatus::Failed {
                 parts.push("failed".to_owned());
             }
+            parts.extend(hint(run).map(|hint| hint.label().to_owned()));
         }
     }
     if let Some(duration) = run.duration {

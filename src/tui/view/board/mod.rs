@@ -224,7 +224,8 @@ impl BoardPane {
                 self.focused = false;
                 Some(Effect::Send(Command::ApprovePlan))
             }
-            Action::Approve => None,
+            // No plan to approve: the agent says why (none yet, or an empty one).
+            Action::Approve => Some(Effect::Send(Command::ApprovePlan)),
             Action::Leave => {
                 self.focused = false;
                 self.pinned = false;
