@@ -64,6 +64,7 @@ pub async fn start(
             Ok(Started { session, process_group })
         }
         Transport::Http { url, bearer_token_env_var } => {
+            crate::llm::install_tls();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(variable) = bearer_token_env_var {
                 let token = env(variable).filter(|token| !token.is_empty()).ok_or_else(|| {
