@@ -15,6 +15,7 @@ use crate::agent::{AgentEvent, AgentHandle, Command, Entry, TurnOutcome};
 use crate::board::{Board, BoardItem};
 use crate::message::Usage;
 use crate::pricing::{Price, dollars};
+use crate::tools::bash::hint::SandboxHint;
 use crate::tools::registry;
 use crate::visible::{one_line, visible};
 use std::io::Write;
@@ -91,6 +92,7 @@ pub async fn run(
         if let AgentEvent::Todo { items, .. } = &event {
             board.clone_from(items);
         }
+        let event = headless_words(event);
         not_saved |= matches!(event, AgentEvent::NotSaved { .. });
         if !reader_gone {
             // Held while one event is printed, never while the next is awaited: another thread
@@ -125,6 +127,21 @@ pub async fn run(
     Ok(result)
 }
 
+/// How a run stopped at `--max-rounds` goes on from the command line.
+const GO_ON: &str = "`keel -p --continue` goes on from here (with a higher --max-rounds, further \
+at a time).";
+
+/// `event` in the words of a run with no one to send a message: a turn stopped at
+/// `--max-rounds` goes on with `--continue`.
+fn headless_words(mut event: AgentEvent) -> AgentEvent {
+    if let AgentEvent::Result { outcome: TurnOutcome::MaxRounds, error: Some(error), .. } =
+        &mut event
+    {
+        *error = error.replace(crate::agent::GO_ON, GO_ON);
+    }
+    event
+}
+
 /// Resolves when the person or the system asks keel to stop: Ctrl+C, SIGTERM or SIGHUP.
 async fn interruption(terminate: &mut Signal, hangup: &mut Signal) {
     tokio::select! {
@@ -144,6 +161,21 @@ fn print_plan(
     board: &mut Vec<BoardItem>,
 ) -> std::io::Result<()> {
     let mut words = Vec::new();
+    // The newest board is held back: printed on stderr only when more progress follows it,
+    // else it is the answer, printed once on stdout.
+    match event {
+        AgentEvent::Todo { .. } => {
+            printer.held_board = Some(event.clone());
+            return Ok(());
+        }
+        AgentEvent::Result { outcome: TurnOutcome::Success, .. } => printer.held_board = None,
+        _ if shows_progress(event) => {
+            if let Some(board) = printer.held_board.take() {
+                printer.print(err, &mut words, &board)?;
+            }
+        }
+        _ => {}
+    }
     match event {
         // The model's last words were printed already when the board came after them: once.
         AgentEvent::Result { text, .. }
@@ -165,6 +197,24 @@ fn print_plan(
     Ok(())
 }
 
+/// Whether `event` prints a line of progress, after which a board held back is no longer the
+/// last thing said.
+fn shows_progress(event: &AgentEvent) -> bool {
+    let board = |name: &str| name == crate::board::TOOL_NAME;
+    match event {
+        AgentEvent::ToolStart { name, .. } => !board(name),
+        AgentEvent::ToolEnd { name, is_error, .. } => *is_error || !board(name),
+        AgentEvent::Usage { .. }
+        | AgentEvent::Prompt { .. }
+        | AgentEvent::Thinking { .. }
+        | AgentEvent::InterruptedText { .. }
+        | AgentEvent::Notice { .. }
+        | AgentEvent::AssistantText { .. }
+        | AgentEvent::Todo { .. } => false,
+        _ => true,
+    }
+}
+
 fn print_json(out: &mut impl Write, event: &AgentEvent) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, &agents::json(event)?)?;
     writeln!(out)?;
@@ -180,6 +230,8 @@ struct Printer {
     held: Vec<String>,
     /// The answer last printed as progress, whole.
     released: Option<String>,
+    /// With `--plan`: the newest board, not printed yet.
+    held_board: Option<AgentEvent>,
     /// Model responses so far (each reports its usage).
     responses: u32,
     /// Their tokens, added up.
@@ -291,15 +343,25 @@ fn print_progress(
             }
         }
         AgentEvent::ToolEnd { name, is_error, exit_code, duration_us, output, tally, .. } => {
+            // What the sandbox had to do with it, as the TUI's tool line says it.
+            let runs_command = registry::describe(name).map(|tool| tool.effect())
+                == Some(crate::tools::Effect::RunsCommand);
+            let hint = runs_command
+                .then(|| SandboxHint::in_result(output))
+                .flatten()
+                .map_or_else(String::new, |hint| format!(" · {}", hint.label()));
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
-                writeln!(err, "  ✗ {} failed: {}", visible(name), visible(first))?;
+                writeln!(err, "  ✗ {} failed: {}{hint}", visible(name), visible(first))?;
             } else if name != crate::board::TOOL_NAME {
                 let took = tool_time(*duration_us);
+                let mark = if hint.is_empty() { "✓" } else { "⚠" };
                 match (exit_code, tally) {
-                    (Some(code), _) => writeln!(err, "  ✓ exit {code} ({took})")?,
-                    (None, Some(tally)) => writeln!(err, "  ✓ {} ({took})", visible(tally))?,
-                    (None, None) => writeln!(err, "  ✓ done ({took})")?,
+                    (Some(code), _) => writeln!(err, "  {mark} exit {code} ({took}){hint}")?,
+                    (None, Some(tally)) => {
+                        writeln!(err, "  {mark} {} ({took}){hint}", visible(tally))?;
+                    }
+                    (None, None) => writeln!(err, "  {mark} done ({took}){hint}")?,
                 }
             }
         }

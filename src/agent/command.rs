@@ -30,6 +30,9 @@ pub enum Command {
     Compact,
     /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.
     StartDemo,
+    /// Play the demo's prompt, the model being the demo's already (`keel --demo`): where no
+    /// sandbox can be set up, the person is asked first whether to run it with the sandbox off.
+    PlayDemo,
     /// The person changes the board (`/todo …` or a key on the board pane). It goes through the
     /// model's validation, and the model is told in its next request.
     EditBoard(BoardEdit),

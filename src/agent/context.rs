@@ -192,7 +192,8 @@ impl ContextMeter {
         self.in_flight = None;
     }
 
-    fn tokens(&self, bytes: u64) -> u64 {
+    /// The tokens `bytes` of text come to, as keel estimates them.
+    pub fn tokens(&self, bytes: u64) -> u64 {
         (bytes as f64 * self.tokens_per_byte).ceil() as u64
     }
 

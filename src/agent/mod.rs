@@ -35,13 +35,14 @@ pub use children::{
 pub use command::{Command, Decision};
 pub use event::INTERRUPTED;
 pub use event::{AgentEvent, TurnOutcome};
+pub use plan_mode::{APPROVED as PLAN_APPROVED, is_note as is_plan_note, note as plan_note};
 pub use reminder::{NagThreshold, Reminder, ReminderCounts};
 pub use snapshot::{
-    Activity, ApprovalRequest, ContextUse, Entry, HandedBack, SessionList, Snapshot, ToolRun,
-    ToolStatus, TurnClock, TurnDiff,
+    Activity, ApprovalRequest, Asking, CallMark, ContextUse, Entry, HandedBack, Refusal,
+    SessionList, Snapshot, ToolRun, ToolStatus, TurnClock, TurnDiff,
 };
 pub use streaming::StreamingText;
-pub use turn::{CONFIGURE_HELP, NO_PROVIDER_HELP};
+pub use turn::{CONFIGURE_HELP, GO_ON, NO_PROVIDER_HELP};
 
 use crate::llm::Provider;
 use crate::tools::Tools;

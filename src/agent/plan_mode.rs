@@ -38,6 +38,14 @@ pub fn note(set: &ToolSet) -> String {
     )
 }
 
+/// Whether `text` is the note plan mode adds after each prompt.
+pub fn is_note(text: &str) -> bool {
+    text.starts_with(NOTE_OPEN) && text.ends_with(NOTE_CLOSE)
+}
+
+/// How the model's answer begins when plan mode refuses a call.
+pub const REFUSED: &str = "Plan mode: ";
+
 /// The prompt that starts the work once the person approves the plan; the board follows it.
 pub const APPROVED: &str =
     "The plan is approved. Carry it out step by step, keeping the board up to date:";
@@ -48,7 +56,7 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
     let name = tool.name();
     match tool.effect() {
         Effect::WritesFiles => Some(format!(
-            "Plan mode: `{name}` is not allowed, since nothing may change until the person \
+            "{REFUSED}`{name}` is not allowed, since nothing may change until the person \
              approves the plan. Put this change on the board as a step instead."
         )),
         Effect::RunsCommand if confined => None,
@@ -56,13 +64,13 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
             let command = tool.command(input).unwrap_or_default();
             read_only::check_read_only(command).err().map(|why| {
                 format!(
-                    "Plan mode: only commands that just read may run until the person approves \
+                    "{REFUSED}only commands that just read may run until the person approves \
                      the plan, and this one does not: {why}. Put it on the board as a step instead."
                 )
             })
         }
         Effect::ReachesOutside { marked_read_only: false } => Some(format!(
-            "Plan mode: `{name}` is not allowed, since its MCP server does not mark it read-only \
+            "{REFUSED}`{name}` is not allowed, since its MCP server does not mark it read-only \
              (readOnlyHint) and nothing may change until the person approves the plan. Put it on \
              the board as a step instead."
         )),
@@ -70,7 +78,7 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
         // plan has yet to be approved for.
         Effect::Delegates => Delegation::decode(input).ok()?.item().map(|item| {
             format!(
-                "Plan mode: item #{item} cannot be handed to a child until the person approves \
+                "{REFUSED}item #{item} cannot be handed to a child until the person approves \
                  the plan. Call task without an item to explore what the plan needs."
             )
         }),

@@ -9,6 +9,7 @@ use super::streaming::StreamingText;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{History, Usage};
+use crate::tools::bash::hint::SandboxHint;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -93,8 +94,46 @@ pub enum ToolStatus {
     Running,
     Succeeded,
     Failed,
+    /// The person said no.
     Declined,
+    /// keel did not run it, without asking: why.
+    Refused(Refusal),
     Interrupted,
+}
+
+/// Why keel refused a call without asking the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Plan mode: nothing may change until the plan is approved.
+    PlanMode,
+    /// No sandbox could be set up, and the person did not turn it off.
+    NoSandbox,
+    /// `--approval read-only`, or a child's read-only rules.
+    ReadOnly,
+    /// A PreToolUse hook blocked it, or asked for an approval no one was there to give.
+    Hook,
+}
+
+impl Refusal {
+    /// In a few words, for the tool's line: `refused: plan mode`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::PlanMode => "refused: plan mode",
+            Self::NoSandbox => "refused: no sandbox",
+            Self::ReadOnly => "refused: read-only",
+            Self::Hook => "refused: hook",
+        }
+    }
+}
+
+/// How a call's line in the conversation is marked: how it ended when it did not succeed, and
+/// what the sandbox had to do with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallMark {
+    pub status: ToolStatus,
+    pub hint: Option<SandboxHint>,
+    /// Why the board refused an update: the first line of its answer.
+    pub reason: Option<Arc<str>>,
 }
 
 /// One tool call for the tool pane.
@@ -112,11 +151,28 @@ pub struct ToolRun {
     pub output: Arc<str>,
 }
 
+/// What the person is asked to allow, for the box's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Asking {
+    /// A command to run in the sandbox.
+    #[default]
+    Command,
+    /// A command that would run unconfined: no sandbox can be set up.
+    UnconfinedCommand,
+    /// A change to a file.
+    Change,
+    /// An MCP tool's call; `read_only` when its server marks the tool so.
+    Call { read_only: bool },
+    /// The demo, where no sandbox can be set up, asks to run its own commands unconfined.
+    DemoUnconfined,
+}
+
 /// A tool call waiting for the person's yes or no.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
     pub id: String,
     pub tool: String,
+    pub asking: Asking,
     /// What would run, whole: the command exactly as `bash -c` receives it, or the path.
     pub detail: String,
     /// For file changes: a unified diff of what would change.
@@ -148,9 +204,9 @@ pub struct Snapshot {
     pub transcript: imbl::Vector<Entry>,
     pub board: Arc<Board>,
     pub tools: imbl::Vector<Arc<ToolRun>>,
-    /// How the calls that did not succeed ended, by id — board updates included — for the
-    /// conversation to mark their lines.
-    pub call_marks: imbl::HashMap<String, ToolStatus>,
+    /// How the calls that did not succeed ended, and those the sandbox had a hand in, by id —
+    /// board updates included — for the conversation to mark their lines.
+    pub call_marks: imbl::HashMap<String, CallMark>,
     /// The changes applied writes and edits made, by call id (from their `tool_end`), for the
     /// conversation to fold under their lines and the pager to show whole.
     pub call_diffs: imbl::HashMap<String, Arc<crate::tools::diff::FileDiff>>,
@@ -177,6 +233,9 @@ pub struct Snapshot {
     pub system_prompt: Arc<str>,
     /// What each request carries besides the system prompt and the history.
     pub request: RequestShape,
+    /// How many of the person's board edits the agent has taken (made or refused), for a front
+    /// end to tell which of the edits it sent the board shows yet.
+    pub board_edits_taken: u64,
     /// The last request body sent in this conversation, byte for byte, for the inspector.
     pub last_sent: Option<SentRequest>,
     /// Prompts submitted while a turn ran, sent one by one when it ends.

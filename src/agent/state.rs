@@ -311,6 +311,7 @@ impl State {
             hooks: Arc::clone(&self.view.hooks),
             sessions: self.view.sessions.clone(),
             turn_diff: self.view.turn_diff.clone(),
+            board_edits_taken: self.view.board_edits_taken,
             ..Snapshot::default()
         };
         self.undo = UndoStack::default();

@@ -275,8 +275,7 @@ impl Board {
 pub fn summarize_update(input: &Value) -> String {
     if let Some(update) = input.get("update") {
         return match update.as_array() {
-            Some(entries) if entries.len() == 1 => "1 change".to_owned(),
-            Some(entries) => format!("{} changes", entries.len()),
+            Some(entries) => summarize_changes(entries),
             None => "malformed update".to_owned(),
         };
     }
@@ -293,6 +292,29 @@ pub fn summarize_update(input: &Value) -> String {
         .count();
     let noun = if items.len() == 1 { "item" } else { "items" };
     format!("{} {noun}, {completed} completed", items.len())
+}
+
+/// What an `update` changes, item by item: `#3 completed, #4 in_progress`, `#7 added`,
+/// `#2 text`.
+fn summarize_changes(entries: &[Value]) -> String {
+    let said: Vec<String> = entries
+        .iter()
+        .map(|entry| {
+            let id = match entry.get("id") {
+                Some(Value::String(id)) => id.trim().trim_start_matches('#').to_owned(),
+                Some(other) => other.to_string(),
+                None => "?".to_owned(),
+            };
+            let what = match (entry.get("status").and_then(Value::as_str), entry.get("text")) {
+                (Some(status), _) => status.trim().to_lowercase(),
+                (None, Some(_)) => "text".to_owned(),
+                (None, None) if entry.get("blocked_by").is_some() => "blocked_by".to_owned(),
+                (None, None) => "activeForm".to_owned(),
+            };
+            format!("#{id} {what}")
+        })
+        .collect();
+    if said.is_empty() { "no changes".to_owned() } else { said.join(", ") }
 }
 
 /// The JSON schema the model follows when it calls `todo`. Lean on purpose: it is sent with

@@ -157,6 +157,15 @@ fn updates_are_summarized_in_one_line() {
     let input = json!({"items": [item("1", "a", "completed"), item("2", "b", "pending")]});
     assert_eq!(summarize_update(&input), "2 items, 1 completed");
     assert_eq!(summarize_update(&json!({"items": 3})), "malformed update");
+    // An `update` says what it changes, item by item.
+    let update = json!({"update": [
+        {"id": "3", "status": "completed"},
+        {"id": "4", "status": " In_Progress ", "activeForm": "Testing"},
+        {"id": "7", "text": "Write docs"},
+        {"id": 8, "activeForm": "Reading"},
+    ]});
+    assert_eq!(summarize_update(&update), "#3 completed, #4 in_progress, #7 text, #8 activeForm");
+    assert_eq!(summarize_update(&json!({"update": []})), "no changes");
 }
 
 #[test]

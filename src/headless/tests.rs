@@ -102,6 +102,80 @@ fn with_plan_the_last_words_print_once_when_the_board_came_after_them() {
 }
 
 #[test]
+fn with_plan_the_board_is_printed_once_on_stdout_and_earlier_boards_as_progress() {
+    use crate::board::Status;
+    let item = |status: Status| BoardItem {
+        id: "1".into(),
+        text: "Write greet.sh".into(),
+        status,
+        active_form: None,
+        blocked_by: Vec::new(),
+    };
+    let todo = |status| AgentEvent::Todo {
+        items: vec![item(status)],
+        done: 0,
+        total: 1,
+        rounds_in_progress: 0,
+    };
+    let events = [
+        todo(Status::InProgress),
+        AgentEvent::ToolStart {
+            id: "c1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+            summary: "ls".into(),
+        },
+        AgentEvent::ToolStart {
+            id: "c2".into(),
+            name: "todo".into(),
+            input: serde_json::json!({}),
+            summary: "1 item".into(),
+        },
+        todo(Status::Pending),
+        AgentEvent::ToolEnd {
+            id: "c2".into(),
+            name: "todo".into(),
+            is_error: false,
+            exit_code: None,
+            duration_ms: 0,
+            duration_us: 10,
+            output: "[ ] #1: Write greet.sh".into(),
+            diff: None,
+            tally: None,
+        },
+        // The plan once more as the turn ends, then the result.
+        todo(Status::Pending),
+        AgentEvent::Result {
+            outcome: TurnOutcome::Success,
+            text: "The plan is on the board.".into(),
+            rounds: 2,
+            done: 0,
+            total: 1,
+            error: None,
+            stop_reason: None,
+        },
+    ];
+    let mut printer = Printer::default();
+    let (mut err, mut out) = (Vec::new(), Vec::new());
+    let mut board = Vec::new();
+    for event in &events {
+        if let AgentEvent::Todo { items, .. } = event {
+            board.clone_from(items);
+        }
+        print_plan(&mut printer, &mut err, &mut out, event, &mut board).unwrap();
+    }
+    let (err, out) = (String::from_utf8(err).unwrap(), String::from_utf8(out).unwrap());
+    assert_eq!(
+        err.matches("Write greet.sh").count(),
+        1,
+        "only the board the work moved past: {err}"
+    );
+    assert!(err.contains("[>] #1"), "{err}");
+    assert_eq!(out.matches("Write greet.sh").count(), 1, "{out}");
+    assert!(out.starts_with("[ ] #1: Write greet.sh"), "{out}");
+}
+
+#[test]
 fn tool_times_are_shown_to_a_tenth_of_a_millisecond_below_a_second() {
     assert_eq!(tool_time(0), "0.0 ms");
     assert_eq!(tool_time(340), "0.3 ms");
@@ -110,4 +184,22 @@ fn tool_times_are_shown_to_a_tenth_of_a_millisecond_below_a_second() {
     assert_eq!(tool_time(999_999), "999.9 ms");
     assert_eq!(tool_time(1_000_000), "1000 ms");
     assert_eq!(tool_time(12_345_678), "12345 ms");
+}
+
+#[test]
+fn a_run_stopped_at_max_rounds_says_how_to_go_on_from_the_command_line() {
+    let stopped = AgentEvent::Result {
+        outcome: TurnOutcome::MaxRounds,
+        text: String::new(),
+        rounds: 2,
+        done: 0,
+        total: 0,
+        error: Some(format!("Stopped after 2 model responses. {}", crate::agent::GO_ON)),
+        stop_reason: None,
+    };
+    let AgentEvent::Result { error: Some(error), .. } = headless_words(stopped) else {
+        panic!("not a result");
+    };
+    assert!(error.contains("`keel -p --continue` goes on from here"), "{error}");
+    assert!(!error.contains("Send a message"), "no one can, in a -p run: {error}");
 }

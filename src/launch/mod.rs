@@ -49,8 +49,8 @@ pub struct Launch {
 enum Front {
     /// `keel -p`: the first command, how to print, and the sandbox being probed.
     Headless { start: Command, printing: headless::Printing, sandbox: Probing },
-    /// The TUI: a prompt to send at once, if one was given.
-    Tui { start: Option<String>, options: TuiOptions },
+    /// The TUI: what to send at once (a prompt given, the demo), if anything.
+    Tui { start: Option<Command>, options: TuiOptions },
 }
 
 impl Launch {
@@ -90,8 +90,8 @@ impl Launch {
                 }
             }
             Front::Tui { start, options } => {
-                if let Some(prompt) = start {
-                    let _ = handle.commands.send(Command::Submit(prompt));
+                if let Some(command) = start {
+                    let _ = handle.commands.send(command);
                 }
                 match tui::run(handle, options).await? {
                     // As a shell reports a process a signal ended: 128 + its number (SIGTERM: 143).

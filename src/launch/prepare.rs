@@ -120,9 +120,17 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     );
     if let Some(SubCommand::Mcp { command: McpCommand::List }) = cli.command {
         mcp.settled().await;
-        println!("{}", mcp::listing::render(&mcp.servers()));
+        let servers = mcp.servers();
+        println!("{}", mcp::listing::render(&servers));
         mcp.shutdown();
-        return Ok(Prepared::Done(ExitCode::SUCCESS));
+        // A server that failed is a failed listing, for scripts that check it.
+        let failed =
+            servers.iter().any(|server| matches!(server.status, mcp::hub::Status::Failed(_)));
+        return Ok(Prepared::Done(if failed {
+            ExitCode::from(super::EXIT_FAILED)
+        } else {
+            ExitCode::SUCCESS
+        }));
     }
     if headless && config.approval == ApprovalMode::Ask {
         return Err(UsageError(format!(
@@ -156,6 +164,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     let demo_place = cli.demo.then(|| scripted::DemoPlace {
         folder: workspace.root().to_path_buf(),
         temporary: demo_dir.is_some(),
+        headless,
     });
     let provider = match &demo_place {
         Some(place) => {
@@ -218,10 +227,11 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         None => {
             // A prompt on the command line is sent as `claude "…"` and `codex "…"` send theirs;
             // the TUI still asks before anything changes.
-            let start = given_prompt
-                .or(demo_prompt.filter(|_| !resuming))
-                .map(|prompt| prompt.trim().to_owned())
-                .filter(|prompt| !prompt.is_empty());
+            let start = match given_prompt.map(|prompt| prompt.trim().to_owned()) {
+                Some(prompt) if !prompt.is_empty() => Some(Command::Submit(prompt)),
+                _ if demo_prompt.is_some() && !resuming => Some(Command::PlayDemo),
+                _ => None,
+            };
             let options = TuiOptions {
                 first_run_help,
                 demo: demo_place,

@@ -37,9 +37,17 @@ pub(crate) struct Endpoint {
     pub not_found_hint: String,
 }
 
+/// Makes ring the process's TLS provider, which every HTTP client keel builds (the providers',
+/// the MCP servers') uses: reqwest is built without one of its own. Once is enough; later calls
+/// find it there.
+pub fn install_tls() {
+    let _already = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The `reqwest` client for one provider's `url`. Redirects are not followed: an API endpoint
 /// that answers with one is misconfigured, and following it would carry the key elsewhere.
 pub(crate) fn client(settings: &HttpSettings, url: &str) -> Result<reqwest::Client, LlmError> {
+    install_tls();
     let mut builder = reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
         .user_agent(USER_AGENT)

@@ -14,6 +14,7 @@ pub mod anthropic;
 mod client;
 pub mod error;
 mod http;
+pub use http::install_tls;
 pub mod openai;
 pub mod overflow;
 mod protocol;

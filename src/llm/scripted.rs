@@ -1,22 +1,28 @@
 //! The demo's model: replays a scripted task from `assets/demo.json` through the real agent loop.
 //!
-//! The script is a list of steps, each an assistant answer (text and tool calls). The step to play
-//! is worked out from the history — the number of answers since the person sent the script's
-//! prompt — so the provider holds no state of its own. Any other prompt gets the script's closing
-//! words. Text streams a few words at a time so the person can watch it arrive.
+//! The script ([`script`]) holds the work, plan mode's part and the answer to a call that did not
+//! succeed; which step to play is worked out from the history — the person's last prompt and what
+//! came back since — so the provider holds no state of its own, and follows what really
+//! happened: a refused or failed call ends the script with words that say so. Any other prompt
+//! gets the script's closing words. Text streams a few words at a time so the person can watch it
+//! arrive, and each request is handed over as keel would send it to Anthropic, so the inspector
+//! shows what the model read.
+
+mod script;
 
 use super::error::LlmError;
-use super::types::{ChatRequest, Completion, StopReason, StreamEvent};
-use crate::message::{ContentBlock, Role, Usage};
-use serde::Deserialize;
-use serde_json::Value;
-use std::time::Duration;
+use super::types::{ChatRequest, Completion, SentRequest, StopReason, StreamEvent, WireFormat};
+use crate::message::{ContentBlock, Usage};
+use script::{Next, Script};
+use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The built-in demo script.
 pub const DEMO_SCRIPT: &str = include_str!("../../assets/demo.json");
 /// The pause before each answer in the TUI demo: slow enough to follow each step.
 pub const HUMAN_PACE: Duration = Duration::from_millis(1200);
+/// The model the demo's requests name.
+const MODEL: &str = "scripted";
 /// Words streamed per text chunk.
 const WORDS_PER_CHUNK: usize = 3;
 /// Of the pause before an answer, the part spent streaming its text (1 / this).
@@ -24,33 +30,14 @@ const STREAMING_SHARE: u32 = 3;
 /// A rough count of characters per token, for the usage the demo reports.
 const CHARS_PER_TOKEN: usize = 4;
 
-#[derive(Debug, Clone, Deserialize)]
-struct Script {
-    prompt: String,
-    finished: String,
-    steps: Vec<Step>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Step {
-    #[serde(default)]
-    text: String,
-    #[serde(default)]
-    tools: Vec<ScriptedCall>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct ScriptedCall {
-    name: String,
-    input: Value,
-}
-
 /// Where the demo works, for what it says about its folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DemoPlace {
     pub folder: std::path::PathBuf,
     /// The folder is keel's own and is removed when keel exits.
     pub temporary: bool,
+    /// Played by `keel -p`, which exits as soon as the demo ends.
+    pub headless: bool,
 }
 
 impl DemoPlace {
@@ -70,12 +57,18 @@ impl DemoPlace {
     /// How to try the demo's script, for its closing words.
     fn try_it(&self) -> String {
         let folder = shell_word(&self.folder.display().to_string());
-        let when =
-            if self.temporary { ", before you quit: keel removes the folder then" } else { "" };
-        format!(
-            "It ran in {}. Try it: `cd {folder} && ./greet.sh keel`{when}.",
-            self.folder.display()
-        )
+        let shown = self.folder.display();
+        match (self.temporary, self.headless) {
+            (true, true) => format!(
+                "It ran in {shown}, which keel removes as it exits: to keep the files and try \
+                 them (`./greet.sh keel`), run `keel --demo -p --workdir DIR`."
+            ),
+            (true, false) => format!(
+                "It ran in {shown}. Try it: `cd {folder} && ./greet.sh keel`, before you quit: \
+                 keel removes the folder then."
+            ),
+            (false, _) => format!("It ran in {shown}. Try it: `cd {folder} && ./greet.sh keel`."),
+        }
     }
 }
 
@@ -124,16 +117,40 @@ impl ScriptedProvider {
         &self.script.prompt
     }
 
+    /// The commands the script runs, in order, for the person to see before they run.
+    pub fn commands(&self) -> Vec<String> {
+        let mut commands: Vec<String> = Vec::new();
+        let steps = self.script.plan.iter().chain(&self.script.steps);
+        for call in steps.flat_map(|step| &step.tools).filter(|call| call.name == "bash") {
+            if let Some(command) = call.input.get("command").and_then(serde_json::Value::as_str)
+                && !commands.iter().any(|known| known == command)
+            {
+                commands.push(command.to_owned());
+            }
+        }
+        commands
+    }
+
     pub async fn complete(
         &self,
         request: &ChatRequest<'_>,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<Completion, LlmError> {
-        let (text, calls, index) = match self.next_step(request) {
-            Some((index, step)) => {
-                (step.text.replace(PLACE, &self.place), step.tools.clone(), index)
+        // What the inspector shows: the request as keel would send it to a model.
+        if let Ok(body) = WireFormat::Anthropic.encode(MODEL, request) {
+            let sent = SentRequest {
+                body: body.into(),
+                at: SystemTime::now(),
+                format: WireFormat::Anthropic,
+            };
+            let _ = events.send(StreamEvent::Sent(sent));
+        }
+        let (text, calls, number) = match self.script.next(request.messages) {
+            Next::Step { number, step } => {
+                (step.text.replace(PLACE, &self.place), step.tools.clone(), number)
             }
-            None => (self.script.finished.clone(), Vec::new(), self.script.steps.len()),
+            Next::Failed(text) => (text, Vec::new(), 0),
+            Next::Finished => (self.script.finished.clone(), Vec::new(), 0),
         };
         tokio::time::sleep(self.pace - self.pace / STREAMING_SHARE).await;
         let words: Vec<&str> = text.split_inclusive(' ').collect();
@@ -148,7 +165,7 @@ impl ScriptedProvider {
             content.push(ContentBlock::Text { text: text.clone() });
         }
         for (position, call) in calls.into_iter().enumerate() {
-            let id = format!("toolu_demo_{index}_{position}");
+            let id = format!("toolu_demo_{number}_{position}");
             content.push(ContentBlock::ToolUse { id, name: call.name, input: call.input });
         }
         let has_tools = content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }));
@@ -162,13 +179,6 @@ impl ScriptedProvider {
             },
             content,
         })
-    }
-
-    /// The step that answers this history: one step per answer so far, whatever the prompt.
-    fn next_step(&self, request: &ChatRequest<'_>) -> Option<(usize, &Step)> {
-        let answered =
-            request.messages.iter().filter(|message| message.role == Role::Assistant).count();
-        self.script.steps.get(answered).map(|step| (answered, step))
     }
 }
 
@@ -197,8 +207,66 @@ fn to_tokens(chars: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{History, Message};
+
+    /// The note plan mode adds after a prompt, as the TUI's tools have it.
+    fn plan_note() -> String {
+        let tools = crate::tools::ToolSet::new(true, crate::tools::mcp::Hub::default());
+        crate::agent::plan_note(&tools)
+    }
+    use crate::message::{History, Message, Role};
     use tokio::sync::mpsc;
+
+    /// The demo's answer to `history`, and the events it streamed.
+    async fn answer(history: &History) -> (Completion, Vec<StreamEvent>) {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let request = ChatRequest {
+            system: "",
+            messages: history,
+            tools: &[],
+            max_tokens: 1,
+            thinking_budget: None,
+        };
+        let completion = demo.complete(&request, &tx).await.unwrap();
+        drop(tx);
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        (completion, events)
+    }
+
+    fn tool_names(completion: &Completion) -> Vec<&str> {
+        completion
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The answers to each call of `completion`, all as `is_error` says.
+    fn results(completion: &Completion, is_error: bool) -> Message {
+        let content = completion
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
+                    tool_use_id: id.clone(),
+                    content: if is_error {
+                        "Command not run: no sandbox.".into()
+                    } else {
+                        "ok".into()
+                    },
+                    is_error,
+                }),
+                _ => None,
+            })
+            .collect();
+        Message { role: Role::User, content }
+    }
 
     #[test]
     fn the_demo_script_parses_and_plans_first() {
@@ -206,53 +274,107 @@ mod tests {
         assert!(demo.script.steps.len() >= 10);
         assert_eq!(demo.script.steps[0].tools[0].name, "todo");
         assert!(demo.script.steps.last().unwrap().tools.is_empty());
+        assert!(demo.script.plan.last().unwrap().tools.is_empty());
+        assert!(
+            demo.commands().contains(&"bash test_greet.sh".to_owned()),
+            "{:?}",
+            demo.commands()
+        );
     }
 
     #[tokio::test]
-    async fn plays_the_step_after_the_answers_so_far() {
+    async fn plays_the_step_after_the_answers_so_far_and_hands_over_the_request() {
         let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
-        let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text(demo.prompt()));
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-            thinking_budget: None,
-        };
-        let first = demo.complete(&request, &tx).await.unwrap();
-        assert!(matches!(&first.content[1], ContentBlock::ToolUse { name, .. } if name == "todo"));
+        let (first, events) = answer(&history).await;
+        assert_eq!(tool_names(&first), ["todo"]);
+        let sent = events.iter().find_map(|event| match event {
+            StreamEvent::Sent(sent) => Some(String::from_utf8_lossy(&sent.body).into_owned()),
+            _ => None,
+        });
+        assert!(sent.is_some_and(|body| body.contains(demo.prompt())), "the inspector's request");
 
-        history.push_back(Message::assistant(first.content));
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-            thinking_budget: None,
-        };
-        let second = demo.complete(&request, &tx).await.unwrap();
-        assert!(matches!(&second.content[0], ContentBlock::ToolUse { name, .. } if name == "bash"));
+        history.push_back(Message::assistant(first.content.clone()));
+        history.push_back(results(&first, false));
+        let (second, _) = answer(&history).await;
+        assert_eq!(tool_names(&second), ["bash"]);
+    }
+
+    #[tokio::test]
+    async fn a_refused_call_ends_the_script_with_words_that_say_so() {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        let mut history = History::new();
+        history.push_back(Message::user_text(demo.prompt()));
+        let (plan, _) = answer(&history).await;
+        history.push_back(Message::assistant(plan.content.clone()));
+        history.push_back(results(&plan, false));
+        let (look, _) = answer(&history).await;
+        history.push_back(Message::assistant(look.content.clone()));
+        history.push_back(results(&look, true));
+        let (failed, _) = answer(&history).await;
+        assert!(tool_names(&failed).is_empty(), "nothing more is run or marked done");
+        assert_eq!(failed.stop_reason, StopReason::EndTurn);
+        let text = Message::assistant(failed.content).text();
+        assert!(text.contains("`bash` call did not succeed"), "{text}");
+        assert!(text.contains("Command not run: no sandbox."), "{text}");
+    }
+
+    #[tokio::test]
+    async fn plan_mode_reads_then_leaves_a_plan_and_approval_carries_it_out() {
+        let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
+        let mut history = History::new();
+        history.push_back(Message {
+            role: Role::User,
+            content: vec![
+                ContentBlock::Text { text: demo.prompt().to_owned() },
+                ContentBlock::Reminder { text: plan_note() },
+            ],
+        });
+        let mut played = Vec::new();
+        loop {
+            let (next, _) = answer(&history).await;
+            let names: Vec<String> =
+                tool_names(&next).iter().map(|name| (*name).to_owned()).collect();
+            history.push_back(Message::assistant(next.content.clone()));
+            if names.is_empty() {
+                break;
+            }
+            history.push_back(results(&next, false));
+            played.extend(names);
+        }
+        assert_eq!(played, ["bash", "todo"], "reads, then the plan; nothing written");
+        history
+            .push_back(Message::user_text(format!("{}\n\n[ ] #1: x", crate::agent::PLAN_APPROVED)));
+        let (approved, _) = answer(&history).await;
+        assert_eq!(tool_names(&approved), ["todo"]);
+        history.push_back(Message::assistant(approved.content.clone()));
+        history.push_back(results(&approved, false));
+        let (look, _) = answer(&history).await;
+        assert_eq!(tool_names(&look), ["bash"], "then the work from its second step");
     }
 
     #[tokio::test]
     async fn a_played_out_script_gets_the_closing_words() {
         let demo = ScriptedProvider::demo(Duration::ZERO).unwrap();
-        let (tx, _rx) = mpsc::unbounded_channel();
         let mut history = History::new();
         history.push_back(Message::user_text("something else"));
         for _ in 0..demo.script.steps.len() {
             history.push_back(Message::assistant(vec![ContentBlock::Text { text: "x".into() }]));
         }
-        let request = ChatRequest {
-            system: "",
-            messages: &history,
-            tools: &[],
-            max_tokens: 1,
-            thinking_budget: None,
-        };
-        let answer = demo.complete(&request, &tx).await.unwrap();
+        let (answer, _) = answer(&history).await;
         assert!(Message::assistant(answer.content).text().contains("configure a model"));
+    }
+
+    #[test]
+    fn a_headless_demo_in_a_temporary_folder_does_not_offer_to_try_it_before_quitting() {
+        let place =
+            |headless| DemoPlace { folder: "/tmp/keel-demo-x".into(), temporary: true, headless };
+        assert!(place(false).try_it().contains("before you quit"));
+        let printed = place(true).try_it();
+        assert!(
+            !printed.contains("before you quit") && printed.contains("--workdir DIR"),
+            "{printed}"
+        );
     }
 }

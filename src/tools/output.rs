@@ -114,15 +114,37 @@ impl CappedBuffer {
             bytes.extend_from_slice(tail);
             bytes
         };
-        let end = skip_leading_continuation(&end_source);
+        // Whole lines on both sides of the marker: no number cut in two (`4995` … `3`).
+        let start = at_line_end(start);
+        let end = at_line_start(skip_leading_continuation(&end_source));
         let shown = (start.len() + end.len()) as u64;
         let omitted = self.total.saturating_sub(shown);
         let mut text = String::from_utf8_lossy(start).into_owned();
         if omitted > 0 {
-            text.push_str(&omitted_marker(omitted));
+            let marker = omitted_marker(omitted);
+            let marker =
+                if text.ends_with('\n') { marker.trim_start_matches('\n') } else { &marker };
+            text.push_str(marker);
         }
         text.push_str(&String::from_utf8_lossy(end));
         text
+    }
+}
+
+/// The start of a cut output ended at its last line end, when that keeps at least half of it
+/// (a single line longer than that is cut where the budget ends).
+fn at_line_end(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().rposition(|byte| *byte == b'\n') {
+        Some(at) if at + 1 >= bytes.len() / 2 => &bytes[..=at],
+        _ => bytes,
+    }
+}
+
+/// The end of a cut output started at its first whole line, when that keeps at least half of it.
+fn at_line_start(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().position(|byte| *byte == b'\n') {
+        Some(at) if at < bytes.len() / 2 => &bytes[at + 1..],
+        _ => bytes,
     }
 }
 
@@ -276,6 +298,35 @@ mod tests {
         let text = buffer.render(7);
         assert!(!text.contains('\u{FFFD}'), "{text}");
         assert!(text.contains("bytes omitted"));
+    }
+
+    #[test]
+    fn the_marker_stands_between_whole_lines() {
+        // Past the person's limit too: what the pager shows is cut as the model's view is.
+        const LAST: u32 = 300_000;
+        let mut buffer = CappedBuffer::new(super::DISPLAY_OUTPUT_LIMIT);
+        for number in 1..=LAST {
+            buffer.push(format!("{number}\n").as_bytes());
+        }
+        for limit in [1000, 1001, 1003, MODEL_OUTPUT_LIMIT, super::DISPLAY_OUTPUT_LIMIT] {
+            let text = buffer.render(limit);
+            let (before, after) = text.split_once("bytes omitted …\n").unwrap();
+            let before = before.rsplit_once('\n').unwrap().0;
+            let lines: Vec<&str> = before.lines().chain(after.lines()).collect();
+            let cut = lines.iter().find(|line| line.parse::<u32>().is_err());
+            assert!(cut.is_none(), "a line cut in two at {limit}: {cut:?}");
+            let end = format!("{}\n{LAST}\n", LAST - 1);
+            assert!(text.starts_with("1\n2\n") && text.ends_with(&end), "{limit}");
+            // The count is still exact: what is shown and what was left out add up.
+            let shown: usize = lines.iter().map(|line| line.len() + 1).sum();
+            let omitted: usize = text
+                .split("… ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|count| count.parse().ok())
+                .unwrap();
+            assert_eq!(shown + omitted, usize::try_from(buffer.total()).unwrap(), "{limit}");
+        }
     }
 
     #[test]

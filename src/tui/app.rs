@@ -7,6 +7,7 @@
 //! type-ahead) and the time a snapshot arrived (when an approval box appeared).
 
 use super::TuiOptions;
+use super::edits_in_flight::InFlight;
 use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
@@ -70,6 +71,8 @@ pub struct App {
     pub(super) type_ahead: TypeAhead,
     /// The approval request whose box is (or was last) on screen.
     shown_approval: Option<String>,
+    /// The composer's text when that box appeared.
+    pub(super) composer_at_box: String,
     pub(super) quit_armed_at: Option<Instant>,
     pub(super) now: Instant,
     pub(super) frame: u64,
@@ -85,6 +88,8 @@ pub struct App {
     handed_back_seen: u64,
     /// The last `/diff` answer shown.
     turn_diff_seen: u64,
+    /// Board edits sent and not yet in the snapshot's board.
+    pub(super) edits: InFlight,
 }
 
 impl App {
@@ -114,6 +119,7 @@ impl App {
             answered: None,
             type_ahead: TypeAhead::default(),
             shown_approval: None,
+            composer_at_box: String::new(),
             quit_armed_at: None,
             now: Instant::now(),
             frame: 0,
@@ -125,6 +131,7 @@ impl App {
             recall_seeded: false,
             handed_back_seen: 0,
             turn_diff_seen: 0,
+            edits: InFlight::default(),
         }
     }
 
@@ -136,6 +143,7 @@ impl App {
     /// Takes in the agent's newest state, arrived at `now` (when an approval box appears matters:
     /// see `type_ahead`).
     pub fn apply_snapshot_at(&mut self, snapshot: Snapshot, now: Instant) {
+        self.edits.taken(snapshot.board_edits_taken);
         self.main.conversation.sync(&snapshot.transcript);
         let source = super::main_view::source(&snapshot);
         let (marks, tallies) = (&snapshot.call_marks, &snapshot.call_tallies);
@@ -188,6 +196,7 @@ impl App {
         if shown.is_some() && shown != self.shown_approval {
             self.type_ahead.shown(now);
             self.shown_approval = shown;
+            self.composer_at_box = self.main.composer.text();
         }
     }
 
@@ -361,8 +370,17 @@ impl App {
         self.snapshot.tools.last().is_some_and(|run| run.status == ToolStatus::Running)
     }
 
+    /// The snapshot with the board as the edits on their way will leave it: what keys act on.
+    pub(super) fn projected(&self) -> Option<Snapshot> {
+        let board = self.edits.board(&self.snapshot.board)?;
+        Some(Snapshot { board: std::sync::Arc::new(board), ..self.snapshot.clone() })
+    }
+
     /// Sends `command` to the agent; a closed channel means the agent is gone.
     pub(super) fn send(&mut self, command: Command) {
+        if let Command::EditBoard(edit) = &command {
+            self.edits.sent(edit);
+        }
         if self.commands.send(command).is_err() {
             self.agent_stopped();
         }

@@ -165,7 +165,10 @@ impl App {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
         let show_approval = to_guarded && self.approval_on_top();
-        let mut ctx = Ctx { snapshot: &self.snapshot, regions, busy, effects: Vec::new() };
+        // Keys act on the board as the edits still on their way will leave it.
+        let projected = self.projected();
+        let snapshot = projected.as_ref().unwrap_or(&self.snapshot);
+        let mut ctx = Ctx { snapshot, regions, busy, effects: Vec::new() };
         let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(8);
         if show_approval {
             layers.push(&mut self.approval);
@@ -220,6 +223,7 @@ impl App {
             Effect::Answer { id, decision } => {
                 self.answered = Some(id.clone());
                 self.send(Command::Approve { id, decision });
+                self.drop_stray_answer();
             }
             Effect::OpenInspector => {
                 self.help = None;
@@ -267,6 +271,19 @@ impl App {
                 self.main.composer.prefill(&text);
             }
             Effect::Quit => self.quit(),
+        }
+    }
+
+    /// The box was answered: an answer key pressed too soon after it appeared went to an empty
+    /// composer (see `type_ahead`); it was meant for the box, and is not left as a prompt.
+    fn drop_stray_answer(&mut self) {
+        let typed = self.main.composer.text();
+        let stray = typed.strip_prefix(self.composer_at_box.as_str()).is_some_and(|added| {
+            let mut keys = added.chars();
+            matches!((keys.next(), keys.next()), (Some('y' | 'a' | 'n'), None))
+        });
+        if stray && self.composer_at_box.is_empty() {
+            self.main.composer.clear();
         }
     }
 

@@ -12,6 +12,7 @@
 
 mod app;
 mod commands;
+mod edits_in_flight;
 mod event;
 mod input;
 mod keymap;

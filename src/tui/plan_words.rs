@@ -31,8 +31,12 @@ const APPROVALS: &[&str] = &[
     "carry on",
 ];
 
-/// Whether `text` is one of the short approvals.
+/// Whether `text` is one of the short approvals; a slash command (`/approve`) or a `!command`
+/// is never words.
 pub fn is_approval(text: &str) -> bool {
+    if text.trim_start().starts_with(['/', '!']) {
+        return false;
+    }
     let words: Vec<String> = text
         .split_whitespace()
         .map(|word| {
@@ -56,7 +60,14 @@ mod tests {
         for said in ["go ahead", "Yes!", "approve", "  OK, go ahead. ", "LGTM", "let's go"] {
             assert!(is_approval(said), "{said}");
         }
-        for said in ["yes but rename it first", "go ahead and delete the tests", "no", ""] {
+        for said in [
+            "yes but rename it first",
+            "go ahead and delete the tests",
+            "no",
+            "",
+            "/approve",
+            "!yes",
+        ] {
             assert!(!is_approval(said), "{said}");
         }
     }

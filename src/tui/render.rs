@@ -23,6 +23,11 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
     app.board.render(snapshot, regions.todos, buf, app.is_busy(), app.frame);
     let runs = (&snapshot.tools, &snapshot.call_tallies);
     tool_log::render(runs, regions.tools, buf, (app.frame, app.now));
+    // No rows for the tool pane: the newest call in the conversation's border, unless the
+    // border says the conversation is scrolled.
+    if regions.tools.is_empty() && app.main.conversation.is_following() {
+        tool_log::render_in_border(runs, regions.conversation, buf, (app.frame, app.now));
+    }
     app.main.composer.render(regions.composer, buf, main_focus, app.is_busy());
     if !app.board.focused {
         plan_hint::render(snapshot, regions.composer, buf);

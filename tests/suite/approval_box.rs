@@ -3,7 +3,7 @@
 //! content scrollable, and "always" offered only where it can cover the call — saying what it
 //! covers.
 
-use keel::agent::{Activity, ApprovalRequest, Command, Decision, Snapshot};
+use keel::agent::{Activity, ApprovalRequest, Asking, Command, Decision, Snapshot};
 use keel::tui::type_ahead::GRACE_PERIOD;
 use keel::tui::{App, TuiOptions, render};
 use ratatui::Terminal;
@@ -23,6 +23,7 @@ fn request(tool: &str, detail: &str, diff: Option<&str>, always: Option<&str>) -
     ApprovalRequest {
         id: "call_1".into(),
         tool: tool.into(),
+        asking: if tool == "bash" { Asking::Command } else { Asking::Change },
         detail: detail.into(),
         diff: diff.map(str::to_owned),
         always: always.map(str::to_owned),
@@ -182,5 +183,55 @@ fn the_box_says_what_always_covers_and_hides_it_where_it_cannot() {
     assert_eq!(
         rx.try_recv().unwrap(),
         Command::Approve { id: "call_1".into(), decision: Decision::Once }
+    );
+}
+
+#[test]
+fn a_quick_answer_key_is_not_left_in_the_composer_once_the_box_is_answered() {
+    let (tx, mut rx) = unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    let shown = Instant::now();
+    let snapshot = Snapshot {
+        seq: 1,
+        activity: Activity::AwaitingApproval,
+        pending_approval: Some(Arc::new(request("bash", "cargo test", None, None))),
+        ..Snapshot::default()
+    };
+    app.apply_snapshot_at(snapshot, shown);
+    let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+    // Too soon after the box appeared: the key goes to the composer, the box waits.
+    app.handle_key_at(y, shown + std::time::Duration::from_millis(100));
+    assert_eq!(app.composer_text(), "y");
+    assert!(rx.try_recv().is_err(), "nothing answered yet");
+    // After a pause, `y` answers; the stray `y` was meant for the box, not a prompt.
+    app.handle_key_at(y, shown + 2 * GRACE_PERIOD);
+    assert!(matches!(rx.try_recv(), Ok(Command::Approve { decision: Decision::Once, .. })));
+    assert_eq!(app.composer_text(), "", "no lone `y` waits to be sent as a prompt");
+}
+
+#[test]
+fn a_prompt_being_typed_when_the_box_appeared_is_kept_whole() {
+    let (tx, _rx) = unbounded_channel();
+    let mut app = App::new(tx, TuiOptions::default());
+    let start = Instant::now();
+    for (at, c) in "also tests".chars().enumerate() {
+        let at = start + std::time::Duration::from_millis(50 * u64::try_from(at).unwrap());
+        app.handle_key_at(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), at);
+    }
+    let shown = start + std::time::Duration::from_millis(600);
+    let snapshot = Snapshot {
+        seq: 1,
+        activity: Activity::AwaitingApproval,
+        pending_approval: Some(Arc::new(request("bash", "cargo test", None, None))),
+        ..Snapshot::default()
+    };
+    app.apply_snapshot_at(snapshot, shown);
+    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    app.handle_key_at(key('y'), shown + std::time::Duration::from_millis(50));
+    app.handle_key_at(key('y'), shown + 3 * GRACE_PERIOD);
+    assert_eq!(
+        app.composer_text(),
+        "also testsy",
+        "typing that began before the box is the person's"
     );
 }

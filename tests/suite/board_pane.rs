@@ -85,7 +85,10 @@ fn snapshot_pane_40x12_with_dependencies_and_a_stale_item() {
     let text = pane_text(&BoardPane::default(), &stale_snapshot(), (40, 12));
     insta::assert_snapshot!("pane_dependencies_stale_40x12", text);
     assert!(text.contains("stale, 7 rounds"), "{text}");
-    assert!(text.contains("#3 Test the tokenizer  (blocked"), "{text}");
+    // What follows an item's text starts a line of its own rather than break across it.
+    assert!(text.contains("#3 Test the tokenizer\n") || text.contains("#3 Test the tokenizer "));
+    assert!(text.contains("    (blocked by #2)"), "{text}");
+    assert!(text.contains("    ← Splitting the tokenizer"), "{text}");
 }
 
 #[test]
@@ -141,16 +144,18 @@ fn board_keys_send_edits_for_the_selected_item() {
     assert!(sent(&mut rx).is_empty(), "the first d only asks");
     type_text(&mut app, "d");
     assert_eq!(sent(&mut rx), [edit("rm 3")]);
+    // No agent answers here: each key acts on the board as the edits sent before it leave it.
+    // #3 is gone, so #4 stands where it stood.
     type_text(&mut app, "J");
-    assert_eq!(sent(&mut rx), [edit("move 3 4")]);
-    // The selection moves with the item (this board stays as it is: no agent applies the edits).
+    assert_eq!(sent(&mut rx), [edit("move 4 4")]);
+    // The selection moves with the item.
     type_text(&mut app, "KK");
-    assert_eq!(sent(&mut rx), [edit("move 4 3"), edit("move 3 2")]);
+    assert_eq!(sent(&mut rx), [edit("move 4 3"), edit("move 4 2")]);
     press(&mut app, KeyCode::Home);
     type_text(&mut app, "K");
     assert!(sent(&mut rx).is_empty(), "the first item cannot move up");
     press(&mut app, KeyCode::Enter);
-    assert!(sent(&mut rx).is_empty(), "Enter approves only a plan");
+    assert_eq!(sent(&mut rx), [Command::ApprovePlan], "the agent says there is no plan");
 }
 
 #[test]
@@ -268,4 +273,41 @@ fn the_pane_marks_items_hidden_above_and_below_and_an_item_it_cuts() {
     let top = narrow.lines().next().unwrap();
     assert!(top.contains(" ↑ 5 more ") && top.contains("Todos 5/10 "), "{narrow}");
     assert!(narrow.lines().last().unwrap().contains(" ↓ 4 more "), "{narrow}");
+}
+
+#[test]
+fn keys_act_on_the_board_as_the_edits_on_their_way_will_leave_it() {
+    // The item in progress, #2, is selected.
+    let (mut app, mut rx) = focused(stale_snapshot());
+    // `d d Space` faster than the agent answers: #2 goes, and Space marks the item now in its
+    // place (#3), not #2 again ("there is no item #2").
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(sent(&mut rx), [edit("rm 2"), edit("done 3")]);
+    // Space again before the answer: #3 is done by then, so it is marked pending again.
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(sent(&mut rx), [edit("undo 3")]);
+
+    // The agent took all three: its board is what keys act on again.
+    let mut board = (*stale_snapshot().board).clone();
+    for command in ["rm 2", "done 3", "undo 3"] {
+        board = BoardEdit::parse(command).unwrap().apply(&board).unwrap().0;
+    }
+    app.apply_snapshot(Snapshot {
+        board: Arc::new(board),
+        board_edits_taken: 3,
+        ..stale_snapshot()
+    });
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(sent(&mut rx), [edit("done 3")]);
+}
+
+#[test]
+fn enter_with_no_plan_to_approve_is_answered_not_ignored() {
+    // No plan waits: Enter still goes to the agent, which says why nothing was approved.
+    let (mut app, mut rx) = focused(Snapshot { plan_mode: true, ..stale_snapshot() });
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(sent(&mut rx), [Command::ApprovePlan]);
+    assert!(app.board_focused(), "the board keeps the keyboard, to edit the plan");
 }

@@ -353,7 +353,21 @@ fn an_update_cannot_grow_the_board_past_its_cap_whatever_it_sends() {
 #[test]
 fn the_conversation_names_an_update_by_its_changes() {
     use keel::board::summarize_update;
-    assert_eq!(summarize_update(&update(json!([{"id": "1", "status": "completed"}]))), "1 change");
-    assert_eq!(summarize_update(&update(json!([{"id": "1"}, {"id": "2"}]))), "2 changes");
+    assert_eq!(
+        summarize_update(&update(json!([{"id": "1", "status": "completed"}]))),
+        "#1 completed"
+    );
+    assert_eq!(
+        summarize_update(&update(json!([
+            {"id": "3", "status": "completed"},
+            {"id": "4", "status": "in_progress"}
+        ]))),
+        "#3 completed, #4 in_progress"
+    );
+    assert_eq!(
+        summarize_update(&update(json!([{"id": "5", "text": "Ship it"}]))),
+        "#5 text",
+        "an item added or renamed"
+    );
     assert_eq!(summarize_update(&update(json!("x"))), "malformed update");
 }

@@ -141,6 +141,8 @@ fn the_demo_says_where_it_works_and_its_answer_names_that_folder() {
     assert!(line.contains("removed when keel exits"), "{line}");
     let folder = line.split("works in ").nth(1).unwrap().split(',').next().unwrap();
     assert!(folder.contains("keel-demo-"), "{line}");
-    assert!(stdout.contains(&format!("It ran in {folder}.")), "{stdout}");
+    // keel -p exits as it prints this: no "try it before you quit", but how to keep the files.
+    assert!(stdout.contains(&format!("It ran in {folder}, which keel removes as it exits")));
+    assert!(stdout.contains("keel --demo -p --workdir DIR") && !stdout.contains("before you quit"));
     assert!(!std::path::Path::new(folder).exists(), "the temporary folder is gone");
 }

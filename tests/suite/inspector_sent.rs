@@ -123,6 +123,7 @@ fn ctrl_t_opens_the_inspector_over_an_approval_and_esc_closes_it_without_answeri
     let request = keel::agent::ApprovalRequest {
         id: "call_1".into(),
         tool: "bash".into(),
+        asking: keel::agent::Asking::Command,
         detail: "rm -rf build | wc -l".into(),
         diff: None,
         always: None,

@@ -396,7 +396,8 @@ async fn keel_mcp_list_prints_the_servers_and_their_tools() {
     let mut command = keel(place.home.path());
     command.args(["mcp", "list", "--workdir"]).arg(place.work.path());
     let output = output_within(&mut command, "keel mcp list");
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // A server that failed fails the listing, for a script that checks it.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(printed.contains("local (ready, 7 tools) — sh -c"), "{printed}");
     assert!(printed.contains("remote (ready, 7 tools) — http://127.0.0.1:"), "{printed}");
@@ -406,6 +407,13 @@ async fn keel_mcp_list_prints_the_servers_and_their_tools() {
     // The stdio server's stderr (here libtest's own lines) went to its log, not to the screen.
     assert!(place.log("local").contains("running 1 test"), "{}", place.log("local"));
     assert!(!stderr(&output).contains("running 1 test"), "{}", stderr(&output));
+
+    // Without the broken one, the listing succeeds.
+    let place = Place::new(&stdio_server("local", ""));
+    let mut command = keel(place.home.path());
+    command.args(["mcp", "list", "--workdir"]).arg(place.work.path());
+    let output = output_within(&mut command, "keel mcp list");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
 #[test]

@@ -39,6 +39,7 @@ fn the_approval_box_says_where_the_command_runs() {
         pending_approval: Some(Arc::new(ApprovalRequest {
             id: "call_1".into(),
             tool: "bash".into(),
+            asking: keel::agent::Asking::Command,
             detail: "cargo test".into(),
             diff: None,
             always: Some("exactly this command line, for the rest of the session".into()),
@@ -67,4 +68,29 @@ fn the_status_bar_names_the_sandbox_and_keeps_a_missing_one_in_view() {
         missing.last().unwrap()
     );
     insta::assert_snapshot!(format!("{bar}\n{}", missing.last().unwrap()));
+}
+
+#[test]
+fn without_a_sandbox_the_approval_box_says_the_command_would_run_unconfined() {
+    let words = "no sandbox — allowed, this command runs unconfined, as you: it can read and \
+                 change anything you can and reach the network (cannot sandbox commands: \
+                 `bwrap` not found)";
+    let snapshot = Snapshot {
+        activity: Activity::AwaitingApproval,
+        pending_approval: Some(Arc::new(ApprovalRequest {
+            id: "call_1".into(),
+            tool: "bash".into(),
+            asking: keel::agent::Asking::UnconfinedCommand,
+            detail: "make install".into(),
+            diff: None,
+            always: None,
+            sandbox: Some(words.into()),
+            agent: None,
+        })),
+        ..with_sandbox("sandbox: unavailable")
+    };
+    let rows = screen(snapshot, 100, 24).join("\n");
+    assert!(rows.contains("bash wants to run:"), "{rows}");
+    assert!(rows.contains("no sandbox — allowed, this command runs unconfined, as you"), "{rows}");
+    assert!(rows.contains("a: not offered — without a sandbox every command is asked about"));
 }

@@ -242,7 +242,12 @@ mod screen {
             ]
             .into_iter()
             .collect(),
-            call_marks: [("g3".to_owned(), ToolStatus::Failed)].into_iter().collect(),
+            call_marks: [(
+                "g3".to_owned(),
+                keel::agent::CallMark { status: ToolStatus::Failed, hint: None, reason: None },
+            )]
+            .into_iter()
+            .collect(),
             call_tallies: [
                 ("g1".to_owned(), Arc::from("12 matches in 3 files")),
                 ("g2".to_owned(), Arc::from("14 files")),

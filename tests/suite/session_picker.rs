@@ -33,6 +33,7 @@ fn info(id: &str, written: u64, prompt: &str, (done, total): (usize, usize)) -> 
         first_prompt: prompt.into(),
         done,
         total,
+        held_by: None,
     }
 }
 
@@ -41,7 +42,10 @@ fn listed() -> Snapshot {
     let sessions = vec![
         info("1764669000-cccc", NINE + 50 * MINUTE, "Write the release notes", (0, 0)),
         info("1764667800-bbbb", NINE + 30 * MINUTE, "Fix the parser\nand its tests", (2, 5)),
-        info("1764666000-aaaa", NINE, "Add \u{1b}[2Jcolour\rto the logs", (4, 4)),
+        SessionInfo {
+            held_by: Some(4242),
+            ..info("1764666000-aaaa", NINE, "Add \u{1b}[2Jcolour\rto the logs", (4, 4))
+        },
     ];
     let current = Some("1764667800-bbbb".to_owned());
     let list = SessionList { listed: 1, sessions, current, error: None };
@@ -98,6 +102,8 @@ fn resume_lists_the_sessions_newest_first_and_enter_switches_to_the_chosen_one()
     assert!(rows[1].contains("2/5  Fix the parser …") && rows[1].contains("(open)"), "{shown}");
     // A first prompt is shown as the approval box would show it.
     assert!(rows[2].contains("Add ^[[2Jcolour␍to the logs"), "{shown}");
+    // A session another keel holds says so, and which process.
+    assert!(rows[2].contains("(open in keel 4242)"), "{shown}");
 
     key_at(&mut app, KeyCode::Down, settled);
     key_at(&mut app, KeyCode::Down, settled);
@@ -216,9 +222,17 @@ async fn the_agent_lists_the_saved_sessions_and_switches_to_one_between_turns() 
     // The session left is free for another keel; the one switched to is held.
     assert!(store.open(&newer).is_ok(), "the left session's lock was let go");
     assert!(store.open(&older).is_err(), "the session switched to is held");
+    // Another keel's picker marks it as held, by whom.
+    let listed = store.list().unwrap();
+    let held: Vec<(&str, Option<u32>)> =
+        listed.iter().map(|info| (info.id.as_str(), info.held_by)).collect();
+    assert!(held.contains(&(older.as_str(), Some(std::process::id()))), "{held:?}");
+    assert!(held.contains(&(newer.as_str(), None)), "{held:?}");
 
     handle.commands.send(Command::Quit).unwrap();
     tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
+    // Nothing was written to it, yet it is the session `--continue` reopens: the one used last.
+    assert_eq!(store.newest_first().unwrap()[0], older);
 }
 
 #[tokio::test]
@@ -246,7 +260,18 @@ async fn a_session_that_cannot_be_opened_leaves_the_conversation_as_it_was() {
     let list = snapshot.sessions.as_deref().unwrap();
     assert!(list.sessions.is_empty() && list.error.as_deref().unwrap().contains("not saved"));
 
-    for handle in [handle, unsaved] {
+    // In the demo, the picker says why, and how to get back to the person's own work.
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+    let demo = keel::llm::scripted::ScriptedProvider::demo(Duration::ZERO).unwrap();
+    let mut demo =
+        agent::spawn(AgentConfig::default(), Some(keel::llm::Provider::Scripted(demo)), tools);
+    demo.commands.send(Command::ListSessions).unwrap();
+    let snapshot = wait_for(&mut demo, |snapshot| snapshot.sessions.is_some()).await;
+    let error = snapshot.sessions.as_deref().unwrap().error.clone().unwrap();
+    assert!(error.starts_with("The demo is not saved"), "{error}");
+    assert!(error.contains("keel --continue"), "{error}");
+
+    for handle in [handle, unsaved, demo] {
         handle.commands.send(Command::Quit).unwrap();
         tokio::time::timeout(WAIT, handle.task).await.unwrap().unwrap();
     }

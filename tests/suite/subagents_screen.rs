@@ -86,6 +86,7 @@ fn snapshot_the_approval_box_names_the_child_above_the_call() {
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
         id: "a1:toolu_3".into(),
         tool: "bash".into(),
+        asking: keel::agent::Asking::Command,
         detail: "python -m pytest -q".into(),
         diff: None,
         always: Some("`python -m` commands that only read".into()),

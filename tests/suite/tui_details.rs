@@ -72,8 +72,9 @@ fn screen_of(app: &mut keel::tui::App, (width, height): (u16, u16)) -> String {
 }
 
 #[test]
-fn a_call_that_failed_was_declined_or_rejected_says_so_on_its_line() {
-    use keel::agent::{Entry, ToolStatus};
+fn a_call_that_failed_was_declined_refused_or_rejected_says_so_on_its_line() {
+    use keel::agent::{CallMark, Entry, Refusal, ToolStatus};
+    use keel::tools::bash::hint::SandboxHint;
     let call = |id: &str, name: &str, summary: &str| Entry::ToolCall {
         id: id.into(),
         name: name.into(),
@@ -82,9 +83,12 @@ fn a_call_that_failed_was_declined_or_rejected_says_so_on_its_line() {
     let transcript: imbl::Vector<Entry> = [
         Entry::User { text: "Clean up.".into() },
         call("c1", "bash", "make clean"),
-        call("c2", "todo", "2 items"),
+        call("c2", "todo", "#3 completed, #4 in_progress"),
         call("c3", "bash", "rm -rf target"),
         call("c4", "read_file", "Makefile"),
+        call("c5", "bash", "curl -s example.com || true"),
+        call("c6", "write_file", "notes.md"),
+        call("c7", "bash", "pip install rich"),
     ]
     .into_iter()
     .collect();
@@ -95,20 +99,40 @@ fn a_call_that_failed_was_declined_or_rejected_says_so_on_its_line() {
     assert!(!before.contains("failed"), "nothing has ended yet:\n{before}");
 
     // The calls end after their lines were laid out: the lines are marked all the same.
-    let marks: imbl::HashMap<String, ToolStatus> = [
-        ("c1".to_owned(), ToolStatus::Failed),
-        ("c2".to_owned(), ToolStatus::Failed),
-        ("c3".to_owned(), ToolStatus::Declined),
+    let mark = |status, hint, reason: Option<&str>| CallMark {
+        status,
+        hint,
+        reason: reason.map(Into::into),
+    };
+    let marks: imbl::HashMap<String, CallMark> = [
+        ("c1".to_owned(), mark(ToolStatus::Failed, None, None)),
+        (
+            "c2".to_owned(),
+            mark(ToolStatus::Failed, None, Some("Item 4: blocked by unknown item '9'")),
+        ),
+        ("c3".to_owned(), mark(ToolStatus::Declined, None, None)),
+        ("c5".to_owned(), mark(ToolStatus::Succeeded, Some(SandboxHint::NoNetwork), None)),
+        ("c6".to_owned(), mark(ToolStatus::Refused(Refusal::PlanMode), None, None)),
+        ("c7".to_owned(), mark(ToolStatus::Failed, Some(SandboxHint::NoNetwork), None)),
     ]
     .into_iter()
     .collect();
     app.apply_snapshot(Snapshot { transcript, call_marks: marks, ..Snapshot::default() });
-    let after = screen_of(&mut app, (80, 16));
-    insta::assert_snapshot!("call_marks_80x16", after);
+    let after = screen_of(&mut app, (99, 16));
+    insta::assert_snapshot!("call_marks_99x16", after);
     assert!(after.contains("make clean ✗ failed"), "{after}");
-    assert!(after.contains("todo 2 items ✗ rejected"), "a refused board update: {after}");
+    assert!(
+        after.contains("✗ rejected: Item 4: blocked by unknown item '9'"),
+        "a refused board update, with the board's reason: {after}"
+    );
     assert!(after.contains("rm -rf target ⊘ declined"), "{after}");
     assert!(after.contains("read_file Makefile  "), "a call that succeeded is left as it was");
+    assert!(after.contains("|| true ⚠ no network"), "exit 0 hides no failure: {after}");
+    assert!(
+        after.contains("notes.md ⊘ refused: plan mode"),
+        "keel's refusal, not the person's: {after}"
+    );
+    assert!(after.contains("pip install rich ✗ failed · no network"), "{after}");
 }
 
 #[test]

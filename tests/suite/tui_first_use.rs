@@ -19,7 +19,7 @@ fn draw(app: &mut App, (width, height): (u16, u16)) -> Buffer {
 }
 
 fn demo() -> TuiOptions {
-    let place = DemoPlace { folder: "/tmp/keel-demo-abc".into(), temporary: true };
+    let place = DemoPlace { folder: "/tmp/keel-demo-abc".into(), temporary: true, headless: false };
     TuiOptions { demo: Some(place), ..TuiOptions::default() }
 }
 

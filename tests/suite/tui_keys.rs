@@ -213,6 +213,7 @@ fn approval_snapshot() -> Snapshot {
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
         id: "call_7".into(),
         tool: "bash".into(),
+        asking: keel::agent::Asking::Command,
         detail: "rm -rf build".into(),
         diff: None,
         always: Some("`rm` commands".into()),
@@ -386,8 +387,11 @@ fn the_status_bar_counts_down_a_retry() {
 
 #[test]
 fn the_demo_banner_says_the_demo_runs() {
-    let place =
-        keel::llm::scripted::DemoPlace { folder: "/tmp/keel-demo-x".into(), temporary: true };
+    let place = keel::llm::scripted::DemoPlace {
+        folder: "/tmp/keel-demo-x".into(),
+        temporary: true,
+        headless: false,
+    };
     let (mut app, _rx) = new_app(TuiOptions { demo: Some(place), ..TuiOptions::default() });
     assert!(screen_text(&draw(&mut app, WIDE)).contains("The demo is running"));
 }

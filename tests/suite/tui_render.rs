@@ -207,6 +207,7 @@ fn snapshot_approval_modal_with_diff() {
         snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
             id: "t3".into(),
             tool: "edit_file".into(),
+            asking: keel::agent::Asking::Change,
             detail: "hello.py".into(),
             always: Some("every edit_file call for the rest of the session".into()),
             sandbox: None,

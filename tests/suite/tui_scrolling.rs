@@ -139,6 +139,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
     snapshot.pending_approval = Some(Arc::new(ApprovalRequest {
         id: "call_9".into(),
         tool: "write_file".into(),
+        asking: keel::agent::Asking::Change,
         detail: "a/very/long/path/".repeat(10),
         always: None,
         sandbox: None,

@@ -82,6 +82,7 @@ fn approval(detail: &str) -> Snapshot {
         pending_approval: Some(Arc::new(ApprovalRequest {
             id: "call_1".into(),
             tool: "bash".into(),
+            asking: keel::agent::Asking::Command,
             detail: detail.into(),
             diff: None,
             always: Some("`touch` commands".into()),
@@ -138,7 +139,9 @@ fn a_key_in_the_grace_period_goes_to_the_prompt_even_without_typing_before() {
     // A pause after that key, and `y` answers.
     app.handle_key_at(key('y'), shown + GRACE_PERIOD / 2 + BURST_GAP);
     assert_eq!(sent(&mut rx), [Command::Approve { id: "call_1".into(), decision: Decision::Once }]);
-    assert_eq!(app.composer_text(), "y", "the answer did not reach the prompt");
+    // Neither did the first: a lone answer key typed at the box into an empty prompt was meant
+    // for the box, and is not left there to be sent as a prompt.
+    assert_eq!(app.composer_text(), "", "the answer did not reach the prompt");
 }
 
 // ---------------------------------------------------------------- 3. summaries
@@ -247,7 +250,9 @@ fn on_the_focused_board_stray_keys_remove_nothing_and_an_empty_plan_is_not_appro
     type_text(&mut app, "/todos");
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Enter);
-    assert!(sent(&mut rx).is_empty(), "Enter approved an empty plan");
+    // Enter asks the agent, which refuses an empty plan and says why (`plan_mode::
+    // approving_with_no_plan_is_refused`): never silence.
+    assert_eq!(sent(&mut rx), [Command::ApprovePlan]);
 }
 
 #[test]
@@ -315,7 +320,7 @@ fn the_whole_long_command_is_reachable_and_marked_at_40x12() {
     assert!(!seen.contains("repor\n") && seen.contains("report.txt"), "{seen}");
 }
 
-// ---------------------------------------------------------------- 6. Esc mid-stream
+// ---------------------------------------------------------------- 6. Esc mid-stream, counted
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn esc_mid_stream_keeps_what_was_shown_marked_interrupted_and_out_of_the_history() {
@@ -369,6 +374,10 @@ async fn esc_mid_stream_keeps_what_was_shown_marked_interrupted_and_out_of_the_h
         !idle.history.iter().any(|message| message.text().contains(&first_words)),
         "the partial answer entered the history sent to the model"
     );
+    // The request went out and half an answer came back: the provider bills both, and the
+    // status bar's counts (and the log's) say so.
+    assert!(idle.usage.input_tokens > 0, "the request was counted: {:?}", idle.usage);
+    assert!(idle.usage.output_tokens > 0, "what streamed was counted: {:?}", idle.usage);
     app.apply_snapshot(idle);
     let after = screen(&mut app, (120, 40));
     assert!(after.contains(&first_words), "the partial answer vanished:\n{after}");

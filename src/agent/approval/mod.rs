@@ -17,6 +17,7 @@ pub mod read_only;
 pub mod simple_command;
 
 use super::ApprovalMode;
+use super::snapshot::Refusal;
 use crate::tools::sandbox::Sandbox;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
@@ -28,8 +29,8 @@ use std::collections::HashSet;
 pub enum Verdict {
     Run,
     Ask,
-    /// Refused without asking; the text goes to the model.
-    Refuse(String),
+    /// Refused without asking, for this reason; the text goes to the model.
+    Refuse(Refusal, String),
 }
 
 /// The mode plus what the person allowed for the rest of the session.
@@ -84,9 +85,10 @@ impl Approvals {
         if let (Some(why), Effect::RunsCommand) = (&self.unconfined, effect) {
             match self.mode {
                 ApprovalMode::Auto => {
-                    return Verdict::Refuse(format!(
-                        "Command not run: keel {why}. Tell the user; they can run it themselves."
-                    ));
+                    return Verdict::Refuse(
+                        Refusal::NoSandbox,
+                        format!("{NO_SANDBOX} {why}. Tell the user; they can run it themselves."),
+                    );
                 }
                 ApprovalMode::Ask => return Verdict::Ask,
                 ApprovalMode::ReadOnly => {}
@@ -95,17 +97,20 @@ impl Approvals {
         match self.mode {
             ApprovalMode::Auto => Verdict::Run,
             ApprovalMode::ReadOnly if effect.only_reads() => Verdict::Run,
-            ApprovalMode::ReadOnly => Verdict::Refuse(match effect {
-                Effect::ReachesOutside { .. } => format!(
-                    "keel is in read-only mode: `{name}` is not allowed, since its MCP server does \
-                     not mark it read-only (readOnlyHint). Tell the user what you would do instead."
-                ),
-                _ => format!(
-                    "keel is in read-only mode: `{name}` is not allowed. Only {} can run; tell the \
+            ApprovalMode::ReadOnly => Verdict::Refuse(
+                Refusal::ReadOnly,
+                match effect {
+                    Effect::ReachesOutside { .. } => format!(
+                        "{READ_ONLY}: `{name}` is not allowed, since its MCP server does not \
+                     mark it read-only (readOnlyHint). Tell the user what you would do instead."
+                    ),
+                    _ => format!(
+                        "{READ_ONLY}: `{name}` is not allowed. Only {} can run; tell the \
                      user what you would do instead.",
-                    in_words(&set.reading())
-                ),
-            }),
+                        in_words(&set.reading())
+                    ),
+                },
+            ),
             ApprovalMode::Ask if tool.changes_nothing(input) => Verdict::Run,
             ApprovalMode::Ask
                 if allowed(tool, input).is_some_and(|kind| self.always.contains(&kind)) =>
@@ -173,6 +178,11 @@ fn in_words(names: &[&str]) -> String {
     }
 }
 
+/// How the model's answer begins when a command is refused for want of a sandbox.
+pub const NO_SANDBOX: &str = "Command not run: keel";
+/// How the model's answer begins when read-only mode refuses a call.
+pub const READ_ONLY: &str = "keel is in read-only mode";
+
 /// The result the model gets when the person says no.
 pub const DECLINED: &str =
     "The user declined to run this tool call. Ask them what they would like to do instead.";
@@ -221,7 +231,7 @@ mod tests {
         assert_eq!(check(&Approvals::new(ApprovalMode::Ask), "bash", &bash), Verdict::Ask);
         assert!(matches!(
             check(&Approvals::new(ApprovalMode::ReadOnly), "write_file", &json!({})),
-            Verdict::Refuse(text) if text.contains("read-only")
+            Verdict::Refuse(Refusal::ReadOnly, text) if text.contains("read-only")
         ));
     }
 
@@ -237,7 +247,7 @@ mod tests {
         let auto = Approvals::new(ApprovalMode::Auto).with_sandbox(&missing);
         assert!(matches!(
             check(&auto, "bash", &bash),
-            Verdict::Refuse(why) if why.contains("no bwrap")
+            Verdict::Refuse(Refusal::NoSandbox, why) if why.contains("no bwrap")
         ));
         assert_eq!(check(&auto, "write_file", &json!({})), Verdict::Run);
         let mut ask = Approvals::new(ApprovalMode::Ask).with_sandbox(&missing);

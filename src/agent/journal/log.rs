@@ -114,6 +114,12 @@ impl SessionLog {
         &self.path
     }
 
+    /// Marks the session as the one used last (its log's modification time, which
+    /// `--continue` goes by), though nothing was written to it yet.
+    pub fn touch(&self) -> std::io::Result<()> {
+        self.file.set_modified(std::time::SystemTime::now())
+    }
+
     /// Writes one record as one line, straight through to the file.
     pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
         let mut line = serde_json::to_vec(record)
@@ -157,6 +163,22 @@ fn lock(file: File, dir: &Path, id: &str) -> Result<Flock<File>, SessionError> {
             path: dir.join(format!("{id}.{LOG_EXTENSION}")),
             source: std::io::Error::from(errno),
         }),
+    }
+}
+
+/// The process that holds session `id`'s log in `dir` open, if one does: its pid when it wrote
+/// it, else 0. The lock is only tested (shared, at once let go), never waited for.
+pub(super) fn holder(dir: &Path, id: &str) -> Option<u32> {
+    let file = File::open(dir.join(format!("{id}.{LOG_EXTENSION}"))).ok()?;
+    match Flock::lock(file, FlockArg::LockSharedNonblock) {
+        Ok(_free) => None,
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Some(
+            std::fs::read_to_string(pid_path(dir, id))
+                .ok()
+                .and_then(|text| text.trim().parse::<u32>().ok())
+                .unwrap_or(0),
+        ),
+        Err(_) => None,
     }
 }
 

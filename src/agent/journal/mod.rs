@@ -82,6 +82,8 @@ pub struct SessionInfo {
     pub first_prompt: String,
     pub done: usize,
     pub total: usize,
+    /// Another process has it open: its pid (0 when it did not say).
+    pub held_by: Option<u32>,
 }
 
 /// Where the agent saves the conversation.

@@ -167,7 +167,9 @@ impl SessionStore {
                 .find(|message| message.is_typed_by_user())
                 .map(crate::message::Message::text)
                 .unwrap_or_default();
+            let held_by = path.parent().and_then(|dir| super::log::holder(dir, &id));
             sessions.push(SessionInfo {
+                held_by,
                 id,
                 started_at: replayed.started_at,
                 modified,

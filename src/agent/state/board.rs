@@ -39,6 +39,8 @@ impl State {
     /// Applies the person's edit through the board's validation; the model is told in its next
     /// request. Returns what was done, in a few words. A refused edit changes nothing.
     pub fn edit_board(&mut self, edit: &BoardEdit) -> Result<String, BoardEditRefused> {
+        // Counted made or not: a front end knows which of its edits the board has seen.
+        self.view.board_edits_taken += 1;
         if !self.board_on {
             return Err(BoardEditRefused::BoardOff);
         }

@@ -1,19 +1,20 @@
 //! What a resumed session shows besides its conversation: the tool pane rebuilt from the
-//! history's calls and results (each marked as it ended: done, failed, declined, interrupted or
-//! cut off, and so are their lines in the conversation; a search with what it found, read back
-//! from its answer's last line), and one line saying it was resumed (the token counts and cost
-//! come back from the log's `usage` records; a log too old to have them says that they count
-//! from the resume). Lines kept beside the history — an answer cut off, a
+//! history's calls and results (each marked as it ended: done, failed, declined, refused,
+//! interrupted or cut off, and so are their lines in the conversation; a search with what it found,
+//! read back from its answer's last line), and one line saying it was resumed (the token counts
+//! and cost come back from the log's `usage` records; a log too old to have them says that they
+//! count from the resume). Lines kept beside the history — an answer cut off, a
 //! turn interrupted or failed — come back from the log's notes in their places.
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
 //! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
 
 use super::State;
-use crate::agent::approval::DECLINED;
+use crate::agent::approval::{self, DECLINED};
 use crate::agent::event::{AgentEvent, INTERRUPTED};
 use crate::agent::journal::{CUT_OFF, NoteKind, Record};
-use crate::agent::snapshot::{Entry, ToolRun, ToolStatus};
+use crate::agent::plan_mode;
+use crate::agent::snapshot::{Entry, Refusal, ToolRun, ToolStatus};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::{Effect, ToolCall};
 use std::collections::HashMap;
@@ -40,7 +41,7 @@ impl State {
             let Some(call) = ToolCall::from_block(block) else { continue };
             let (output, is_error) = results.get(call.id.as_str()).copied().unwrap_or(("", true));
             let status = ended(output, is_error);
-            self.mark_call(&call.id, status);
+            self.mark_call(&call, status, output);
             if call.effect() == Some(Effect::Reads)
                 && status == ToolStatus::Succeeded
                 && let Some(tally) = crate::tools::search::tally_of(output)
@@ -86,6 +87,12 @@ impl State {
 fn ended(output: &str, is_error: bool) -> ToolStatus {
     if output == DECLINED {
         ToolStatus::Declined
+    } else if is_error && output.starts_with(plan_mode::REFUSED) {
+        ToolStatus::Refused(Refusal::PlanMode)
+    } else if is_error && output.starts_with(approval::NO_SANDBOX) {
+        ToolStatus::Refused(Refusal::NoSandbox)
+    } else if is_error && output.starts_with(approval::READ_ONLY) {
+        ToolStatus::Refused(Refusal::ReadOnly)
     } else if output.starts_with(INTERRUPTED) || output.starts_with(CUT_OFF) {
         ToolStatus::Interrupted
     } else if is_error {

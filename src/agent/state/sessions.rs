@@ -12,8 +12,14 @@ use crate::tools::Workspace;
 use std::sync::Arc;
 
 /// Why there is nothing to switch to when the conversation is not saved.
-const NOT_SAVED: &str = "This conversation is not saved (the demo, or sessions are off), so \
-                         there are no saved sessions to switch to here.";
+const NOT_SAVED: &str = "This conversation is not saved (sessions are off), so there are no \
+                         saved sessions to switch to here.";
+/// The demo's model, as the status bar names it.
+const DEMO: &str = "demo";
+/// The same, in the demo: what it works in is thrown away, and how to get back to the work.
+const DEMO_NOT_SAVED: &str = "The demo is not saved: its folder is thrown away when keel exits, \
+                              so there is no session to switch to from here. To go back to your \
+                              own work, quit and run `keel --continue` in its folder.";
 
 impl State {
     /// Lists this workspace's saved sessions into the snapshot, the one written last first.
@@ -22,7 +28,8 @@ impl State {
         let current = self.journal.id().map(str::to_owned);
         let list = match self.journal.store().map(SessionStore::list) {
             None => {
-                SessionList { listed, error: Some(NOT_SAVED.to_owned()), ..SessionList::default() }
+                let why = if &*self.view.provider == DEMO { DEMO_NOT_SAVED } else { NOT_SAVED };
+                SessionList { listed, error: Some(why.to_owned()), ..SessionList::default() }
             }
             Some(Err(err)) => SessionList {
                 listed,
@@ -41,7 +48,8 @@ impl State {
     /// the switch is made ([`State::switch_to`]). Tells the person when it cannot be.
     pub fn open_session(&mut self, id: &str) -> Option<(SessionStore, SessionLog, Restored)> {
         let Some(store) = self.journal.store().cloned() else {
-            self.emit(AgentEvent::Error { text: NOT_SAVED.to_owned() });
+            let why = if &*self.view.provider == DEMO { DEMO_NOT_SAVED } else { NOT_SAVED };
+            self.emit(AgentEvent::Error { text: why.to_owned() });
             return None;
         };
         if self.journal.id() == Some(id) {
@@ -65,6 +73,8 @@ impl State {
         workspace: &Workspace,
     ) {
         let id = log.id().to_owned();
+        // The session switched to is the one `--continue` reopens, written to or not.
+        let _ = log.touch();
         self.clear(Journal::resume(log, store));
         self.restore(restored, workspace);
         self.emit(AgentEvent::Notice { text: format!("Switched to session {id}.") });

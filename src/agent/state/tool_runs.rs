@@ -2,7 +2,9 @@
 //! it goes on and ends; and how each call ended, and what a search found, for its line.
 
 use super::State;
-use crate::agent::snapshot::{ToolRun, ToolStatus};
+use crate::agent::snapshot::{CallMark, ToolRun, ToolStatus};
+use crate::tools::bash::hint::SandboxHint;
+use crate::tools::{Effect, ToolCall};
 use std::sync::Arc;
 
 /// How many of the newest tool runs an update looks through: a run changes only while its
@@ -11,11 +13,18 @@ use std::sync::Arc;
 const TOOL_RUN_SEARCH: usize = 256;
 
 impl State {
-    /// Notes how call `id` ended, when it did not succeed, for its line in the conversation.
-    pub fn mark_call(&mut self, id: &str, status: ToolStatus) {
-        if !matches!(status, ToolStatus::Succeeded | ToolStatus::Running) {
-            self.view.call_marks.insert(id.to_owned(), status);
+    /// Notes how call `call` ended, answered `result`, when it did not succeed or the sandbox
+    /// had a hand in it, for its line in the conversation.
+    pub fn mark_call(&mut self, call: &ToolCall, status: ToolStatus, result: &str) {
+        let hint = (call.effect() == Some(Effect::RunsCommand))
+            .then(|| SandboxHint::in_result(result))
+            .flatten();
+        if matches!(status, ToolStatus::Succeeded | ToolStatus::Running) && hint.is_none() {
+            return;
         }
+        let rejected = call.effect() == Some(Effect::Plans) && status == ToolStatus::Failed;
+        let reason = rejected.then(|| result.lines().next().unwrap_or_default().into());
+        self.view.call_marks.insert(call.id.clone(), CallMark { status, hint, reason });
     }
 
     /// Notes what call `id`, a search, found, for its line in the conversation and the pane.

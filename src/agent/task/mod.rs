@@ -7,23 +7,22 @@
 
 use crate::agent::conversation::{Conversation, Link};
 use crate::agent::event::AgentEvent;
-use crate::agent::journal::Journal;
 use crate::agent::services::Services;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::jobs_watch;
 use crate::agent::turn::{Stop, Turn};
-use crate::agent::{AgentConfig, ApprovalMode, Command, board_edits};
+use crate::agent::{AgentConfig, Command, board_edits};
 use crate::hooks::{Event, HooksCommand, Query};
-use crate::llm::scripted::{DemoPlace, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
 use crate::tools::supervisor::jobs;
-use crate::tools::{ToolSet, Tools, Workspace};
+use crate::tools::{ToolSet, Tools};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 mod between_turns;
+mod demo;
 mod model_switch;
 
 /// How a session starts, as SessionStart hooks are told (and match).
@@ -37,7 +36,7 @@ pub(in crate::agent) struct Agent {
     pub link: Link,
     pub services: Services,
     /// The demo's temporary workspace, removed when the task ends.
-    demo_dir: Option<tempfile::TempDir>,
+    pub(super) demo_dir: Option<tempfile::TempDir>,
     /// How many commands' background jobs had ended at the last look for what they left.
     jobs_seen: usize,
 }
@@ -141,7 +140,12 @@ impl Agent {
                 Command::StartDemo => {
                     if let Err(err) = self.switch_to_demo() {
                         self.turn().emit(AgentEvent::Error { text: err });
-                    } else if self.drain_queue().await == Some(Stop::Quit) {
+                    } else if self.play_demo().await == Some(Stop::Quit) {
+                        break;
+                    }
+                }
+                Command::PlayDemo => {
+                    if self.play_demo().await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -233,47 +237,6 @@ impl Agent {
             return None;
         }
         self.drain_queue().await
-    }
-
-    /// Replaces the model with the scripted demo in a fresh temporary workspace, and queues the
-    /// demo's prompt.
-    fn switch_to_demo(&mut self) -> Result<(), String> {
-        let dir = tempfile::Builder::new()
-            .prefix("keel-demo-")
-            .tempdir()
-            .map_err(|err| format!("could not create the demo workspace: {err}"))?;
-        let workspace = Workspace::new(dir.path())
-            .map_err(|err| format!("could not open the demo workspace: {err}"))?;
-        let place = DemoPlace { folder: dir.path().to_path_buf(), temporary: true };
-        let script = ScriptedProvider::demo(crate::llm::scripted::HUMAN_PACE)
-            .map_err(|err| format!("the demo script is broken: {err}"))?
-            .ran_in(&place);
-        let prompt = script.prompt().to_owned();
-        let probing = self.services.tools.probing_sandbox().clone();
-        let tools = Tools::new(workspace).with_probing_sandbox(probing.clone());
-        let toolset = ToolSet::new(self.conversation.config.board, tools.mcp().clone());
-        // The demo works in a throwaway folder and is meant to be watched, not steered.
-        self.services = Services::new(tools, ApprovalMode::Auto);
-        let label = self.services.adopt_sandbox(probing.get());
-        self.conversation.offer(toolset);
-        self.conversation.provider = Some(Arc::new(Provider::Scripted(script)));
-        self.demo_dir = Some(dir);
-        let state = &mut self.conversation.state;
-        state.set_sandbox(label);
-        // The demo's folder is thrown away when keel ends: nothing of it is worth saving.
-        state.clear(Journal::default());
-        state.set_label(ModelLabel {
-            provider: "demo",
-            model: "scripted",
-            wire_format: WireFormat::Anthropic,
-        });
-        let mut turn = self.turn();
-        turn.tell_request_shape();
-        turn.emit(AgentEvent::Notice {
-            text: format!("Demo: a scripted model plays a sample task; {}.", place.describe()),
-        });
-        turn.state.queue(prompt);
-        Ok(())
     }
 
     /// Switches to the saved session `id`, when it opens; returns whether it did.

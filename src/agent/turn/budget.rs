@@ -12,7 +12,7 @@ impl Turn<'_> {
             return (rounds >= self.config.max_rounds).then(|| {
                 format!(
                     "Stopped after {rounds} model responses in this turn (the limit set by \
-                     --max-rounds or max_rounds). Send a message to let it go on."
+                     --max-rounds or max_rounds). {GO_ON}"
                 )
             });
         };
@@ -33,3 +33,6 @@ impl Turn<'_> {
         })
     }
 }
+
+/// How a turn stopped at `--max-rounds` goes on, in the TUI's words (`-p` has its own).
+pub const GO_ON: &str = "Send a message to let it go on.";

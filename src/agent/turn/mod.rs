@@ -38,6 +38,7 @@ use super::{AgentConfig, Command, plan_mode};
 use crate::llm::{Completion, Provider, RequestShape, StopReason, ToolSpec};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::{ToolCall, ToolSet, Tools};
+pub use budget::GO_ON;
 pub(in crate::agent) use request::{Failure, during_turn, on_stream_event};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;

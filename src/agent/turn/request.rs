@@ -5,10 +5,12 @@
 use super::{Stop, Turn};
 use crate::agent::Command;
 use crate::agent::board_edits;
+use crate::agent::context::ContextMeter;
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{Outbox, State};
 use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
+use crate::message::{History, Usage};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -75,6 +77,8 @@ impl Turn<'_> {
         let (stream_tx, mut stream_rx) = mpsc::unbounded_channel();
         let completion = provider.complete(&request, &stream_tx);
         tokio::pin!(completion);
+        // The request went on the wire: the provider counts its tokens, answered or not.
+        let mut sent = false;
         loop {
             tokio::select! {
                 biased;
@@ -88,6 +92,10 @@ impl Turn<'_> {
                             .map(ToString::to_string)
                             .unwrap_or_default();
                         self.state.end_streaming();
+                        if sent {
+                            let usage = interrupted_usage(self.meter, &history, &partial);
+                            self.state.add_usage(usage);
+                        }
                         // What was shown stays on screen (the turn's end marks it
                         // interrupted); it never enters the history sent to the model.
                         if !partial.trim().is_empty() {
@@ -97,6 +105,7 @@ impl Turn<'_> {
                     }
                 }
                 Some(event) = stream_rx.recv() => {
+                    sent |= matches!(event, StreamEvent::Sent(_));
                     on_stream_event(self.state, self.outbox, true, event);
                 }
                 result = &mut completion => {
@@ -105,6 +114,17 @@ impl Turn<'_> {
                 }
             }
         }
+    }
+}
+
+/// What an answer interrupted while it streamed still cost: the request's tokens as keel
+/// estimates them and what came of the answer — for the conversation's counts (the status bar's
+/// tokens and cost, and the log's), as the provider bills them.
+fn interrupted_usage(meter: &mut ContextMeter, history: &History, partial: &str) -> Usage {
+    Usage {
+        input_tokens: meter.estimate(history),
+        output_tokens: meter.tokens(u64::try_from(partial.len()).unwrap_or(u64::MAX)),
+        ..Usage::default()
     }
 }
 
@@ -143,6 +163,7 @@ pub(in crate::agent) fn during_turn(
             | Command::Clear
             | Command::Undo
             | Command::StartDemo
+            | Command::PlayDemo
             | Command::Continue
             | Command::Compact
             | Command::ApprovePlan

@@ -106,7 +106,7 @@ impl Turn<'_> {
         started: Instant,
     ) {
         let duration = started.elapsed();
-        self.state.mark_call(&call.id, status);
+        self.state.mark_call(call, status, &outcome.for_model);
         if let Some(tally) = &outcome.tally {
             self.state.note_tally(&call.id, tally);
         }

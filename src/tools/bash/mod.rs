@@ -20,6 +20,7 @@
 //! sandbox the kernel decides what a command can reach.
 
 pub mod environment;
+pub mod hint;
 mod report;
 pub mod tool;
 mod watch;
@@ -170,7 +171,17 @@ pub async fn run(
     };
     session.flush();
     let command = CommandRun { held, sandbox_down, left_running };
-    ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) }
+    let mut outcome =
+        ToolOutcome { command, ..ending.into_outcome(session.kept(), started.elapsed()) };
+    if let Some(hint) = hint::SandboxHint::of(&outcome.for_model, sandbox) {
+        let line = hint.line(sandbox.policy.mode);
+        for text in [&mut outcome.for_model, &mut outcome.for_display] {
+            text.push('\n');
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    outcome
 }
 
 /// The shell every command runs in.

@@ -76,6 +76,7 @@ pub async fn start(
             Ok(Started { session, process_group, child: Some(child) })
         }
         Transport::Http { url, bearer_token_env_var } => {
+            crate::llm::install_tls();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(variable) = bearer_token_env_var {
                 let token = env(variable).filter(|token| !token.is_empty()).ok_or_else(|| {
@@ -113,5 +114,54 @@ pub fn log_path(state: &Path, name: &str) -> PathBuf {
 }
 
 fn handshake_failed(err: &dyn std::fmt::Display) -> String {
-    format!("the MCP handshake failed: {err}")
+    format!("the MCP handshake failed: {}", without_type_names(&err.to_string()))
+}
+
+/// An error of the MCP SDK in words for the person: the transport's Rust type, which the SDK
+/// puts in brackets (`Transport [rmcp::transport::…<reqwest::…>] error: …`), left out.
+pub fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(" [") {
+        let (before, after) = rest.split_at(open);
+        out.push_str(before);
+        let inside = &after[2..];
+        // The brackets' own nesting, for the generic arguments inside them.
+        let mut depth = 1;
+        let close = inside.char_indices().find_map(|(at, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(at)
+        });
+        match close {
+            Some(close) if inside[..close].contains("::") => rest = &inside[close + 1..],
+            _ => {
+                out.push_str(" [");
+                rest = inside;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sdks_type_names_are_left_out_of_errors() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::\
+                   transport::streamable_http_client::StreamableHttpClientWorker<reqwest::\
+                   Client>>] error: error sending request, when send initialize request";
+        assert_eq!(
+            without_type_names(raw),
+            "Send message error Transport error: error sending request, when send initialize request"
+        );
+        assert_eq!(without_type_names("a [b] c"), "a [b] c");
+        assert_eq!(without_type_names("x [a::b[c]] y"), "x y");
+    }
 }

@@ -187,7 +187,7 @@ impl Hub {
             }
             Ok(Ok((started, Err(err)))) => {
                 kill_group(started.process_group);
-                Err(format!("could not list its tools: {err}"))
+                Err(format!("could not list its tools: {}", plain(&err)))
             }
             Ok(Ok((started, Ok(tools)))) => Ok((started, tools)),
         };
@@ -287,6 +287,22 @@ impl Hub {
         })
     }
 
+    /// Why a call of `exposed` cannot run now — no server offers it, or its server is not
+    /// running — as the call's answer; `None` when its server is ready. Answered before the
+    /// person is asked about a call that could not run anyway.
+    pub fn cannot_call(&self, exposed: &str) -> Option<ToolOutcome> {
+        let Some((server, _)) = self.find(exposed) else {
+            return Some(self.no_such_tool(exposed));
+        };
+        match &server.status {
+            Status::Ready => None,
+            Status::Failed(why) => Some(unavailable(&server.name, why)),
+            Status::Starting | Status::Disabled => {
+                Some(unavailable(&server.name, "it is not running"))
+            }
+        }
+    }
+
     /// Calls the tool the model named `exposed`. Never fails: whatever went wrong is an error
     /// outcome that says so.
     pub async fn call(
@@ -354,13 +370,13 @@ impl Hub {
                     self.fail(index, why.clone());
                     format!("{why}.")
                 } else if peer.is_transport_closed() {
-                    let why = format!("it stopped ({err})");
+                    let why = format!("it stopped ({})", plain(&err));
                     self.fail(index, why.clone());
                     why
                 } else if matches!(err, ServiceError::TransportClosed) {
                     line_limit::closed_mid_call()
                 } else {
-                    err.to_string()
+                    plain(&err)
                 };
                 could_not(&why)
             }
@@ -425,6 +441,11 @@ impl Drop for Inner {
             kill_group(slot.live().process_group.take());
         }
     }
+}
+
+/// An error of the MCP SDK in the person's words (no Rust type names).
+fn plain(err: &dyn std::fmt::Display) -> String {
+    super::connect::without_type_names(&err.to_string())
 }
 
 /// The answer for a tool whose server is not running.

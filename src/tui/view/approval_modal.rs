@@ -15,7 +15,7 @@ use super::super::theme;
 use super::super::wrap::{Prefix, hard_wrap, wrap};
 use super::command_wrap::wrap_command;
 use super::pane;
-use crate::agent::{ApprovalRequest, Decision};
+use crate::agent::{ApprovalRequest, Asking, Decision};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Position, Rect};
@@ -218,8 +218,15 @@ fn geometry(request: &ApprovalRequest, screen: Rect) -> (Rect, Vec<Line<'static>
 /// The tool, the whole command (or path) with every character shown, what "always" would
 /// cover, and the whole diff: broken at the width, never cut.
 fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
-    let is_command = request.tool == "bash";
-    let verb = if is_command { "wants to run" } else { "wants to change" };
+    let is_command = matches!(request.asking, Asking::Command | Asking::UnconfinedCommand);
+    let unconfined = matches!(request.asking, Asking::UnconfinedCommand | Asking::DemoUnconfined);
+    let verb = match request.asking {
+        Asking::Command | Asking::UnconfinedCommand => "wants to run",
+        Asking::Change => "wants to change",
+        Asking::Call { read_only: true } => "wants to call (its server marks it read-only)",
+        Asking::Call { read_only: false } => "wants to call",
+        Asking::DemoUnconfined => "would run these commands with the sandbox off",
+    };
     // A child agent's call names the child first: who asks is part of what is approved.
     let mut lines: Vec<Line<'static>> = request
         .agent
@@ -241,17 +248,25 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
     }
     lines.push(Line::default());
     let always = match &request.always {
-        Some(covers) => format!("a: always allow {covers}"),
-        None if is_command => {
+        Some(covers) => Some(format!("a: always allow {covers}")),
+        None if request.asking == Asking::DemoUnconfined => None,
+        None if request.asking == Asking::UnconfinedCommand => {
+            Some("a: not offered — without a sandbox every command is asked about".to_owned())
+        }
+        None if is_command => Some(
             "a: not offered — this line is more than one simple command, so it is asked about \
              every time"
-                .to_owned()
-        }
-        None => "a: not offered for this call".to_owned(),
+                .to_owned(),
+        ),
+        None => Some("a: not offered for this call".to_owned()),
     };
-    lines.extend(wrap(&[Span::styled(always, theme::DIM)], width, &Prefix::default()));
+    if let Some(always) = always {
+        lines.extend(wrap(&[Span::styled(always, theme::DIM)], width, &Prefix::default()));
+    }
     if let Some(sandbox) = &request.sandbox {
-        lines.extend(wrap(&[Span::styled(sandbox.clone(), theme::DIM)], width, &Prefix::default()));
+        // Where there is no sandbox, the words that say so are not secondary text.
+        let style = if unconfined { theme::STATUS_ATTENTION } else { theme::DIM };
+        lines.extend(wrap(&[Span::styled(sandbox.clone(), style)], width, &Prefix::default()));
     }
     if let Some(diff) = &request.diff {
         lines.push(Line::default());

@@ -12,7 +12,7 @@ use super::super::theme;
 use super::entry_lines::{Fold, MARGIN};
 use super::pane;
 use super::streaming_lines::StreamingLines;
-use crate::agent::{Entry, StreamingText, ToolStatus};
+use crate::agent::{CallMark, Entry, StreamingText};
 use crate::tools::diff::FileDiff;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
@@ -115,7 +115,7 @@ struct Content {
     /// Whether the model's thinking is drawn whole.
     thinking: Fold,
     /// How the calls that did not succeed ended (see `Snapshot::call_marks`).
-    marks: imbl::HashMap<String, ToolStatus>,
+    marks: imbl::HashMap<String, CallMark>,
     /// What applied writes and edits changed (see `Snapshot::call_diffs`).
     diffs: imbl::HashMap<String, Arc<FileDiff>>,
     /// The calls whose diff a click turned the other way from Ctrl+O's fold.
@@ -146,7 +146,7 @@ impl Conversation {
     /// laid out again.
     pub fn sync_marks(
         &mut self,
-        marks: &imbl::HashMap<String, ToolStatus>,
+        marks: &imbl::HashMap<String, CallMark>,
         tallies: &imbl::HashMap<String, Arc<str>>,
         source: &Source<'_>,
     ) {

@@ -9,7 +9,7 @@ use super::super::text::{
 };
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
-use crate::agent::{Entry, ToolStatus};
+use crate::agent::{CallMark, Entry, ToolStatus};
 use crate::visible::one_line as one_line_of;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -197,14 +197,30 @@ fn strip_tags(text: &str) -> &str {
 }
 
 /// The mark at the end of the line of a call that did not succeed: ` ✗ failed`, ` ⊘ declined`,
-/// ` ■ interrupted` — and ` ✗ rejected` for a board update the board refused.
-pub(super) fn call_mark(name: &str, status: ToolStatus) -> (&'static str, Style) {
-    match status {
-        ToolStatus::Failed if name == crate::board::TOOL_NAME => (" ✗ rejected", theme::RUN_FAILED),
-        ToolStatus::Failed => (" ✗ failed", theme::RUN_FAILED),
-        ToolStatus::Declined => (" ⊘ declined", theme::RUN_STOPPED),
-        ToolStatus::Interrupted => (" ■ interrupted", theme::RUN_STOPPED),
-        ToolStatus::Running | ToolStatus::Succeeded => ("", Style::new()),
+/// ` ⊘ refused: plan mode`, ` ■ interrupted` — ` ✗ rejected` for a board update the board
+/// refused, with the board's reason — and what the sandbox had to do with it: ` ✗ failed · no network`, or ` ⚠ no
+/// network` on a command that exited 0.
+pub(super) fn call_mark(name: &str, mark: &CallMark) -> (String, Style) {
+    let (text, style) = match mark.status {
+        ToolStatus::Failed if name == crate::board::TOOL_NAME => match &mark.reason {
+            Some(reason) => return (format!(" ✗ rejected: {reason}"), theme::RUN_FAILED),
+            None => ("✗ rejected", theme::RUN_FAILED),
+        },
+        ToolStatus::Failed => ("✗ failed", theme::RUN_FAILED),
+        ToolStatus::Declined => ("⊘ declined", theme::RUN_STOPPED),
+        ToolStatus::Refused(refusal) => {
+            return (format!(" ⊘ {}", refusal.label()), theme::RUN_STOPPED);
+        }
+        ToolStatus::Interrupted => ("■ interrupted", theme::RUN_STOPPED),
+        ToolStatus::Running | ToolStatus::Succeeded => ("⚠", theme::RUN_FAILED),
+    };
+    match (mark.hint, mark.status) {
+        (Some(hint), ToolStatus::Running | ToolStatus::Succeeded) => {
+            (format!(" {text} {}", hint.label()), style)
+        }
+        (Some(hint), _) => (format!(" {text} · {}", hint.label()), style),
+        (None, ToolStatus::Running | ToolStatus::Succeeded) => (String::new(), Style::new()),
+        (None, _) => (format!(" {text}"), style),
     }
 }
 

@@ -195,7 +195,8 @@ fn visible_offset(offset: usize, selected: usize, rows: usize) -> usize {
     }
 }
 
-/// `› 2026-12-02 09:41    2/5  Fix the parser (open)`, cut to `width`; narrower than
+/// `› 2026-12-02 09:41    2/5  Fix the parser (open)` — `(open in keel 4242)` for one another
+/// keel holds — cut to `width`; narrower than
 /// [`NARROW`], `› 12-02 09:41  Fix the parser (open)`.
 fn row(info: &SessionInfo, selected: bool, open: bool, width: usize) -> Line<'static> {
     let written = info.modified.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
@@ -213,7 +214,12 @@ fn row(info: &SessionInfo, selected: bool, open: bool, width: usize) -> Line<'st
     } else {
         format!("{time}  {:>5}  ", format!("{}/{}", info.done, info.total))
     };
-    let tail = if open { OPEN_MARK } else { "" };
+    let tail = match (open, info.held_by) {
+        (true, _) => OPEN_MARK.to_owned(),
+        (false, Some(0)) => " (open in another keel)".to_owned(),
+        (false, Some(pid)) => format!(" (open in keel {pid})"),
+        (false, None) => String::new(),
+    };
     let room = width.saturating_sub(gutter.len() + lead.chars().count() + tail.chars().count());
     let style = if selected { theme::TITLE } else { ratatui::style::Style::new() };
     Line::from(vec![

@@ -61,17 +61,27 @@ pub fn render(snapshot: &Snapshot, info: &StatusInfo<'_>, area: Rect, buf: &mut 
     }
     buf.set_style(area, theme::STATUS_BAR);
     let width = usize::from(area.width);
-    let mut left = facts(snapshot, info, width);
-    let left_width: usize = left.iter().map(Span::width).sum();
-    let right = match info.flash {
-        Some(flash) => vec![Span::styled(format!("{flash} "), theme::STATUS_ATTENTION)],
+    // A flash ("Press Ctrl+C again to quit") is what the person must read now: the facts make
+    // room for it, however short the line.
+    let flash = info.flash.map(|flash| {
+        let flash = truncate(flash, width.saturating_sub(2)).into_owned();
+        vec![Span::styled(format!("{flash} "), theme::STATUS_ATTENTION)]
+    });
+    let flash_width =
+        flash.as_ref().map_or(0, |spans| spans.iter().map(Span::width).sum::<usize>() + 1);
+    let room = width.saturating_sub(flash_width);
+    let mut left = facts(snapshot, info, room);
+    let mut left_width: usize = left.iter().map(Span::width).sum();
+    if left_width > room {
+        let text: String = left.iter().map(|span| span.content.as_ref()).collect();
+        left = vec![Span::raw(truncate(&text, room).into_owned())];
+        left_width = left.iter().map(Span::width).sum();
+    }
+    let right = match flash {
+        Some(flash) => flash,
         None => hint_spans(info.hints, width.saturating_sub(left_width + 1)),
     };
     let right_width: usize = right.iter().map(Span::width).sum();
-    if left_width > width {
-        let text: String = left.iter().map(|span| span.content.as_ref()).collect();
-        left = vec![Span::raw(truncate(&text, width).into_owned())];
-    }
     buf.set_line(area.x, area.y, &Line::from(left), area.width);
     if right_width > 0 && left_width + right_width < width {
         let x = area.x + u16::try_from(width - right_width).unwrap_or(0);

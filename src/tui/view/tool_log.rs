@@ -8,6 +8,7 @@ use super::super::text::{tail_lines, truncate};
 use super::super::theme;
 use super::{pane, spinner};
 use crate::agent::{ToolRun, ToolStatus};
+use crate::tools::bash::hint::SandboxHint;
 use crate::visible::one_line;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -25,6 +26,10 @@ const OUTPUT_HINT: &str = " Ctrl+G whole output ";
 const MIN_SUMMARY_CHARS: usize = 12;
 /// Indentation of output lines under their call.
 const OUTPUT_INDENT: &str = "  ";
+/// Cells of a border kept on each side of a call's line drawn into it.
+const BORDER_INSET: usize = 2;
+/// The narrowest border a call's line is drawn into.
+const BORDER_MIN_WIDTH: usize = 12;
 
 /// What searches found, by call id (`Snapshot::call_tallies`).
 type Tallies = imbl::HashMap<String, Arc<str>>;
@@ -84,6 +89,30 @@ pub fn render(
     }
 }
 
+/// Where the screen has no rows for the tool pane (a short stacked screen, 40×12), the newest
+/// call's line in the bottom border of `area` (the conversation's), so that a running command,
+/// how it ended and what the sandbox had to do with it stay in view.
+pub fn render_in_border(
+    (runs, tallies): (&imbl::Vector<Arc<ToolRun>>, &Tallies),
+    area: Rect,
+    buf: &mut Buffer,
+    (frame, now): (u64, Instant),
+) {
+    let Some(run) = runs.last() else {
+        return;
+    };
+    // The border's corners and a cell of the line on each side stay.
+    let width = usize::from(area.width).saturating_sub(BORDER_INSET * 2);
+    if area.height < 2 || width < BORDER_MIN_WIDTH {
+        return;
+    }
+    let mut line = header(run, tallies.get(&run.id), width.saturating_sub(2), frame, now);
+    line.spans.insert(0, Span::raw(" "));
+    line.spans.push(Span::raw(" "));
+    let x = area.x + u16::try_from(BORDER_INSET).unwrap_or(0);
+    buf.set_line(x, area.bottom() - 1, &line, u16::try_from(width).unwrap_or(0));
+}
+
 /// `✓ bash  cargo test   exit 0 · 1.2s`, `✓ grep TODO src  12 matches in 3 files · 4ms`, cut to
 /// `width` (the summary gives way first).
 fn header(
@@ -93,7 +122,7 @@ fn header(
     frame: u64,
     now: Instant,
 ) -> Line<'static> {
-    let (mark, style) = mark(run.status, frame);
+    let (mark, style) = mark(run, frame);
     let name = one_line(&run.name);
     let lead = format!("{mark} {name} ");
     let tail_of = |tally: Option<&str>, timed| {
@@ -130,18 +159,26 @@ fn header(
     Line::from(spans)
 }
 
-fn mark(status: ToolStatus, frame: u64) -> (char, Style) {
-    match status {
+/// The mark before a call: how it ended, and a warning where a command that exited 0 shows a
+/// failure the sandbox explains (`curl … || true`).
+fn mark(run: &ToolRun, frame: u64) -> (char, Style) {
+    match run.status {
         ToolStatus::Running => (spinner(frame), theme::RUN_RUNNING),
+        ToolStatus::Succeeded if hint(run).is_some() => ('⚠', theme::RUN_FAILED),
         ToolStatus::Succeeded => ('✓', theme::RUN_OK),
         ToolStatus::Failed => ('✗', theme::RUN_FAILED),
-        ToolStatus::Declined => ('⊘', theme::RUN_STOPPED),
+        ToolStatus::Declined | ToolStatus::Refused(_) => ('⊘', theme::RUN_STOPPED),
         ToolStatus::Interrupted => ('■', theme::RUN_STOPPED),
     }
 }
 
-/// `exit 0 · 1.2s`, `12 matches in 3 files · 4ms`, `declined`, `running 3.4s`; `timed`: with
-/// the time a finished call took.
+/// What the sandbox had to do with a finished command, from the line its result ends with.
+fn hint(run: &ToolRun) -> Option<SandboxHint> {
+    (run.status != ToolStatus::Running).then(|| SandboxHint::in_result(&run.output)).flatten()
+}
+
+/// `exit 0 · 1.2s`, `exit 6 · no network · 1.2s`, `12 matches in 3 files · 4ms`, `declined`,
+/// `refused: plan mode`, `running 3.4s`; `timed`: with the time a finished call took.
 fn outcome(run: &ToolRun, tally: Option<&str>, now: Instant, timed: bool) -> String {
     let mut parts = Vec::new();
     match run.status {
@@ -154,6 +191,7 @@ fn outcome(run: &ToolRun, tally: Option<&str>, now: Instant, timed: bool) -> Str
             });
         }
         ToolStatus::Declined => parts.push("declined".to_owned()),
+        ToolStatus::Refused(refusal) => parts.push(refusal.label().to_owned()),
         ToolStatus::Interrupted => parts.push("interrupted".to_owned()),
         ToolStatus::Succeeded | ToolStatus::Failed => {
             if let Some(code) = run.exit_code {
@@ -163,6 +201,7 @@ fn outcome(run: &ToolRun, tally: Option<&str>, now: Instant, timed: bool) -> Str
             } else if run.status == ToolStatus::Failed {
                 parts.push("failed".to_owned());
             }
+            parts.extend(hint(run).map(|hint| hint.label().to_owned()));
         }
     }
     if let Some(duration) = run.duration.filter(|_| timed) {

@@ -2,11 +2,12 @@
 //! edit that would repeat a step already done answered as such before anyone is asked
 //! (`turn::repeated_step`), and the person asked when the mode wants it.
 
+use super::before::BLOCKED;
 use super::{OnRoad, Stage};
 use crate::agent::Decision;
 use crate::agent::approval::{DECLINED, Verdict};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::ToolStatus;
+use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
 use crate::tools::ToolOutcome;
@@ -22,7 +23,9 @@ impl Turn<'_> {
         let declined = || (ToolStatus::Declined, ToolOutcome::error(DECLINED));
         match verdict {
             Verdict::Run => Ok(()),
-            Verdict::Refuse(why) => Err(((ToolStatus::Declined, ToolOutcome::error(why)), None)),
+            Verdict::Refuse(refusal, why) => {
+                Err(((ToolStatus::Refused(refusal), ToolOutcome::error(why)), None))
+            }
             Verdict::Ask => match self.ask(on).await {
                 Decision::Once => Ok(()),
                 Decision::Always => {
@@ -56,10 +59,13 @@ impl Turn<'_> {
                     Verdict::Ask
                 } else {
                     let why = reason.map(|why| format!(" ({why})")).unwrap_or_default();
-                    Verdict::Refuse(format!(
-                        "A PreToolUse hook asked for the person's approval{why}, and no one is \
-                         here to give it: not run. Tell the user."
-                    ))
+                    Verdict::Refuse(
+                        Refusal::Hook,
+                        format!(
+                            "{BLOCKED} it asked for the person's approval{why}, and no one is \
+                             here to give it: not run. Tell the user."
+                        ),
+                    )
                 }
             }
             (verdict, _) => verdict,

@@ -6,7 +6,7 @@
 
 use super::{OnRoad, Stage};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::ToolStatus;
+use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::hooks::{changed_note, for_model, tool_fields};
 use crate::agent::turn::{INTERRUPTED, Turn};
 use crate::hooks::{Event, Query, names};
@@ -32,7 +32,7 @@ impl Turn<'_> {
             })?;
         if let Some(reason) = fired.blocked() {
             let outcome = ToolOutcome::error(format!("{BLOCKED} {reason}"));
-            return Err(((ToolStatus::Declined, outcome), None));
+            return Err(((ToolStatus::Refused(Refusal::Hook), outcome), None));
         }
         on.permission = fired.permission();
         if let Some((command, updated)) = fired.updated_input() {

@@ -5,7 +5,7 @@
 use super::{OnRoad, Stage};
 use crate::agent::children;
 use crate::agent::plan_mode as plan;
-use crate::agent::snapshot::ToolStatus;
+use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::Turn;
 use crate::llm::tool_input;
 use crate::tools::sandbox::Confinement;
@@ -20,6 +20,12 @@ impl Turn<'_> {
             .or_else(|| on.tool.check_input(input).err().map(|err| err.to_string()));
         if let Some(problem) = problem {
             return Err(((ToolStatus::Failed, ToolOutcome::error(problem)), None));
+        }
+        // A call its server cannot take is answered so, never put to the person.
+        if matches!(on.effect, Effect::ReachesOutside { .. })
+            && let Some(answer) = self.tools.mcp().cannot_call(&on.call.name)
+        {
+            return Err(((ToolStatus::Failed, answer), None));
         }
         // Only commands depend on what the sandbox can do. A command that runs without asking
         // does not wait for the sandbox's probe: it starts in the sandbox the probe finds where
@@ -39,11 +45,14 @@ impl Turn<'_> {
             command && self.tools_for_call().sandbox().confinement() == Confinement::Confined;
         let refusal = match read_only {
             // A child's read-only rules, and why it runs under them.
-            Some(why) => children::refusal(&*on.tool, input, confined, why),
-            None => plan::refusal(&*on.tool, input, confined),
+            Some(why) => children::refusal(&*on.tool, input, confined, why)
+                .map(|why| (Refusal::ReadOnly, why)),
+            None => plan::refusal(&*on.tool, input, confined).map(|why| (Refusal::PlanMode, why)),
         };
         match refusal {
-            Some(why) => Err(((ToolStatus::Declined, ToolOutcome::error(why)), None)),
+            Some((refusal, why)) => {
+                Err(((ToolStatus::Refused(refusal), ToolOutcome::error(why)), None))
+            }
             None => Ok(()),
         }
     }

@@ -24,10 +24,10 @@ impl Turn<'_> {
         // says, as if the command had waited for it.
         if on.assumed.is_some() && outcome.command.sandbox_down {
             self.settle_sandbox().await;
-            if let Verdict::Refuse(why) =
+            if let Verdict::Refuse(refusal, why) =
                 self.services.approvals().check(&*on.tool, &call.input, self.toolset)
             {
-                (status, outcome) = (ToolStatus::Declined, ToolOutcome::error(why));
+                (status, outcome) = (ToolStatus::Refused(refusal), ToolOutcome::error(why));
             }
         }
         // Recorded whether or not the call ran, before its result.

@@ -75,27 +75,52 @@ pub fn lines(snapshot: &Snapshot, look: Look) -> Vec<ItemLine> {
         let mut rest: Vec<Span<'static>> =
             gutter.map(|_| Span::raw(UNSELECTED)).into_iter().collect();
         rest.push(Span::raw(ITEM_INDENT));
-        let mut spans = vec![
+        let spans = vec![
             Span::styled(format!("#{} ", clean_line(&item.id)), theme::DIM),
             Span::styled(clean_line(&item.text).into_owned(), text_style),
         ];
+        // What follows the text: what the item is doing, its rounds, its blockers.
+        let mut after = Vec::new();
         if item.status == Status::InProgress {
-            in_progress(&mut spans, snapshot, item.active_form.as_deref(), look);
-            child_at_work(&mut spans, snapshot, &item.id, look);
+            in_progress(&mut after, snapshot, item.active_form.as_deref(), look);
+            child_at_work(&mut after, snapshot, &item.id, look);
         }
         if !blockers.is_empty() {
             let list: Vec<String> =
                 blockers.iter().map(|id| format!("#{}", clean_line(id))).collect();
-            spans.push(Span::styled(format!("  (blocked by {})", list.join(", ")), theme::DIM));
+            after.push(Span::styled(format!("  (blocked by {})", list.join(", ")), theme::DIM));
         }
         let prefix = Prefix { first, rest };
         out.extend(
-            wrap(&spans, look.width, &prefix)
+            item_lines(spans, after, look.width, &prefix)
                 .into_iter()
                 .map(|line| ItemLine { item: index, line }),
         );
     }
     out
+}
+
+/// An item's text and what follows it, wrapped: on one line where they fit, else what follows
+/// starts a line of its own under the text, so that "Looking around the workspace" is never
+/// broken across the item's text.
+fn item_lines(
+    spans: Vec<Span<'static>>,
+    after: Vec<Span<'static>>,
+    width: usize,
+    prefix: &Prefix,
+) -> Vec<Line<'static>> {
+    let whole: Vec<Span<'static>> = spans.iter().chain(&after).cloned().collect();
+    let together = wrap(&whole, width, prefix);
+    let mut text = wrap(&spans, width, prefix);
+    if after.is_empty() || together.len() <= text.len() {
+        return together;
+    }
+    let mut after = after;
+    if let Some(first) = after.first_mut() {
+        first.content = first.content.trim_start().to_owned().into();
+    }
+    text.extend(wrap(&after, width, &Prefix::uniform(prefix.rest.clone())));
+    text
 }
 
 /// What the item in progress adds: what it is doing, and how long it has stood still.

@@ -232,7 +232,8 @@ impl BoardPane {
                 self.focused = false;
                 Some(Effect::Send(Command::ApprovePlan))
             }
-            Action::Approve => None,
+            // No plan to approve: the agent says why (none yet, or an empty one).
+            Action::Approve => Some(Effect::Send(Command::ApprovePlan)),
             // Only an item a child works (or worked) on has a conversation to open.
             Action::OpenChild => item
                 .filter(|item| {

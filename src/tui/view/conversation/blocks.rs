@@ -4,7 +4,7 @@
 
 use super::super::super::lazy_list::Blocks;
 use super::super::super::markdown;
-use super::super::super::text::first_line;
+use super::super::super::text::{first_line, truncate};
 use super::super::super::theme;
 use super::super::super::wrap::{Prefix, wrap};
 use super::super::diff_lines;
@@ -14,6 +14,9 @@ use super::super::entry_lines::{
 use super::{BlockRef, Content, DIFF_MARGIN, Source, UNFOLDED_DIFF_ROWS};
 use crate::agent::{Entry, StreamingText};
 use ratatui::text::{Line, Span};
+
+/// The width a call's mark keeps however narrow the line (` ✗ failed · no network`).
+const MARK_MIN: usize = 24;
 
 /// A block's content, resolved for layout.
 #[derive(Debug, Clone, Copy)]
@@ -115,9 +118,16 @@ fn layout_item(item: Item<'_>, width: usize, content: &Content) -> Vec<Line<'sta
             let diff = content.diffs.get(id);
             let mut tail = diff.map(|diff| diff_lines::counts(diff)).unwrap_or_default();
             match (content.marks.get(id), content.tallies.get(id)) {
-                (Some(status), _) => {
-                    let (text, style) = call_mark(name, *status);
-                    tail.push(Span::styled(text, style));
+                (Some(mark), _) => {
+                    // A long mark (a board's reason) takes the room the call leaves, and at
+                    // least half the line.
+                    let (text, style) = call_mark(name, mark);
+                    let call = layout_entry(entry, width, thinking).first().map_or(0, Line::width);
+                    let counts: usize = tail.iter().map(Span::width).sum();
+                    let room = (width / 2)
+                        .max(width.saturating_sub(call + counts))
+                        .max(MARK_MIN.min(width));
+                    tail.push(Span::styled(truncate(&text, room).into_owned(), style));
                 }
                 (None, Some(tally)) => tail.push(Span::styled(tally_mark(tally), theme::DIM)),
                 (None, None) => {}
