@@ -4,8 +4,12 @@
 
 mod hooks;
 mod prepare;
+mod provider;
+mod sandbox;
 mod sandbox_report;
 mod sessions;
+mod sub_commands;
+mod workspace;
 
 pub use prepare::prepare;
 

@@ -1,8 +1,11 @@
-//! The sub-commands that read the saved sessions and launch nothing: `keel sessions` and
+//! The saved sessions: the one a launch saves to (new, or the one `--continue`/`--resume`
+//! names), and the sub-commands that read them and launch nothing, `keel sessions` and
 //! `keel undo`.
 
 use super::UsageError;
+use keel::agent::Sessions;
 use keel::agent::journal::{self, SessionError, SessionStore};
+use keel::cli::Cli;
 use keel::tools::Workspace;
 use keel::visible::visible;
 use std::process::ExitCode;
@@ -64,4 +67,57 @@ pub(super) fn undo(workspace: &Workspace) -> color_eyre::Result<ExitCode> {
     })?;
     println!("{}", visible(&report.summary()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session to save to: a new one, or the one `--continue`/`--resume` names, replayed. A demo
+/// in a throwaway folder saves nothing. What the person should know goes to `notices`;
+/// `writable` are the folders commands may write, where undo's `git` is never taken from.
+pub(super) fn open(
+    cli: &Cli,
+    workspace: &Workspace,
+    writable: &[std::path::PathBuf],
+    throwaway: bool,
+    notices: &mut Vec<String>,
+) -> color_eyre::Result<Sessions> {
+    let resuming = cli.continue_session || cli.resume.is_some();
+    if throwaway {
+        return Ok(Sessions::Off);
+    }
+    let store = match SessionStore::from_env(workspace.root()) {
+        Ok(store) => store.commands_write(writable),
+        Err(err) if !resuming => {
+            notices.push(format!("is not saving this session: {err}"));
+            return Ok(Sessions::Off);
+        }
+        Err(err) => return Err(UsageError(err.to_string()).into()),
+    };
+    adopt_legacy_logs(&store, notices);
+    let opened = if let Some(id) = &cli.resume {
+        store.open(id)
+    } else if cli.continue_session {
+        store.open_newest()
+    } else {
+        return Ok(Sessions::New(store));
+    };
+    match opened {
+        Ok((log, restored)) => {
+            for warning in &restored.warnings {
+                eprintln!("keel: {}", visible(warning));
+            }
+            Ok(Sessions::Resume(store, log, restored))
+        }
+        // The TUI offers what `-p` can only suggest: a session of its own.
+        Err(err @ SessionError::Locked { .. }) if cli.print.is_none() => {
+            notices.push(format!(
+                "started a new session: {err}, and a session is written by one process at a time"
+            ));
+            Ok(Sessions::New(store))
+        }
+        Err(err @ SessionError::Locked { .. }) => Err(UsageError(format!(
+            "{err}; a session is written by one process at a time. Leave out --continue or \
+             --resume to start a new session, or wait for that process to end."
+        ))
+        .into()),
+        Err(err) => Err(UsageError(err.to_string()).into()),
+    }
 }
