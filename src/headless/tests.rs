@@ -1,7 +1,9 @@
 //! How `keel -p` prints: the summary line, the last answer on stdout alone, a plan's last words
 //! once, and a compaction in the conversation's words.
 
+use super::progress::{summary, tool_time};
 use super::*;
+use crate::agent::Entry;
 
 #[test]
 fn the_summary_reads_as_a_sentence() {
