@@ -137,10 +137,13 @@ fn tmux_installed() -> bool {
     Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success())
 }
 
-/// The shell's line saying keel exited. The command line echoes the marker too; the answer is the
-/// line that starts with it.
+/// The shell's line saying keel exited: the marker and the status the shell printed. The command
+/// line echoes the marker too, and where it wraps, a row of it starts with the marker and `$?`.
 pub fn exit_line(screen: &str) -> Option<String> {
-    screen.lines().find(|line| line.starts_with(EXITED)).map(str::to_owned)
+    let printed = |line: &&str| {
+        line.strip_prefix(EXITED).is_some_and(|status| status.trim().parse::<u8>().is_ok())
+    };
+    screen.lines().find(printed).map(str::to_owned)
 }
 
 /// The board's `done/total` from the board pane's title (`Todos 6/6`), if drawn.
