@@ -85,6 +85,8 @@ pub(super) struct State {
     outgoing: Vec<AgentEvent>,
     /// Answers streamed so far, to number the next one.
     streamed_answers: u64,
+    /// Child agents the session's log held when it was resumed (`next_child_id`).
+    children_before: u32,
 }
 
 impl State {
@@ -118,6 +120,7 @@ impl State {
             steps: StepLog::default(),
             outgoing: Vec::new(),
             streamed_answers: 0,
+            children_before: 0,
         }
     }
 
@@ -321,6 +324,7 @@ impl State {
         self.board_edits.clear();
         self.model_notes.clear();
         self.steps = StepLog::default();
+        self.children_before = 0;
     }
 
     /// The journal a new conversation is saved to: a new log if this one is saved.
@@ -347,8 +351,10 @@ impl State {
             usage,
             usage_recorded,
             warnings,
+            children_started,
             ..
         } = restored;
+        self.children_before = children_started;
         self.view.usage = usage;
         self.view.history = history.iter().cloned().collect::<History>();
         self.view.board = Arc::new(board);

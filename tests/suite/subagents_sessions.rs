@@ -2,7 +2,7 @@
 //! event of a child carrying its `agent` id between `agent_start` and `agent_end` — and as the
 //! session keeps them: the child's conversation journaled with the session, and a crash in the
 //! middle of a child resumed with its `task` call answered as cut off and its item still in
-//! progress.
+//! progress; a child started after a resume numbered after those the log holds.
 
 use crate::support::bin::{self, HANG_GUARD, POLL, json_lines, keel, last_result, output_within};
 use crate::support::llm::family::{ChildScript, FamilyLlm, child};
@@ -151,4 +151,40 @@ async fn a_crash_during_a_child_resumes_with_its_call_cut_off_and_its_item_in_pr
     let result = last_result(&events);
     assert_eq!((result["done"].as_u64(), result["total"].as_u64()), (Some(1), Some(1)));
     assert_eq!(result["text"], "Counted.");
+}
+
+#[tokio::test]
+async fn a_child_started_after_a_resume_takes_an_id_of_its_own() {
+    let mut steps = parent();
+    steps.push(tool("task", json!({"prompt": "COUNTER: count them again", "kind": "explore"})));
+    steps.push(text("Counted again."));
+    let server = FamilyLlm::start(steps, vec![counter(Duration::ZERO)]).await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = output_within(&mut p(&server, home.path(), work.path(), &["Count."]), "keel -p");
+    assert!(first.status.success(), "{}", bin::text(&first.stderr));
+
+    let args = ["--continue", "Count again.", "--output-format", "json"];
+    let output = output_within(&mut p(&server, home.path(), work.path(), &args), "keel -p");
+    assert!(output.status.success(), "{}", bin::text(&output.stderr));
+    let events = json_lines(&output);
+    let started: Vec<&Value> =
+        events.iter().filter(|event| event["type"] == "agent_start").map(|e| &e["agent"]).collect();
+    assert_eq!(started, [&json!("a2")], "a1 is the first run's child");
+    assert_eq!(last_result(&events)["text"], "Counted again.");
+
+    // Each child's records stay its own in the session's log.
+    let store = bin::sessions(home.path(), work.path());
+    let id = store.list().unwrap()[0].id.clone();
+    let log = std::fs::read_to_string(store.sessions_dir().join(format!("{id}.jsonl"))).unwrap();
+    let prompts: Vec<String> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["type"] == "agent" && record["record"]["type"] == "message")
+        .filter(|record| record["record"]["message"]["role"] == "user")
+        .map(|record| format!("{} {}", record["agent"], record["record"]["message"]))
+        .filter(|line| line.contains("COUNTER"))
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(prompts[0].starts_with("\"a1\"") && prompts[0].contains("count the files"));
+    assert!(prompts[1].starts_with("\"a2\"") && prompts[1].contains("count them again"));
 }

@@ -22,7 +22,7 @@ mod valid_history;
 
 pub use log::SessionLog;
 pub use migrate::LEGACY_DIR;
-pub use record::{NoteKind, Record};
+pub use record::{CHILD_ID_PREFIX, NoteKind, Record};
 pub use recovery::CUT_OFF;
 pub(crate) use recovery::complete_cut_off_round;
 pub use replay::{Restored, Shown};

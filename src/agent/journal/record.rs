@@ -105,6 +105,9 @@ pub enum Record {
     Unknown,
 }
 
+/// How a child agent's id begins: `a1`, `a2`, … in the order the session's children started.
+pub const CHILD_ID_PREFIX: &str = "a";
+
 /// What a [`Record::Note`] showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

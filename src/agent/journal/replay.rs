@@ -9,7 +9,7 @@
 //! for good. A last line cut off mid-write (the process was killed) just ends the log.
 
 use super::compaction::{Compaction, apply_masks};
-use super::record::{NoteKind, Record, decode_change};
+use super::record::{CHILD_ID_PREFIX, NoteKind, Record, decode_change};
 use super::valid_history::check_message;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
@@ -54,6 +54,9 @@ pub struct Restored {
     pub usage_recorded: bool,
     /// Things the person should know (a cut-off or repaired log, records skipped).
     pub warnings: Vec<String>,
+    /// The highest number of the child agents the log holds (`a3`: 3), so that a child started
+    /// after the resume takes an id of its own.
+    pub children_started: u32,
 }
 
 /// Where a log stops being valid, and what lies beyond.
@@ -290,7 +293,9 @@ impl Replay {
                 restored.usage_recorded = true;
             }
             // What a child spent is the session's; the rest of its log is its own.
-            Record::Agent { record, .. } => {
+            Record::Agent { agent, record } => {
+                let number = agent.strip_prefix(CHILD_ID_PREFIX).and_then(|n| n.parse().ok());
+                restored.children_started = restored.children_started.max(number.unwrap_or(0));
                 if let Record::Usage(usage) = *record {
                     restored.usage.add(usage);
                 }

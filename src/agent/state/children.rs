@@ -3,13 +3,15 @@
 
 use super::State;
 use crate::agent::ChildAgent;
-use crate::agent::journal::Record;
+use crate::agent::journal::{CHILD_ID_PREFIX, Record};
 use std::sync::Arc;
 
 impl State {
-    /// The id the next child takes: `a1`, `a2`, … in the order they start.
+    /// The id the next child takes: `a1`, `a2`, … in the order they start in the session,
+    /// those of its log before a resume counted.
     pub fn next_child_id(&self) -> String {
-        format!("a{}", self.view.children.len() + 1)
+        let before = usize::try_from(self.children_before).unwrap_or(usize::MAX);
+        format!("{CHILD_ID_PREFIX}{}", before.saturating_add(self.view.children.len() + 1))
     }
 
     /// A child agent starts.
