@@ -26,6 +26,8 @@ pub enum Command {
     /// Show what the newest prompt that changed files changed in the workspace — what undo
     /// would revert (`/diff`): the answer is `Snapshot::turn_diff`.
     ShowDiff,
+    /// `/sandbox`: where commands run, and what of the environment they do not get.
+    ShowSandbox,
     /// Compact the history now: the older work summarised, the board and the requests kept.
     Compact,
     /// Switch to the built-in demo (scripted model, fresh temporary workspace) and start it.

@@ -25,6 +25,8 @@ pub enum Slash {
     Diff,
     /// `/agents`: the child agents and their conversations.
     Agents,
+    /// `/sandbox`: where commands run, and what of the environment they do not get.
+    Sandbox,
 }
 
 /// Every command with its help line, in the order the help lists them.
@@ -62,6 +64,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         "/resume",
         Slash::Resume,
         "switch to another saved session of this workspace, from a list (between turns)",
+    ),
+    (
+        "/sandbox",
+        Slash::Sandbox,
+        "where commands run, and which of your environment's variables they do not get",
     ),
     ("/mcp", Slash::Mcp, "list the MCP servers, their state and their tools"),
     (
@@ -108,8 +115,8 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /mcp /hooks /agents
-/// /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /sandbox /mcp /hooks
+/// /agents /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

@@ -185,6 +185,7 @@ impl MainView {
                     Slash::Approve => Effect::Send(Command::ApprovePlan),
                     Slash::Diff => Effect::OpenTurnDiff,
                     Slash::Agents => Effect::OpenAgents { item: None },
+                    Slash::Sandbox => Effect::Send(Command::ShowSandbox),
                     Slash::Todo | Slash::Mcp | Slash::Hooks | Slash::Resume | Slash::Model => {
                         return;
                     }

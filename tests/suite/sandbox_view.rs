@@ -1,6 +1,7 @@
 //! Where a command runs, as the person sees it: the approval box and the status bar name the
 //! sandbox (`sandbox: workspace · no network`), and a sandbox that cannot be set up stays in the
-//! status bar, even on a narrow screen.
+//! status bar, even on a narrow screen; `/sandbox` shows where commands run and what of the
+//! environment they do not get, as `keel sandbox` does.
 
 use keel::agent::{Activity, ApprovalRequest, Snapshot};
 use keel::tui::{App, TuiOptions, render};
@@ -93,4 +94,46 @@ fn without_a_sandbox_the_approval_box_says_the_command_would_run_unconfined() {
     assert!(rows.contains("bash wants to run:"), "{rows}");
     assert!(rows.contains("no sandbox — allowed, this command runs unconfined, as you"), "{rows}");
     assert!(rows.contains("a: not offered — without a sandbox every command is asked about"));
+}
+
+#[test]
+fn slash_sandbox_asks_the_agent_for_the_report() {
+    let (mut app, mut rx) = crate::support::tui::new_app(TuiOptions::default());
+    app.apply_snapshot(with_sandbox("sandbox: workspace · no network"));
+    crate::support::tui::type_text(&mut app, "/sandbox");
+    app.handle_key(crate::support::tui::key(ratatui::crossterm::event::KeyCode::Enter));
+    assert_eq!(crate::support::tui::sent(&mut rx), [keel::agent::Command::ShowSandbox]);
+}
+
+#[tokio::test]
+async fn slash_sandbox_says_where_commands_run_and_what_they_do_not_get() {
+    use keel::agent::{self, AgentConfig, Command, Entry, Sessions};
+    use keel::tools::sandbox::{Availability, Policy, Sandbox};
+    use keel::tools::{Tools, Workspace};
+    let dir = tempfile::tempdir().unwrap();
+    let missing = Sandbox {
+        policy: Policy { writable_roots: vec!["/srv/data".into()], ..Policy::default() },
+        availability: Availability::Missing("cannot sandbox commands: no bwrap".into()),
+        ..Sandbox::off()
+    };
+    let tools = Tools::new(Workspace::new(dir.path()).unwrap()).with_sandbox(missing);
+    let mut handle = agent::spawn_with_session(AgentConfig::default(), None, tools, Sessions::Off);
+    handle.commands.send(Command::ShowSandbox).unwrap();
+    let said = |snapshot: &Snapshot| {
+        snapshot.transcript.iter().find_map(|entry| match entry {
+            Entry::Notice { text } if text.starts_with("Commands: ") => Some(text.clone()),
+            _ => None,
+        })
+    };
+    let snapshot = crate::support::agent::wait_for(&mut handle, |s| said(s).is_some()).await;
+    let report = said(&snapshot).unwrap();
+    for line in [
+        "Commands: sandbox: unavailable.",
+        "cannot sandbox commands: no bwrap",
+        "They may also write: /srv/data",
+        "Withheld from commands and MCP servers (names only):",
+    ] {
+        assert!(report.contains(line), "{line}:\n{report}");
+    }
+    handle.commands.send(Command::Quit).unwrap();
 }

@@ -1,10 +1,14 @@
 //! The person's commands between turns other than prompts and the board's: `!command`
-//! (`persons_command`), `/model` (`model_switch`) and `/diff` (`turn_diff`). While a turn runs
-//! they wait, as `/undo` does (`turn::during_turn`).
+//! (`persons_command`), `/model` (`model_switch`), `/diff` (`turn_diff`) and `/sandbox`
+//! (`tools::sandbox::report`). While a turn runs they wait, as `/undo` does
+//! (`turn::during_turn`).
 
 use super::Agent;
 use crate::agent::Command;
+use crate::agent::event::AgentEvent;
 use crate::agent::turn::Stop;
+use crate::tools::sandbox::report;
+use crate::tools::withheld;
 
 impl Agent {
     /// Does what `command` asks. Returns `Some(Stop::Quit)` when the task should end.
@@ -23,6 +27,13 @@ impl Agent {
             }
             Command::ShowDiff => {
                 self.turn().show_turn_diff();
+                None
+            }
+            Command::ShowSandbox => {
+                let vars: Vec<_> = std::env::vars_os().collect();
+                let sandbox = self.services.tools.sandbox();
+                let text = report::render(sandbox, withheld::rule(), &vars);
+                self.turn().emit(AgentEvent::Notice { text });
                 None
             }
             _ => None,

@@ -174,7 +174,10 @@ impl Agent {
                 }
                 Command::Hooks(command) => self.hooks_command(command),
                 Command::Quit => break,
-                command @ (Command::Shell(_) | Command::SwitchModel(_) | Command::ShowDiff) => {
+                command @ (Command::Shell(_)
+                | Command::SwitchModel(_)
+                | Command::ShowDiff
+                | Command::ShowSandbox) => {
                     if self.between_turns(command).await == Some(Stop::Quit) {
                         break;
                     }

@@ -160,6 +160,7 @@ pub(in crate::agent) fn during_turn(
             | Command::Shell(_)
             | Command::SwitchModel(_)
             | Command::ShowDiff
+            | Command::ShowSandbox
             | Command::Clear
             | Command::Undo
             | Command::StartDemo

@@ -15,6 +15,7 @@ pub mod keel_folders;
 pub mod nested;
 pub mod probing;
 pub mod process_limit;
+pub mod report;
 pub mod repository;
 pub mod session_tmp;
 
