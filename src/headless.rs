@@ -251,20 +251,9 @@ impl Printer {
                 self.held.push(text.clone());
                 return Ok(());
             }
-            AgentEvent::Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                ..
-            } => {
+            AgentEvent::Usage { .. } => {
                 self.responses += 1;
-                self.usage.add(Usage {
-                    input_tokens: *input_tokens,
-                    output_tokens: *output_tokens,
-                    cache_read_tokens: *cache_read_tokens,
-                    cache_write_tokens: *cache_write_tokens,
-                });
+                self.usage.add(event.usage().unwrap_or_default());
                 return Ok(());
             }
             // What only the screen shows: the prompt given, the reasoning, an interrupted

@@ -9,6 +9,7 @@ use super::journal::compaction::{self, Trigger};
 use super::snapshot::Entry;
 use crate::board::BoardItem;
 use crate::llm::StopReason;
+use crate::message::Usage;
 use serde::Serialize;
 
 /// The line the conversation shows for an interrupted turn.
@@ -176,6 +177,20 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// The tokens of one model response, when this is its `Usage`.
+    pub fn usage(&self) -> Option<Usage> {
+        match *self {
+            Self::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                ..
+            } => Some(Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens }),
+            _ => None,
+        }
+    }
+
     /// How `compaction` is told, on a window of `window` tokens.
     pub fn compaction(compaction: &compaction::Compaction, window: u64) -> Self {
         Self::Compaction {
@@ -324,5 +339,26 @@ mod tests {
         }
         let saved = AgentEvent::NotSaved { reason: "disk full".into() };
         assert_eq!(saved.entry(), Some(Entry::Error { text: "disk full".into() }));
+    }
+
+    #[test]
+    fn a_usage_event_gives_the_responses_tokens_and_no_other_does() {
+        let usage = AgentEvent::Usage {
+            input_tokens: 120,
+            output_tokens: 7,
+            total_input_tokens: 900,
+            total_output_tokens: 40,
+            cache_read_tokens: 100,
+            cache_write_tokens: 20,
+            stop_reason: StopReason::EndTurn,
+        };
+        let tokens = Usage {
+            input_tokens: 120,
+            output_tokens: 7,
+            cache_read_tokens: 100,
+            cache_write_tokens: 20,
+        };
+        assert_eq!(usage.usage(), Some(tokens));
+        assert_eq!(AgentEvent::Notice { text: "x".into() }.usage(), None);
     }
 }

@@ -56,20 +56,9 @@ impl Children {
         event: &AgentEvent,
     ) -> std::io::Result<()> {
         match event {
-            AgentEvent::Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                ..
-            } => {
+            AgentEvent::Usage { .. } => {
                 self.responses += 1;
-                self.usage.add(Usage {
-                    input_tokens: *input_tokens,
-                    output_tokens: *output_tokens,
-                    cache_read_tokens: *cache_read_tokens,
-                    cache_write_tokens: *cache_write_tokens,
-                });
+                self.usage.add(event.usage().unwrap_or_default());
                 return Ok(());
             }
             // How it ended is its `agent_end`; what only a screen shows is left out, as for the

@@ -199,15 +199,7 @@ pub fn compact_count(count: u64) -> String {
 
 /// `98304` as `98,304`.
 pub fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    crate::count::grouped(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
 /// A byte count for people: `512 B`, `4.0 KB`, `5.0 MB`.

@@ -185,20 +185,9 @@ impl Turn<'_> {
                 };
                 child.did.push(format!("{line} → {how}"));
             }
-            AgentEvent::Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                ..
-            } => {
+            AgentEvent::Usage { .. } => {
                 child.rounds += 1;
-                child.usage.add(Usage {
-                    input_tokens: *input_tokens,
-                    output_tokens: *output_tokens,
-                    cache_read_tokens: *cache_read_tokens,
-                    cache_write_tokens: *cache_write_tokens,
-                });
+                child.usage.add(event.usage().unwrap_or_default());
             }
             AgentEvent::Result { outcome, text, error, .. } => {
                 child.ended =

@@ -61,7 +61,7 @@ impl Agent {
             ModelLabel { provider: provider.name(), model: provider.model(), wire_format: kind };
         conversation.state.set_label(label);
         conversation.provider = Some(Arc::new(provider));
-        let window = thousands(conversation.config.context_window);
+        let window = crate::count::grouped(conversation.config.context_window.into());
         let mut turn = self.turn();
         turn.tell_request_shape();
         let tokens = turn.meter.estimate(&turn.state.view().history);
@@ -78,7 +78,7 @@ impl Agent {
     fn models_note(&self) -> String {
         let conversation = &self.conversation;
         let view = conversation.state.view();
-        let window = thousands(conversation.config.context_window);
+        let window = crate::count::grouped(conversation.config.context_window.into());
         let mut kinds: Vec<WireFormat> = conversation.config.routes.kinds();
         if let Some(provider) = conversation.provider.as_ref().filter(|p| p.settings().is_some()) {
             kinds.retain(|kind| *kind != provider.wire_format());
@@ -108,25 +108,12 @@ fn provider_name(kind: WireFormat) -> &'static str {
     }
 }
 
-/// `200,000`.
-fn thousands(n: u32) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn windows_are_written_with_thousands_marked() {
-        assert_eq!(super::thousands(200_000), "200,000");
-        assert_eq!(super::thousands(1_047_576), "1,047,576");
-        assert_eq!(super::thousands(999), "999");
+        assert_eq!(crate::count::grouped(200_000), "200,000");
+        assert_eq!(crate::count::grouped(1_047_576), "1,047,576");
+        assert_eq!(crate::count::grouped(999), "999");
     }
 }
