@@ -1,6 +1,8 @@
 //! keel's own system prompt: the rules every request carries, and the board's paragraph only
 //! when the board is on — a model without the `todo` tool is not told to use it, and the
 //! paragraph is counted as what the board costs (benches/README.md, "What the board costs").
+//! Also the words of plan mode that a model (the demo's scripted one too) is to recognise: the
+//! tags around its note and the prompt that starts an approved plan.
 
 /// The rules for every task.
 const BASE: &str = include_str!("../assets/system_prompt.md");
@@ -25,6 +27,19 @@ pub fn system_prompt(board: bool) -> String {
         Some((first, rest)) => format!("{first}\n\n{}\n\n{rest}", BOARD.trim_end()),
         None => format!("{base}\n\n{}", BOARD.trim_end()),
     }
+}
+
+/// The tags around plan mode's note after each prompt (`agent::plan_mode::note`).
+pub const PLAN_NOTE_OPEN: &str = "<plan-mode>";
+pub const PLAN_NOTE_CLOSE: &str = "</plan-mode>";
+
+/// The prompt that starts the work once the person approves the plan; the board follows it.
+pub const PLAN_APPROVED: &str =
+    "The plan is approved. Carry it out step by step, keeping the board up to date:";
+
+/// Whether `text` is plan mode's note.
+pub fn is_plan_note(text: &str) -> bool {
+    text.starts_with(PLAN_NOTE_OPEN) && text.ends_with(PLAN_NOTE_CLOSE)
 }
 
 #[cfg(test)]

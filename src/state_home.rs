@@ -1,11 +1,20 @@
 //! Where keel keeps its own state — session logs, shadow repositories, notes of files in flight —
-//! outside every workspace: the one place both the session store and the sandbox (which keeps
-//! that state read-only for commands) take it from.
+//! outside every workspace, and where the person's config file is: the one place the session
+//! store, the config and the sandbox (which keeps both out of a command's reach) take them from.
 
 use std::path::{Path, PathBuf};
 
 /// keel's folder inside the state home.
 const STATE_NAME: &str = "keel";
+
+/// The user's config file: `$XDG_CONFIG_HOME/keel/config.toml`, else `~/.config/keel/config.toml`.
+/// An empty or relative `XDG_CONFIG_HOME` is ignored, as the XDG base directory rules say.
+pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()).or_else(
+        || env("HOME").filter(|home| !home.is_empty()).map(|home| Path::new(&home).join(".config")),
+    )?;
+    Some(base.join("keel").join("config.toml"))
+}
 
 /// keel's state folder: `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`. An empty or relative
 /// `XDG_STATE_HOME` is ignored, as the XDG base directory rules say.

@@ -104,14 +104,4 @@ mod tests {
         assert!(matches!(defuse("no tags here"), Cow::Borrowed(_)));
         assert!(matches!(restore("‹ quoted ›"), Cow::Borrowed(_)));
     }
-
-    #[test]
-    fn the_reminders_tag_is_listed() {
-        let opening = |text: &str| {
-            let name = text.strip_prefix('<')?.split(['>', ' ']).next()?.to_owned();
-            Some(name)
-        };
-        let name = opening(crate::agent::DEFAULT_NAG_MESSAGE).unwrap();
-        assert!(KEEL_TAGS.contains(&name.as_str()), "{name} is not in KEEL_TAGS");
-    }
 }

@@ -3,12 +3,13 @@
 //! session log), the estimate of its next request, and its turn's undo group. Its turns run over
 //! it and borrow the workspace's services (`Services`) and the front end's channels (`Link`).
 
+use crate::agent::command::Command;
+use crate::agent::config::AgentConfig;
 use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::services::Services;
 use crate::agent::state::{Outbox, State};
 use crate::agent::turn::Turn;
 use crate::agent::turn::undo::UndoGroup;
-use crate::agent::{AgentConfig, Command};
 use crate::llm::{Provider, ToolSpec};
 use crate::tools::ToolSet;
 use std::sync::Arc;

@@ -149,7 +149,7 @@ pub enum AgentEvent {
     /// A child agent ended: `done`, `failed`, `stopped` (its budget ran out) or `interrupted`.
     AgentEnd {
         agent: String,
-        status: super::children::ChildStatus,
+        status: super::snapshot::ChildStatus,
         /// Its model responses and the tokens they took.
         rounds: u32,
         input_tokens: u64,

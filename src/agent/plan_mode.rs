@@ -10,13 +10,10 @@
 //! `ask` mode, and `read-only` still refuses every command.
 
 use crate::agent::approval::read_only;
+use crate::prompt::{PLAN_NOTE_CLOSE as NOTE_CLOSE, PLAN_NOTE_OPEN as NOTE_OPEN};
 use crate::tools::task::Delegation;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
-
-/// The tags around the note added after each prompt in plan mode.
-const NOTE_OPEN: &str = "<plan-mode>";
-const NOTE_CLOSE: &str = "</plan-mode>";
 
 /// The note added after each prompt in plan mode, so the model knows what it may do: the tools of
 /// `set` that only read, and its commands for those that just read.
@@ -38,17 +35,8 @@ pub fn note(set: &ToolSet) -> String {
     )
 }
 
-/// Whether `text` is the note plan mode adds after each prompt.
-pub fn is_note(text: &str) -> bool {
-    text.starts_with(NOTE_OPEN) && text.ends_with(NOTE_CLOSE)
-}
-
 /// How the model's answer begins when plan mode refuses a call.
 pub const REFUSED: &str = "Plan mode: ";
-
-/// The prompt that starts the work once the person approves the plan; the board follows it.
-pub const APPROVED: &str =
-    "The plan is approved. Carry it out step by step, keeping the board up to date:";
 
 /// Why a call of `tool` may not run in plan mode; `None` when it may. `confined`: its commands
 /// run in the read-only sandbox, so that any command may run and none can write.
@@ -107,6 +95,11 @@ mod tests {
              board with todo and stop. Change nothing: the person approves the plan \
              first.</plan-mode>"
         );
+    }
+
+    #[test]
+    fn the_note_is_what_a_model_is_told_to_recognise() {
+        assert!(crate::prompt::is_plan_note(&note(&ToolSet::new(true, Hub::default()))));
     }
 
     #[test]

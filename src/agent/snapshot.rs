@@ -2,7 +2,9 @@
 //!
 //! Every large part is shared, not copied: the history, the transcript and the text streaming in are
 //! `imbl` vectors and the board is behind an `Arc`, so a snapshot of a 100,000-message session costs what one of ten does.
-//! Front ends render the newest snapshot they have and drop the rest.
+//! Front ends render the newest snapshot they have and drop the rest. A child agent (`task`) is
+//! seen the same way: who it is, what it does now, what it has spent, and its conversation as it
+//! last showed it ([`ChildAgent`]).
 
 use super::reminder::Reminder;
 use super::streaming::StreamingText;
@@ -10,6 +12,8 @@ use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{History, Usage};
 use crate::tools::bash::hint::SandboxHint;
+use crate::tools::task::Kind;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -255,7 +259,7 @@ pub struct Snapshot {
     /// The saved sessions as last listed (`Command::ListSessions`), for the session picker.
     pub sessions: Option<Arc<SessionList>>,
     /// The child agents (`task`) of this conversation, running and done, oldest first.
-    pub children: imbl::Vector<Arc<super::children::ChildAgent>>,
+    pub children: imbl::Vector<Arc<ChildAgent>>,
 }
 
 /// What the newest prompt that changed files changed (what undo would revert), for `/diff`.
@@ -286,5 +290,72 @@ impl Snapshot {
     /// Whether the item in progress has stood still past twice the reminder's threshold.
     pub fn is_stale(&self) -> bool {
         self.board.in_progress().is_some() && self.reminder.is_stale()
+    }
+}
+
+/// How a child stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildStatus {
+    Running,
+    /// It answered: its item, if it has one, is completed.
+    Done,
+    /// It ended in an error (the model's server, a request that does not fit).
+    Failed,
+    /// Its budget ran out.
+    Stopped,
+    /// The person interrupted it, or keel is quitting.
+    Interrupted,
+}
+
+impl ChildStatus {
+    /// The status in one word, as `-p` and the screen say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One child agent of a conversation.
+#[derive(Debug, Clone)]
+pub struct ChildAgent {
+    /// `a1`, `a2`, …: unique in the conversation; its events carry it as `agent`.
+    pub id: Arc<str>,
+    /// The `task` call that started it.
+    pub call_id: Arc<str>,
+    /// Its name for the person: the call's description, or its prompt's first words.
+    pub label: Arc<str>,
+    /// The board item it does.
+    pub item: Option<Arc<str>>,
+    pub kind: Kind,
+    pub status: ChildStatus,
+    /// The call it runs now, in one line (`bash: cargo test`).
+    pub tool: Option<String>,
+    /// Model responses so far.
+    pub rounds: u32,
+    /// The tokens its responses took.
+    pub usage: Usage,
+    /// Its conversation as it last showed it (its transcript, its last request); `None` until
+    /// it shows one, and where no front end draws.
+    pub view: Option<Box<Snapshot>>,
+}
+
+impl ChildAgent {
+    pub fn is_running(&self) -> bool {
+        self.status == ChildStatus::Running
+    }
+
+    /// The child in words, for the approval box and `-p`: `child a2 · Run the tests · item #3`.
+    pub fn describe(&self) -> String {
+        let mut words = format!("child {} · {}", self.id, self.label);
+        if let Some(item) = &self.item {
+            words.push_str(&format!(" · item #{item}"));
+        }
+        words
     }
 }

@@ -4,7 +4,7 @@
 //! line and key: a typo in a setting must never be silently ignored.
 
 use super::{ConfigError, FileSettings};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Reads a config file; a missing file is no settings at all.
 pub fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
@@ -38,13 +38,4 @@ pub fn parse_file(path: &Path, text: &str) -> Result<FileSettings, ConfigError> 
             message: err.message().trim().to_owned(),
         }
     })
-}
-
-/// The user's config file: `$XDG_CONFIG_HOME/keel/config.toml`, else `~/.config/keel/config.toml`.
-/// An empty or relative `XDG_CONFIG_HOME` is ignored, as the XDG base directory rules say.
-pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let base = env("XDG_CONFIG_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()).or_else(
-        || env("HOME").filter(|home| !home.is_empty()).map(|home| Path::new(&home).join(".config")),
-    )?;
-    Some(base.join("keel").join("config.toml"))
 }

@@ -17,7 +17,8 @@ mod settings;
 pub mod trust;
 pub mod window;
 
-pub use file::{parse_file, read_file, user_config_path};
+pub use crate::state_home::user_config_path;
+pub use file::{parse_file, read_file};
 pub use settings::{FileSettings, FlagSettings, ZERO_ROUNDS};
 pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};

@@ -10,6 +10,10 @@
 //! and stream decoder). `sse` frames event streams and knows no protocol; `streaming_block` assembles the
 //! content blocks both decoders build. The wire rules are written down in `docs/wire.md`.
 
+/// Tokens of context window assumed for a model keel does not know (`config::window` knows the
+/// families' own).
+pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
+
 pub mod anthropic;
 mod client;
 pub mod error;

@@ -17,7 +17,7 @@ pub struct Routes {
 
 impl Default for Routes {
     fn default() -> Self {
-        Self { routes: Vec::new(), window_of: |_| crate::agent::DEFAULT_CONTEXT_WINDOW }
+        Self { routes: Vec::new(), window_of: |_| super::DEFAULT_CONTEXT_WINDOW }
     }
 }
 

@@ -208,10 +208,10 @@ fn to_tokens(chars: usize) -> u64 {
 mod tests {
     use super::*;
 
-    /// The note plan mode adds after a prompt, as the TUI's tools have it.
+    /// A note of plan mode's after a prompt (`agent::plan_mode` checks that its own is one).
     fn plan_note() -> String {
-        let tools = crate::tools::ToolSet::new(true, crate::tools::mcp::Hub::default());
-        crate::agent::plan_note(&tools)
+        use crate::prompt::{PLAN_NOTE_CLOSE, PLAN_NOTE_OPEN};
+        format!("{PLAN_NOTE_OPEN}Plan mode: read what you need, then plan.{PLAN_NOTE_CLOSE}")
     }
     use crate::message::{History, Message, Role};
     use tokio::sync::mpsc;
@@ -344,8 +344,10 @@ mod tests {
             played.extend(names);
         }
         assert_eq!(played, ["bash", "todo"], "reads, then the plan; nothing written");
-        history
-            .push_back(Message::user_text(format!("{}\n\n[ ] #1: x", crate::agent::PLAN_APPROVED)));
+        history.push_back(Message::user_text(format!(
+            "{}\n\n[ ] #1: x",
+            crate::prompt::PLAN_APPROVED
+        )));
         let (approved, _) = answer(&history).await;
         assert_eq!(tool_names(&approved), ["todo"]);
         history.push_back(Message::assistant(approved.content.clone()));

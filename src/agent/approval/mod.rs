@@ -16,8 +16,8 @@
 pub mod read_only;
 pub mod simple_command;
 
-use super::ApprovalMode;
 use super::snapshot::Refusal;
+use crate::agent::config::ApprovalMode;
 use crate::tools::sandbox::Sandbox;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;

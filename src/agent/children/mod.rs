@@ -18,58 +18,18 @@
 //!   parent relays the person's answers and interrupts, the item completed on success;
 //! - `watch`: what the parent learns from a running child's events, snapshots and log records;
 //! - `report`: the answer the parent's model reads;
-//! - `view`: a child as front ends see it ([`ChildAgent`]).
+//! - `settings`: how a conversation's children run, and their budget.
 
 mod brief;
 mod report;
 mod rules;
 mod run;
+pub(super) mod settings;
 mod spawn;
-mod view;
 mod watch;
 
 pub use rules::refusal;
-pub use view::{ChildAgent, ChildStatus};
-
-/// Model responses a child may take before keel stops it.
-pub const DEFAULT_MAX_CHILD_ROUNDS: u32 = 30;
-/// Input tokens a child's requests may take in all before keel stops it.
-pub const DEFAULT_MAX_CHILD_TOKENS: u64 = 400_000;
-/// Explorers that run at the same time.
-pub const DEFAULT_MAX_PARALLEL_AGENTS: usize = 3;
-
-/// How a conversation's children run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChildSettings {
-    /// keel's child system prompt, with the project's instructions.
-    pub system_prompt: String,
-    /// Each child's budget.
-    pub budget: Budget,
-    /// Explorers of one response that run at the same time (at least 1).
-    pub max_parallel: usize,
-}
-
-impl Default for ChildSettings {
-    fn default() -> Self {
-        Self {
-            system_prompt: crate::prompt::child_system_prompt(),
-            budget: Budget::default(),
-            max_parallel: DEFAULT_MAX_PARALLEL_AGENTS,
-        }
-    }
-}
-
-/// What a child may spend before keel stops it, whichever runs out first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
-    /// Model responses.
-    pub rounds: u32,
-    /// Input tokens, over all its requests.
-    pub input_tokens: u64,
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Self { rounds: DEFAULT_MAX_CHILD_ROUNDS, input_tokens: DEFAULT_MAX_CHILD_TOKENS }
-    }
-}
+pub use settings::{
+    Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
+    DEFAULT_MAX_PARALLEL_AGENTS,
+};

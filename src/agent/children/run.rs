@@ -11,13 +11,14 @@
 use super::brief;
 use super::report::{self, Cut};
 use super::watch::{Child, next_heard, relay_answer};
+use crate::agent::command::Command;
 use crate::agent::conversation::{Conversation, Link};
 use crate::agent::event::{AgentEvent, INTERRUPTED, TurnOutcome};
 use crate::agent::services::Services;
 use crate::agent::snapshot::{Activity, ToolStatus};
+use crate::agent::snapshot::{ChildAgent, ChildStatus};
 use crate::agent::turn::road::Finished;
 use crate::agent::turn::{Stop, Turn, during_turn};
-use crate::agent::{ChildAgent, ChildStatus, Command};
 use crate::board::Status;
 use crate::tools::task::Delegation;
 use crate::tools::{ToolCall, ToolOutcome};

@@ -5,12 +5,15 @@
 //! ends of.
 
 use super::rules::{EXPLORER, UNDER_PLAN_MODE};
+use crate::agent::command::Command;
+use crate::agent::config::AgentConfig;
 use crate::agent::conversation::{Conversation, Link};
+use crate::agent::event::AgentEvent;
 use crate::agent::journal::{Journal, Record};
 use crate::agent::reminder::NagThreshold;
+use crate::agent::snapshot::Snapshot;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::Turn;
-use crate::agent::{AgentConfig, AgentEvent, Command, Snapshot};
 use crate::tools::task::{Delegation, Kind};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 

@@ -5,13 +5,14 @@
 //! to the parent's call for undo).
 
 use super::spawn::Ends;
-use crate::agent::ChildStatus;
+use crate::agent::command::Command;
 use crate::agent::event::{AgentEvent, TurnOutcome};
 use crate::agent::journal::Record;
+use crate::agent::snapshot::ChildStatus;
+use crate::agent::snapshot::Snapshot;
 use crate::agent::snapshot::{Activity, ApprovalRequest};
 use crate::agent::turn::Turn;
 use crate::agent::turn::round::running;
-use crate::agent::{Command, Snapshot};
 use crate::message::Usage;
 use crate::tools::task::Delegation;
 use crate::tools::{FileChange, ToolCall};

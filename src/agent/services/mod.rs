@@ -8,7 +8,7 @@
 use crate::agent::approval::Approvals;
 mod nested;
 
-use crate::agent::ApprovalMode;
+use crate::agent::config::ApprovalMode;
 use crate::hooks::Hooks;
 use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::repository;

@@ -2,8 +2,8 @@
 //! ([`ChildAgent`]), and its conversation's records kept with the session's.
 
 use super::State;
-use crate::agent::ChildAgent;
 use crate::agent::journal::{CHILD_ID_PREFIX, Record};
+use crate::agent::snapshot::ChildAgent;
 use std::sync::Arc;
 
 impl State {

@@ -1,7 +1,7 @@
 //! `State`'s part in hooks: the session as a hook's input names it, and what `/hooks` shows.
 
 use super::State;
-use crate::agent::ApprovalMode;
+use crate::agent::config::ApprovalMode;
 use crate::hooks::{Common, HooksView};
 use std::path::Path;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! (`turn::during_turn`).
 
 use super::Agent;
-use crate::agent::Command;
+use crate::agent::command::Command;
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::Stop;
 use crate::tools::sandbox::report;

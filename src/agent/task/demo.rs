@@ -8,13 +8,14 @@
 //! model says the work stopped there.
 
 use super::Agent;
+use crate::agent::command::Decision;
+use crate::agent::config::ApprovalMode;
 use crate::agent::event::AgentEvent;
 use crate::agent::journal::Journal;
 use crate::agent::services::Services;
 use crate::agent::snapshot::{ApprovalRequest, Asking};
 use crate::agent::state::ModelLabel;
 use crate::agent::turn::Stop;
-use crate::agent::{ApprovalMode, Decision};
 use crate::llm::scripted::{DemoPlace, HUMAN_PACE, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
 use crate::tools::sandbox::Sandbox;

@@ -5,6 +5,9 @@
 //! holds one conversation (`Conversation`), the channels to the front end (`Link`) and the
 //! workspace's services (`Services`), which each turn borrows.
 
+use crate::agent::board_edits;
+use crate::agent::command::Command;
+use crate::agent::config::AgentConfig;
 use crate::agent::conversation::{Conversation, Link};
 use crate::agent::event::AgentEvent;
 use crate::agent::services::Services;
@@ -13,7 +16,6 @@ use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::jobs_watch;
 use crate::agent::turn::{Stop, Turn};
-use crate::agent::{AgentConfig, Command, board_edits};
 use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::{Provider, WireFormat};
 use crate::tools::supervisor::jobs;

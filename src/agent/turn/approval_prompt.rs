@@ -2,10 +2,11 @@
 //! would make, or the command and its sandbox) and waits for their answer, while the board and
 //! plan mode stay editable and new prompts queue.
 
+use crate::agent::board_edits;
+use crate::agent::command::{Command, Decision};
 use crate::agent::snapshot::{Activity, ApprovalRequest, Asking};
 use crate::agent::turn::Turn;
 use crate::agent::turn::road::OnRoad;
-use crate::agent::{Command, Decision, board_edits};
 use crate::tools::sandbox::Sandbox;
 use crate::tools::{Effect, preview};
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! A plan-mode turn's end: the board is the plan, waiting for the person's approval; and the
 //! prompt that hands the approved plan to the model (the rules are `agent::plan_mode`'s).
 
-use crate::agent::plan_mode::APPROVED;
 use crate::agent::turn::Turn;
+use crate::prompt::PLAN_APPROVED as APPROVED;
 
 impl Turn<'_> {
     /// At the end of a turn in plan mode the board is the plan: it waits for the person (if

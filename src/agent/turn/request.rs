@@ -3,8 +3,8 @@
 //! and the person heard meanwhile — an interrupt, a prompt to queue, a board edit.
 
 use super::{Stop, Turn};
-use crate::agent::Command;
 use crate::agent::board_edits;
+use crate::agent::command::Command;
 use crate::agent::context::ContextMeter;
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::Activity;

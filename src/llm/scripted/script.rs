@@ -103,11 +103,11 @@ impl Script {
             _ => None,
         });
         let plan_mode = prompt.content.iter().any(|block| {
-            matches!(block, ContentBlock::Reminder { text } if crate::agent::is_plan_note(text))
+            matches!(block, ContentBlock::Reminder { text } if crate::prompt::is_plan_note(text))
         });
         match text {
             Some(text)
-                if self.approved.is_some() && text.starts_with(crate::agent::PLAN_APPROVED) =>
+                if self.approved.is_some() && text.starts_with(crate::prompt::PLAN_APPROVED) =>
             {
                 Part::Approved
             }

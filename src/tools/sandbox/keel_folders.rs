@@ -52,7 +52,7 @@ pub enum Keep {
 impl KeelFolders {
     /// keel's config folder and state folder as the environment `env` places them.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let config = crate::config::user_config_path(env)
+        let config = crate::state_home::user_config_path(env)
             .and_then(|file| file.parent().map(Path::to_path_buf));
         let state = crate::state_home::state_dir(env);
         Self { own: config.into_iter().chain(state).collect(), ..Self::default() }

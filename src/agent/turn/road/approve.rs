@@ -4,8 +4,8 @@
 
 use super::before::BLOCKED;
 use super::{OnRoad, Stage};
-use crate::agent::Decision;
 use crate::agent::approval::{DECLINED, Verdict};
+use crate::agent::command::Decision;
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::{Stop, Turn};
