@@ -25,8 +25,8 @@ mod report;
 pub mod tool;
 mod watch;
 
-use super::sandbox::{Availability, Confinement, Sandbox, bwrap};
-use super::supervisor::{self, KillReport, Launch, Supervised};
+use super::sandbox::Sandbox;
+use super::supervisor::{KillReport, Launch, Supervised};
 use super::{CommandRun, ToolContext, ToolOutcome, guard, programs};
 use report::Ending;
 use serde::Deserialize;
@@ -95,7 +95,7 @@ pub async fn run(
     sandbox: &Sandbox,
     ctx: &ToolContext,
 ) -> ToolOutcome {
-    let launch = launch(sandbox, root);
+    let launch = sandbox.launch(root);
     let sandboxed = !launch.prefix.is_empty();
     // The kernel confines a sandboxed command; the guard is the only line where none does.
     if !sandboxed && let Err(reason) = guard::check_command_in(&args.command, root) {
@@ -189,26 +189,6 @@ const BASH: &str = "bash";
 
 /// A command stopped before it ran.
 const NOT_STARTED: &str = "Command not started: interrupted by user.";
-
-/// How the shell starts: through the sandbox, or directly when it runs unconfined.
-fn launch(sandbox: &Sandbox, root: &Path) -> Launch {
-    let (Availability::Ready { bwrap }, Some(keel)) =
-        (&sandbox.availability, supervisor::program())
-    else {
-        return Launch::default();
-    };
-    if sandbox.confinement() != Confinement::Confined {
-        return Launch::default();
-    }
-    let setup = bwrap::Setup {
-        bwrap,
-        workspace: root,
-        keel,
-        read_only: &sandbox.read_only,
-        folders: &sandbox.keel,
-    };
-    bwrap::launch(&sandbox.policy, &setup)
-}
 
 #[cfg(test)]
 mod tests {

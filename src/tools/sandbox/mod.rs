@@ -22,6 +22,7 @@ pub mod session_tmp;
 pub use keel_folders::KeelFolders;
 pub use probing::Probing;
 
+use crate::tools::supervisor::Launch;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -236,6 +237,27 @@ impl Sandbox {
             (Availability::Missing(why), Mode::Workspace | Mode::ReadOnly) => Some(why),
             _ => None,
         }
+    }
+
+    /// How a supervisor starts a command of `workspace` under this sandbox: through it when it
+    /// confines commands, directly ([`Launch::default`]) when they run unconfined.
+    pub fn launch(&self, workspace: &Path) -> Launch {
+        let (Availability::Ready { bwrap }, Some(keel)) =
+            (&self.availability, crate::tools::supervisor::program())
+        else {
+            return Launch::default();
+        };
+        if self.confinement() != Confinement::Confined {
+            return Launch::default();
+        }
+        let setup = bwrap::Setup {
+            bwrap,
+            workspace,
+            keel,
+            read_only: &self.read_only,
+            folders: &self.keel,
+        };
+        bwrap::launch(&self.policy, &setup)
     }
 
     /// The sandbox in a few words, for the approval box and the status bar:
