@@ -36,6 +36,9 @@ pub struct KeelFolders {
     pub tmp: Option<PathBuf>,
     /// The folder that holds `COVER_NOTE`; `None`: covered paths show empty.
     pub cover: Option<PathBuf>,
+    /// Paths hidden from commands, folders and files alike: inside the sandbox each shows
+    /// empty (docs/sandbox.md, "Hidden").
+    pub hidden: Vec<PathBuf>,
 }
 
 /// How the sandbox treats a path of keel's own inside a writable place.
