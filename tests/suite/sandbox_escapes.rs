@@ -137,6 +137,67 @@ fn a_descriptor_keel_inherited_reaches_no_command() {
     }
 }
 
+/// A program keel starts itself, outside any sandbox: it writes to every descriptor above
+/// stderr it holds, then does what the real `name` does (nothing, for `name` empty).
+fn leaking(name: &str) -> String {
+    let then = match name {
+        "" => "exit 1".to_owned(),
+        name => {
+            let real = ["/usr/local/bin", "/usr/bin", "/bin"]
+                .iter()
+                .map(|folder| Path::new(folder).join(name))
+                .find(|path| path.exists())
+                .unwrap_or_else(|| panic!("{name} is installed"));
+            format!("exec '{}' \"$@\"", real.display())
+        }
+    };
+    format!("#!/bin/bash\n{{\n{WRITE_INHERITED}}} >/dev/null 2>&1\n{then}\n")
+}
+
+#[test]
+fn a_descriptor_keel_inherited_reaches_no_program_keel_starts_itself() {
+    for args in [&[][..], &["--sandbox", "off"][..]] {
+        let (home, work, outside, tools) =
+            (outside_tmp(), outside_tmp(), outside_tmp(), outside_tmp());
+        let log = outside.path().join("job-runner.log");
+        let file = std::fs::File::options().create(true).append(true).open(&log).unwrap();
+        let leaked = nix::unistd::dup(&file).unwrap();
+        // undo's snapshots run this `git`; the MCP server is this script.
+        let bin = tools.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (file, body) in [("git", leaking("git")), ("leaky-server", leaking(""))] {
+            std::fs::write(bin.join(file), body).unwrap();
+            std::fs::set_permissions(bin.join(file), std::fs::Permissions::from_mode(0o755))
+                .unwrap();
+        }
+        let config = home.path().join(".config/keel");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            "[mcp_servers.leaky]\ncommand = \"leaky-server\"\n",
+        )
+        .unwrap();
+        let own = std::env::var_os("PATH").unwrap_or_default();
+        let path =
+            std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&own)))
+                .unwrap();
+        let steps = vec![bash_step("echo changed > file.txt"), text("Done.")];
+        let run = keel_p(User::Root, steps, home.path(), work.path(), args, |command| {
+            command.env("PATH", &path);
+        });
+        drop(leaked);
+        assert_eq!(run.output.status.code(), Some(0), "{args:?}: {}", run.stderr());
+        assert!(
+            run.stderr().contains("leaky"),
+            "{args:?}: the server was started: {}",
+            run.stderr()
+        );
+        let store = crate::support::bin::sessions(home.path(), work.path());
+        assert!(store.dir().join("shadow.git/HEAD").is_file(), "{args:?}: no snapshot");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{args:?}: {}", run.stderr());
+    }
+}
+
 /// Starts up to `ARGV[0]` processes that sleep a while, and says how many it could.
 const FORK_MANY: &str = r#"my ($wanted, $started) = ($ARGV[0], 0);
 for (1 .. $wanted) {

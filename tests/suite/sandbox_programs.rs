@@ -123,3 +123,32 @@ fn an_mcp_server_named_by_a_bare_command_is_not_taken_from_the_workspace() {
 fn shlex_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
+
+#[test]
+fn undo_never_takes_git_from_a_writable_root_on_path() {
+    let runs: [(User, &[&str]); 3] =
+        [(User::Root, &[]), (User::Nobody, &[]), (User::Root, &["--sandbox", "off"])];
+    for (user, args) in runs {
+        let (home, work, root) = (outside_tmp(), outside_tmp(), outside_tmp());
+        // What an earlier command left in a folder the person lets commands write.
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let marker = root.path().join("git-ran");
+        std::fs::write(bin.join("git"), impostor("git", &marker)).unwrap();
+        std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        give_to(user, root.path());
+        let config = home.path().join(".config/keel");
+        std::fs::create_dir_all(&config).unwrap();
+        let roots = format!("writable_roots = [{:?}]\n", root.path().display().to_string());
+        std::fs::write(config.join("config.toml"), roots).unwrap();
+        let steps = vec![bash_step("echo changed > file.txt"), text("Done.")];
+        let run = keel_p(user, steps, home.path(), work.path(), args, |command| {
+            command.env("PATH", path_with(&bin));
+        });
+        assert_eq!(run.output.status.code(), Some(0), "{user:?} {args:?}: {}", run.stderr());
+        assert!(work.path().join("file.txt").is_file(), "{user:?} {args:?}: the command ran");
+        assert!(!marker.exists(), "{user:?} {args:?}: keel ran the git in a writable root");
+        let store = bin::sessions(home.path(), work.path());
+        assert!(store.dir().join("shadow.git/HEAD").is_file(), "{user:?} {args:?}: no snapshot");
+    }
+}

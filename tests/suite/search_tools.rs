@@ -358,6 +358,26 @@ mod ignore_rules {
     }
 
     #[tokio::test]
+    async fn a_search_of_a_subfolder_obeys_the_top_levels_gitignore() {
+        let (dir, tools) = workspace();
+        repository(dir.path());
+        put(dir.path(), "sub/trace.log", "needle\n", 0);
+        put(dir.path(), "sub/deep/debug.log", "needle\n", 0);
+        put(dir.path(), "sub/deep/kept.rs", "needle\n", 0);
+        let found =
+            grep(&tools, json!({"pattern": "needle", "path": "sub", "output": "files"})).await;
+        let mut found = results(&found);
+        found.sort_unstable();
+        assert_eq!(found, ["sub/deep/kept.rs", "sub/kept.rs"], "the top's *.log holds below");
+        let listed = glob(&tools, json!({"pattern": "**/*", "path": "sub/deep"})).await;
+        assert_eq!(results(&listed), ["sub/deep/kept.rs"]);
+        // A folder the top ignores, named on purpose, is searched, as `rg needle build` does.
+        let named =
+            grep(&tools, json!({"pattern": "needle", "path": "build", "output": "files"})).await;
+        assert_eq!(results(&named), ["build/out.rs"]);
+    }
+
+    #[tokio::test]
     async fn glob_skips_ignored_and_hidden_files_but_lists_binary_ones() {
         let (dir, tools) = workspace();
         repository(dir.path());
