@@ -1,33 +1,40 @@
-//! Which variables of keel's environment its commands and MCP servers do not get.
+//! Which variables of keel's environment its commands, MCP servers and confined hooks get: only
+//! those on an allow-list, and those the person's own config lets through.
 //!
 //! The model reads whatever a command prints, so a secret in a command's environment is a secret
 //! the model can print (`env`) and send wherever a command can reach; an MCP server is someone
-//! else's program. So keel hands on its environment less:
+//! else's program. Secrets cannot be listed by name (`DATABASE_URL=postgres://u:pass@…`,
+//! `MYSQL_PWD`, `SENTRY_DSN`), so keel hands on only the names a build needs ([`allow_list`]):
 //!
-//! - the provider keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) and keel's own settings (`KEEL_*`),
-//!   always;
-//! - any variable whose value holds the provider key keel uses (from the environment or the
-//!   person's config file), always: a key copied under another name is still the key;
-//! - any variable whose name holds `KEY`, `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD` or
-//!   `CREDENTIAL`, in any case (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`), and any
-//!   variable the config names as an MCP server's token (`bearer_token_env_var`), unless the
-//!   person's own config lets the name through (`pass_env`). A workspace's config cannot.
+//! - a variable not on the allow-list is withheld, unless the person's own config names it in
+//!   `pass_env` (a workspace's config cannot);
+//! - a variable on it whose value looks like a secret ([`shape`]: a URL with a password, a JWT, a
+//!   token with a known prefix, a private key) is withheld too, unless `pass_env` names it;
+//! - a variable the config names as an MCP server's token (`bearer_token_env_var`) is withheld
+//!   unless `pass_env` names it;
+//! - the provider keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`), keel's own settings (`KEEL_*`)
+//!   and any variable whose value holds the provider key keel uses (from the environment or the
+//!   person's config file) are withheld always, `pass_env` or not.
 //!
 //! An MCP server's own `env_vars` still hands it the variables named there. The rule is set once,
-//! from the person's config, as keel starts ([`set`]); `keel sandbox` lists what it withholds.
+//! from the person's config, as keel starts ([`set`]); `keel sandbox` and `/sandbox` list every
+//! variable withheld and why ([`report`]), never a value. The person's own hooks that run as the
+//! person get their whole environment less only what no program keel starts gets ([`is_keels`]).
+
+pub mod allow_list;
+pub mod shape;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::sync::OnceLock;
+
+pub use shape::Shape;
 
 /// The prefix of keel's own variables.
 const KEEL_PREFIX: &str = "KEEL_";
 /// The provider keys' variables.
 const PROVIDER_KEYS: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
-/// Words that mark a variable's name as a secret's, matched in upper case; the first found is
-/// named as the reason, so the most telling come first.
-pub const SECRET_WORDS: [&str; 6] = ["SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "TOKEN", "KEY"];
 /// The shortest provider key looked for in other variables' values: a real key is far longer,
 /// and a short placeholder (`unused`, `x`) would match half the environment.
 const MIN_KEY_CHARS: usize = 16;
@@ -38,8 +45,10 @@ pub enum Why {
     ProviderKey,
     Keel,
     HoldsProviderKey,
-    /// Its name holds this word.
-    Name(&'static str),
+    /// Its name is not on the allow-list.
+    NotAllowed,
+    /// Its name is on the allow-list, but its value looks like this secret.
+    LooksSecret(Shape),
     /// It holds the token of this MCP server.
     McpToken(String),
 }
@@ -50,7 +59,8 @@ impl fmt::Display for Why {
             Self::ProviderKey => write!(f, "a provider key"),
             Self::Keel => write!(f, "one of keel's own settings"),
             Self::HoldsProviderKey => write!(f, "its value holds the provider key"),
-            Self::Name(word) => write!(f, "its name holds {word}"),
+            Self::NotAllowed => write!(f, "not on the allow-list"),
+            Self::LooksSecret(shape) => write!(f, "its value looks like a secret: {shape}"),
             Self::McpToken(server) => {
                 write!(f, "the token of MCP server `{server}` (bearer_token_env_var)")
             }
@@ -98,15 +108,20 @@ impl Withholding {
         {
             return Some(Why::HoldsProviderKey);
         }
-        let name = name.to_string_lossy();
-        if self.pass.contains(name.as_ref()) {
+        // A name that is not Unicode is on no list: it is withheld, and pass_env cannot name it.
+        let Some(name) = name.to_str() else {
+            return Some(Why::NotAllowed);
+        };
+        if self.pass.contains(name) {
             return None;
         }
-        if let Some(server) = self.tokens.get(name.as_ref()) {
+        if let Some(server) = self.tokens.get(name) {
             return Some(Why::McpToken(server.clone()));
         }
-        let upper = name.to_ascii_uppercase();
-        SECRET_WORDS.iter().find(|word| upper.contains(*word)).map(|word| Why::Name(word))
+        if !allow_list::allows(name) {
+            return Some(Why::NotAllowed);
+        }
+        shape::shape(value.as_encoded_bytes()).map(Why::LooksSecret)
     }
 
     /// Every variable of `vars` withheld, by name, with why; sorted by name.
@@ -126,14 +141,31 @@ impl Withholding {
         out
     }
 
+    /// The variables of `vars` handed on, in their order.
+    pub fn handed_on<N, V>(&self, vars: impl IntoIterator<Item = (N, V)>) -> Vec<(N, V)>
+    where
+        N: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        vars.into_iter()
+            .filter(|(name, value)| self.why(name.as_ref(), value.as_ref()).is_none())
+            .collect()
+    }
+
     /// The names of `vars` the rule would withhold but `pass_env` lets through; sorted.
-    pub fn let_through<N: AsRef<OsStr>>(&self, names: impl IntoIterator<Item = N>) -> Vec<String> {
+    pub fn let_through<N, V>(&self, vars: impl IntoIterator<Item = (N, V)>) -> Vec<String>
+    where
+        N: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
         let unpassed = Self { pass: BTreeSet::new(), ..self.clone() };
-        let mut out: Vec<String> = names
+        let mut out: Vec<String> = vars
             .into_iter()
-            .map(|name| name.as_ref().to_string_lossy().into_owned())
-            .filter(|name| self.pass.contains(name))
-            .filter(|name| unpassed.why(OsStr::new(name), OsStr::new("")).is_some())
+            .filter(|(name, value)| {
+                let (name, value) = (name.as_ref(), value.as_ref());
+                self.why(name, value).is_none() && unpassed.why(name, value).is_some()
+            })
+            .map(|(name, _)| name.as_ref().to_string_lossy().into_owned())
             .collect();
         out.sort();
         out
@@ -180,18 +212,18 @@ pub fn remove_keels(cmd: &mut tokio::process::Command) {
     }
 }
 
-/// Removes from `cmd`'s environment every variable of keel's that the rule withholds.
-pub fn remove_withheld(cmd: &mut tokio::process::Command) {
-    for (name, value) in std::env::vars_os() {
-        if rule().why(&name, &value).is_some() {
-            cmd.env_remove(name);
-        }
-    }
+/// Gives `cmd` only the variables of keel's environment the rule hands on: every other one is
+/// cleared, so set the command's own variables after this.
+pub fn hand_on(cmd: &mut tokio::process::Command) {
+    cmd.env_clear();
+    cmd.envs(rule().handed_on(std::env::vars_os()));
 }
 
-/// What `keel sandbox` says of the environment: what is withheld and why, what is let through.
-pub fn report(rule: &Withholding, vars: &[(std::ffi::OsString, std::ffi::OsString)]) -> String {
-    let withheld = rule.withheld(vars.iter().map(|(name, value)| (name, value)));
+/// What `keel sandbox` says of the environment: every variable withheld and why, what is handed
+/// on, what `pass_env` let through — names only, never a value.
+pub fn report(rule: &Withholding, vars: &[(OsString, OsString)]) -> String {
+    let pairs = || vars.iter().map(|(name, value)| (name, value));
+    let withheld = rule.withheld(pairs());
     let mut out = String::from("Withheld from commands and MCP servers (names only):\n");
     if withheld.is_empty() {
         out.push_str("  nothing\n");
@@ -201,19 +233,29 @@ pub fn report(rule: &Withholding, vars: &[(std::ffi::OsString, std::ffi::OsStrin
         let name = crate::visible::visible(name);
         out.push_str(&format!("  {name:<width$}  {why}\n"));
     }
-    let passed = rule.let_through(vars.iter().map(|(name, _)| name));
+    let mut handed: Vec<String> = rule
+        .handed_on(pairs())
+        .into_iter()
+        .map(|(name, _)| crate::visible::visible(&name.to_string_lossy()).into_owned())
+        .collect();
+    handed.sort();
+    let handed = if handed.is_empty() { "nothing".to_owned() } else { handed.join(", ") };
+    out.push_str(&format!("Handed on: {handed}\n"));
+    let passed = rule.let_through(pairs());
     if !passed.is_empty() {
+        let passed: Vec<_> = passed.iter().map(|name| crate::visible::visible(name)).collect();
         out.push_str(&format!("Let through by pass_env in your config: {}\n", passed.join(", ")));
     }
-    out.push_str(&format!(
-        "The rule: a variable is withheld when it is a provider key or a KEEL_* setting, when its \
-         value holds the provider key, when its name holds {} (any case), or when your config \
-         names it an MCP server's bearer_token_env_var. `pass_env = [\"NAME\"]` in your own \
-         config lets such a name through (not a provider key, a KEEL_* setting or the provider \
-         key's value); a workspace's .keel/config.toml cannot. An MCP server's env_vars hands it \
-         the variables named there.",
-        SECRET_WORDS.join(", ")
-    ));
+    out.push_str(
+        "The rule: commands, MCP servers and confined hooks get only the variables on keel's \
+         allow-list (what a build needs: PATH, HOME, the locale, TERM, TZ, TMPDIR, proxies, the \
+         toolchains' roots and flags; docs/sandbox.md lists them) and those `pass_env` in your \
+         own config names. A value on the allow-list that looks like a secret (a URL with a \
+         password, a JWT, a token with a known prefix, a private key) is withheld unless \
+         `pass_env` names it. A provider key, a KEEL_* setting and the provider key's value are \
+         never handed on. A workspace's .keel/config.toml cannot set pass_env. An MCP server's \
+         env_vars hands it the variables named there.",
+    );
     out
 }
 
@@ -221,68 +263,117 @@ pub fn report(rule: &Withholding, vars: &[(std::ffi::OsString, std::ffi::OsStrin
 mod tests {
     use super::*;
 
-    fn why(rule: &Withholding, name: &str) -> Option<Why> {
-        rule.why(OsStr::new(name), OsStr::new("value"))
+    const GITHUB: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+
+    fn why(rule: &Withholding, name: &str, value: &str) -> Option<Why> {
+        rule.why(OsStr::new(name), OsStr::new(value))
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(name, value)| ((*name).into(), (*value).into())).collect()
     }
 
     #[test]
-    fn secrets_are_withheld_by_name_in_any_case() {
+    fn only_allowed_names_are_handed_on() {
         let rule = Withholding::default();
-        for (name, word) in [
-            ("GITHUB_TOKEN", "TOKEN"),
-            ("AWS_SECRET_ACCESS_KEY", "SECRET"),
-            ("DB_PASSWORD", "PASSWORD"),
-            ("STRIPE_API_KEY", "KEY"),
-            ("npm_config__authToken", "TOKEN"),
-            ("GOOGLE_APPLICATION_CREDENTIALS", "CREDENTIAL"),
-            ("MYSQL_PASSWD", "PASSWD"),
-            ("Client_Secret", "SECRET"),
+        for (name, value) in [
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/home/x"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "en_US.UTF-8"),
+            ("CARGO_HOME", "/home/x/.cargo"),
+            ("https_proxy", "https://proxy:3128"),
         ] {
-            assert_eq!(why(&rule, name), Some(Why::Name(word)), "{name}");
+            assert_eq!(why(&rule, name, value), None, "{name}");
         }
-        for name in ["HOME", "PATH", "TERM", "SSH_AUTH_SOCK", "LANG", "CARGO_HOME"] {
-            assert_eq!(why(&rule, name), None, "{name}");
+        for name in [
+            "GITHUB_TOKEN",
+            "DATABASE_URL",
+            "MYSQL_PWD",
+            "GITHUB_PAT",
+            "NPM_CONFIG__AUTH",
+            "SENTRY_DSN",
+            "CI_JOB_JWT",
+            "SSH_AUTH_SOCK",
+            "PLAIN_SETTING",
+        ] {
+            assert_eq!(why(&rule, name, "x"), Some(Why::NotAllowed), "{name}");
         }
-        assert_eq!(why(&rule, "ANTHROPIC_API_KEY"), Some(Why::ProviderKey));
-        assert_eq!(why(&rule, "KEEL_MODEL"), Some(Why::Keel));
+        assert_eq!(why(&rule, "ANTHROPIC_API_KEY", "x"), Some(Why::ProviderKey));
+        assert_eq!(why(&rule, "KEEL_MODEL", "x"), Some(Why::Keel));
     }
 
     #[test]
-    fn the_persons_config_lets_names_through_but_never_keys() {
-        let pass = ["GITHUB_TOKEN", "OPENAI_API_KEY", "KEEL_MODEL"].map(str::to_owned);
-        let tokens = [("DOCS_TOKEN".to_owned(), "docs".to_owned())];
+    fn an_allowed_name_holding_a_secret_is_withheld() {
+        let rule = Withholding::default();
+        let proxy = why(&rule, "HTTPS_PROXY", "http://user:pw@proxy:3128");
+        assert_eq!(proxy, Some(Why::LooksSecret(Shape::UrlWithPassword)));
+        let flags = why(&rule, "CFLAGS", &format!("-O2 -DTOKEN={GITHUB}"));
+        assert_eq!(flags, Some(Why::LooksSecret(Shape::Token("ghp_"))));
+        assert_eq!(
+            why(&rule, "CFLAGS", "-O2").map(|why| why.to_string()),
+            None,
+            "an ordinary value passes"
+        );
+        assert_eq!(
+            flags.map(|why| why.to_string()).as_deref(),
+            Some("its value looks like a secret: a token (ghp_…)")
+        );
+    }
+
+    #[test]
+    fn the_persons_config_lets_names_and_values_through_but_never_keys() {
+        let pass = ["GITHUB_PAT", "CFLAGS", "OPENAI_API_KEY", "KEEL_MODEL", "DOCS_TOKEN"]
+            .map(str::to_owned);
+        let tokens = [("DOCS_TOKEN".to_owned(), "docs".to_owned()), ("MCP_T".into(), "m".into())];
         let key = "sk-ant-0123456789abcdef";
         let rule = Withholding::new(pass, tokens, Some(key));
-        assert_eq!(why(&rule, "GITHUB_TOKEN"), None);
-        assert_eq!(why(&rule, "OPENAI_API_KEY"), Some(Why::ProviderKey));
-        assert_eq!(why(&rule, "KEEL_MODEL"), Some(Why::Keel));
-        assert_eq!(why(&rule, "DOCS_TOKEN"), Some(Why::McpToken("docs".into())));
-        let copy = rule.why(OsStr::new("LLM"), OsStr::new(&format!("Bearer {key}")));
-        assert_eq!(copy, Some(Why::HoldsProviderKey));
-        let passed_copy = rule.why(OsStr::new("GITHUB_TOKEN"), OsStr::new(key));
+        assert_eq!(why(&rule, "GITHUB_PAT", GITHUB), None, "a name, and its secret value");
+        assert_eq!(why(&rule, "CFLAGS", &format!("-DTOKEN={GITHUB}")), None);
+        assert_eq!(why(&rule, "OPENAI_API_KEY", "x"), Some(Why::ProviderKey));
+        assert_eq!(why(&rule, "KEEL_MODEL", "x"), Some(Why::Keel));
+        assert_eq!(why(&rule, "DOCS_TOKEN", "x"), None, "pass_env wins over the token");
+        assert_eq!(why(&rule, "MCP_T", "x"), Some(Why::McpToken("m".into())));
+        assert_eq!(why(&rule, "LLM", &format!("Bearer {key}")), Some(Why::HoldsProviderKey));
         assert_eq!(
-            passed_copy,
+            why(&rule, "GITHUB_PAT", key),
             Some(Why::HoldsProviderKey),
             "the key's value is never let through"
         );
         // A short placeholder key is not looked for in values.
         let placeholder = Withholding::new([], [], Some("k"));
-        assert_eq!(placeholder.why(OsStr::new("PATH"), OsStr::new("/work/bin")), None);
+        assert_eq!(why(&placeholder, "PATH", "/work/bin"), None);
     }
 
     #[test]
     fn the_report_names_what_is_withheld_and_why_never_values() {
         let rule = Withholding::new(["DB_PASSWORD".to_owned()], [], None);
-        let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
-            [("GITHUB_TOKEN", "ghp_x"), ("DB_PASSWORD", "hunter2"), ("HOME", "/h")]
-                .iter()
-                .map(|(name, value)| ((*name).into(), (*value).into()))
-                .collect();
+        let vars = vars(&[
+            ("GITHUB_TOKEN", "ghp-x"),
+            ("DB_PASSWORD", "hunter2"),
+            ("HOME", "/h"),
+            ("TZ", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl"),
+            ("KEEL_MODEL", "m"),
+        ]);
         let report = report(&rule, &vars);
-        assert!(report.contains("  GITHUB_TOKEN  its name holds TOKEN\n"), "{report}");
-        assert!(report.contains("Let through by pass_env in your config: DB_PASSWORD\n"));
-        assert!(
-            !report.contains("ghp_x") && !report.contains("hunter2") && !report.contains("HOME")
-        );
+        for line in [
+            "  GITHUB_TOKEN  not on the allow-list\n",
+            "  KEEL_MODEL    one of keel's own settings\n",
+            "  TZ            its value looks like a secret: a JWT\n",
+            "Handed on: DB_PASSWORD, HOME\n",
+            "Let through by pass_env in your config: DB_PASSWORD\n",
+        ] {
+            assert!(report.contains(line), "{line:?}:\n{report}");
+        }
+        for value in ["ghp-x", "hunter2", "/h", "eyJ"] {
+            assert!(!report.contains(value), "{value}:\n{report}");
+        }
+    }
+
+    #[test]
+    fn a_name_that_is_not_unicode_is_withheld() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = OsStr::from_bytes(b"PATH\xff");
+        assert_eq!(Withholding::default().why(name, OsStr::new("x")), Some(Why::NotAllowed));
     }
 }

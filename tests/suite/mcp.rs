@@ -272,12 +272,12 @@ async fn a_server_gets_no_provider_key_unless_its_config_names_it() {
         env("plain", "ANTHROPIC_API_KEY"),
         env("plain", "OPENAI_API_KEY"),
         env("plain", "KEEL_SECRET"),
-        env("plain", "SOME_SETTING"),
+        env("plain", "TZ"),
         env("given", "OPENAI_API_KEY"),
     ];
     let step = Step { tools: asked.to_vec(), ..Step::default() };
     let llm = FakeLlm::start(vec![step, text("Done.")], Duration::ZERO).await;
-    let vars = [("OPENAI_API_KEY", "sk-openai"), ("KEEL_SECRET", "s"), ("SOME_SETTING", "kept")];
+    let vars = [("OPENAI_API_KEY", "sk-openai"), ("KEEL_SECRET", "s"), ("TZ", "kept")];
     let output = place.run(&llm, false, &[], &vars);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results: Vec<String> =

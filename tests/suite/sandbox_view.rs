@@ -132,6 +132,8 @@ async fn slash_sandbox_says_where_commands_run_and_what_they_do_not_get() {
         "cannot sandbox commands: no bwrap",
         "They may also write: /srv/data",
         "Withheld from commands and MCP servers (names only):",
+        "\nHanded on: ",
+        "only the variables on keel's allow-list",
     ] {
         assert!(report.contains(line), "{line}:\n{report}");
     }

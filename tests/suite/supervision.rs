@@ -125,7 +125,7 @@ async fn provider_keys_and_keel_settings_stay_out_of_commands() {
         .env("OPENAI_API_KEY", "sk-openai-secret")
         .env("KEEL_API_KEY", "keel-secret")
         .env("KEEL_ANYTHING", "keel-setting")
-        .env("PROJECT_SETTING", "kept")
+        .env("TZ", "Europe/Berlin")
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -136,7 +136,10 @@ async fn provider_keys_and_keel_settings_stay_out_of_commands() {
     for name in ["ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "KEEL_"] {
         assert!(!env.lines().any(|line| line.starts_with(name)), "{name} reached the command");
     }
-    assert!(env.lines().any(|line| line == "PROJECT_SETTING=kept"), "the rest is passed on");
+    assert!(
+        env.lines().any(|line| line == "TZ=Europe/Berlin"),
+        "the allow-listed rest is passed on"
+    );
     assert!(env.lines().any(|line| line == "GIT_TERMINAL_PROMPT=0"));
     assert_eq!(std::fs::read_to_string(work.path().join("key.txt")).unwrap(), "");
 }

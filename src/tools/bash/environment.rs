@@ -1,6 +1,7 @@
-//! The environment commands run in: keel's own, less what `tools::withheld` keeps from them
-//! (the provider keys, keel's own settings, secrets by name), plus settings that keep programs
-//! from waiting for a person who cannot answer.
+//! The environment commands run in: only what `tools::withheld` hands on of keel's own (the
+//! allow-list and the person's `pass_env`, less values that look like secrets), plus settings
+//! that keep programs from waiting for a person who cannot answer. The person's own hooks that
+//! run as the person get theirs instead, less only keel's own (`apply_persons`).
 
 use crate::tools::withheld;
 use std::ffi::OsStr;
@@ -21,9 +22,10 @@ pub fn value_for_command(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Gives `cmd` the environment commands run in.
+/// Gives `cmd` the environment commands (and confined hooks) run in. Every variable set on
+/// `cmd` before is cleared: set the program's own after this.
 pub fn apply(cmd: &mut Command) {
-    withheld::remove_withheld(cmd);
+    withheld::hand_on(cmd);
     noninteractive(cmd);
 }
 

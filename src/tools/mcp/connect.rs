@@ -3,9 +3,9 @@
 //! A stdio server's bare command is found on keel's `PATH` outside every folder commands may
 //! write (`tools::programs`): keel runs it unconfined, so a `.venv/bin/npx` a command planted must
 //! not be what starts. A stdio server runs in a process group of its own (killed whole when keel
-//! stops it or exits), in the workspace, with keel's environment less what `tools::withheld`
-//! keeps from commands (the provider keys, keel's own settings, secrets by name, other servers'
-//! tokens) — unless its config names them in `env_vars` — plus its `env`.
+//! stops it or exits), in the workspace, with what `tools::withheld` hands commands of keel's
+//! environment (the allow-list and the person's `pass_env`, less values that look like secrets),
+//! plus the variables its config names in `env_vars`, plus its `env`.
 //! Its stderr goes to a log file under keel's state folder, never onto the screen; its stdout is
 //! read with a cap on one line (`line_limit`). If keel is killed outright, the server's stdin
 //! closes, which MCP servers take as the end of the session.
@@ -55,7 +55,7 @@ pub async fn start(
                 .map_err(|why| format!("could not start `{command}`: {why}"))?;
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args).current_dir(workspace).process_group(0).kill_on_drop(true);
-            withheld::remove_withheld(&mut cmd);
+            withheld::hand_on(&mut cmd);
             for name in env_vars {
                 match env(name) {
                     Some(value) => cmd.env(name, value),
