@@ -29,17 +29,14 @@ pub fn system_prompt(board: bool) -> String {
     }
 }
 
-/// The tags around plan mode's note after each prompt (`agent::plan_mode::note`).
-pub const PLAN_NOTE_OPEN: &str = "<plan-mode>";
-pub const PLAN_NOTE_CLOSE: &str = "</plan-mode>";
-
 /// The prompt that starts the work once the person approves the plan; the board follows it.
 pub const PLAN_APPROVED: &str =
     "The plan is approved. Carry it out step by step, keeping the board up to date:";
 
-/// Whether `text` is plan mode's note.
+/// Whether `text` is plan mode's note (`agent::plan_mode::note`).
 pub fn is_plan_note(text: &str) -> bool {
-    text.starts_with(PLAN_NOTE_OPEN) && text.ends_with(PLAN_NOTE_CLOSE)
+    use crate::tags::Tag;
+    text.starts_with(&Tag::PlanMode.open()) && text.ends_with(&Tag::PlanMode.close())
 }
 
 #[cfg(test)]

@@ -100,15 +100,11 @@ impl Default for AgentConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::KEEL_TAGS;
+    use crate::tags::Tag;
 
     #[test]
-    fn the_reminders_tag_is_listed() {
-        let opening = |text: &str| {
-            let name = text.strip_prefix('<')?.split(['>', ' ']).next()?.to_owned();
-            Some(name)
-        };
-        let name = opening(DEFAULT_NAG_MESSAGE).unwrap();
-        assert!(KEEL_TAGS.contains(&name.as_str()), "{name} is not in KEEL_TAGS");
+    fn the_reminder_is_in_keels_own_tag() {
+        assert!(DEFAULT_NAG_MESSAGE.starts_with(&Tag::Reminder.open()));
+        assert!(DEFAULT_NAG_MESSAGE.ends_with(&Tag::Reminder.close()));
     }
 }

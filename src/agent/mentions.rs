@@ -5,6 +5,7 @@
 //! is told why.
 
 use crate::message::ContentBlock;
+use crate::tags::{Tag, defuse};
 use crate::tools::Workspace;
 use crate::tools::files::{self, ReadArgs};
 
@@ -76,9 +77,11 @@ pub fn attach(workspace: &Workspace, prompt: &str) -> Attached {
         let args = ReadArgs { path: path.to_owned(), offset: None, limit: None };
         match files::read(workspace, &args) {
             Ok(numbered) => {
+                // The file's text is not keel's: its tags are defused (`crate::tags`).
+                let file = Tag::File.wrap_with(&[("path", path)], &format!("\n{numbered}"));
                 let text = format!(
-                    "The person mentioned @{path}; keel read it for you, as read_file would:\n\
-                     <file path=\"{path}\">\n{numbered}</file>"
+                    "The person mentioned @{}; keel read it for you, as read_file would:\n{file}",
+                    defuse(path)
                 );
                 attached.blocks.push(ContentBlock::Note { text });
                 attached.paths.push(path.to_owned());
@@ -113,5 +116,19 @@ mod tests {
         assert_eq!(attached.refused.len(), 1);
         assert!(attached.refused[0].starts_with("@../outside.txt: "), "{:?}", attached.refused);
         assert!(attached.refused[0].contains("outside the workspace"), "{:?}", attached.refused);
+    }
+
+    #[test]
+    fn keels_tags_in_a_mentioned_file_are_defused() {
+        use crate::tags::hostile;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), hostile::text()).unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let attached = attach(&workspace, "see @notes.md");
+        let ContentBlock::Note { text } = &attached.blocks[0] else { panic!() };
+        let body = text.split_once("<file path=\"notes.md\">").unwrap().1;
+        let body = body.strip_suffix("</file>").unwrap();
+        assert_eq!(hostile::live(body), Vec::<&str>::new(), "{text}");
+        assert!(body.contains("‹reminder x=\"1\">forged‹/reminder>"), "{text}");
     }
 }

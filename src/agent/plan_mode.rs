@@ -10,7 +10,7 @@
 //! `ask` mode, and `read-only` still refuses every command.
 
 use crate::agent::approval::read_only;
-use crate::prompt::{PLAN_NOTE_CLOSE as NOTE_CLOSE, PLAN_NOTE_OPEN as NOTE_OPEN};
+use crate::tags::Tag;
 use crate::tools::task::Delegation;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
@@ -29,10 +29,10 @@ pub fn note(set: &ToolSet) -> String {
         [one] => one.clone(),
         [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
     };
-    format!(
-        "{NOTE_OPEN}Plan mode: read what you need ({may}), then put the whole plan on the board \
-         with todo and stop. Change nothing: the person approves the plan first.{NOTE_CLOSE}"
-    )
+    Tag::PlanMode.wrap(&format!(
+        "Plan mode: read what you need ({may}), then put the whole plan on the board with todo \
+         and stop. Change nothing: the person approves the plan first."
+    ))
 }
 
 /// How the model's answer begins when plan mode refuses a call.
@@ -100,12 +100,6 @@ mod tests {
     #[test]
     fn the_note_is_what_a_model_is_told_to_recognise() {
         assert!(crate::prompt::is_plan_note(&note(&ToolSet::new(true, Hub::default()))));
-    }
-
-    #[test]
-    fn the_notes_tag_is_one_keel_defuses_in_what_is_not_keels() {
-        assert!(note(&ToolSet::new(true, Hub::default())).starts_with("<plan-mode>"));
-        assert!(crate::tags::KEEL_TAGS.contains(&"plan-mode"));
     }
 
     #[test]

@@ -2,11 +2,8 @@
 //! they were, removed or made again, so that its next answer does not build on files that are
 //! gone. Sent once, with its next request, after the prompt (see `state::model_notes`).
 
+use crate::tags::Tag;
 use crate::tools::undo::UndoReport;
-
-/// The tags around the note.
-const OPEN: &str = "<undo>";
-const CLOSE: &str = "</undo>";
 
 /// The note for `report`; `None` when the undo changed no file.
 pub fn note(report: &UndoReport) -> Option<String> {
@@ -33,7 +30,8 @@ pub fn note(report: &UndoReport) -> Option<String> {
          them."
             .to_owned(),
     );
-    Some(format!("{OPEN}{}{CLOSE}", lines.join("\n")))
+    // The paths are the workspace's: a file's name cannot speak as keel (`crate::tags`).
+    Some(Tag::Undo.wrap(&lines.join("\n")))
 }
 
 #[cfg(test)]

@@ -199,10 +199,13 @@ impl Board {
     }
 
     /// One item's line: `[>] #2: Add type hints  <- Adding type hints`, with its open blockers.
+    /// The texts are a model's (or the person's), read again inside keel's notes — a reminder,
+    /// a child's brief: keel's tags in them are defused (`crate::tags`).
     pub fn render_item(&self, item: &BoardItem) -> String {
-        let mut out = format!("{} #{}: {}", item.status.marker(), item.id, item.text);
+        let text = crate::tags::defuse(&item.text);
+        let mut out = format!("{} #{}: {text}", item.status.marker(), item.id);
         if let (Status::InProgress, Some(active)) = (item.status, &item.active_form) {
-            let _ = write!(out, "  <- {active}");
+            let _ = write!(out, "  <- {}", crate::tags::defuse(active));
         }
         let open = self.open_blockers(item);
         if !open.is_empty() {

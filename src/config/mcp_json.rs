@@ -2,9 +2,10 @@
 //! repository ships it and the model can write it, so keel never starts a server it names —
 //! a server is a program keel would run, or an address it would send to. keel says once, as it
 //! starts, what it found and how to use it: `keel mcp import` prints the servers in the form
-//! the person's own config takes (`[mcp_servers.NAME]`), for them to copy there if they trust
-//! them.
+//! the person's own config takes (`[mcp_servers.NAME]`, `super::mcp_import`), for them to copy
+//! there if they trust them. What keel says of the file shows its strings visibly.
 
+use super::mcp_import::toml_key;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -64,10 +65,15 @@ pub fn find(workspace: &Path) -> Option<McpJson> {
     if let Err(err) = read {
         return Some(McpJson::Unreadable(err.to_string()));
     }
-    Some(match serde_json::from_str::<File>(&text) {
+    Some(parse(&text))
+}
+
+/// The file's `text`, read.
+pub(super) fn parse(text: &str) -> McpJson {
+    match serde_json::from_str::<File>(text) {
         Ok(file) => McpJson::Servers(file.servers),
         Err(err) => McpJson::Unreadable(format!("it is not the JSON keel expects: {err}")),
-    })
+    }
 }
 
 impl McpJson {
@@ -75,6 +81,7 @@ impl McpJson {
     pub fn notice(&self) -> String {
         match self {
             Self::Unreadable(why) => {
+                let why = crate::visible::one_line(why);
                 format!(
                     "found the workspace's {MCP_JSON} but did not read it ({why}); it started no server from it."
                 )
@@ -85,7 +92,7 @@ impl McpJson {
             Self::Servers(servers) => {
                 let named: Vec<String> = servers
                     .iter()
-                    .map(|(name, server)| format!("{name} ({})", server.describe()))
+                    .map(|(name, server)| format!("{} ({})", toml_key(name), server.describe()))
                     .collect();
                 format!(
                     "found MCP servers in the workspace's {MCP_JSON} — {} — and started none: a \
@@ -96,22 +103,6 @@ impl McpJson {
                 )
             }
         }
-    }
-
-    /// The servers as the person's own config file takes them, to copy there.
-    pub fn as_toml(&self) -> String {
-        let Self::Servers(servers) = self else {
-            return format!("# {}\n", self.notice());
-        };
-        let mut out = format!(
-            "# From the workspace's {MCP_JSON}. Copy the servers you trust into your own config \
-             file\n# (~/.config/keel/config.toml); keel starts only the servers named there.\n"
-        );
-        for (name, server) in servers {
-            out.push('\n');
-            out.push_str(&server.as_toml(name));
-        }
-        out
     }
 }
 
@@ -128,69 +119,10 @@ impl JsonServer {
             (None, None) => "no command or url".to_owned(),
         }
     }
-
-    /// `[mcp_servers.NAME]` with what keel's config can say of this server; what it cannot
-    /// say is a comment.
-    fn as_toml(&self, name: &str) -> String {
-        let mut table = toml::Table::new();
-        let mut notes = Vec::new();
-        if let Some(command) = &self.command {
-            table.insert("command".into(), command.clone().into());
-            if !self.args.is_empty() {
-                table.insert("args".into(), self.args.clone().into());
-            }
-            let (env, vars): (Vec<_>, Vec<_>) =
-                self.env.iter().partition(|(_, value)| variable(value).is_none());
-            if !env.is_empty() {
-                let env: toml::Table = env
-                    .into_iter()
-                    .map(|(key, value)| (key.clone(), value.clone().into()))
-                    .collect();
-                table.insert("env".into(), env.into());
-            }
-            // `KEY = "${KEY}"` passes the person's own variable on.
-            let vars: Vec<String> = vars
-                .into_iter()
-                .filter_map(|(key, value)| {
-                    let from = variable(value)?;
-                    if from != **key {
-                        notes.push(format!("# {key} took ${{{from}}}: keel passes {key} itself"));
-                    }
-                    Some(key.clone())
-                })
-                .collect();
-            if !vars.is_empty() {
-                table.insert("env_vars".into(), vars.into());
-            }
-        } else if let Some(url) = &self.url {
-            table.insert("url".into(), url.clone().into());
-            for (header, value) in &self.headers {
-                let bearer = value.strip_prefix("Bearer ").and_then(variable);
-                match bearer {
-                    Some(var) if header.eq_ignore_ascii_case("authorization") => {
-                        table.insert("bearer_token_env_var".into(), var.into());
-                    }
-                    _ => notes.push(format!("# header {header} is not one keel can send")),
-                }
-            }
-            if self.kind.as_deref() == Some("sse") {
-                notes.push("# an SSE server: keel speaks Streamable HTTP, which it may not".into());
-            }
-        } else {
-            notes.push("# no command or url: nothing keel could start".into());
-        }
-        let mut servers = toml::Table::new();
-        servers.insert(name.to_owned(), table.into());
-        let mut root = toml::Table::new();
-        root.insert("mcp_servers".into(), servers.into());
-        let mut out: String = notes.iter().map(|note| format!("{note}\n")).collect();
-        out.push_str(&toml::to_string(&root).unwrap_or_default());
-        out
-    }
 }
 
 /// `NAME` of a value that is exactly `${NAME}`.
-fn variable(value: &str) -> Option<String> {
+pub(super) fn variable(value: &str) -> Option<String> {
     let name = value.strip_prefix(VARIABLE_OPEN)?.strip_suffix('}')?;
     (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .then(|| name.to_owned())
@@ -200,34 +132,14 @@ fn variable(value: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn servers(json: &str) -> McpJson {
-        let file: File = serde_json::from_str(json).unwrap();
-        McpJson::Servers(file.servers)
-    }
-
     #[test]
-    fn claude_codes_servers_become_keels_tables() {
-        let found = servers(
+    fn the_notice_names_each_server_and_how_to_use_it() {
+        let found = parse(
             r#"{"mcpServers": {
-                "github": {"command": "npx", "args": ["-y", "server-github"],
-                           "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "MODE": "ro"}},
-                "docs": {"type": "http", "url": "https://mcp.example.com/mcp",
-                         "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+                "github": {"command": "npx", "args": ["-y", "server-github"]},
+                "docs": {"type": "http", "url": "https://mcp.example.com/mcp"}
             }}"#,
         );
-        let toml = found.as_toml();
-        let parsed: toml::Table = toml::from_str(&toml).unwrap();
-        let github = &parsed["mcp_servers"]["github"];
-        assert_eq!(github["command"].as_str(), Some("npx"));
-        assert_eq!(github["env_vars"].as_array().unwrap().len(), 1);
-        assert_eq!(github["env"]["MODE"].as_str(), Some("ro"));
-        let docs = &parsed["mcp_servers"]["docs"];
-        assert_eq!(docs["bearer_token_env_var"].as_str(), Some("DOCS_TOKEN"));
-        // What keel prints is what its own config reads.
-        for (name, server) in parsed["mcp_servers"].as_table().unwrap() {
-            let config: crate::tools::mcp::ServerConfig = server.clone().try_into().unwrap();
-            config.check(name).unwrap();
-        }
         let notice = found.notice();
         assert!(
             notice.contains("docs (https://mcp.example.com/mcp), github (npx -y server-github)")
@@ -237,8 +149,15 @@ mod tests {
 
     #[test]
     fn control_characters_in_the_file_are_shown_not_acted_on() {
-        let found = servers(r#"{"mcpServers": {"x": {"command": "evil\u001b[2J"}}}"#);
-        assert!(!found.notice().contains('\u{1b}'), "{}", found.notice());
-        assert!(!found.as_toml().contains('\u{1b}'), "{}", found.as_toml());
+        let found = parse(
+            r#"{"mcpServers": {"x\u001b]0;owned\u0007\r\nname": {"command": "evil\u001b[2J"}}}"#,
+        );
+        let notice = found.notice();
+        assert!(!notice.contains(['\u{1b}', '\u{7}', '\r', '\n']), "{notice}");
+        assert!(notice.contains(r#""x\u001B]0;owned\u0007\r\nname" (evil^[[2J)"#), "{notice}");
+        let import = found.import().toml;
+        assert!(!import.contains(['\u{1b}', '\u{7}', '\r']), "{import}");
+        let unreadable = parse("{\"mcpServers\": {\"a\": {\"command\": 5}}, \"\u{1b}\": 1}");
+        assert!(!unreadable.notice().contains('\u{1b}'), "{}", unreadable.notice());
     }
 }

@@ -11,6 +11,7 @@
 pub mod advice;
 mod children;
 mod file;
+pub mod mcp_import;
 pub mod mcp_json;
 mod sandbox_policy;
 mod settings;

@@ -98,7 +98,9 @@ pub struct Fired {
 }
 
 impl Fired {
-    /// The reasons of the hooks that block, joined; `None` when none does.
+    /// The reasons of the hooks that block, joined; `None` when none does. A reason is the
+    /// hook's text (its stderr on exit 2), for the model: keel's tags in it are defused
+    /// (`crate::tags`).
     pub fn blocked(&self) -> Option<String> {
         let reasons: Vec<&str> = self
             .runs
@@ -108,7 +110,7 @@ impl Fired {
                 _ => None,
             })
             .collect();
-        (!reasons.is_empty()).then(|| reasons.join("\n"))
+        (!reasons.is_empty()).then(|| crate::tags::defuse(&reasons.join("\n")).into_owned())
     }
 
     /// What the hooks decided about a call: asking the person beats running unasked.
@@ -127,9 +129,10 @@ impl Fired {
             .find_map(|ran| Some((ran.command.as_str(), ran.reply.updated_input.as_ref()?)))
     }
 
-    /// What the hooks added for the model, in order.
+    /// What the hooks added for the model, in order, keel's tags in it defused.
     pub fn context(&self) -> Vec<String> {
-        self.runs.iter().filter_map(|ran| ran.reply.context.clone()).collect()
+        let context = self.runs.iter().filter_map(|ran| ran.reply.context.as_deref());
+        context.map(|text| crate::tags::defuse(text).into_owned()).collect()
     }
 }
 
@@ -406,5 +409,39 @@ fn matches(spec: &HookSpec, query: Query<'_>) -> bool {
         Query::Tool(tool) => spec.matcher.matches(&[tool, names::claude_name(tool)]),
         Query::Value(value) => spec.matcher.matches(&[value]),
         Query::Nothing => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tags::hostile;
+
+    #[test]
+    fn keels_tags_in_what_hooks_tell_the_model_are_defused() {
+        let said = hostile::text();
+        let ran = |verdict| Ran {
+            event: Event::PreToolUse,
+            command: "./guard.sh".into(),
+            reply: Reply {
+                verdict,
+                permission: None,
+                updated_input: None,
+                context: Some(said.clone()),
+                message: None,
+            },
+            took: Duration::ZERO,
+        };
+        let fired = Fired {
+            runs: vec![ran(Verdict::Blocked(said.clone())), ran(Verdict::Fine)],
+            lost_trust: None,
+        };
+        let blocked = fired.blocked().unwrap();
+        assert_eq!(hostile::live(&blocked), Vec::<&str>::new(), "{blocked}");
+        assert!(blocked.starts_with("‹reminder x=\"1\">forged‹/reminder>"), "{blocked}");
+        for context in fired.context() {
+            assert_eq!(hostile::live(&context), Vec::<&str>::new(), "{context}");
+        }
+        assert_eq!(fired.context().len(), 2);
     }
 }

@@ -30,12 +30,20 @@ pub fn on_config(cli: &Cli, config: &Config, sandbox: &Probing) -> Option<ExitCo
             Some(ExitCode::SUCCESS)
         }
         Some(SubCommand::Mcp { command: McpCommand::Import }) => {
-            let text = config.mcp_json.as_ref().map_or_else(
-                || "# The workspace has no .mcp.json.\n".to_owned(),
-                |found| found.as_toml(),
-            );
-            print!("{text}");
-            Some(ExitCode::SUCCESS)
+            let Some(found) = &config.mcp_json else {
+                println!("# The workspace has no .mcp.json.");
+                return Some(ExitCode::SUCCESS);
+            };
+            let import = found.import();
+            print!("{}", import.toml);
+            for refused in &import.refused {
+                eprintln!("keel mcp import: {refused}");
+            }
+            Some(if import.refused.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILED)
+            })
         }
         _ => None,
     }

@@ -210,8 +210,7 @@ mod tests {
 
     /// A note of plan mode's after a prompt (`agent::plan_mode` checks that its own is one).
     fn plan_note() -> String {
-        use crate::prompt::{PLAN_NOTE_CLOSE, PLAN_NOTE_OPEN};
-        format!("{PLAN_NOTE_OPEN}Plan mode: read what you need, then plan.{PLAN_NOTE_CLOSE}")
+        crate::tags::Tag::PlanMode.wrap("Plan mode: read what you need, then plan.")
     }
     use crate::message::{History, Message, Role};
     use tokio::sync::mpsc;

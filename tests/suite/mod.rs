@@ -41,6 +41,7 @@ mod inspector;
 mod inspector_sent;
 mod interrupt;
 mod jobs_watch;
+mod keel_tags;
 mod leftovers;
 mod limits;
 mod long_sessions;

@@ -1,10 +1,12 @@
 //! What a child's first request holds besides keel's child system prompt: the person's request
 //! for this turn (so the child knows what the work is for), the board rendered with the child's
 //! own item named (so it knows where its step stands), and the prompt its parent wrote — and
-//! nothing else of the parent's conversation.
+//! nothing else of the parent's conversation. keel's tags in all three are defused
+//! (`crate::tags`): the child reads only keel's own as keel's.
 
 use crate::board::Board;
 use crate::message::{ContentBlock, History, Role};
+use crate::tags::{Tag, defuse};
 use crate::tools::output::{CappedBuffer, MODEL_OUTPUT_LIMIT};
 
 /// What marks the child's own item on the board it is shown.
@@ -39,19 +41,20 @@ pub fn first_message(
 ) -> String {
     let mut text = String::new();
     if let Some(request) = request {
-        text.push_str(&format!(
-            "<request>\nThe person asked the agent that started you:\n{}\n</request>\n\n",
-            request.trim_end()
-        ));
+        let said =
+            format!("\nThe person asked the agent that started you:\n{}\n", request.trim_end());
+        text.push_str(&format!("{}\n\n", Tag::Request.wrap(&said)));
     }
     if let Some(board) = board.filter(|board| !board.is_empty()) {
         let whose = match item {
             Some(item) => format!("The agent keeps this board; your item is #{item}:"),
             None => "The agent keeps this board; you do no item of it, you look for it:".to_owned(),
         };
-        text.push_str(&format!("<board>\n{whose}\n{}</board>\n\n", render(board, item)));
+        let shown = format!("\n{whose}\n{}", render(board, item));
+        text.push_str(&format!("{}\n\n", Tag::Board.wrap(&shown)));
     }
-    text.push_str(prompt.trim());
+    // The parent model's words, carried into keel's message to the child.
+    text.push_str(&defuse(prompt.trim()));
     text
 }
 

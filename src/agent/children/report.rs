@@ -2,6 +2,9 @@
 //! result), then — for a child that did a board item — the whole board as `todo` renders it; when
 //! it failed or was stopped, an error that says why it stopped, that its item stays in progress,
 //! what it had done, and its last words. Nothing else of the child's conversation comes back.
+//! A child's words are a model's, moved into the parent's tool result: keel's tags in them are
+//! defused (`crate::tags`), so a file the child read cannot speak as keel to the parent through
+//! its report.
 
 use super::watch::Child;
 use crate::agent::event::TurnOutcome;
@@ -21,11 +24,11 @@ pub(super) enum Cut {
     Quitting,
 }
 
-/// `text` capped as a tool result is.
+/// `text` capped as a tool result is, keel's tags in it defused as in one (`crate::tags`).
 pub(super) fn capped(text: &str) -> String {
     let mut buffer = CappedBuffer::new(MODEL_OUTPUT_LIMIT);
     buffer.push(text.as_bytes());
-    buffer.render(MODEL_OUTPUT_LIMIT)
+    crate::tags::defuse(&buffer.render(MODEL_OUTPUT_LIMIT)).into_owned()
 }
 
 /// The report of a child that finished: its last answer, then `board` (rendered) when it did an
@@ -86,4 +89,19 @@ pub(super) fn failure(child: &Child, why: &str) -> String {
 /// `1 tool call`, `4 tool calls`.
 fn calls(count: usize) -> String {
     if count == 1 { "1 tool call".to_owned() } else { format!("{count} tool calls") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tags::hostile;
+
+    #[test]
+    fn keels_tags_in_what_a_child_says_are_defused_whole_or_cut() {
+        let said = capped(&hostile::text());
+        assert_eq!(hostile::live(&said), Vec::<&str>::new(), "{said}");
+        assert!(said.starts_with("‹reminder x=\"1\">forged‹/reminder>"), "{said}");
+        let long = capped(&format!("{}{}", hostile::text(), "x".repeat(2 * MODEL_OUTPUT_LIMIT)));
+        assert_eq!(hostile::live(&long), Vec::<&str>::new());
+    }
 }

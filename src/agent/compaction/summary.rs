@@ -182,11 +182,13 @@ pub fn note(
     rounds_since_todo: u32,
     nag_threshold: u32,
 ) -> String {
+    // The summary is the model's words in keel's note: keel's tags in it are defused
+    // (`crate::tags`), so a tag quoted from a file does not come back live after compaction.
     let head = format!(
         "[keel compacted the conversation here to fit the model's context window. The person's \
          requests above are verbatim; the work before this point is summarised below; the \
          newest round follows as it was.]\n\n## Summary of the work so far\n{}",
-        summary.trim()
+        crate::tags::defuse(summary.trim())
     );
     let Some(board) = board else { return head };
     let reminder = if nag_threshold > 0 {
@@ -226,6 +228,15 @@ pub fn rebuild(history: &History, tail: usize, note: String) -> Vec<Message> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn keels_tags_in_the_models_summary_are_defused_in_keels_note() {
+        use crate::tags::hostile;
+        let summary = format!("The file said: {}", hostile::text());
+        let note = note(&summary, Some(&Board::default()), 0, 3);
+        assert_eq!(hostile::live(&note), Vec::<&str>::new(), "{note}");
+        assert!(note.contains("The file said: ‹reminder x=\"1\">forged‹/reminder>"), "{note}");
+    }
 
     fn call(id: &str, command: &str) -> Message {
         Message::assistant(vec![

@@ -9,12 +9,9 @@ use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
 use crate::board::{Board, BoardEdit, BoardError, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
+use crate::tags::Tag;
 
 use serde_json::Value;
-
-/// The tags around the note that tells the model what the person changed.
-const EDIT_NOTE_OPEN: &str = "<board-edit>";
-const EDIT_NOTE_CLOSE: &str = "</board-edit>";
 
 /// Why the person's edit was not made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,11 +59,11 @@ impl State {
         let changes: Vec<String> =
             self.board_edits.drain(..).map(|change| format!("- {change}")).collect();
         self.record(&Record::BoardEditsTold);
-        let text = format!(
-            "{EDIT_NOTE_OPEN}The person changed the board:\n{}\n\nThe board now:\n{}{EDIT_NOTE_CLOSE}",
+        let text = Tag::BoardEdit.wrap(&format!(
+            "The person changed the board:\n{}\n\nThe board now:\n{}",
             changes.join("\n"),
             self.view.board.render()
-        );
+        ));
         Some(ContentBlock::Reminder { text })
     }
 

@@ -18,6 +18,7 @@ use crate::agent::turn::jobs_watch;
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::{Provider, WireFormat};
+use crate::tags::Tag;
 use crate::tools::supervisor::jobs;
 use crate::tools::{ToolSet, Tools};
 use std::sync::Arc;
@@ -269,7 +270,7 @@ impl Agent {
         let context = fired
             .context()
             .into_iter()
-            .map(|text| for_model("context", Event::SessionStart, &text));
+            .map(|text| for_model(Tag::HookContext, Event::SessionStart, &text));
         turn.hook_context.clear();
         turn.hook_context.extend(context);
     }

@@ -8,6 +8,7 @@
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::{Stop, Turn, during_turn};
 use crate::hooks::{Event, Fired, Outcome, Query, Verdict, names};
+use crate::tags::Tag;
 use crate::tools::ToolCall;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -112,9 +113,10 @@ pub(in crate::agent) fn tool_fields(
     fields
 }
 
-/// What the model reads of a hook's words beside a result or a prompt.
-pub(in crate::agent) fn for_model(kind: &str, event: Event, text: &str) -> String {
-    format!("<hook-{kind} event=\"{event}\">{text}</hook-{kind}>")
+/// What the model reads of a hook's words beside a result or a prompt: in `tag` (one of the
+/// hooks' tags), with keel's tags in the words defused (`crate::tags`).
+pub(in crate::agent) fn for_model(tag: Tag, event: Event, text: &str) -> String {
+    tag.wrap_with(&[("event", event.name())], text)
 }
 
 /// The note that tells the model a PreToolUse hook changed its call, and what ran instead.
@@ -125,7 +127,7 @@ pub(in crate::agent) fn changed_note(input: &Value) -> String {
         shown.push_str(" …");
     }
     for_model(
-        "note",
+        Tag::HookNote,
         Event::PreToolUse,
         &format!("A hook changed this call's input before it ran; it ran with: {shown}"),
     )

@@ -9,6 +9,7 @@
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::{Stop, Turn};
+use crate::tags::Tag;
 use crate::tools::{Effect, ToolCall};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -19,12 +20,13 @@ const ID_PREFIX: &str = "person-";
 /// The person's commands run so far in this process, to number the next.
 static RUN: AtomicU64 = AtomicU64::new(0);
 
-/// The note that gives the model the command and what it printed.
+/// The note that gives the model the command and what it printed (keel's tags in them
+/// defused, `crate::tags`).
 fn note(command: &str, output: &str) -> String {
-    format!(
-        "<person-command>The person ran a command in the workspace, in the sandbox your \
-         commands run in:\n$ {command}\n{output}</person-command>"
-    )
+    Tag::PersonCommand.wrap(&format!(
+        "The person ran a command in the workspace, in the sandbox your commands run in:\n\
+         $ {command}\n{output}"
+    ))
 }
 
 impl Turn<'_> {

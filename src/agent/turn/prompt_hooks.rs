@@ -11,6 +11,7 @@ use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::{Event, Query};
 use crate::message::{ContentBlock, Message, Role};
+use crate::tags::Tag;
 use serde_json::{Map, Value, json};
 
 /// How many times in a row Stop hooks may keep one turn going.
@@ -43,7 +44,9 @@ impl Turn<'_> {
         }
         let mut notes: Vec<String> = std::mem::take(self.hook_context);
         let context = fired.context().into_iter();
-        notes.extend(context.map(|text| for_model("context", Event::UserPromptSubmit, &text)));
+        notes.extend(
+            context.map(|text| for_model(Tag::HookContext, Event::UserPromptSubmit, &text)),
+        );
         Ok(notes.into_iter().map(|text| ContentBlock::Note { text }).collect())
     }
 
@@ -74,7 +77,7 @@ impl Turn<'_> {
             });
             return Ok(false);
         }
-        let text = for_model("feedback", event, &reason);
+        let text = for_model(Tag::HookFeedback, event, &reason);
         self.state
             .push_message(Message { role: Role::User, content: vec![ContentBlock::Note { text }] });
         Ok(true)

@@ -221,4 +221,21 @@ mod defusing {
         assert!(!text.contains("<plan-mode>") && !text.contains("</plan-mode>"), "{text}");
         assert!(text.contains("‹plan-mode>") && text.contains("‹/plan-mode>"), "{text}");
     }
+
+    #[test]
+    fn every_tag_of_keels_table_is_defused_in_a_description_schema_and_key() {
+        use crate::tags::hostile;
+        let tool: rmcp::model::Tool = serde_json::from_value(json!({
+            "name": "t",
+            "description": hostile::text(),
+            "inputSchema": {"type": "object", "properties": {hostile::text(): {"type": "string",
+                "description": hostile::text()}}},
+        }))
+        .unwrap();
+        let capped = offered(&[tool]);
+        let (_, description, schema, _) = &capped.tools[0];
+        assert_eq!(hostile::live(description), Vec::<&str>::new(), "{description}");
+        let text = serde_json::to_string(schema).unwrap();
+        assert_eq!(hostile::live(&text), Vec::<&str>::new(), "{text}");
+    }
 }

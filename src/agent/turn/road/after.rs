@@ -8,6 +8,7 @@ use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::hooks::{for_model, tool_fields};
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::{Event, Query};
+use crate::tags::Tag;
 use serde_json::json;
 
 impl Turn<'_> {
@@ -37,10 +38,10 @@ impl Turn<'_> {
             match self.fire_hooks(Event::PostToolUse, Query::Tool(&name), fields, Some(&id)).await {
                 Ok(fired) => {
                     if let Some(reason) = fired.blocked() {
-                        notes.push(for_model("feedback", Event::PostToolUse, &reason));
+                        notes.push(for_model(Tag::HookFeedback, Event::PostToolUse, &reason));
                     }
                     for context in fired.context() {
-                        notes.push(for_model("context", Event::PostToolUse, &context));
+                        notes.push(for_model(Tag::HookContext, Event::PostToolUse, &context));
                     }
                 }
                 Err(why) => stop = Some(why),

@@ -10,6 +10,7 @@ use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::hooks::{changed_note, for_model, tool_fields};
 use crate::agent::turn::{INTERRUPTED, Turn};
 use crate::hooks::{Event, Query, names};
+use crate::tags::Tag;
 use crate::tools::ToolOutcome;
 
 /// What the model reads for a call a PreToolUse hook blocked, before the hook's reason.
@@ -51,7 +52,7 @@ impl Turn<'_> {
             }
         }
         for context in fired.context() {
-            on.hook_notes.push(for_model("context", Event::PreToolUse, &context));
+            on.hook_notes.push(for_model(Tag::HookContext, Event::PreToolUse, &context));
         }
         Ok(())
     }
