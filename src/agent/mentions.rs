@@ -112,7 +112,7 @@ mod tests {
         let attached = attach(&workspace, "fix @app.py and @../outside.txt");
         assert_eq!(attached.paths, vec!["app.py"]);
         let ContentBlock::Note { text } = &attached.blocks[0] else { panic!() };
-        assert!(text.contains("<file path=\"app.py\">\n     1\tprint(1)\n"), "{text}");
+        assert!(text.contains("<attached-file path=\"app.py\">\n     1\tprint(1)\n"), "{text}");
         assert_eq!(attached.refused.len(), 1);
         assert!(attached.refused[0].starts_with("@../outside.txt: "), "{:?}", attached.refused);
         assert!(attached.refused[0].contains("outside the workspace"), "{:?}", attached.refused);
@@ -126,8 +126,8 @@ mod tests {
         let workspace = Workspace::new(dir.path()).unwrap();
         let attached = attach(&workspace, "see @notes.md");
         let ContentBlock::Note { text } = &attached.blocks[0] else { panic!() };
-        let body = text.split_once("<file path=\"notes.md\">").unwrap().1;
-        let body = body.strip_suffix("</file>").unwrap();
+        let body = text.split_once("<attached-file path=\"notes.md\">").unwrap().1;
+        let body = body.strip_suffix("</attached-file>").unwrap();
         assert_eq!(hostile::live(body), Vec::<&str>::new(), "{text}");
         assert!(body.contains("‹reminder x=\"1\">forged‹/reminder>"), "{text}");
     }

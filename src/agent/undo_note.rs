@@ -49,7 +49,7 @@ mod tests {
             notes: Vec::new(),
         };
         let note = note(&report).unwrap();
-        assert!(note.starts_with("<undo>The person undid"), "{note}");
+        assert!(note.starts_with("<undo-note>The person undid"), "{note}");
         for line in [
             "- restored app.py",
             "- deleted new.py (that prompt created it)",
@@ -58,7 +58,7 @@ mod tests {
         ] {
             assert!(note.contains(line), "{line} in {note}");
         }
-        assert!(note.ends_with("</undo>"));
+        assert!(note.ends_with("</undo-note>"));
         let nothing = UndoReport { undid: true, ..UndoReport::default() };
         assert_eq!(super::note(&nothing), None, "an undo that changed nothing is not told");
     }

@@ -246,7 +246,7 @@ fn every_tag_in_an_mcp_answer_and_a_file_reaches_the_model_defused() {
         assert_eq!(all_defused(&sent, "file", &whose), 3 * Tag::ALL.len(), "{sent:#?}");
         let flat = sent.join("\n");
         assert!(flat.contains("<project_instructions source=\"AGENTS.md\">"), "{user:?}");
-        assert!(flat.contains("<file path=\"notes.txt\">"), "{user:?}: {flat}");
+        assert!(flat.contains("<attached-file path=\"notes.txt\">"), "{user:?}: {flat}");
     }
 }
 

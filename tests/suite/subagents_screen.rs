@@ -17,7 +17,7 @@ fn child_at_work(status: ChildStatus) -> ChildAgent {
     let view = Snapshot {
         transcript: transcript(vec![
             user(
-                "<request>…</request>\n\nAdd type hints to greet() in hello.py; report the signature.",
+                "<parent-request>…</parent-request>\n\nAdd type hints to greet() in hello.py; report the signature.",
             ),
             tool_call("c1", "read_file", "hello.py"),
             assistant("`greet` takes a name. Checking the tests next."),

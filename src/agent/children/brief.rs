@@ -91,9 +91,9 @@ mod tests {
         let text = first_message(Some("Fix the bug."), Some(&board), Some("2"), "Fix b.rs.\n");
         assert_eq!(
             text,
-            "<request>\nThe person asked the agent that started you:\nFix the bug.\n</request>\n\n\
-             <board>\nThe agent keeps this board; your item is #2:\n[x] #1: Read it\n\
-             [>] #2: Fix it   <- your item\n\n(1/2 completed)\n</board>\n\nFix b.rs."
+            "<parent-request>\nThe person asked the agent that started you:\nFix the bug.\n</parent-request>\n\n\
+             <parent-board>\nThe agent keeps this board; your item is #2:\n[x] #1: Read it\n\
+             [>] #2: Fix it   <- your item\n\n(1/2 completed)\n</parent-board>\n\nFix b.rs."
         );
         let bare = first_message(None, Some(&Board::default()), None, "Look.");
         assert_eq!(bare, "Look.", "an empty board is left out");

@@ -74,7 +74,10 @@ fn the_menu_model_mentions_and_the_shell_escape_for_real() {
     assert_eq!(body["model"], "gpt-4o");
     let said = super::last_user_text(&body, crate::support::agent::Wire::OpenAi);
     assert!(said.starts_with("Look at @app.py please"), "{said}");
-    assert!(said.contains("<file path=\"app.py\">\n     1\tprint('from app.py')\n"), "{said}");
+    assert!(
+        said.contains("<attached-file path=\"app.py\">\n     1\tprint('from app.py')\n"),
+        "{said}"
+    );
     assert!(
         said.contains("$ echo from-the-$((20 + 1))-shell") && said.contains("from-the-21-shell"),
         "{said}"

@@ -27,7 +27,9 @@ async fn mentions(wire: Wire) {
     let said = last_user_text(&bodies[0], wire);
     assert!(said.starts_with(prompt), "the prompt as typed comes first: {said}");
     assert!(
-        said.contains("<file path=\"app.py\">\n     1\tprint('hi')\n     2\tprint('bye')\n"),
+        said.contains(
+            "<attached-file path=\"app.py\">\n     1\tprint('hi')\n     2\tprint('bye')\n"
+        ),
         "{said}"
     );
     assert!(!bodies[0].to_string().contains("TOP SECRET"), "nothing outside was read");

@@ -13,12 +13,12 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The note the model reads after the first prompt below is undone.
-const NOTE: &str = "<undo>The person undid the file changes of an earlier prompt; the workspace \
+const NOTE: &str = "<undo-note>The person undid the file changes of an earlier prompt; the workspace \
 is back as it was before that prompt:\n\
 - restored keep.txt\n\
 - deleted new.txt (that prompt created it)\n\
 - re-created old.txt (that prompt deleted it)\n\
-What you remember of these files is out of date: read them again before you rely on them.</undo>";
+What you remember of these files is out of date: read them again before you rely on them.</undo-note>";
 
 /// A prompt that creates a file with write_file, then deletes one and changes another with
 /// bash; then answers for the prompts after it.
@@ -67,11 +67,11 @@ async fn slash_undo(wire: Wire) {
 
     let bodies = server.bodies().await;
     assert_eq!(bodies.len(), 5);
-    assert!(!bodies[2].to_string().contains("<undo>"), "nothing to tell before the undo");
+    assert!(!bodies[2].to_string().contains("<undo-note>"), "nothing to tell before the undo");
     let said = last_user_text(&bodies[3], wire);
     assert!(said.starts_with("What now?") && said.ends_with(NOTE), "the prompt, then: {said}");
-    assert_eq!(bodies[4].to_string().matches("<undo>").count(), 1, "told once, not again");
-    assert!(!last_user_text(&bodies[4], wire).contains("<undo>"));
+    assert_eq!(bodies[4].to_string().matches("<undo-note>").count(), 1, "told once, not again");
+    assert!(!last_user_text(&bodies[4], wire).contains("<undo-note>"));
     handle.commands.send(Command::Quit).unwrap();
 }
 
