@@ -8,8 +8,10 @@
 //! again: they run code or change settings later, outside any sandbox. All but the config are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
 //! folder to mount on, which the supervisor removes once no sandbox uses it; inside, a covered
-//! path holds only a note saying why ([`KeelFolders`]). keel's own config and state folders are
-//! kept out of reach the same way wherever the workspace is, the folders above them pinned.
+//! path holds only a note saying why ([`KeelFolders`]). Last come the hidden paths (keel's own
+//! config and state folders, the person's credentials: [`super::hidden`]), wherever the
+//! workspace is: an empty read-only tmpfs over each folder, an empty read-only file over each
+//! file, a missing folder covered where a command could make it, the folders above pinned.
 //! `/tmp` is the session's own folder (else a private, empty tmpfs); `/proc` shows only the
 //! sandbox's own processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of
 //! reach, and its kernel settings are read-only; the network is loopback only unless the policy
@@ -38,6 +40,9 @@ const GIT: &str = ".git";
 /// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
 /// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
 const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".git/worktrees"];
+/// What a hidden file shows where keel has no empty file of its own: the sandbox's mounts allow
+/// no device, so it cannot even be opened.
+const NO_FILE: &str = "/dev/null";
 /// Paths inside the workspace that stay read-only when they exist: the repository's settings
 /// (`config.worktree` is read when the config turns it on, which no command can).
 const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
@@ -105,10 +110,13 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         }
         placeholders.push(path);
     };
-    if policy.mode == Mode::Workspace {
-        let writable: Vec<PathBuf> = std::iter::once(setup.workspace.to_path_buf())
+    let writable: Vec<PathBuf> = match policy.mode {
+        Mode::Workspace => std::iter::once(setup.workspace.to_path_buf())
             .chain(policy.writable_roots.iter().filter(|root| root.is_dir()).cloned())
-            .collect();
+            .collect(),
+        _ => Vec::new(),
+    };
+    if policy.mode == Mode::Workspace {
         for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
@@ -125,19 +133,34 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         for path in setup.read_only.iter().filter(|path| path.exists()) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
         }
-        for keep in setup.folders.keeps(&writable, setup.workspace) {
-            match keep {
-                Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
-                Keep::ReadOnly(path) => {
-                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
-                }
-                Keep::Cover(path) => covered(path, &mut push),
-            }
-        }
     } else {
         // Still readable where the private /tmp would hide it.
         let root = setup.workspace.as_os_str();
         push(&["--ro-bind".as_ref(), root, root]);
+    }
+    // Last, over what is bound above: the session's /tmp and the cover come from keel's state
+    // folder, which is hidden here.
+    let empty_file = setup.folders.empty_file.as_deref().filter(|file| file.is_file());
+    let empty_file = empty_file.unwrap_or(Path::new(NO_FILE));
+    for keep in setup.folders.keeps(&writable, setup.workspace) {
+        match keep {
+            Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+            Keep::ReadOnly(path) => {
+                push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+            }
+            Keep::Cover(path) => covered(path, &mut push),
+            Keep::Hide(path) if path.is_dir() => push(&[
+                "--tmpfs".as_ref(),
+                path.as_os_str(),
+                "--remount-ro".as_ref(),
+                path.as_os_str(),
+            ]),
+            Keep::Hide(path) if path.exists() => {
+                push(&["--ro-bind".as_ref(), empty_file.as_os_str(), path.as_os_str()])
+            }
+            // Gone since it was looked at: nothing to hide, and nothing made in its place.
+            Keep::Hide(_) => {}
+        }
     }
     // keel's binary must be reachable inside, wherever it lives (a private /tmp hides /tmp).
     push(&["--ro-bind".as_ref(), setup.keel.as_os_str(), setup.keel.as_os_str()]);
