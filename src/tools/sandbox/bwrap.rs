@@ -142,6 +142,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     // folder, which is hidden here.
     let empty_file = setup.folders.empty_file.as_deref().filter(|file| file.is_file());
     let empty_file = empty_file.unwrap_or(Path::new(NO_FILE));
+    let mut read_only_later = Vec::new();
     for keep in setup.folders.keeps(&writable, setup.workspace) {
         match keep {
             Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
@@ -149,12 +150,14 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
                 push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
             }
             Keep::Cover(path) => covered(path, &mut push),
-            Keep::Hide(path) if path.is_dir() => push(&[
-                "--tmpfs".as_ref(),
-                path.as_os_str(),
-                "--remount-ro".as_ref(),
-                path.as_os_str(),
-            ]),
+            Keep::Hide(path) if path.is_dir() => {
+                push(&["--tmpfs".as_ref(), path.as_os_str()]);
+                // One that holds keel's own binary is made read-only once that is bound in.
+                match setup.keel.starts_with(&path) {
+                    true => read_only_later.push(path),
+                    false => push(&["--remount-ro".as_ref(), path.as_os_str()]),
+                }
+            }
             Keep::Hide(path) if path.exists() => {
                 push(&["--ro-bind".as_ref(), empty_file.as_os_str(), path.as_os_str()])
             }
@@ -164,6 +167,9 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     }
     // keel's binary must be reachable inside, wherever it lives (a private /tmp hides /tmp).
     push(&["--ro-bind".as_ref(), setup.keel.as_os_str(), setup.keel.as_os_str()]);
+    for path in &read_only_later {
+        push(&["--remount-ro".as_ref(), path.as_os_str()]);
+    }
     push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
     if !policy.network {
         push(&["--unshare-net".as_ref()]);
@@ -260,4 +266,57 @@ pub fn probe(bwrap: &Path) -> Result<(), String> {
         if said.is_empty() { "" } else { ": " },
         said
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arguments(launch: &Launch) -> Vec<String> {
+        launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
+    }
+
+    fn position(args: &[String], window: &[&str]) -> usize {
+        let found = args.windows(window.len()).position(|pair| pair == window);
+        found.unwrap_or_else(|| panic!("{window:?} not in {args:?}"))
+    }
+
+    #[test]
+    fn hidden_paths_come_last_and_one_holding_keel_still_lets_it_run() {
+        let home = tempfile::tempdir().unwrap();
+        let h = &home.path().canonicalize().unwrap();
+        let (bin, secrets, key) = (h.join("bin"), h.join("secrets"), h.join("key.pem"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&secrets).unwrap();
+        std::fs::write(&key, "k").unwrap();
+        let (keel, empty) = (bin.join("keel"), h.join("empty"));
+        std::fs::write(&keel, "").unwrap();
+        std::fs::write(&empty, "").unwrap();
+        let folders = KeelFolders {
+            hidden: vec![bin.clone(), secrets.clone(), key.clone()],
+            hidden_files: vec![key.clone()],
+            empty_file: Some(empty.clone()),
+            ..KeelFolders::default()
+        };
+        let setup = Setup {
+            bwrap: Path::new("bwrap"),
+            workspace: h,
+            keel: &keel,
+            read_only: &[],
+            folders: &folders,
+        };
+        let args = arguments(&launch(&Policy::default(), &setup));
+        let text = |path: &Path| path.display().to_string();
+        let (bin, secrets, key, keel) = (text(&bin), text(&secrets), text(&key), text(&keel));
+        let empty = text(&empty);
+        let workspace = position(&args, &["--bind", &text(h), &text(h)]);
+        let hidden = position(&args, &["--tmpfs", &secrets, "--remount-ro", &secrets]);
+        assert!(workspace < hidden, "{args:?}");
+        position(&args, &["--ro-bind", &empty, &key]);
+        // keel's binary, bound into a hidden folder before it is made read-only.
+        let tmpfs = position(&args, &["--tmpfs", &bin]);
+        let bound = position(&args, &["--ro-bind", &keel, &keel]);
+        let read_only = position(&args, &["--remount-ro", &bin]);
+        assert!(tmpfs < bound && bound < read_only, "{args:?}");
+    }
 }
