@@ -80,6 +80,10 @@ pub struct Config {
     pub mcp_servers: Vec<crate::tools::mcp::Server>,
     /// Names the person's own config lets through to commands and MCP servers (`pass_env`).
     pub pass_env: Vec<String>,
+    /// Paths the person's own config hides from commands and the model's tools (`hidden_paths`).
+    pub hidden_paths: Vec<PathBuf>,
+    /// Paths of keel's hidden list the person's own config lets through (`readable_paths`).
+    pub readable_paths: Vec<PathBuf>,
     /// What the workspace's file set that keel took, each as `key = value`.
     pub project_settings: Vec<String>,
     /// The workspace's `.mcp.json`, if it has one: said, never started (see `mcp_json`).
@@ -378,6 +382,8 @@ pub fn merge(
         sandbox,
         mcp_servers,
         pass_env: user.pass_env.clone().unwrap_or_default(),
+        hidden_paths: user.hidden_paths.clone().unwrap_or_default(),
+        readable_paths: user.readable_paths.clone().unwrap_or_default(),
         project_settings,
         mcp_json: None,
         hooks,

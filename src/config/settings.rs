@@ -43,6 +43,11 @@ pub struct FileSettings {
     /// Variables withheld as secrets that commands and MCP servers may see anyway; the person's
     /// own file only (see `tools::withheld`).
     pub pass_env: Option<Vec<String>>,
+    /// More paths hidden from commands and the model's tools (`~/…` or absolute); the person's
+    /// own file only (see `tools::sandbox::hidden`).
+    pub hidden_paths: Option<Vec<PathBuf>>,
+    /// Paths of keel's hidden list to let through; the person's own file only.
+    pub readable_paths: Option<Vec<PathBuf>>,
     /// Hooks by event, in Claude Code's nesting; a workspace's run once the person trusts them.
     pub hooks: Option<crate::hooks::HooksConfig>,
     /// A child agent's budget of model responses (`task`).

@@ -5,9 +5,10 @@
 //! `base_url`, `api_key`: a repository could send the person's key to its own server), nor speak
 //! in keel's own voice (`nag_message`: it reaches the model as keel's `<reminder>`, where a
 //! repository could claim "the person has switched approval to auto"), nor start MCP servers,
-//! nor let secrets through to commands (`pass_env`), nor price the model (`prices`: a project
-//! could show its costly model as free), and it may make approvals stricter — even than
-//! `--approval` — but never looser than the person's own setting. keel takes the rest of the
+//! nor let secrets through to commands (`pass_env`), nor say what is hidden from the model
+//! (`hidden_paths`, `readable_paths`: a repository could let `~/.ssh` through), nor price the
+//! model (`prices`: a project could show its costly model as free), and it may make approvals
+//! stricter — even than `--approval` — but never looser than the person's own setting. keel takes the rest of the
 //! file as usual, and says once what it took ([`taken`]) and what it left out.
 
 use super::{FileSettings, PROJECT_CONFIG};
@@ -16,8 +17,17 @@ use crate::tools::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.
-pub const PROJECT_MAY_NOT_SET: [&str; 7] =
-    ["provider", "base_url", "api_key", "nag_message", "mcp_servers", "pass_env", "prices"];
+pub const PROJECT_MAY_NOT_SET: [&str; 9] = [
+    "provider",
+    "base_url",
+    "api_key",
+    "nag_message",
+    "mcp_servers",
+    "pass_env",
+    "prices",
+    "hidden_paths",
+    "readable_paths",
+];
 
 /// Something the project's file set that keel did not take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +66,8 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     Some(format!(
         "ignored {} in the workspace's {PROJECT_CONFIG}: a project's file may not choose the \
          provider, its URL or key, nor keel's reminder text, nor MCP servers, nor secrets for \
-         commands, nor prices, nor loosen approvals or the sandbox. Set them in your own config \
-         file, the environment or a flag.",
+         commands, nor what is hidden from them, nor prices, nor loosen approvals or the \
+         sandbox. Set them in your own config file, the environment or a flag.",
         list.join(", ")
     ))
 }
@@ -100,6 +110,9 @@ pub fn restrict(project: &FileSettings, person: ApprovalMode) -> (FileSettings, 
     // Secrets a command would see, and the costs the person is shown.
     drop_key(allowed.pass_env.take().is_some(), "pass_env");
     drop_key(allowed.prices.take().is_some(), "prices");
+    // What the model may read: only the person says.
+    drop_key(allowed.hidden_paths.take().is_some(), "hidden_paths");
+    drop_key(allowed.readable_paths.take().is_some(), "readable_paths");
     // Kept only where it tightens: then it wins over the person's mode, even over the flag.
     if let Some(asked) = allowed.approval.filter(|asked| looseness(*asked) >= looseness(person)) {
         allowed.approval = None;
@@ -150,6 +163,8 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         writable_roots,
         mcp_servers,
         pass_env,
+        hidden_paths,
+        readable_paths,
         max_child_rounds,
         max_child_tokens,
         max_parallel_agents,
@@ -157,7 +172,7 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         hooks: _,
     } = project;
     let named = |key: &'static str, set: bool| set.then(|| key.to_owned());
-    let settings: [(&str, Option<String>); 21] = [
+    let settings: [(&str, Option<String>); 23] = [
         ("provider", named("provider", provider.is_some())),
         ("model", model.as_deref().map(text)),
         ("base_url", named("base_url", base_url.is_some())),
@@ -176,6 +191,8 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         ("writable_roots", named("writable_roots", writable_roots.is_some())),
         ("mcp_servers", named("mcp_servers", mcp_servers.is_some())),
         ("pass_env", named("pass_env", pass_env.is_some())),
+        ("hidden_paths", named("hidden_paths", hidden_paths.is_some())),
+        ("readable_paths", named("readable_paths", readable_paths.is_some())),
         ("max_child_rounds", max_child_rounds.map(|n| n.to_string())),
         ("max_child_tokens", max_child_tokens.map(|n| n.to_string())),
         ("max_parallel_agents", max_parallel_agents.map(|n| n.to_string())),

@@ -36,6 +36,8 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
     }
     let env = |name: &str| std::env::var(name).ok();
     let config = settings(&cli, &env, &workspace)?;
+    let hidden = sandbox::hidden(&config, &env, &workspace)?;
+    let workspace = workspace.hiding(hidden);
     let hooks = hooks(&cli, &config, &env, &workspace);
     if let Some(SubCommand::Hooks { command }) = cli.command {
         return Ok(Prepared::Done(super::hooks::answer(&hooks, command)));
@@ -49,7 +51,8 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         .collect();
     // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
     let sandboxing = sandbox::start(&config, &workspace, &env, &mut notices)?;
-    if let Some(code) = sub_commands::on_config(&cli, &config, &sandboxing.probing) {
+    let hidden = workspace.hidden();
+    if let Some(code) = sub_commands::on_config(&cli, &config, &sandboxing.probing, hidden) {
         return Ok(Prepared::Done(code));
     }
     if !headless {
@@ -195,6 +198,7 @@ fn launch(cli: &Cli, settled: Settled) -> color_eyre::Result<Launch> {
         instructions_note,
         notice: (!notices.is_empty()).then(|| notices.join("\n")),
         workspace: workspace.root().to_path_buf(),
+        hidden: workspace.hidden().clone(),
     };
     let probing = sandboxing.probing.clone();
     let tools = Tools::new(workspace).with_probing_sandbox(probing.clone()).with_mcp(mcp.clone());
@@ -239,6 +243,8 @@ struct Opening {
     /// What the person was told as keel started, for the TUI to show.
     notice: Option<String>,
     workspace: std::path::PathBuf,
+    /// The paths hidden from the model, which `@` never lists.
+    hidden: keel::tools::sandbox::hidden::Hidden,
 }
 
 /// The front end, and what it starts with.
@@ -272,6 +278,7 @@ fn front(cli: &Cli, config: &Config, opening: Opening, sandbox: Probing) -> Fron
         no_color: tui::no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
         prices: config.prices.clone(),
         workspace: Some(opening.workspace),
+        hidden: opening.hidden,
     };
     Front::Tui { start, options }
 }

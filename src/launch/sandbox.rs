@@ -1,10 +1,11 @@
 //! The sandbox a launch's commands run in: the configured policy with keel's environment's
-//! process bound, keel's own folders kept out of reach, the session's `/tmp`, and the probe
-//! started in the background.
+//! process bound, keel's own folders and the person's credentials hidden, the session's `/tmp`,
+//! and the probe started in the background.
 
 use super::UsageError;
 use keel::config::Config;
 use keel::tools::Workspace;
+use keel::tools::sandbox::hidden::{Hidden, Sources};
 use keel::tools::sandbox::session_tmp::SessionTmp;
 use keel::tools::sandbox::{KeelFolders, Mode, Policy, Probing, keel_folders, process_limit};
 use std::path::PathBuf;
@@ -30,7 +31,9 @@ pub fn start(
     let mut policy = config.sandbox.clone();
     policy.max_processes = max_processes()?;
     let writable = policy.writable_places(workspace.root());
-    let (folders, session_tmp) = folders(&policy, env, notices);
+    let (mut folders, session_tmp) = folders(&policy, env, notices);
+    folders.hidden = workspace.hidden().paths();
+    folders.hidden_files = workspace.hidden().files();
     let probing = Probing::for_commands(policy, workspace.root(), folders);
     Ok(Sandboxing { probing, writable, session_tmp })
 }
@@ -47,6 +50,7 @@ fn folders(
     let state = keel::state_home::state_dir(env);
     let Some(state) = state.filter(|_| policy.mode != Mode::Off) else { return (folders, None) };
     folders.cover = keel_folders::prepare_cover(&state).ok();
+    folders.empty_file = keel_folders::prepare_empty_file(&state).ok();
     let session_tmp = match SessionTmp::create(&state) {
         Ok(tmp) => Some(tmp),
         Err(err) => {
@@ -60,6 +64,22 @@ fn folders(
     };
     folders.tmp = session_tmp.as_ref().map(|tmp| tmp.path().to_path_buf());
     (folders, session_tmp)
+}
+
+/// The paths hidden from commands and the model's tools, for keel started in `workspace` with
+/// `config` and the environment `env`: made once, here.
+pub fn hidden(
+    config: &Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    workspace: &Workspace,
+) -> color_eyre::Result<Hidden> {
+    let sources = Sources {
+        env,
+        workspace: workspace.root(),
+        hidden_paths: &config.hidden_paths,
+        readable_paths: &config.readable_paths,
+    };
+    Ok(Hidden::new(&sources).map_err(|err| UsageError(err.to_string()))?)
 }
 
 /// The bound on a command's processes that keel's environment sets, if it sets one.

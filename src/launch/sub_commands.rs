@@ -8,6 +8,7 @@ use keel::config::Config;
 use keel::tools::Workspace;
 use keel::tools::mcp;
 use keel::tools::sandbox::Probing;
+use keel::tools::sandbox::hidden::Hidden;
 use std::process::ExitCode;
 
 /// `keel sessions` and `keel undo`, answered over `workspace`.
@@ -21,12 +22,18 @@ pub fn on_workspace(cli: &Cli, workspace: &Workspace) -> color_eyre::Result<Opti
     }
 }
 
-/// `keel sandbox` and `keel mcp import`, answered from `config` and the sandbox being probed.
-pub fn on_config(cli: &Cli, config: &Config, sandbox: &Probing) -> Option<ExitCode> {
+/// `keel sandbox` and `keel mcp import`, answered from `config`, the sandbox being probed and
+/// the paths `hidden`.
+pub fn on_config(
+    cli: &Cli,
+    config: &Config,
+    sandbox: &Probing,
+    hidden: &Hidden,
+) -> Option<ExitCode> {
     match cli.command {
         Some(SubCommand::Sandbox) => {
             let vars: Vec<_> = std::env::vars_os().collect();
-            println!("{}", sandbox_report::render(config, sandbox.get(), &vars));
+            println!("{}", sandbox_report::render(config, sandbox.get(), hidden, &vars));
             Some(ExitCode::SUCCESS)
         }
         Some(SubCommand::Mcp { command: McpCommand::Import }) => {

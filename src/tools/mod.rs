@@ -151,6 +151,11 @@ pub enum ToolError {
     NotRegularFile { path: String, kind: &'static str },
     #[error("`{path}` is {place}, which keel never changes: {reason}.")]
     ProtectedPath { path: String, place: String, reason: &'static str },
+    #[error(
+        "`{path}` is hidden from the model: {reason}. keel neither reads nor writes it for you, \
+         and commands see it empty; only the person can let it through, by {how}."
+    )]
+    Hidden { path: String, reason: String, how: String },
     #[error("Could not write `{path}`: {step}{source}; {left}.")]
     WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
     #[error(

@@ -14,11 +14,16 @@
 //! (vfat, exFAT, ext4 with casefold, macOS) it *is* `.git`, and refusing a rare `.GIT` costs less
 //! than a hook written behind git's back.
 //!
+//! Every path resolved is also checked against the paths hidden from the model
+//! ([`Hidden`]: keel's config and state, the person's credentials), on the real path, so a
+//! symlink into one is refused as well; a search passes over them ([`Workspace::hides`]).
+//!
 //! Resolving is the check; the use goes through the workspace's folder descriptor (see
 //! `super::beneath`), so a folder swapped for a symlink between the two is refused, not followed.
 
 use super::ToolError;
 use super::beneath;
+use super::sandbox::hidden::Hidden;
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -40,6 +45,8 @@ pub struct Workspace {
     dir: Arc<OwnedFd>,
     /// Where writes note their temporary files in flight (`super::pending`), if anywhere.
     pending: Option<PathBuf>,
+    /// The paths no tool reads or writes.
+    hidden: Hidden,
 }
 
 impl PartialEq for Workspace {
@@ -53,7 +60,24 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref().canonicalize()?;
         let dir = Arc::new(beneath::open_root(&root)?);
-        Ok(Self { root, dir, pending: None })
+        Ok(Self { root, dir, pending: None, hidden: Hidden::default() })
+    }
+
+    /// Refuses the paths `hidden` holds to every tool.
+    pub fn hiding(mut self, hidden: Hidden) -> Self {
+        self.hidden = hidden;
+        self
+    }
+
+    /// The paths no tool reads or writes.
+    pub fn hidden(&self) -> &Hidden {
+        &self.hidden
+    }
+
+    /// Whether `real` (a real path inside the workspace: a resolved one, or one a search walked
+    /// to) is hidden from the model.
+    pub fn hides(&self, real: &Path) -> bool {
+        self.hidden.holding(real).is_some()
     }
 
     /// Notes temporary files in flight in `dir` (keel's state for this workspace), so that the
@@ -132,7 +156,15 @@ impl Workspace {
                 root: self.root.clone(),
             });
         }
-        Ok(rest.iter().fold(real, |acc, name| acc.join(name)))
+        let real = rest.iter().fold(real, |acc, name| acc.join(name));
+        match self.hidden.holding(&real) {
+            Some(hidden) => Err(ToolError::Hidden {
+                path: path.to_owned(),
+                reason: hidden.reason(),
+                how: hidden.how_to_allow(),
+            }),
+            None => Ok(real),
+        }
     }
 
     /// Like [`Workspace::resolve`], for a path about to be written: also refuses anything inside

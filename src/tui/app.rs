@@ -113,7 +113,7 @@ impl App {
                     intro(&options),
                     intro(&TuiOptions { demo: None, ..options.clone() }),
                 ),
-                completer: Completer::new(options.workspace.clone()),
+                completer: Completer::new(options.workspace.clone(), options.hidden.clone()),
                 confirming_plan: false,
             },
             answered: None,

@@ -1,10 +1,12 @@
 //! What `@` completes: the workspace's files as git would list them — `.gitignore`, `.ignore`
-//! and git's own excludes respected, hidden files and `.git` left out — ranked by a fuzzy match
+//! and git's own excludes respected, hidden files and `.git` left out, and never a path hidden
+//! from the model (keel's config and state, the person's credentials) — ranked by a fuzzy match
 //! of what is typed after the `@`.
 //!
 //! The list is made when a mention starts and kept while it is typed, so a keypress never walks
 //! the tree; a huge workspace is listed only up to [`MAX_FILES`] files.
 
+use crate::tools::sandbox::hidden::Hidden;
 use std::path::Path;
 
 /// The most files listed for completion.
@@ -17,10 +19,15 @@ const RUN_BONUS: i64 = 4;
 const BOUNDARY_BONUS: i64 = 6;
 const NAME_BONUS: i64 = 3;
 
-/// The workspace's files under `root`, relative and with `/` between folders, sorted.
-pub fn list(root: &Path) -> Vec<String> {
+/// The workspace's files under `root`, relative and with `/` between folders, sorted; none that
+/// `hidden` holds.
+pub fn list(root: &Path, hidden: &Hidden) -> Vec<String> {
     let mut files = Vec::new();
-    let walk = ignore::WalkBuilder::new(root).require_git(false).build();
+    let hidden = hidden.clone();
+    let walk = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .filter_entry(move |entry| hidden.holding(entry.path()).is_none())
+        .build();
     for entry in walk.flatten() {
         if files.len() >= MAX_FILES {
             break;
@@ -111,6 +118,24 @@ mod tests {
         std::fs::write(root.join("target/out.bin"), "").unwrap();
         std::fs::write(root.join("debug.log"), "").unwrap();
         std::fs::write(root.join(".env"), "").unwrap();
-        assert_eq!(list(root), vec!["src/main.rs".to_owned()]);
+        assert_eq!(list(root, &Hidden::default()), vec!["src/main.rs".to_owned()]);
+    }
+
+    #[test]
+    fn paths_hidden_from_the_model_are_not_listed() {
+        use crate::tools::sandbox::hidden::{Entry, Kind, Why};
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("secrets")).unwrap();
+        std::fs::write(root.join("secrets/key.pem"), "").unwrap();
+        std::fs::write(root.join("main.rs"), "").unwrap();
+        let secrets = Entry {
+            path: root.join("secrets"),
+            shown: "~/secrets".into(),
+            kind: Kind::Folder,
+            why: Why::Person,
+        };
+        let hidden = Hidden::of(vec![secrets], Vec::new());
+        assert_eq!(list(root, &hidden), vec!["main.rs".to_owned()]);
     }
 }

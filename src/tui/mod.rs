@@ -73,6 +73,8 @@ pub struct TuiOptions {
     pub prices: crate::pricing::Prices,
     /// The workspace, whose files `@` completes.
     pub workspace: Option<std::path::PathBuf>,
+    /// The paths hidden from the model, which `@` never lists.
+    pub hidden: crate::tools::sandbox::hidden::Hidden,
 }
 
 /// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does

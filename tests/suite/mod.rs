@@ -68,6 +68,7 @@ mod retry_view;
 mod sandbox;
 mod sandbox_escapes;
 mod sandbox_git;
+mod sandbox_hidden;
 mod sandbox_hints;
 mod sandbox_keel;
 mod sandbox_keel_folders;

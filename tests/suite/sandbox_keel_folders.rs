@@ -1,6 +1,8 @@
 //! keel's own folders out of a command's reach wherever the workspace is: started in the home
-//! folder, a command cannot rewrite `~/.config/keel/config.toml`, make one where there is none,
-//! nor move `~/.local` away to put a state folder of its own in its place. Where nothing stands
+//! folder, a command can neither read `~/.config/keel/config.toml` (hidden: it shows empty), nor
+//! rewrite it, make one where there is none, nor move `~/.local` away to put a state folder of
+//! its own in its place; with the person's `readable_paths` letting the config folder through,
+//! it reads it, and still cannot write it. Where nothing stands
 //! in the way (`--sandbox off`), keel checks its state folder before it uses it: undo's
 //! repository in a folder put in the place of its own, or with a `commondir`, is never used.
 
@@ -17,7 +19,8 @@ fn bash_step(command: &str) -> Step {
 }
 
 /// What a command in the home folder tries against keel's folders.
-const MEDDLE: &str = r#"echo 'sandbox = "off"' >> .config/keel/config.toml
+const MEDDLE: &str = r#"cat .config/keel/config.toml; echo STATE-ENTRIES=$(ls -A .local/state/keel | wc -l)
+echo 'sandbox = "off"' >> .config/keel/config.toml
 mv .config/keel .config/keel-old
 mv .config .config-old
 mv .local .local-old
@@ -28,22 +31,33 @@ echo DONE
 "#;
 
 const SETTINGS: &str = "# the person's settings\nmodel = \"claude-sonnet-4-5\"\n";
+/// The same, letting keel's config folder through to commands (`readable_paths`).
+const SETTINGS_READABLE: &str = "# the person's settings\nreadable_paths = [\"~/.config/keel\"]\n";
 
 #[test]
 fn started_in_the_home_folder_a_command_cannot_reach_keels_folders() {
-    for user in User::BOTH {
+    for (user, settings) in [
+        (User::Root, SETTINGS),
+        (User::Nobody, SETTINGS),
+        (User::Root, SETTINGS_READABLE),
+        (User::Nobody, SETTINGS_READABLE),
+    ] {
         let home = outside_tmp();
         let h = home.path();
         std::fs::create_dir_all(h.join(".config/keel")).unwrap();
-        std::fs::write(h.join(".config/keel/config.toml"), SETTINGS).unwrap();
+        std::fs::write(h.join(".config/keel/config.toml"), settings).unwrap();
         std::fs::write(h.join("meddle.sh"), MEDDLE).unwrap();
         let steps = vec![bash_step("bash meddle.sh"), text("Done.")];
         let run = keel_p(user, steps, h, h, &[], |_| {});
         let said = run.all_results();
         assert_eq!(run.output.status.code(), Some(0), "{user:?}: {}", run.stderr());
         assert!(said.contains("DONE"), "{user:?}: {said}");
-        let settings = std::fs::read_to_string(h.join(".config/keel/config.toml")).unwrap();
-        assert_eq!(settings, SETTINGS, "{user:?}: {said}");
+        // Hidden: read as empty; let through: read, and still not written.
+        let readable = settings == SETTINGS_READABLE;
+        assert_eq!(said.contains("the person's settings"), readable, "{user:?}: {said}");
+        assert!(said.contains("STATE-ENTRIES=0"), "{user:?}: the state folder is hidden: {said}");
+        let kept = std::fs::read_to_string(h.join(".config/keel/config.toml")).unwrap();
+        assert_eq!(kept, settings, "{user:?}: {said}");
         for moved in [".config-old", ".config/keel-old", ".local-old", ".local/state-old"] {
             assert!(!h.join(moved).exists(), "{user:?}: {moved}: {said}");
         }

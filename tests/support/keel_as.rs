@@ -25,10 +25,11 @@ impl User {
     pub const BOTH: [Self; 2] = [Self::Root, Self::Nobody];
 }
 
-/// What a run printed, and the tool results the model was sent, in order.
+/// What a run printed, the tool results the model was sent, in order, and every request whole.
 pub struct Run {
     pub output: Output,
     pub results: Vec<String>,
+    pub bodies: Vec<Value>,
 }
 
 impl Run {
@@ -66,13 +67,26 @@ pub fn keel_p(
     args: &[&str],
     adjust: impl FnOnce(&mut Command),
 ) -> Run {
+    keel_prompt(user, "go", steps, home, work, args, adjust)
+}
+
+/// [`keel_p`] with the prompt `prompt`.
+pub fn keel_prompt(
+    user: User,
+    prompt: &str,
+    steps: Vec<Step>,
+    home: &Path,
+    work: &Path,
+    args: &[&str],
+    adjust: impl FnOnce(&mut Command),
+) -> Run {
     give_to(user, home);
     give_to(user, work);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(FakeLlm::start(steps, std::time::Duration::ZERO));
     let mut command = bin::keel(home);
     command
-        .args(["-p", "go", "--approval", "auto", "--workdir"])
+        .args(["-p", prompt, "--approval", "auto", "--workdir"])
         .arg(work)
         .args(args)
         .env("ANTHROPIC_API_KEY", "sk-test")
@@ -85,7 +99,7 @@ pub fn keel_p(
     adjust(&mut command);
     let output = bin::output_within(&mut command, "keel -p");
     let bodies = runtime.block_on(server.bodies());
-    Run { output, results: tool_results(&bodies) }
+    Run { output, results: tool_results(&bodies), bodies }
 }
 
 /// The tool results of every request, in order.

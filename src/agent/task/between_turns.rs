@@ -31,8 +31,9 @@ impl Agent {
             }
             Command::ShowSandbox => {
                 let vars: Vec<_> = std::env::vars_os().collect();
-                let sandbox = self.services.tools.sandbox();
-                let text = report::render(sandbox, withheld::rule(), &vars);
+                let (sandbox, hidden) =
+                    (self.services.tools.sandbox(), self.services.tools.workspace().hidden());
+                let text = report::render(sandbox, hidden, withheld::rule(), &vars);
                 self.turn().emit(AgentEvent::Notice { text });
                 None
             }

@@ -8,8 +8,10 @@
 //! again: they run code or change settings later, outside any sandbox. All but the config are
 //! covered even when missing, so a command cannot create them either: bwrap makes an empty
 //! folder to mount on, which the supervisor removes once no sandbox uses it; inside, a covered
-//! path holds only a note saying why ([`KeelFolders`]). keel's own config and state folders are
-//! kept out of reach the same way wherever the workspace is, the folders above them pinned.
+//! path holds only a note saying why ([`KeelFolders`]). Last come the hidden paths (keel's own
+//! config and state folders, the person's credentials: [`super::hidden`]), wherever the
+//! workspace is: an empty read-only tmpfs over each folder, an empty read-only file over each
+//! file, a missing folder covered where a command could make it, the folders above pinned.
 //! `/tmp` is the session's own folder (else a private, empty tmpfs); `/proc` shows only the
 //! sandbox's own processes (`--unshare-pid`), so keel's `/proc/PID/environ` and `fd` are out of
 //! reach, and its kernel settings are read-only; the network is loopback only unless the policy
@@ -38,6 +40,9 @@ const GIT: &str = ".git";
 /// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
 /// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
 const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".git/worktrees"];
+/// What a hidden file shows where keel has no empty file of its own: the sandbox's mounts allow
+/// no device, so it cannot even be opened.
+const NO_FILE: &str = "/dev/null";
 /// Paths inside the workspace that stay read-only when they exist: the repository's settings
 /// (`config.worktree` is read when the config turns it on, which no command can).
 const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
@@ -105,10 +110,13 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         }
         placeholders.push(path);
     };
-    if policy.mode == Mode::Workspace {
-        let writable: Vec<PathBuf> = std::iter::once(setup.workspace.to_path_buf())
+    let writable: Vec<PathBuf> = match policy.mode {
+        Mode::Workspace => std::iter::once(setup.workspace.to_path_buf())
             .chain(policy.writable_roots.iter().filter(|root| root.is_dir()).cloned())
-            .collect();
+            .collect(),
+        _ => Vec::new(),
+    };
+    if policy.mode == Mode::Workspace {
         for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
@@ -125,22 +133,43 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         for path in setup.read_only.iter().filter(|path| path.exists()) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
         }
-        for keep in setup.folders.keeps(&writable, setup.workspace) {
-            match keep {
-                Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
-                Keep::ReadOnly(path) => {
-                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
-                }
-                Keep::Cover(path) => covered(path, &mut push),
-            }
-        }
     } else {
         // Still readable where the private /tmp would hide it.
         let root = setup.workspace.as_os_str();
         push(&["--ro-bind".as_ref(), root, root]);
     }
+    // Last, over what is bound above: the session's /tmp and the cover come from keel's state
+    // folder, which is hidden here.
+    let empty_file = setup.folders.empty_file.as_deref().filter(|file| file.is_file());
+    let empty_file = empty_file.unwrap_or(Path::new(NO_FILE));
+    let mut read_only_later = Vec::new();
+    for keep in setup.folders.keeps(&writable, setup.workspace) {
+        match keep {
+            Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+            Keep::ReadOnly(path) => {
+                push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
+            }
+            Keep::Cover(path) => covered(path, &mut push),
+            Keep::Hide(path) if path.is_dir() => {
+                push(&["--tmpfs".as_ref(), path.as_os_str()]);
+                // One that holds keel's own binary is made read-only once that is bound in.
+                match setup.keel.starts_with(&path) {
+                    true => read_only_later.push(path),
+                    false => push(&["--remount-ro".as_ref(), path.as_os_str()]),
+                }
+            }
+            Keep::Hide(path) if path.exists() => {
+                push(&["--ro-bind".as_ref(), empty_file.as_os_str(), path.as_os_str()])
+            }
+            // Gone since it was looked at: nothing to hide, and nothing made in its place.
+            Keep::Hide(_) => {}
+        }
+    }
     // keel's binary must be reachable inside, wherever it lives (a private /tmp hides /tmp).
     push(&["--ro-bind".as_ref(), setup.keel.as_os_str(), setup.keel.as_os_str()]);
+    for path in &read_only_later {
+        push(&["--remount-ro".as_ref(), path.as_os_str()]);
+    }
     push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
     if !policy.network {
         push(&["--unshare-net".as_ref()]);
@@ -237,4 +266,57 @@ pub fn probe(bwrap: &Path) -> Result<(), String> {
         if said.is_empty() { "" } else { ": " },
         said
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arguments(launch: &Launch) -> Vec<String> {
+        launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
+    }
+
+    fn position(args: &[String], window: &[&str]) -> usize {
+        let found = args.windows(window.len()).position(|pair| pair == window);
+        found.unwrap_or_else(|| panic!("{window:?} not in {args:?}"))
+    }
+
+    #[test]
+    fn hidden_paths_come_last_and_one_holding_keel_still_lets_it_run() {
+        let home = tempfile::tempdir().unwrap();
+        let h = &home.path().canonicalize().unwrap();
+        let (bin, secrets, key) = (h.join("bin"), h.join("secrets"), h.join("key.pem"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&secrets).unwrap();
+        std::fs::write(&key, "k").unwrap();
+        let (keel, empty) = (bin.join("keel"), h.join("empty"));
+        std::fs::write(&keel, "").unwrap();
+        std::fs::write(&empty, "").unwrap();
+        let folders = KeelFolders {
+            hidden: vec![bin.clone(), secrets.clone(), key.clone()],
+            hidden_files: vec![key.clone()],
+            empty_file: Some(empty.clone()),
+            ..KeelFolders::default()
+        };
+        let setup = Setup {
+            bwrap: Path::new("bwrap"),
+            workspace: h,
+            keel: &keel,
+            read_only: &[],
+            folders: &folders,
+        };
+        let args = arguments(&launch(&Policy::default(), &setup));
+        let text = |path: &Path| path.display().to_string();
+        let (bin, secrets, key, keel) = (text(&bin), text(&secrets), text(&key), text(&keel));
+        let empty = text(&empty);
+        let workspace = position(&args, &["--bind", &text(h), &text(h)]);
+        let hidden = position(&args, &["--tmpfs", &secrets, "--remount-ro", &secrets]);
+        assert!(workspace < hidden, "{args:?}");
+        position(&args, &["--ro-bind", &empty, &key]);
+        // keel's binary, bound into a hidden folder before it is made read-only.
+        let tmpfs = position(&args, &["--tmpfs", &bin]);
+        let bound = position(&args, &["--ro-bind", &keel, &keel]);
+        let read_only = position(&args, &["--remount-ro", &bin]);
+        assert!(tmpfs < bound && bound < read_only, "{args:?}");
+    }
 }

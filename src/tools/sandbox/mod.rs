@@ -11,6 +11,7 @@
 pub mod bwrap;
 pub mod confine;
 pub mod git_dirs;
+pub mod hidden;
 pub mod keel_folders;
 pub mod nested;
 pub mod probing;

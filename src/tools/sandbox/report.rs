@@ -1,14 +1,22 @@
-//! What `keel sandbox` and `/sandbox` say: where commands run, and which variables of the
-//! person's environment neither commands nor MCP servers get (names only, never values), with
-//! the rule that decides it.
+//! What `keel sandbox` and `/sandbox` say: where commands run, which paths are hidden from them
+//! and from the model's tools ([`super::hidden`]), and which variables of the person's
+//! environment neither commands nor MCP servers get (names only, never values), with the rule
+//! that decides it.
 
 use super::Sandbox;
+use super::hidden::Hidden;
 use crate::tools::withheld::{self, Withholding};
 use crate::visible::visible;
 use std::ffi::OsString;
 
-/// The report, for commands run in `sandbox` (probed), the environment `vars` and `rule`.
-pub fn render(sandbox: &Sandbox, rule: &Withholding, vars: &[(OsString, OsString)]) -> String {
+/// The report, for commands run in `sandbox` (probed), the paths `hidden`, the environment
+/// `vars` and `rule`.
+pub fn render(
+    sandbox: &Sandbox,
+    hidden: &Hidden,
+    rule: &Withholding,
+    vars: &[(OsString, OsString)],
+) -> String {
     let mut out = format!("Commands: {}.\n", sandbox.label());
     if let Some(problem) = sandbox.problem() {
         out.push_str(&format!("{}\n", visible(problem)));
@@ -18,6 +26,8 @@ pub fn render(sandbox: &Sandbox, rule: &Withholding, vars: &[(OsString, OsString
     if !roots.is_empty() {
         out.push_str(&format!("They may also write: {}\n", visible(&roots.join(", "))));
     }
+    out.push('\n');
+    out.push_str(&hidden.report());
     out.push('\n');
     out.push_str(&withheld::report(rule, vars));
     out

@@ -30,7 +30,7 @@ pub fn glob(
     let page = Page::of(args.offset, args.limit);
     let root = pattern.walk_root(&scope.base);
     let walked = if scope::is_real_folder(workspace, &root) {
-        let walk = scope::walk(&root, pattern.names_hidden());
+        let walk = scope::walk(workspace, &root, pattern.names_hidden());
         scope::visit(&walk, stop, || {
             |entry: &ignore::DirEntry| {
                 let path = entry.path();

@@ -102,7 +102,7 @@ fn count_matches(
         return Ok(Walked::default());
     };
     let hidden = filter.is_some_and(PathGlob::names_hidden);
-    let walk = scope::walk(&root, hidden);
+    let walk = scope::walk(workspace, &root, hidden);
     scope::visit(&walk, stop, || {
         let mut searcher = searcher(0, false);
         let matcher = matcher.clone();

@@ -5,7 +5,9 @@
 //! and those of the folders above, up to the repository's top) in a git repository, `.ignore`
 //! files anywhere, git's `info/exclude` and global excludes; hidden files and folders skipped;
 //! symlinks neither followed nor listed. When a pattern names a hidden file, hidden ones are
-//! looked at, but a `.git` folder never is.
+//! looked at, but a `.git` folder never is, nor a path hidden from the model
+//! (`Workspace::hides`: keel's config and state, the person's credentials), whatever the
+//! pattern: the walk does not go into one, and no file in one is opened or listed.
 //!
 //! The walk lists names by path; each file is then used through the workspace's descriptor
 //! (`beneath`, with no symlink anywhere on the way), so a folder swapped for a symlink during
@@ -62,15 +64,18 @@ fn missing(path: &str) -> SearchError {
     SearchError::NotFound { path: path.to_owned() }
 }
 
-/// A walk from `root` (a real path inside the workspace), by ripgrep's rules; `hidden`: hidden
-/// files and folders are looked at too (`.git` still is not).
-pub(super) fn walk(root: &Path, hidden: bool) -> WalkBuilder {
+/// A walk from `root` (a real path inside `workspace`), by ripgrep's rules; `hidden`: hidden
+/// files and folders are looked at too (`.git` still is not). What is hidden from the model is
+/// never looked at.
+pub(super) fn walk(workspace: &Workspace, root: &Path, hidden: bool) -> WalkBuilder {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
     let mut builder = WalkBuilder::new(root);
     builder.hidden(!hidden).follow_links(false).threads(threads);
-    if hidden {
-        builder.filter_entry(|entry| entry.depth() == 0 || entry.file_name() != GIT_DIR);
-    }
+    let hidden_from_model = workspace.hidden().clone();
+    builder.filter_entry(move |entry| {
+        let git = hidden && entry.depth() > 0 && entry.file_name() == GIT_DIR;
+        !git && hidden_from_model.holding(entry.path()).is_none()
+    });
     builder
 }
 
@@ -211,6 +216,9 @@ impl<T, F> Drop for Visitor<'_, T, F> {
 /// descriptor, with its time of last change; `None` when it cannot be, or is no longer a
 /// regular file.
 pub(super) fn open(workspace: &Workspace, path: &Path) -> Option<(File, SystemTime)> {
+    if workspace.hides(path) {
+        return None;
+    }
     let relative = workspace.below(path).ok()?;
     let file = beneath::open_for_reading(workspace.dir(), relative).ok()?;
     let meta = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
@@ -220,6 +228,9 @@ pub(super) fn open(workspace: &Workspace, path: &Path) -> Option<(File, SystemTi
 /// Whether `path` (a walked path) is a regular file inside the workspace, looked at through the
 /// workspace's descriptor with no symlink on the way.
 pub(super) fn is_inside(workspace: &Workspace, path: &Path) -> bool {
+    if workspace.hides(path) {
+        return false;
+    }
     let relative = workspace.below(path).ok();
     let meta = relative.and_then(|relative| beneath::metadata(workspace.dir(), relative).ok());
     meta.flatten().is_some_and(|meta| meta.is_file())

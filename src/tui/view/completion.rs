@@ -11,6 +11,7 @@ use super::super::mention_paths;
 use super::super::text::{truncate, width as text_width};
 use super::super::theme;
 use super::pane;
+use crate::tools::sandbox::hidden::Hidden;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -178,11 +179,13 @@ pub struct Completer {
     dismissed: Option<String>,
     /// Where `@` looks for files; `None`: mentions are not completed.
     workspace: Option<std::path::PathBuf>,
+    /// What `@` never lists: the paths hidden from the model.
+    hidden: Hidden,
 }
 
 impl Completer {
-    pub fn new(workspace: Option<std::path::PathBuf>) -> Self {
-        Self { workspace, ..Self::default() }
+    pub fn new(workspace: Option<std::path::PathBuf>, hidden: Hidden) -> Self {
+        Self { workspace, hidden, ..Self::default() }
     }
 
     /// Makes the menu again for the composer as it is now.
@@ -195,9 +198,10 @@ impl Completer {
         self.dismissed = None;
         let cached = self.files.take();
         let workspace = self.workspace.clone();
+        let hidden = &self.hidden;
         let files = move || match (cached, workspace) {
             (Some(files), _) => files,
-            (None, Some(root)) => mention_paths::list(&root),
+            (None, Some(root)) => mention_paths::list(&root, hidden),
             (None, None) => Vec::new(),
         };
         let before = composer.before_cursor();
