@@ -8,6 +8,7 @@
 //! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
+mod approval_switch;
 mod board_edits;
 mod children;
 mod command;

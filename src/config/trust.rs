@@ -64,20 +64,12 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
 
 /// How much a mode lets run without asking: read-only < ask < auto.
 pub fn looseness(mode: ApprovalMode) -> u8 {
-    match mode {
-        ApprovalMode::ReadOnly => 0,
-        ApprovalMode::Ask => 1,
-        ApprovalMode::Auto => 2,
-    }
+    mode.looseness()
 }
 
 /// The mode as `--approval` and the config files spell it.
 pub fn approval_name(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "read-only",
-        ApprovalMode::Ask => "ask",
-        ApprovalMode::Auto => "auto",
-    }
+    mode.name()
 }
 
 /// The project's settings less what it may not set, given the person's own approval mode (the
