@@ -145,11 +145,12 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         max_child_rounds,
         max_child_tokens,
         max_parallel_agents,
+        max_children_per_response,
         // Told apart: they run only once the person trusts them (`hooks::Hooks::untrusted_notice`).
         hooks: _,
     } = project;
     let named = |key: &'static str, set: bool| set.then(|| key.to_owned());
-    let settings: [(&str, Option<String>); 21] = [
+    let settings: [(&str, Option<String>); 22] = [
         ("provider", named("provider", provider.is_some())),
         ("model", model.as_deref().map(text)),
         ("base_url", named("base_url", base_url.is_some())),
@@ -171,6 +172,7 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         ("max_child_rounds", max_child_rounds.map(|n| n.to_string())),
         ("max_child_tokens", max_child_tokens.map(|n| n.to_string())),
         ("max_parallel_agents", max_parallel_agents.map(|n| n.to_string())),
+        ("max_children_per_response", max_children_per_response.map(|n| n.to_string())),
     ];
     settings
         .into_iter()

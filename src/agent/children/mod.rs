@@ -10,11 +10,12 @@
 //! parent in plan mode runs under read-only rules — and one whose parent turns plan mode on while
 //! it runs, from its next call (`turn::bounds`). Its budget stops it (`max_child_rounds`,
 //! `max_child_tokens`), and so does its parent's: its responses count against the prompt's
-//! `--max-rounds`.
+//! `--max-rounds`. One response starts at most `max_children_per_response` children.
 //!
 //! - `spawn`: a child's conversation and channels, made from the parent's;
 //! - `brief`: what its first request holds besides the system prompt;
 //! - `rules`: the read-only rules a child may run under, and why;
+//! - `per_response`: the children one response may start (`max_children_per_response`);
 //! - `run`: the parent's run stage for `task` calls — the board item started, the children run
 //!   (explorers of one response together, at most `max_parallel_agents` at once) while the
 //!   parent relays the person's answers and interrupts, the item completed on success;
@@ -23,6 +24,7 @@
 //! - `settings`: how a conversation's children run, and their budget.
 
 mod brief;
+mod per_response;
 mod report;
 mod rules;
 mod run;
@@ -33,5 +35,5 @@ mod watch;
 pub use rules::{UNDER_PLAN_MODE, refusal};
 pub use settings::{
     Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
-    DEFAULT_MAX_PARALLEL_AGENTS,
+    DEFAULT_MAX_CHILDREN_PER_RESPONSE, DEFAULT_MAX_PARALLEL_AGENTS,
 };
