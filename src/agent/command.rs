@@ -42,6 +42,10 @@ pub enum Command {
     PlanMode(bool),
     /// The person approves the plan on the board: plan mode ends and the board drives the work.
     ApprovePlan,
+    /// `/approval MODE`: another approval mode from every conversation's next call on, running
+    /// children's included — never looser than the session started in; `None` (`/approval`
+    /// alone): say which is in force.
+    Approval(Option<crate::agent::config::ApprovalMode>),
     /// List this workspace's saved sessions (`/resume`): the answer is `Snapshot::sessions`.
     ListSessions,
     /// Switch to saved session `id` (an id as listed): only between turns.

@@ -35,6 +35,26 @@ pub enum ApprovalMode {
     ReadOnly,
 }
 
+impl ApprovalMode {
+    /// The mode as `--approval`, the config files and `/approval` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Ask => "ask",
+            Self::Auto => "auto",
+        }
+    }
+
+    /// How much the mode lets run without asking: read-only < ask < auto.
+    pub fn looseness(self) -> u8 {
+        match self {
+            Self::ReadOnly => 0,
+            Self::Ask => 1,
+            Self::Auto => 2,
+        }
+    }
+}
+
 /// How the agent behaves; fixed for the life of the task.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {

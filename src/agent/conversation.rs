@@ -9,6 +9,7 @@ use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::services::Services;
 use crate::agent::state::{Outbox, State};
 use crate::agent::turn::Turn;
+use crate::agent::turn::bounds::Bounds;
 use crate::agent::turn::undo::UndoGroup;
 use crate::llm::{Provider, ToolSpec};
 use crate::tools::ToolSet;
@@ -32,6 +33,8 @@ pub(in crate::agent) struct Conversation {
     pub undo: UndoGroup,
     /// What the SessionStart hooks added for the model, to go with the next prompt.
     pub hook_context: Vec<String>,
+    /// The bounds of its running turn, shared with its children: a child's are its parent's.
+    pub bounds: Arc<Bounds>,
 }
 
 /// Where a conversation hears the person and tells what happens: the commands in, the snapshots
@@ -52,6 +55,7 @@ impl Conversation {
     ) -> Self {
         let specs = toolset.specs();
         let meter = meter(&config, &specs);
+        let bounds = Arc::new(Bounds::new(config.max_rounds));
         Self {
             config,
             provider,
@@ -61,12 +65,14 @@ impl Conversation {
             meter,
             undo: UndoGroup::default(),
             hook_context: Vec::new(),
+            bounds,
         }
     }
 
     /// A turn over this conversation, heard and told through `link`, on `services`.
     pub fn turn<'a>(&'a mut self, link: &'a mut Link, services: &'a Services) -> Turn<'a> {
-        let Self { config, provider, toolset, specs, state, meter, undo, hook_context } = self;
+        let Self { config, provider, toolset, specs, state, meter, undo, hook_context, bounds } =
+            self;
         Turn {
             config,
             provider: provider.as_ref(),
@@ -76,6 +82,7 @@ impl Conversation {
             meter,
             undo,
             hook_context,
+            bounds,
             inbox: &mut link.inbox,
             outbox: &link.outbox,
             services,

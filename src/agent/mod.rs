@@ -8,6 +8,7 @@
 //! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
+mod approval_switch;
 mod board_edits;
 mod children;
 mod command;
@@ -31,7 +32,7 @@ mod undo_note;
 
 pub use children::{
     Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
-    DEFAULT_MAX_PARALLEL_AGENTS,
+    DEFAULT_MAX_CHILDREN_PER_RESPONSE, DEFAULT_MAX_PARALLEL_AGENTS,
 };
 pub use command::{Command, Decision};
 pub use config::{

@@ -94,6 +94,8 @@ pub struct Config {
     pub child_budget: Budget,
     /// Explorers of one response that run at the same time.
     pub max_parallel_agents: usize,
+    /// Child agents one response may start.
+    pub max_children_per_response: usize,
 }
 
 impl Config {
@@ -119,6 +121,7 @@ impl Config {
             children: ChildSettings {
                 budget: self.child_budget,
                 max_parallel: self.max_parallel_agents,
+                max_per_response: self.max_children_per_response,
                 ..ChildSettings::default()
             },
             budget: None,
@@ -357,7 +360,8 @@ pub fn merge(
         let checked = config.as_ref().map_or(Ok(Vec::new()), |c| check_hooks(c, origin));
         hooks.extend(checked.map_err(|why| ConfigError::BadHooks { file, why })?);
     }
-    let (child_budget, max_parallel_agents) = children::resolve(project, user)?;
+    let children::Limits { budget: child_budget, max_parallel_agents, max_children_per_response } =
+        children::resolve(project, user)?;
     Ok(Config {
         provider,
         model,
@@ -389,5 +393,6 @@ pub fn merge(
         hooks,
         child_budget,
         max_parallel_agents,
+        max_children_per_response,
     })
 }

@@ -56,6 +56,8 @@ pub struct FileSettings {
     pub max_child_tokens: Option<u64>,
     /// Explorers of one response that run at the same time.
     pub max_parallel_agents: Option<usize>,
+    /// Child agents one response may start; its further `task` calls are answered with an error.
+    pub max_children_per_response: Option<usize>,
 }
 
 /// The settings given as flags: derived once, and flattened into the command line (`cli::Cli`),

@@ -74,20 +74,12 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
 
 /// How much a mode lets run without asking: read-only < ask < auto.
 pub fn looseness(mode: ApprovalMode) -> u8 {
-    match mode {
-        ApprovalMode::ReadOnly => 0,
-        ApprovalMode::Ask => 1,
-        ApprovalMode::Auto => 2,
-    }
+    mode.looseness()
 }
 
 /// The mode as `--approval` and the config files spell it.
 pub fn approval_name(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "read-only",
-        ApprovalMode::Ask => "ask",
-        ApprovalMode::Auto => "auto",
-    }
+    mode.name()
 }
 
 /// The project's settings less what it may not set, given the person's own approval mode (the
@@ -168,11 +160,12 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         max_child_rounds,
         max_child_tokens,
         max_parallel_agents,
+        max_children_per_response,
         // Told apart: they run only once the person trusts them (`hooks::Hooks::untrusted_notice`).
         hooks: _,
     } = project;
     let named = |key: &'static str, set: bool| set.then(|| key.to_owned());
-    let settings: [(&str, Option<String>); 23] = [
+    let settings: [(&str, Option<String>); 24] = [
         ("provider", named("provider", provider.is_some())),
         ("model", model.as_deref().map(text)),
         ("base_url", named("base_url", base_url.is_some())),
@@ -196,6 +189,7 @@ pub fn taken(project: &FileSettings, ignored: &[Ignored]) -> Vec<String> {
         ("max_child_rounds", max_child_rounds.map(|n| n.to_string())),
         ("max_child_tokens", max_child_tokens.map(|n| n.to_string())),
         ("max_parallel_agents", max_parallel_agents.map(|n| n.to_string())),
+        ("max_children_per_response", max_children_per_response.map(|n| n.to_string())),
     ];
     settings
         .into_iter()

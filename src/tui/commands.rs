@@ -10,6 +10,8 @@ pub enum Slash {
     Todo,
     Plan,
     Approve,
+    /// `/approval [ask|auto|read-only]`: the approval mode, or another.
+    Approval,
     Help,
     Quit,
     Undo,
@@ -48,6 +50,11 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
         "plan mode on or off (Shift+Tab): the model reads and plans, changes nothing",
     ),
     ("/approve", Slash::Approve, "approve the plan on the board: the model carries it out"),
+    (
+        "/approval",
+        Slash::Approval,
+        "the approval mode, children too: /approval ask|auto|read-only (alone: which one)",
+    ),
     ("/undo", Slash::Undo, "restore the files the last turn changed"),
     ("/diff", Slash::Diff, "show what the last turn changed in the workspace (what /undo reverts)"),
     (
@@ -115,8 +122,8 @@ pub fn parse(text: &str) -> Parsed {
     }
 }
 
-/// `/clear /todos /todo /plan /approve /undo /diff /model /compact /resume /sandbox /mcp /hooks
-/// /agents /demo /help /quit`.
+/// `/clear /todos /todo /plan /approve /approval /undo /diff /model /compact /resume /sandbox /mcp
+/// /hooks /agents /demo /help /quit`.
 pub fn names() -> String {
     SLASH_COMMANDS.iter().map(|(name, _, _)| *name).collect::<Vec<_>>().join(" ")
 }

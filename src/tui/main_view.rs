@@ -9,7 +9,7 @@ use super::stack::{Ctx, Effect, Hints, View};
 use super::view::completion::Completer;
 use super::view::composer::{self, Composer};
 use super::view::conversation::{self, Conversation, Source, WHEEL_LINES};
-use crate::agent::{Activity, Command, Snapshot};
+use crate::agent::{Activity, ApprovalMode, Command, Snapshot};
 use crate::board::BoardEdit;
 use crate::hooks::HooksCommand;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -165,6 +165,18 @@ impl MainView {
                 }
                 self.conversation.act(&source, conversation::Action::Bottom);
             }
+            Parsed::Command(Slash::Approval) => {
+                let args = text.trim().split_once(char::is_whitespace).map_or("", |(_, rest)| rest);
+                match approval_mode(args.trim()) {
+                    Ok(mode) => {
+                        self.composer.take();
+                        ctx.effect(Effect::Send(Command::Approval(mode)));
+                    }
+                    // The text stays in the composer to be put right.
+                    Err(note) => self.conversation.push_note(note),
+                }
+                self.conversation.act(&source, conversation::Action::Bottom);
+            }
             Parsed::Command(Slash::Mcp) => {
                 self.composer.take();
                 let servers = &ctx.snapshot.mcp;
@@ -186,7 +198,12 @@ impl MainView {
                     Slash::Diff => Effect::OpenTurnDiff,
                     Slash::Agents => Effect::OpenAgents { item: None },
                     Slash::Sandbox => Effect::Send(Command::ShowSandbox),
-                    Slash::Todo | Slash::Mcp | Slash::Hooks | Slash::Resume | Slash::Model => {
+                    Slash::Todo
+                    | Slash::Mcp
+                    | Slash::Hooks
+                    | Slash::Resume
+                    | Slash::Model
+                    | Slash::Approval => {
                         return;
                     }
                 });
@@ -363,4 +380,18 @@ impl MainView {
             _ => self.composer.input(*key),
         }
     }
+}
+
+/// The mode `/approval`'s argument names (`None` when there is none: which mode is in force), or
+/// the note that says what it takes.
+fn approval_mode(argument: &str) -> Result<Option<ApprovalMode>, String> {
+    if argument.is_empty() {
+        return Ok(None);
+    }
+    <ApprovalMode as clap::ValueEnum>::from_str(argument, true).map(Some).map_err(|_| {
+        format!(
+            "/approval {argument}: not an approval mode. /approval ask, /approval auto or \
+             /approval read-only switches to it; /approval alone says which is in force."
+        )
+    })
 }

@@ -37,6 +37,8 @@ pub enum Verdict {
 #[derive(Debug, Clone, Default)]
 pub struct Approvals {
     mode: ApprovalMode,
+    /// The mode the session started in: the loosest the person may switch to while it runs.
+    loosest: ApprovalMode,
     always: HashSet<Allowed>,
     /// Why commands cannot be sandboxed, when they cannot and the person did not choose that.
     unconfined: Option<String>,
@@ -55,12 +57,29 @@ enum Allowed {
 
 impl Approvals {
     pub fn new(mode: ApprovalMode) -> Self {
-        Self { mode, always: HashSet::new(), unconfined: None }
+        Self { mode, loosest: mode, always: HashSet::new(), unconfined: None }
     }
 
     /// The approval mode.
     pub fn mode(&self) -> ApprovalMode {
         self.mode
+    }
+
+    /// The mode the session started in, the loosest [`Approvals::switch`] takes.
+    pub fn loosest(&self) -> ApprovalMode {
+        self.loosest
+    }
+
+    /// Switches to `mode` from the next check on, for every conversation that shares these
+    /// approvals; refused (`Err`, the mode the session started in) when `mode` is looser than
+    /// that: what the person, or a workspace's stricter file, chose at the start bounds the
+    /// session. The "always" answers stay, and count again whenever the mode is `ask`.
+    pub fn switch(&mut self, mode: ApprovalMode) -> Result<(), ApprovalMode> {
+        if mode.looseness() > self.loosest.looseness() {
+            return Err(self.loosest);
+        }
+        self.mode = mode;
+        Ok(())
     }
 
     /// Whether a hook's allow may spare the person the question about a call of `tool`: never

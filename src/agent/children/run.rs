@@ -138,6 +138,9 @@ impl<'a> Turn<'a> {
     ) -> Option<Stop> {
         let services: &'a Services = self.services;
         let places = self.config.children.max_parallel.max(1);
+        // The children read the parent's plan mode at each call: said now, and again after each
+        // command the person sends while they run.
+        self.bounds.set_plan_mode(self.state.view().plan_mode);
         let mut running = FuturesUnordered::new();
         let mut stop = None;
         while running.len() < places
@@ -170,6 +173,7 @@ impl<'a> Turn<'a> {
                 }
                 command = self.inbox.recv(), if stop.is_none() => {
                     stop = self.relay(children, command);
+                    self.bounds.set_plan_mode(self.state.view().plan_mode);
                 }
             }
         }
@@ -248,7 +252,7 @@ impl<'a> Turn<'a> {
             }
             Some(Command::Cancel) => (Stop::Interrupted, Command::Cancel),
             None | Some(Command::Quit) => (Stop::Quit, Command::Quit),
-            other => return during_turn(self.state, self.outbox, other),
+            other => return during_turn(self.state, self.outbox, self.services, other),
         };
         for child in children.iter().filter(|child| child.started.is_some()) {
             let _ = child.ends.commands.send(stop.1.clone());

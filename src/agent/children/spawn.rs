@@ -1,5 +1,6 @@
 //! A child's conversation, made from its parent's: the same model, approval mode and sandbox;
-//! keel's child system prompt; its budget in place of the round limit; no board of its own; the
+//! keel's child system prompt; its budget, and the parent's turn's bounds (`turn::bounds`: the
+//! responses left to the prompt, the parent's plan mode now); no board of its own; the
 //! parent's tools less `task` and `todo` (an explorer's, less everything that does not read);
 //! a journal that hands every record to the parent; and the channels the parent holds the other
 //! ends of.
@@ -15,6 +16,7 @@ use crate::agent::snapshot::Snapshot;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::Turn;
 use crate::tools::task::{Delegation, Kind};
+use std::sync::Arc;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 /// The parent's ends of a child's channels.
@@ -56,7 +58,10 @@ impl Turn<'_> {
         // Nobody draws the parent: its children need not build what would be drawn.
         let snapshots = (!self.outbox.snapshots.is_closed()).then_some(snapshots);
         let outbox = Outbox { snapshots: snapshot_tx, events: event_tx };
-        let conversation = Conversation::new(config, self.provider.cloned(), toolset, state);
+        let mut conversation = Conversation::new(config, self.provider.cloned(), toolset, state);
+        // Its parent's bounds: its responses count against the parent's turn, and the parent's
+        // plan mode holds it at each call.
+        conversation.bounds = Arc::clone(self.bounds);
         (conversation, Link { inbox, outbox }, Ends { commands, events, snapshots, records })
     }
 

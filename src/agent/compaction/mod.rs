@@ -251,7 +251,9 @@ impl Turn<'_> {
                 tokio::select! {
                     biased;
                     command = self.inbox.recv() => {
-                        if let Some(stop) = during_turn(self.state, self.outbox, command) {
+                        if let Some(stop) =
+                            during_turn(self.state, self.outbox, self.services, command)
+                        {
                             return Err(Failure::Stopped(stop));
                         }
                     }

@@ -5,7 +5,6 @@
 //! holds one conversation (`Conversation`), the channels to the front end (`Link`) and the
 //! workspace's services (`Services`), which each turn borrows.
 
-use crate::agent::board_edits;
 use crate::agent::command::Command;
 use crate::agent::config::AgentConfig;
 use crate::agent::conversation::{Conversation, Link};
@@ -16,6 +15,7 @@ use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::jobs_watch;
 use crate::agent::turn::{Stop, Turn};
+use crate::agent::{approval_switch, board_edits};
 use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::{Provider, WireFormat};
 use crate::tags::Tag;
@@ -163,6 +163,12 @@ impl Agent {
                 Command::PlanMode(on) => {
                     board_edits::plan_mode(&mut self.conversation.state, &self.link.outbox, on);
                 }
+                Command::Approval(mode) => approval_switch::switch(
+                    &self.services,
+                    &mut self.conversation.state,
+                    &self.link.outbox,
+                    mode,
+                ),
                 Command::ApprovePlan => {
                     let stop = self.approve_plan().await;
                     if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {

@@ -1,12 +1,12 @@
 //! The approval prompt: a call the mode asks about is shown to the person (with the diff it
-//! would make, or the command and its sandbox) and waits for their answer, while the board and
-//! plan mode stay editable and new prompts queue.
+//! would make, or the command and its sandbox) and waits for their answer, while the board, plan
+//! mode and the approval mode stay editable and new prompts queue.
 
-use crate::agent::board_edits;
 use crate::agent::command::{Command, Decision};
 use crate::agent::snapshot::{Activity, ApprovalRequest, Asking};
 use crate::agent::turn::Turn;
 use crate::agent::turn::road::OnRoad;
+use crate::agent::{approval_switch, board_edits};
 use crate::tools::sandbox::Sandbox;
 use crate::tools::{Effect, preview};
 use std::sync::Arc;
@@ -65,6 +65,9 @@ impl Turn<'_> {
                 }
                 Some(Command::PlanMode(on)) => {
                     board_edits::plan_mode(self.state, self.outbox, on);
+                }
+                Some(Command::Approval(mode)) => {
+                    approval_switch::switch(self.services, self.state, self.outbox, mode);
                 }
                 Some(_) => {}
             }

@@ -1,20 +1,30 @@
-//! What stops a turn before its next request: the round limit (`--max-rounds`), or — for a child
-//! agent — its budget, model responses or input tokens, whichever runs out first. A child's
-//! token budget is checked against the next request as keel estimates it, so a child stops
-//! within its budget rather than one request past it.
+//! What stops a turn before its next request: the round limit (`--max-rounds`), which counts
+//! every model response the prompt makes, its child agents' included (`turn::bounds`); for a
+//! child agent, first its own budget — model responses or input tokens, whichever runs out first
+//! — then what is left of its parent's. A child's token budget is checked against the next
+//! request as keel estimates it, so a child stops within its budget rather than one request past
+//! it.
 
 use crate::agent::turn::Turn;
 
 impl Turn<'_> {
-    /// Why the turn must stop after `rounds` model responses, if it must.
+    /// Why the turn must stop after `rounds` model responses of its own, if it must; when it
+    /// need not, the next response is counted against the prompt's limit.
     pub(super) fn over_limit(&mut self, rounds: u32) -> Option<String> {
         let Some(budget) = self.config.budget else {
-            return (rounds >= self.config.max_rounds).then(|| {
-                format!(
-                    "Stopped after {rounds} model responses in this turn (the limit set by \
-                     --max-rounds or max_rounds). {GO_ON}"
-                )
-            });
+            if self.bounds.take_round() {
+                return None;
+            }
+            let used = self.bounds.rounds();
+            let theirs = match used.saturating_sub(rounds) {
+                0 => String::new(),
+                1 => ", 1 of them a child agent's".to_owned(),
+                children => format!(", {children} of them its child agents'"),
+            };
+            return Some(format!(
+                "Stopped after {used} model responses in this turn{theirs} (the limit set by \
+                 --max-rounds or max_rounds). {GO_ON}"
+            ));
         };
         if rounds >= budget.rounds {
             return Some(format!(
@@ -24,11 +34,18 @@ impl Turn<'_> {
         }
         let used = self.state.view().usage.input_tokens;
         let next = self.meter.estimate(&self.state.view().history);
-        (used.saturating_add(next) > budget.input_tokens).then(|| {
-            format!(
+        if used.saturating_add(next) > budget.input_tokens {
+            return Some(format!(
                 "its next request, about {next} input tokens, would take it past its budget of \
                  {} (max_child_tokens) with the {used} it has used",
                 budget.input_tokens
+            ));
+        }
+        (!self.bounds.take_round()).then(|| {
+            format!(
+                "the turn that started it has used its {} model responses (--max-rounds or \
+                 max_rounds), its child agents' included",
+                self.bounds.max_rounds()
             )
         })
     }

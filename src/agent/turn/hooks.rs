@@ -39,7 +39,9 @@ impl Turn<'_> {
             tokio::select! {
                 fired = &mut fired => break fired,
                 command = self.inbox.recv() => {
-                    if let Some(stop) = during_turn(self.state, self.outbox, command) {
+                    if let Some(stop) =
+                        during_turn(self.state, self.outbox, self.services, command)
+                    {
                         return Err(stop);
                     }
                 }

@@ -9,6 +9,7 @@
 //! due.
 
 mod approval_prompt;
+pub(super) mod bounds;
 mod budget;
 pub(super) mod hooks;
 pub(super) mod jobs_watch;
@@ -84,6 +85,8 @@ pub(in crate::agent) struct Turn<'a> {
     pub undo: &'a mut UndoGroup,
     /// What the SessionStart hooks added for the model, for the next prompt.
     pub hook_context: &'a mut Vec<String>,
+    /// The bounds of the prompt's turn: its own, or a child's parent's.
+    pub bounds: &'a Arc<bounds::Bounds>,
     pub inbox: &'a mut UnboundedReceiver<Command>,
     pub outbox: &'a Outbox,
     pub services: &'a Services,
@@ -177,6 +180,11 @@ impl Turn<'_> {
                 let text = "Carrying on where the session stopped.".into();
                 self.emit(AgentEvent::Notice { text });
             }
+        }
+        // A child's responses count against its parent's turn: only a prompt's own turn begins
+        // the count.
+        if !self.config.is_child() {
+            self.bounds.begin();
         }
         let mut rounds = 0;
         let mut last_text = String::new();

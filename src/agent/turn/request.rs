@@ -3,12 +3,13 @@
 //! and the person heard meanwhile — an interrupt, a prompt to queue, a board edit.
 
 use super::{Stop, Turn};
-use crate::agent::board_edits;
 use crate::agent::command::Command;
 use crate::agent::context::ContextMeter;
 use crate::agent::event::AgentEvent;
+use crate::agent::services::Services;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{Outbox, State};
+use crate::agent::{approval_switch, board_edits};
 use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
 use crate::message::{History, Usage};
 use std::time::Instant;
@@ -83,7 +84,9 @@ impl Turn<'_> {
             tokio::select! {
                 biased;
                 command = self.inbox.recv() => {
-                    if let Some(stop) = during_turn(self.state, self.outbox, command) {
+                    if let Some(stop) =
+                        during_turn(self.state, self.outbox, self.services, command)
+                    {
                         let partial = self
                             .state
                             .view()
@@ -132,6 +135,7 @@ fn interrupted_usage(meter: &mut ContextMeter, history: &History, partial: &str)
 pub(in crate::agent) fn during_turn(
     state: &mut State,
     outbox: &Outbox,
+    services: &Services,
     command: Option<Command>,
 ) -> Option<Stop> {
     match command {
@@ -148,6 +152,10 @@ pub(in crate::agent) fn during_turn(
         }
         Some(Command::PlanMode(on)) => {
             board_edits::plan_mode(state, outbox, on);
+            None
+        }
+        Some(Command::Approval(mode)) => {
+            approval_switch::switch(services, state, outbox, mode);
             None
         }
         Some(Command::ListSessions) => {

@@ -1,6 +1,8 @@
 //! One round of tool calls: each call taken down its road (`road`), in order — the explorers of
-//! one response (`task` with no item) side by side — while the person can interrupt; then the results — the person's board changes and the reminder after them, when
-//! there are any — go into the history as one user message.
+//! one response (`task` with no item) side by side, and no more children than the response may
+//! start (`children::per_response`) — while the person can interrupt; then the results — the
+//! person's board changes and the reminder after them, when there are any — go into the history
+//! as one user message.
 
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{ToolRun, ToolStatus};
@@ -27,19 +29,24 @@ impl Turn<'_> {
         // The round's last changing tool was a command that left nothing running: the
         // workspace is as the round leaves it.
         let mut settled = false;
-        let mut calls = calls.into_iter().peekable();
-        while let Some(call) = calls.next() {
+        // The children one response may start: its `task` calls past the bound are not run.
+        let (past_bound, delegations) = self.past_children_bound(&calls);
+        let mut calls = calls.into_iter().zip(past_bound).peekable();
+        while let Some((call, past_bound)) = calls.next() {
             let takens = if stop.is_some() {
                 vec![self.answer_unrun(&call, ToolStatus::Interrupted, INTERRUPTED)]
             } else if cut == Some(call.id.as_str()) {
                 let why = cut_call_message(self.config.max_tokens);
                 vec![self.answer_unrun(&call, ToolStatus::Failed, &why)]
+            } else if past_bound {
+                let why = self.past_bound_answer(delegations);
+                vec![self.answer_unrun(&call, ToolStatus::Failed, &why)]
             } else if self.runs_together(&call) {
                 // The explorers that follow in the response run beside this one.
                 let mut group = vec![call];
-                while let Some(next) =
-                    calls.next_if(|next| cut != Some(next.id.as_str()) && self.runs_together(next))
-                {
+                while let Some((next, _)) = calls.next_if(|(next, past_bound)| {
+                    !past_bound && cut != Some(next.id.as_str()) && self.runs_together(next)
+                }) {
                     group.push(next);
                 }
                 self.take_calls_together(&group).await
@@ -69,8 +76,8 @@ impl Turn<'_> {
         stop
     }
 
-    /// Answers a call that is not run — the turn is stopping, or the call was cut off at the
-    /// output limit — with `why`.
+    /// Answers a call that is not run — the turn is stopping, the call was cut off at the
+    /// output limit, or it is a `task` call past the response's bound of children — with `why`.
     fn answer_unrun(&mut self, call: &ToolCall, status: ToolStatus, why: &str) -> Taken {
         self.take_up(call);
         let outcome = ToolOutcome::error(why);

@@ -18,8 +18,9 @@ impl Turn<'_> {
     }
 
     /// The sandbox a command starts in while the sandbox's probe still runs: the one the probe
-    /// finds where `bwrap` works, for a command that runs without asking (outside plan mode).
-    /// `None`: the command waits for the probe's answer.
+    /// finds where `bwrap` works, for a command that runs without asking and under no read-only
+    /// rules (plan mode's, a child's: the read-only sandbox is the probed one). `None`: the
+    /// command waits for the probe's answer.
     pub(in crate::agent) fn assumed_sandbox(
         &self,
         tool: &dyn Tool,
@@ -27,7 +28,7 @@ impl Turn<'_> {
     ) -> Option<Sandbox> {
         if tool.effect() != Effect::RunsCommand
             || self.services.sandbox_known()
-            || self.state.view().plan_mode
+            || self.read_only_rules().is_some()
         {
             return None;
         }

@@ -48,7 +48,7 @@ fn a_slash_opens_the_menu_that_typing_filters_and_tab_completes() {
     type_text(&mut app, "/");
     let menu = screen_text(&draw(&mut app, (100, 30)));
     insta::assert_snapshot!("slash_menu_100x30", menu);
-    for line in ["/clear", "/diff", "/model", "show every key and command"] {
+    for line in ["/clear", "/diff", "/model", "/approval", "approve the plan on the board"] {
         assert!(menu.contains(line), "{line}:\n{menu}");
     }
     type_text(&mut app, "mo");

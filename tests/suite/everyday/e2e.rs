@@ -42,9 +42,9 @@ fn the_menu_model_mentions_and_the_shell_escape_for_real() {
     tmux.type_text("/");
     // Waited for whole: a capture can land while the menu is still being drawn.
     let screen = tmux.wait_for("the slash menu", KEY_TIMEOUT, |s| {
-        s.contains("Commands ·") && s.contains("/model") && s.contains("show every key and command")
+        s.contains("Commands ·") && s.contains("/model") && s.contains("watch keel work through")
     });
-    assert!(screen.contains("/model") && screen.contains("show every key and command"), "{screen}");
+    assert!(screen.contains("/model") && screen.contains("watch keel work through"), "{screen}");
     tmux.type_text("mo");
     sleep(SETTLE);
     tmux.send(&["Tab"]);

@@ -22,19 +22,32 @@ impl Turn<'_> {
         }
         let declined = || (ToolStatus::Declined, ToolOutcome::error(DECLINED));
         match verdict {
-            Verdict::Run => Ok(()),
+            Verdict::Run => self.within_rules(on).await,
             Verdict::Refuse(refusal, why) => {
                 Err(((ToolStatus::Refused(refusal), ToolOutcome::error(why)), None))
             }
             Verdict::Ask => match self.ask(on).await {
-                Decision::Once => Ok(()),
+                Decision::Once => self.still_allowed(on).await,
                 Decision::Always => {
                     self.services.approvals().allow_always(&*on.tool, &on.call.input);
-                    Ok(())
+                    self.still_allowed(on).await
                 }
                 Decision::Deny => Err((declined(), None)),
                 Decision::DenyAndStop => Err((declined(), Some(Stop::Interrupted))),
             },
+        }
+    }
+
+    /// A call the person allowed, looked at again as things stand after their answer: plan mode
+    /// (or, for a child, its parent's) or a stricter approval mode may have come on while the
+    /// box waited, and what they refuse stays refused.
+    async fn still_allowed(&mut self, on: &mut OnRoad) -> Stage {
+        self.within_rules(on).await?;
+        match self.services.approvals().check(&*on.tool, &on.call.input, self.toolset) {
+            Verdict::Refuse(refusal, why) => {
+                Err(((ToolStatus::Refused(refusal), ToolOutcome::error(why)), None))
+            }
+            Verdict::Run | Verdict::Ask => Ok(()),
         }
     }
 

@@ -28,6 +28,7 @@ mod run;
 mod settle;
 mod together;
 
+use crate::agent::children;
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{Stop, Turn};
@@ -35,7 +36,7 @@ use crate::hooks::Permission;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::task::Delegation;
-use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
+use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, ToolSet, Tools};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -138,14 +139,40 @@ impl Turn<'_> {
         self.approve(on).await
     }
 
-    /// The tools as a call runs them: in plan mode, and for a child under read-only rules,
-    /// commands run in a read-only sandbox.
+    /// The tools as a call runs them: under read-only rules (plan mode, a child's), commands run
+    /// in a read-only sandbox.
     pub(in crate::agent) fn tools_for_call(&self) -> Tools {
-        if self.state.view().plan_mode || self.toolset.read_only().is_some() {
+        if self.read_only_rules().is_some() {
             self.tools.confined_to(SandboxMode::ReadOnly)
         } else {
             self.tools.clone()
         }
+    }
+}
+
+/// The read-only rules a call is held to, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::agent) enum Rules<'a> {
+    /// The conversation is in plan mode.
+    PlanMode,
+    /// A child's rules, for this reason: it explores, or its parent is in plan mode.
+    Child(&'a str),
+}
+
+impl<'a> Turn<'a> {
+    /// The read-only rules this conversation's calls are held to at this moment, if any: its own
+    /// plan mode; a child's tool set's (an explorer, or a child started under plan mode); or, for
+    /// a child, its parent's plan mode as the parent said it last (`turn::bounds`), so that the
+    /// person's Shift+Tab reaches a running child at its next call.
+    pub(in crate::agent) fn read_only_rules(&self) -> Option<Rules<'a>> {
+        let toolset: &'a ToolSet = self.toolset;
+        if let Some(why) = toolset.read_only() {
+            return Some(Rules::Child(why));
+        }
+        if self.config.is_child() && self.bounds.plan_mode() {
+            return Some(Rules::Child(children::UNDER_PLAN_MODE));
+        }
+        self.state.view().plan_mode.then_some(Rules::PlanMode)
     }
 }
 

@@ -1,8 +1,8 @@
 //! The prepare stage: the call's arguments checked before anything else happens to it, and plan
-//! mode's (or a child's read-only rules') refusal of what may change something. A command's sandbox is settled here too, as far
-//! as it must be: what a command may do depends on it.
+//! mode's (or a child's read-only rules') refusal of what may change something. A command's
+//! sandbox is settled here too, as far as it must be: what a command may do depends on it.
 
-use super::{OnRoad, Stage};
+use super::{OnRoad, Rules, Stage};
 use crate::agent::children;
 use crate::agent::plan_mode as plan;
 use crate::agent::snapshot::{Refusal, ToolStatus};
@@ -29,25 +29,40 @@ impl Turn<'_> {
         }
         // Only commands depend on what the sandbox can do. A command that runs without asking
         // does not wait for the sandbox's probe: it starts in the sandbox the probe finds where
-        // it works, and its own start tells whether it came up.
-        let command = on.effect == Effect::RunsCommand;
-        if command {
+        // it works, and its own start tells whether it came up. Under read-only rules it waits,
+        // a child's as the parent's: what it may do depends on the probe's answer.
+        if on.effect == Effect::RunsCommand {
             on.assumed = self.assumed_sandbox(&*on.tool, input);
             if on.assumed.is_none() {
                 self.settle_sandbox().await;
             }
         }
-        let read_only = self.toolset.read_only();
-        if !self.state.view().plan_mode && read_only.is_none() {
+        self.within_rules(on).await
+    }
+
+    /// Refuses a call the read-only rules in force now do not allow (`Turn::read_only_rules`):
+    /// plan mode's, or a child's. Asked as the call is prepared, and again once it is approved,
+    /// since plan mode may have come on meanwhile — for a child, by its parent's.
+    pub(super) async fn within_rules(&mut self, on: &mut OnRoad) -> Stage {
+        let Some(rules) = self.read_only_rules() else {
             return Ok(());
+        };
+        let command = on.effect == Effect::RunsCommand;
+        // A command that was to start before the probe answered waits for it after all: the
+        // read-only sandbox is the probed one.
+        if command && on.assumed.take().is_some() {
+            self.settle_sandbox().await;
         }
         let confined =
             command && self.tools_for_call().sandbox().confinement() == Confinement::Confined;
-        let refusal = match read_only {
+        let input = &on.call.input;
+        let refusal = match rules {
             // A child's read-only rules, and why it runs under them.
-            Some(why) => children::refusal(&*on.tool, input, confined, why)
+            Rules::Child(why) => children::refusal(&*on.tool, input, confined, why)
                 .map(|why| (Refusal::ReadOnly, why)),
-            None => plan::refusal(&*on.tool, input, confined).map(|why| (Refusal::PlanMode, why)),
+            Rules::PlanMode => {
+                plan::refusal(&*on.tool, input, confined).map(|why| (Refusal::PlanMode, why))
+            }
         };
         match refusal {
             Some((refusal, why)) => {

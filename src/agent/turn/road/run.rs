@@ -10,6 +10,7 @@ use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::turn::{Stop, Turn};
 use crate::tools::gate::Gate;
+use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Tool, ToolCall, ToolContext, ToolOutcome, Tools};
 use futures_util::future::OptionFuture;
 use std::time::Instant;
@@ -36,6 +37,10 @@ impl Turn<'_> {
         }
         let tools = if on.effect == Effect::RunsCommand {
             let tools = match &on.assumed {
+                // Read-only rules that came on since the call was approved hold it too.
+                Some(sandbox) if self.read_only_rules().is_some() => {
+                    self.tools.clone().with_sandbox(sandbox.at_most(SandboxMode::ReadOnly))
+                }
                 Some(sandbox) => self.tools.clone().with_sandbox(sandbox.clone()),
                 None => self.tools_for_call(),
             };
@@ -119,7 +124,8 @@ impl Turn<'_> {
                     self.state.publish(self.outbox);
                 }
                 command = self.inbox.recv(), if stop.is_none() => {
-                    if let Some(why) = during_turn(self.state, self.outbox, command) {
+                    let services = self.services;
+                    if let Some(why) = during_turn(self.state, self.outbox, services, command) {
                         cancel.cancel();
                         stop = Some(why);
                     }
