@@ -413,6 +413,8 @@ mod tests {
         );
         let names: Vec<&str> = files.iter().map(|(word, _)| word.as_str()).collect();
         assert_eq!(names, ["hooks/a.py", "./check.sh"], "each file once, none outside");
+        let files = named_files("cd \"$PWD\" && ${PWD}/check.sh", &root);
+        assert_eq!(files, [("${PWD}/check.sh".to_owned(), root.join("check.sh"))]);
     }
 
     #[test]
