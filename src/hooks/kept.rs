@@ -7,6 +7,11 @@
 //! from the mount namespace it is one in; but a rename from any other namespace takes the mounts
 //! on what it replaces away, the copy a hook runs from included, so a command's job swapping the
 //! file in a loop would win some runs. Where commands cannot swap these, the copy is what runs.
+//!
+//! What is kept is fixed as the session's first command (or confined hook) starts, and kept for
+//! the whole session (`Hooks::kept`): a job a command left running while a path was not kept
+//! could make it a symlink, and bwrap binds what a symlink leads to. A hook trusted after that
+//! is kept from the next session on; meanwhile its files are hashed again after every run.
 
 use super::config::HookSpec;
 use super::trust;
@@ -48,7 +53,7 @@ impl Kept {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.files.is_empty() && self.folders.is_empty()
     }
 
     /// `sandbox` keeping these from its commands.
@@ -98,8 +103,12 @@ mod tests {
         kept.keep_in(&mut sandbox);
         assert_eq!(sandbox.read_only, kept.files);
         assert_eq!(sandbox.pinned, kept.folders);
-        // Forgotten: nothing is kept.
+        // Fixed as the first command started: forgotten or trusted later, the same for the
+        // session (a job left running meanwhile could make what was not kept a symlink).
         hooks.forget().unwrap();
-        assert!(hooks.kept().is_empty());
+        assert_eq!(hooks.kept(), kept);
+        hooks.trust_all().unwrap();
+        let later = hooks.kept();
+        assert_eq!(later, kept);
     }
 }

@@ -86,6 +86,8 @@ struct Live {
     /// as it was found): told once, until they trust or forget it.
     told_changed: Vec<bool>,
     ran: VecDeque<RanLine>,
+    /// What commands must not change, fixed as the first command's sandbox was set up.
+    kept: Option<Kept>,
     /// The store could not be read (nothing is trusted meanwhile).
     store_problem: Option<String>,
 }
@@ -183,14 +185,13 @@ impl Hooks {
     ) -> Self {
         let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_owned());
         let hooks = Self { specs, workspace, store, interactive, live: Mutex::default() };
-        {
-            let mut live = hooks.lock();
-            let (trust, problem) = hooks.statuses();
-            // Those changed already are named in the notice at the start.
-            live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
-            live.trust = trust;
-            live.store_problem = problem;
-        }
+        let (trust, problem) = hooks.statuses();
+        let mut live = hooks.lock();
+        // Those changed already are named in the notice at the start.
+        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
+        live.trust = trust;
+        live.store_problem = problem;
+        drop(live);
         hooks
     }
 
@@ -224,14 +225,21 @@ impl Hooks {
         self.specs.iter().cloned().zip(live.trust.iter().copied()).collect()
     }
 
-    /// What commands must not change under the trusted workspace hooks ([`kept`]).
+    /// What commands must not change under the trusted workspace hooks ([`kept`]), for the
+    /// sandbox of a command or a confined hook about to start: what the hooks trusted when the
+    /// first one started name, for the whole session. A path is kept from the session's first
+    /// command on or not at all: a job a command left running while it was not could make it a
+    /// symlink, and bwrap binds what a symlink leads to.
     pub fn kept(&self) -> Kept {
-        let trusted: Vec<&HookSpec> = {
-            let live = self.lock();
-            let trusted = |index: &usize| live.trust.get(*index) == Some(&Trust::Trusted);
-            (0..self.specs.len()).filter(trusted).map(|index| &self.specs[index]).collect()
-        };
-        Kept::of(&trusted, &self.workspace)
+        let mut live = self.lock();
+        if live.kept.is_none() {
+            let trusted: Vec<&HookSpec> = (self.specs.iter().zip(&live.trust))
+                .filter(|(_, trust)| **trust == Trust::Trusted)
+                .map(|(spec, _)| spec)
+                .collect();
+            live.kept = Some(Kept::of(&trusted, &self.workspace));
+        }
+        live.kept.clone().unwrap_or_default()
     }
 
     /// Runs the hooks of `event` that `query` matches, in parallel, each with the event's input
@@ -292,6 +300,13 @@ impl Hooks {
         let reading = copied.as_ref().map(|copied| &copied.reading);
         let plan = match copied.as_ref().map(|copied| copied.folder.as_ref()) {
             Some(Err(why)) => Err(format!("its files could not be copied to run from: {why}")),
+            _ if place == Place::Sandbox => {
+                // A confined hook is a command too: what it leaves running must not swap what
+                // the trusted hooks run.
+                let mut sandbox = sandbox.clone();
+                self.kept().keep_in(&mut sandbox);
+                Plan::new(place, &sandbox, &self.workspace, reading, input)
+            }
             _ => Plan::new(place, sandbox, &self.workspace, reading, input),
         };
         let output = match &plan {

@@ -74,9 +74,7 @@ impl Turn<'_> {
     /// (read-only in plan mode), once its probe has answered.
     async fn sandbox_for_hooks(&self) -> crate::tools::Sandbox {
         self.tools.probing_sandbox().settled().await;
-        let mut sandbox = self.tools_for_call().sandbox().clone();
-        self.services.hooks.kept().keep_in(&mut sandbox);
-        sandbox
+        self.tools_for_call().sandbox().clone()
     }
 
     /// `tools` whose commands cannot change what the trusted workspace hooks run: the files

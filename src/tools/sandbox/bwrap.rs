@@ -123,7 +123,9 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
-        for path in setup.pinned.iter().filter(|path| path.is_dir()) {
+        // Never through a symlink: a writable bind of one binds what it leads to.
+        let folder = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|meta| meta.is_dir());
+        for path in setup.pinned.iter().filter(folder) {
             push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
         }
         for path in protected(setup.workspace) {
@@ -136,7 +138,8 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
                 Protect::Missing => covered(path, &mut push),
             }
         }
-        for path in setup.read_only.iter().filter(|path| path.exists()) {
+        let not_symlink = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|m| !m.is_symlink());
+        for path in setup.read_only.iter().filter(not_symlink) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
         }
         for keep in setup.folders.keeps(&writable, setup.workspace) {
@@ -271,6 +274,39 @@ pub fn probe(bwrap: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::tools::sandbox::Overlay;
+
+    #[test]
+    fn pinned_folders_and_kept_files_are_bound_onto_themselves_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("w");
+        std::fs::create_dir_all(work.join("hooks")).unwrap();
+        std::fs::write(work.join("hooks/check.sh"), "").unwrap();
+        std::os::unix::fs::symlink("/etc", work.join("linked")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", work.join("linked.sh")).unwrap();
+        let (pinned, read_only) = (
+            [work.join("hooks"), work.join("linked")],
+            [work.join("hooks/check.sh"), work.join("linked.sh")],
+        );
+        let folders = KeelFolders::default();
+        let setup = Setup {
+            bwrap: Path::new("bwrap"),
+            workspace: &work,
+            keel: Path::new("/keel"),
+            read_only: &read_only,
+            pinned: &pinned,
+            folders: &folders,
+        };
+        let launch = launch(&Policy::default(), &setup);
+        let line: Vec<String> =
+            launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        let line = line.join(" ");
+        let (hooks, check) = (work.join("hooks"), work.join("hooks/check.sh"));
+        let pin = format!("--bind {0} {0}", hooks.display());
+        let kept = format!("--ro-bind {0} {0}", check.display());
+        assert!(line.contains(&pin) && line.contains(&kept), "{line}");
+        assert!(line.find(&pin) < line.find(&kept), "a folder before what lies in it: {line}");
+        assert!(!line.contains("linked"), "a symlink is never bound: {line}");
+    }
 
     #[test]
     fn overlays_go_after_every_mount_and_before_the_command_starts() {
