@@ -446,8 +446,8 @@ impl Hooks {
         let store = live.store_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
         Some(format!(
             "the workspace's .keel/config.toml has hooks you have not trusted, so they do not \
-             run: {}{store}. Trusted, a workspace's hook runs in the sandbox, as commands do, and \
-             with what they are given: read what it runs, then trust it with {HOW_TO_TRUST}.",
+             run: {}{store}. Once trusted, a workspace's hook runs in the sandbox, as commands \
+             do: read what it runs, then trust it with {HOW_TO_TRUST}.",
             waiting.join(", ")
         ))
     }
