@@ -1,7 +1,9 @@
-//! The hooks as the person reads them: what is configured, from whose file, whether it runs,
-//! and what ran — for `/hooks` in keel's screen and `keel hooks list`.
+//! The hooks as the person reads them: what is configured, from whose file, whether it runs
+//! and where (in the sandbox, or as the person's own program), and what ran — for `/hooks` in
+//! keel's screen and `keel hooks list`.
 
 use super::config::{HookSpec, Origin, describe_origin};
+use super::place::Place;
 use super::protocol::Verdict;
 use super::run::seconds;
 use super::trust::Trust;
@@ -44,10 +46,12 @@ pub struct HookLine {
     pub timeout: Duration,
     pub origin: Origin,
     pub trust: Trust,
+    /// Where it runs when it does.
+    pub place: Place,
 }
 
 impl HookLine {
-    pub fn of(spec: &HookSpec, trust: Trust) -> Self {
+    pub fn of(spec: &HookSpec, trust: Trust, place: Place) -> Self {
         Self {
             event: spec.event,
             matcher: spec.matcher.text.clone(),
@@ -55,6 +59,7 @@ impl HookLine {
             timeout: spec.timeout,
             origin: spec.origin,
             trust,
+            place,
         }
     }
 }
@@ -100,18 +105,19 @@ pub fn render(view: &HooksView, runs: bool) -> String {
                 (~/.config/keel/config.toml); see the README for the events."
             .to_owned();
     }
-    let mut out = String::from("Hooks (each runs as your own program, outside the sandbox):\n");
+    let mut out = String::from("Hooks:\n");
     for hook in &view.hooks {
         let matcher =
             hook.matcher.as_deref().map(|m| format!(" matcher {m:?}")).unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {}{matcher}: {} (timeout {}) — {}, {}",
+            "  {}{matcher}: {} (timeout {}) — {}, {}{}",
             hook.event,
             crate::visible::one_line(&hook.command),
             seconds(hook.timeout),
             describe_origin(hook.origin),
             trust_words(hook.trust),
+            place_words(hook),
         );
     }
     if view.hooks.iter().any(|hook| !hook.trust.runs()) {
@@ -150,6 +156,19 @@ pub fn render(view: &HooksView, runs: bool) -> String {
     out.trim_end().to_owned()
 }
 
+/// Where a hook that runs does: in the sandbox (saying why for one of the person's), or as
+/// their own program.
+fn place_words(hook: &HookLine) -> &'static str {
+    match (hook.trust.runs(), hook.place, hook.origin) {
+        (false, _, _) => "",
+        (true, Place::Sandbox, Origin::Workspace) => " in the sandbox, as commands do",
+        (true, Place::Sandbox, Origin::Person) => {
+            " in the sandbox, as commands do, since it names a path in the workspace"
+        }
+        (true, Place::Person, _) => " as your own program, outside the sandbox",
+    }
+}
+
 fn trust_words(trust: Trust) -> &'static str {
     match trust {
         Trust::Own => "runs",
@@ -165,22 +184,25 @@ mod tests {
 
     #[test]
     fn the_listing_names_each_hook_its_source_and_whether_it_runs() {
-        let hook = |command: &str, origin, trust| HookLine {
+        let hook = |command: &str, origin, trust, place| HookLine {
             event: Event::PreToolUse,
             matcher: Some("Bash".into()),
             command: command.into(),
             timeout: Duration::from_secs(60),
             origin,
             trust,
+            place,
         };
         let view = HooksView {
             hooks: vec![
-                hook("./mine.sh", Origin::Person, Trust::Own),
-                hook("./theirs.sh", Origin::Workspace, Trust::Untrusted),
+                hook("~/mine.sh", Origin::Person, Trust::Own, Place::Person),
+                hook("./theirs.sh", Origin::Workspace, Trust::Untrusted, Place::Sandbox),
+                hook("./ours.sh", Origin::Workspace, Trust::Trusted, Place::Sandbox),
+                hook("./mine-here.sh", Origin::Person, Trust::Own, Place::Sandbox),
             ],
             ran: vec![RanLine {
                 event: Event::PreToolUse,
-                command: "./mine.sh".into(),
+                command: "~/mine.sh".into(),
                 outcome: Outcome::Blocked,
                 said: "not on main".into(),
                 took: Duration::from_millis(12),
@@ -189,17 +211,33 @@ mod tests {
         let text = render(&view, true);
         assert!(
             text.contains(
-                "PreToolUse matcher \"Bash\": ./mine.sh (timeout 60 s) — your config, runs"
+                "PreToolUse matcher \"Bash\": ~/mine.sh (timeout 60 s) — your config, runs as \
+                 your own program, outside the sandbox\n"
             ),
             "{text}"
         );
         assert!(
             text.contains(
-                "./theirs.sh (timeout 60 s) — the workspace's .keel/config.toml, NOT TRUSTED"
+                "./theirs.sh (timeout 60 s) — the workspace's .keel/config.toml, NOT TRUSTED, \
+                 does not run\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "./ours.sh (timeout 60 s) — the workspace's .keel/config.toml, \
+                 trusted, runs in the sandbox, as commands do\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "./mine-here.sh (timeout 60 s) — your config, runs in the sandbox, as \
+                 commands do, since it names a path in the workspace\n"
             ),
             "{text}"
         );
         assert!(text.contains("/hooks trust"), "{text}");
-        assert!(text.contains("PreToolUse ./mine.sh — blocked in 12 ms: not on main"), "{text}");
+        assert!(text.contains("PreToolUse ~/mine.sh — blocked in 12 ms: not on main"), "{text}");
     }
 }

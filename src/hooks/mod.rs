@@ -1,8 +1,11 @@
 //! Hooks: the person's own programs, run at points of a session in Claude Code's shape, so
 //! hooks written for Claude Code run unchanged (`protocol`), with what its peers lack: a
 //! workspace's hooks run only once the person trusts them, keyed to a hash of what they are
-//! (`trust`); a PreToolUse or TaskCompleted hook that cannot answer blocks rather than waves
-//! through (`protocol::judge`); and the board has an event of its own, TaskCompleted.
+//! (`trust`), and then in the command sandbox all the same, from private copies of the files
+//! they name (`place`); a PreToolUse or TaskCompleted hook that cannot answer blocks rather than
+//! waves through (`protocol::judge`), and one whose files changed since it was trusted blocks
+//! every call it guards until the person trusts it again or forgets it; and the board has an
+//! event of its own, TaskCompleted.
 //!
 //! [`Hooks`] is a workspace's service (held by the agent's `Services`, so every conversation —
 //! a child agent's too — goes through the same hooks): the hooks configured (`config`), how far
@@ -12,26 +15,34 @@
 
 pub mod config;
 pub mod events;
+pub mod kept;
 pub mod listing;
 pub mod names;
+pub mod place;
 pub mod protocol;
 pub mod run;
 pub mod trust;
 
 pub use config::{DEFAULT_TIMEOUT, HookSpec, HooksConfig, Origin};
 pub use events::Event;
+pub use kept::Kept;
 pub use listing::{HookLine, HooksView, Outcome, RanLine};
+pub use place::Place;
 pub use protocol::{Common, Permission, Reply, Verdict};
 
+use crate::tools::sandbox::Sandbox;
+use place::Plan;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-use trust::{Trust, TrustStore};
+use trust::{Reading, Trust, TrustStore};
 
 /// How many runs `/hooks` remembers.
 const RAN_KEPT: usize = 50;
+/// What the name of one run's folder of private copies starts with.
+const COPIES_PREFIX: &str = "run-";
 /// How the person trusts a workspace's hooks, in both front ends.
 pub const HOW_TO_TRUST: &str = "/hooks trust in keel's screen, or `keel hooks trust`";
 
@@ -71,10 +82,12 @@ pub struct Hooks {
 struct Live {
     /// How far each hook is trusted now, in `specs`' order.
     trust: Vec<Trust>,
-    /// Each hook ran trusted in this process at some point: losing that trust is told, and
-    /// blocks where the event fails closed.
-    ran_trusted: Vec<bool>,
+    /// The person has been told that this hook changed since they trusted it (at the start, or
+    /// as it was found): told once, until they trust or forget it.
+    told_changed: Vec<bool>,
     ran: VecDeque<RanLine>,
+    /// What commands must not change, fixed as the first command's sandbox was set up.
+    kept: Option<Kept>,
     /// The store could not be read (nothing is trusted meanwhile).
     store_problem: Option<String>,
 }
@@ -88,12 +101,40 @@ pub struct Ran {
     pub took: Duration,
 }
 
+impl Ran {
+    /// A hook that blocks what it guards without running, for `why`.
+    fn blocked(event: Event, command: String, why: String) -> Self {
+        let reply = Reply::verdict(Verdict::Blocked(why));
+        Self { event, command, reply, took: Duration::ZERO }
+    }
+}
+
+/// The hooks an event may run, as [`Hooks::check_trust`] finds them.
+#[derive(Debug, Default)]
+struct Checked {
+    /// Hooks that run, in the config's order; each workspace hook with its files as read for
+    /// the hash that let it run, and their private copies.
+    runnable: Vec<(usize, Option<Copied>)>,
+    /// Trusted workspace hooks whose files changed since.
+    changed: Vec<usize>,
+    /// Of those, the ones the person has not been told of yet.
+    untold: Vec<usize>,
+}
+
+/// A trusted workspace hook's files as read for its hash, with the folder their copies are in
+/// (removed when the run is over), or why there is none.
+#[derive(Debug)]
+struct Copied {
+    reading: Reading,
+    folder: Result<tempfile::TempDir, String>,
+}
+
 /// What an event's hooks said, in the config's order.
 #[derive(Debug, Clone, Default)]
 pub struct Fired {
     pub runs: Vec<Ran>,
     /// Workspace hooks that no longer run because what they are changed since they were
-    /// trusted: what the person is told, once.
+    /// trusted: what the person is told, once for each.
     pub lost_trust: Option<String>,
 }
 
@@ -147,13 +188,13 @@ impl Hooks {
     ) -> Self {
         let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_owned());
         let hooks = Self { specs, workspace, store, interactive, live: Mutex::default() };
-        {
-            let mut live = hooks.lock();
-            let (trust, problem) = hooks.statuses();
-            live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
-            live.trust = trust;
-            live.store_problem = problem;
-        }
+        let (trust, problem) = hooks.statuses();
+        let mut live = hooks.lock();
+        // Those changed already are named in the notice at the start.
+        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
+        live.trust = trust;
+        live.store_problem = problem;
+        drop(live);
         hooks
     }
 
@@ -187,14 +228,33 @@ impl Hooks {
         self.specs.iter().cloned().zip(live.trust.iter().copied()).collect()
     }
 
+    /// What commands must not change under the trusted workspace hooks ([`kept`]), for the
+    /// sandbox of a command or a confined hook about to start: what the hooks trusted when the
+    /// first one started name, for the whole session. A path is kept from the session's first
+    /// command on or not at all: a job a command left running while it was not could make it a
+    /// symlink, and bwrap binds what a symlink leads to.
+    pub fn kept(&self) -> Kept {
+        let mut live = self.lock();
+        if live.kept.is_none() {
+            let trusted: Vec<&HookSpec> = (self.specs.iter().zip(&live.trust))
+                .filter(|(_, trust)| **trust == Trust::Trusted)
+                .map(|(spec, _)| spec)
+                .collect();
+            live.kept = Some(Kept::of(&trusted, &self.workspace));
+        }
+        live.kept.clone().unwrap_or_default()
+    }
+
     /// Runs the hooks of `event` that `query` matches, in parallel, each with the event's input
-    /// (`common` and the event's `fields`); returns what they said, in the config's order.
+    /// (`common` and the event's `fields`), those that run confined in `sandbox` (the one the
+    /// conversation's commands run in); returns what they said, in the config's order.
     pub async fn fire(
         &self,
         event: Event,
         query: Query<'_>,
         common: &Common,
         fields: Map<String, Value>,
+        sandbox: &Sandbox,
     ) -> Fired {
         let selected: Vec<usize> = (0..self.specs.len())
             .filter(|&index| self.specs[index].event == event)
@@ -203,75 +263,159 @@ impl Hooks {
         if selected.is_empty() {
             return Fired::default();
         }
-        let (runnable, lost) = self.check_trust(&selected);
+        let checked = self.check_trust(&selected);
         let input = protocol::input(event, common, fields);
-        let runs = runnable.iter().map(|&index| {
-            let spec = &self.specs[index];
+        let runs = checked.runnable.into_iter().map(|(index, copied)| {
             let input = &input;
-            async move {
-                let output = run::run(&spec.command, &self.workspace, input, spec.timeout).await;
-                let reply = protocol::judge(event, &spec.command, &output);
-                Ran { event, command: spec.command.clone(), reply, took: output.took }
-            }
+            async move { self.run_one(&self.specs[index], copied, sandbox, input).await }
         });
         let mut runs = futures_util::future::join_all(runs).await;
-        // A hook that ran trusted and was changed since does not run; where its event fails
-        // closed, what it guards is blocked rather than let through unguarded.
+        // A trusted hook whose files changed since does not run; where its event fails closed,
+        // what it guards is blocked, every time, rather than let through unguarded.
         if event.guard() == events::Guard::FailsClosed {
-            for &index in &lost {
+            for &index in &checked.changed {
                 let command = self.specs[index].command.clone();
                 let why = format!(
-                    "the hook `{command}` changed since you trusted it, so keel did not run it; \
-                     trust it again with {HOW_TO_TRUST}"
+                    "the hook `{command}` changed since you trusted it, so keel did not run it, \
+                     and every call it guards is blocked until the person trusts it again \
+                     ({HOW_TO_TRUST}) or forgets it"
                 );
-                let reply = Reply {
-                    verdict: Verdict::Blocked(why),
-                    permission: None,
-                    updated_input: None,
-                    context: None,
-                    message: None,
-                };
-                runs.push(Ran { event, command, reply, took: Duration::ZERO });
+                runs.push(Ran::blocked(event, command, why));
             }
         }
         self.remember(&runs);
-        let lost_trust = (!lost.is_empty()).then(|| self.lost_notice(&lost));
+        let lost_trust = (!checked.untold.is_empty()).then(|| self.lost_notice(&checked.untold));
         Fired { runs, lost_trust }
     }
 
-    /// Of `selected`, the hooks that may run now, and those that ran trusted in this process but
-    /// whose command's files changed since (told once: they are no longer counted as trusted).
-    fn check_trust(&self, selected: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    /// Runs `spec` where it belongs ([`Place`]), from `copied` (a trusted workspace hook's files
+    /// as hashed, and their copies) where the sandbox can bind them. A trusted hook's files are
+    /// hashed again after the run: an answer given while they changed is discarded.
+    async fn run_one(
+        &self,
+        spec: &HookSpec,
+        copied: Option<Copied>,
+        sandbox: &Sandbox,
+        input: &[u8],
+    ) -> Ran {
+        let event = spec.event;
+        let place = Place::of(spec, &self.workspace);
+        let reading = copied.as_ref().map(|copied| &copied.reading);
+        let plan = match copied.as_ref().map(|copied| copied.folder.as_ref()) {
+            Some(Err(why)) => Err(format!("its files could not be copied to run from: {why}")),
+            _ if place == Place::Sandbox => {
+                // A confined hook is a command too: what it leaves running must not swap what
+                // the trusted hooks run.
+                let mut sandbox = sandbox.clone();
+                self.kept().keep_in(&mut sandbox);
+                Plan::new(place, &sandbox, &self.workspace, reading, input)
+            }
+            _ => Plan::new(place, sandbox, &self.workspace, reading, input),
+        };
+        let output = match &plan {
+            Ok(plan) => run::run(&spec.command, plan, &self.workspace, spec.timeout).await,
+            Err(why) => run::Output::not_started(why.clone()),
+        };
+        drop(plan);
+        // Where the files could not be bound from their copies, this is what says whether what
+        // ran was what was trusted; where they were, it catches a file swapped from outside
+        // every sandbox (which takes the copy's mount away) for good.
+        let changed_meanwhile =
+            reading.is_some_and(|reading| trust::hash(spec, &self.workspace) != reading.hash);
+        let reply = if changed_meanwhile {
+            let why = format!(
+                "the hook `{}` changed while it ran, so keel discarded its answer; trust it again \
+                 with {HOW_TO_TRUST} once you have read what it runs",
+                spec.command
+            );
+            Reply::verdict(match event.guard() {
+                events::Guard::FailsClosed => Verdict::Blocked(why),
+                events::Guard::Blocks | events::Guard::Watches => Verdict::Failed(why),
+            })
+        } else {
+            protocol::judge(event, &spec.command, &output)
+        };
+        Ran { event, command: spec.command.clone(), reply, took: output.took }
+    }
+
+    /// Of `selected`: the hooks that may run now, each workspace hook with its files as read for
+    /// its hash and copied; the trusted ones whose files differ now from what was trusted; and
+    /// of those, the ones the person is to be told of now (once each, until they trust or forget
+    /// it).
+    fn check_trust(&self, selected: &[usize]) -> Checked {
         let workspace_hooks = selected.iter().any(|&i| self.specs[i].origin == Origin::Workspace);
         let trusted = if workspace_hooks { self.stored() } else { Vec::new() };
-        let mut live = self.lock();
-        let (mut runnable, mut lost) = (Vec::new(), Vec::new());
+        let mut checked = Checked::default();
+        let mut statuses = Vec::new();
         for &index in selected {
             let spec = &self.specs[index];
-            let now = trust::status(spec, &self.workspace, &trusted);
-            if now.runs() {
-                runnable.push(index);
-            } else if live.ran_trusted.get(index).copied().unwrap_or(false) {
-                live.ran_trusted[index] = false;
-                lost.push(index);
+            if spec.origin == Origin::Person {
+                checked.runnable.push((index, None));
+                statuses.push((index, Trust::Own));
+                continue;
             }
+            let folder = self.copies_folder();
+            let into = folder.as_ref().ok().map(tempfile::TempDir::path);
+            let reading = trust::read(spec, &self.workspace, into);
+            let now = trust::status_of(spec, &self.workspace, &reading.hash, &trusted);
+            match now {
+                Trust::Trusted => {
+                    let folder = folder.map_err(|err| err.to_string());
+                    checked.runnable.push((index, Some(Copied { reading, folder })));
+                }
+                Trust::Changed => checked.changed.push(index),
+                Trust::Own | Trust::Untrusted => {}
+            }
+            statuses.push((index, now));
+        }
+        let mut live = self.lock();
+        for (index, now) in statuses {
             if let Some(slot) = live.trust.get_mut(index) {
                 *slot = now;
             }
+            // Told once, until the person trusts or forgets: a file that changes back and
+            // forth is not a notice each time.
+            if now == Trust::Changed
+                && let Some(told) = live.told_changed.get_mut(index)
+                && !*told
+            {
+                *told = true;
+                checked.untold.push(index);
+            }
         }
-        (runnable, lost)
+        checked
+    }
+
+    /// A private folder for one run's copies of a hook's files: in keel's state folder, beside
+    /// the trust store; without one, in the temporary folder commands never see.
+    fn copies_folder(&self) -> std::io::Result<tempfile::TempDir> {
+        let Some(store) = &self.store else {
+            return tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir();
+        };
+        let folder = store.copies();
+        crate::tools::undo::shadow::create_private_dir(&folder)?;
+        tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir_in(folder)
     }
 
     fn lost_notice(&self, lost: &[usize]) -> String {
         let names: Vec<String> = lost.iter().map(|&index| name(&self.specs[index])).collect();
+        let one = lost.len() == 1;
+        let guards =
+            lost.iter().any(|&index| self.specs[index].event.guard() == events::Guard::FailsClosed);
+        let blocking = if guards {
+            " What a PreToolUse or TaskCompleted hook guards is blocked, every time, until you \
+             trust it again or forget it (/hooks forget, `keel hooks forget`)."
+        } else {
+            ""
+        };
         format!(
-            "{} changed since you trusted {}, so {} no longer {}. Read what {} now, then trust \
-             again with {HOW_TO_TRUST}.",
+            "{} changed since you trusted {}, so {} no longer {}.{blocking} Read what {} now, then \
+             trust again with {HOW_TO_TRUST}.",
             names.join(", "),
-            if lost.len() == 1 { "it" } else { "them" },
-            if lost.len() == 1 { "it" } else { "they" },
-            if lost.len() == 1 { "runs" } else { "run" },
-            if lost.len() == 1 { "it runs" } else { "they run" },
+            if one { "it" } else { "them" },
+            if one { "it" } else { "they" },
+            if one { "runs" } else { "run" },
+            if one { "it runs" } else { "they run" },
         )
     }
 
@@ -305,8 +449,8 @@ impl Hooks {
         let store = live.store_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
         Some(format!(
             "the workspace's .keel/config.toml has hooks you have not trusted, so they do not \
-             run: {}{store}. A hook runs as your own program, outside the sandbox: read what it \
-             runs, then trust it with {HOW_TO_TRUST}.",
+             run: {}{store}. Once trusted, a workspace's hook runs in the sandbox, as commands \
+             do: read what it runs, then trust it with {HOW_TO_TRUST}.",
             waiting.join(", ")
         ))
     }
@@ -333,7 +477,7 @@ impl Hooks {
         store.trust(&to_trust)?;
         let (trust, problem) = self.statuses();
         let mut live = self.lock();
-        live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
         live.trust = trust;
         live.store_problem = problem;
         Ok(if names.is_empty() {
@@ -351,8 +495,8 @@ impl Hooks {
         let forgotten = store.forget(&self.workspace)?;
         let (trust, _) = self.statuses();
         let mut live = self.lock();
-        // Forgotten on purpose: they stop as hooks never trusted do, not as changed ones.
-        live.ran_trusted = trust.iter().map(|trust| trust.runs()).collect();
+        // Forgotten on purpose: they stop as hooks never trusted do, blocking nothing.
+        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
         live.trust = trust;
         drop(live);
         Ok(format!(
@@ -371,7 +515,7 @@ impl Hooks {
                 .specs
                 .iter()
                 .zip(&live.trust)
-                .map(|(spec, trust)| HookLine::of(spec, *trust))
+                .map(|(spec, trust)| HookLine::of(spec, *trust, Place::of(spec, &self.workspace)))
                 .collect(),
             ran: live.ran.iter().cloned().collect(),
         }

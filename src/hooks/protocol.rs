@@ -78,7 +78,8 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn verdict(verdict: Verdict) -> Self {
+    /// A reply that is only a verdict.
+    pub fn verdict(verdict: Verdict) -> Self {
         Self { verdict, permission: None, updated_input: None, context: None, message: None }
     }
 }

@@ -1,20 +1,18 @@
-//! Running one hook: the person's own program, so outside the command sandbox (as MCP servers
-//! are), with `bash -c` in the workspace, under a command supervisor (`tools::supervisor`): in a
-//! session of its own with no terminal, and every process it starts killed when it times out,
-//! when keel stops waiting for it, and when keel exits or is killed.
+//! Running one hook as its [`Plan`] says (`super::place`: in the command sandbox, or as the
+//! person's own program), with `bash -c` in the workspace, under a command supervisor
+//! (`tools::supervisor`): in a session of its own with no terminal, and every process it starts
+//! killed when it times out, when keel stops waiting for it, and when keel exits or is killed.
+//! In the sandbox its shell starts held, as a command's does, and is let go at once; one whose
+//! sandbox could not be set up did not start.
 //!
-//! Its environment is the person's less the provider keys and keel's own settings
-//! (`tools::bash::environment`: a hook may need the person's own tokens, never the model's key),
-//! with `KEEL_PROJECT_DIR` and Claude Code's `CLAUDE_PROJECT_DIR` naming the workspace. Its
-//! stdin is the event's JSON, then end of file: the JSON is written to a private temporary file
-//! the shell reads as its stdin. Its output is read as it comes, into buffers with a cap, so a
-//! hook that prints gigabytes costs what one that prints a line does.
+//! Its stdin is the event's JSON, then end of file: the shell reads the plan's private input
+//! file as its stdin. Its output is read as it comes, into buffers with a cap, so a hook that
+//! prints gigabytes costs what one that prints a line does.
 
-use crate::tools::bash::environment;
+use super::place::Plan;
 use crate::tools::output::CappedBuffer;
 use crate::tools::supervisor::protocol::Status;
-use crate::tools::supervisor::{Event, Launch, Supervised};
-use std::io::Write as _;
+use crate::tools::supervisor::{Event, Supervised};
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -28,8 +26,6 @@ pub const STDERR_LIMIT: usize = 64 * 1024;
 const PIPE_GRACE: Duration = Duration::from_millis(200);
 /// Bytes read from a pipe at once.
 const READ_CHUNK: usize = 16 * 1024;
-/// The variables naming the workspace, keel's and Claude Code's.
-pub const PROJECT_DIR_VARS: [&str; 2] = ["KEEL_PROJECT_DIR", "CLAUDE_PROJECT_DIR"];
 
 /// How a hook ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,43 +50,45 @@ pub struct Output {
     pub took: Duration,
 }
 
-/// Runs `command` in `workspace` with `input` on its stdin, for at most `timeout`.
-pub async fn run(command: &str, workspace: &Path, input: &[u8], timeout: Duration) -> Output {
-    let began = Instant::now();
-    let mut output = Output {
-        ending: Ending::Lost,
-        stdout: CappedBuffer::new(STDOUT_LIMIT),
-        stderr: CappedBuffer::new(STDERR_LIMIT),
-        took: Duration::ZERO,
-    };
-    let stdin = match input_file(input) {
-        Ok(file) => file,
-        Err(err) => {
-            output.ending = Ending::NotStarted(format!("its input could not be written: {err}"));
-            return output;
+impl Output {
+    /// A hook that did not start, and why.
+    pub fn not_started(why: String) -> Self {
+        Self {
+            ending: Ending::NotStarted(why),
+            stdout: CappedBuffer::new(STDOUT_LIMIT),
+            stderr: CappedBuffer::new(STDERR_LIMIT),
+            took: Duration::ZERO,
         }
-    };
-    let Ok(quoted) = shlex::try_quote(&stdin.path().to_string_lossy()).map(|q| q.into_owned())
+    }
+}
+
+/// Runs `command` as `plan` says, for at most `timeout`.
+pub async fn run(command: &str, plan: &Plan, workspace: &Path, timeout: Duration) -> Output {
+    let mut began = Instant::now();
+    let mut output = Output { ending: Ending::Lost, ..Output::not_started(String::new()) };
+    let Ok(quoted) = shlex::try_quote(&plan.input().to_string_lossy()).map(|q| q.into_owned())
     else {
-        output.ending = Ending::NotStarted("its input's path cannot be quoted".into());
-        return output;
+        return Output::not_started("its input's path cannot be quoted".into());
     };
-    // The shell reads the JSON as its stdin; the person's line follows, as they wrote it.
+    // The shell reads the JSON as its stdin; the hook's line follows, as it was written.
     let line = format!("exec 0<{quoted}\n{command}");
-    let configure = |cmd: &mut tokio::process::Command| {
-        environment::apply_persons(cmd);
-        for name in PROJECT_DIR_VARS {
-            cmd.env(name, workspace);
-        }
-    };
+    let launch = plan.launch();
+    let sandboxed = !launch.prefix.is_empty();
     let (mut supervised, pipes) =
-        match Supervised::start(&line, workspace, &Launch::default(), configure).await {
+        match Supervised::start(&line, workspace, launch, |cmd| plan.configure(cmd)).await {
             Ok(started) => started,
-            Err(err) => {
-                output.ending = Ending::NotStarted(err.to_string());
-                return output;
-            }
+            Err(err) => return Output::not_started(err.to_string()),
         };
+    if sandboxed {
+        match supervised.release(std::future::ready(true)).await {
+            // Held is keel's time: the hook's clock starts without it.
+            Ok(held) => began += held,
+            Err(_) => {
+                supervised.kill().await;
+                return Output::not_started("it was let go without running".into());
+            }
+        }
+    }
     let mut out = pipes.stdout;
     let mut err = pipes.stderr;
     let deadline = began + timeout;
@@ -130,6 +128,13 @@ pub async fn run(command: &str, workspace: &Path, input: &[u8], timeout: Duratio
             },
         }
     };
+    if sandboxed && !supervised.came_up() && matches!(ending, Ending::Exited(_) | Ending::Lost) {
+        let said = output.stderr.render(STDERR_LIMIT).trim().to_owned();
+        output.ending = Ending::NotStarted(format!("its sandbox could not be set up: {said}"));
+        supervised.kill().await;
+        output.took = began.elapsed();
+        return output;
+    }
     match (&ending, exit) {
         // It ended and let go of its output: what it left running elsewhere may go on until it
         // ends or keel does.
@@ -141,14 +146,6 @@ pub async fn run(command: &str, workspace: &Path, input: &[u8], timeout: Duratio
     output.ending = ending;
     output.took = began.elapsed();
     output
-}
-
-/// The event's JSON in a private temporary file, for the hook's stdin.
-fn input_file(input: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
-    let mut file = tempfile::Builder::new().prefix("keel-hook-").tempfile()?;
-    file.write_all(input)?;
-    file.flush()?;
-    Ok(file)
 }
 
 fn ending_of(status: Status) -> Ending {

@@ -84,6 +84,17 @@ pub fn find_on(
     Err(why)
 }
 
+/// `path` (a `PATH` value) without the entries [`find`] passes over: empty or relative ones,
+/// and those inside a folder commands may write (`writable`), symlinks followed. For programs
+/// that look up names themselves (a hook of the person's, run outside the sandbox).
+pub fn path_outside(path: Option<&OsStr>, writable: &[PathBuf]) -> std::ffi::OsString {
+    let writable: Vec<PathBuf> = writable.iter().map(|root| canonical(root)).collect();
+    let kept = std::env::split_paths(path.unwrap_or_default())
+        .filter(|entry| entry.is_absolute())
+        .filter(|entry| inside(&canonical(entry), &writable).is_none());
+    std::env::join_paths(kept.collect::<Vec<_>>()).unwrap_or_default()
+}
+
 /// Whether `path` is a file with an execute bit, as `exec` would start it.
 fn is_program(path: &Path) -> bool {
     std::fs::metadata(path)
@@ -145,6 +156,24 @@ mod tests {
         assert_eq!(find_on("bwrap".as_ref(), Some(&path), &[]), Ok(real));
         let why = find_on("bwrap".as_ref(), Some(OsStr::new(":bin")), &[]).unwrap_err();
         assert!(why.contains("'' (relative)"), "{why}");
+    }
+
+    #[test]
+    fn a_path_for_programs_of_the_persons_keeps_only_entries_commands_cannot_write() {
+        let (work, system) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let venv = work.path().join(".venv/bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        let linked = system.path().join("linked");
+        std::os::unix::fs::symlink(&venv, &linked).unwrap();
+        let path = OsString::from(format!(
+            ":bin:.:{}:{}:{}",
+            venv.display(),
+            linked.display(),
+            system.path().display()
+        ));
+        let kept = path_outside(Some(&path), &[work.path().to_path_buf()]);
+        assert_eq!(kept, system.path().as_os_str());
+        assert!(path_outside(None, &[]).is_empty());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::support::tui::{app_with, draw, press, screen_text, sent, type_text};
 use keel::agent::{AgentEvent, Command, Entry, Snapshot};
 use keel::hooks::trust::Trust;
-use keel::hooks::{Event, HookLine, HooksCommand, HooksView, Origin, Outcome, RanLine};
+use keel::hooks::{Event, HookLine, HooksCommand, HooksView, Origin, Outcome, Place, RanLine};
 use ratatui::crossterm::event::KeyCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +20,10 @@ fn snapshot() -> Snapshot {
         timeout: Duration::from_secs(60),
         origin,
         trust,
+        place: match origin {
+            Origin::Workspace => Place::Sandbox,
+            Origin::Person => Place::Person,
+        },
     };
     let view = HooksView {
         hooks: vec![

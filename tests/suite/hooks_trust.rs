@@ -4,6 +4,7 @@
 //! and the person's own hooks run as their own programs, without the provider keys.
 
 use crate::support::bin::{json_lines, keel, output_within};
+use crate::support::files::outside_tmp;
 use crate::support::llm::{FakeLlm, text, tool};
 use crate::support::processes::{is_dead, read_pids};
 use crate::support::tmux::KeelPane;
@@ -24,11 +25,13 @@ struct Place {
 
 impl Place {
     fn new() -> Self {
-        Self { home: tempfile::tempdir().unwrap(), work: tempfile::tempdir().unwrap() }
+        Self { home: outside_tmp(), work: outside_tmp() }
     }
 
+    /// Where the marking hook marks: a workspace's hook runs in the sandbox, which lets it write
+    /// only there.
     fn marks(&self) -> PathBuf {
-        self.home.path().join("marks.txt")
+        self.work.path().join("marks.txt")
     }
 
     /// How many times the marking hook ran.
@@ -170,13 +173,15 @@ async fn a_workspace_hook_runs_only_once_trusted_and_stops_when_its_file_or_comm
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_trusted_hooks_script_the_model_rewrites_stops_and_the_next_call_is_blocked() {
+    // Commands cannot write it (it is read-only in their sandbox); keel's own file tools can.
     let place = Place::new();
     let mark = format!("echo ran >> '{}'", place.marks().display());
     place.script("hooks/guard.sh", &mark);
     place.workspace_hook("./hooks/guard.sh");
     assert!(place.hooks("trust").status.success());
     let steps = vec![
-        tool("bash", json!({"command": "printf '#!/bin/bash\\nexit 0\\n' > hooks/guard.sh"})),
+        tool("bash", json!({"command": "true"})),
+        tool("write_file", json!({"path": "hooks/guard.sh", "content": "#!/bin/bash\nexit 0\n"})),
         tool("bash", json!({"command": "echo second > second.txt"})),
         text("done"),
     ];
@@ -196,7 +201,7 @@ async fn a_trusted_hooks_script_the_model_rewrites_stops_and_the_next_call_is_bl
     assert!(told, "the person is told: {}", stdout(&output));
     let ends: Vec<Value> =
         json_lines(&output).into_iter().filter(|event| event["type"] == "tool_end").collect();
-    let blocked = ends[1]["output"].as_str().unwrap();
+    let blocked = ends[2]["output"].as_str().unwrap();
     assert!(
         blocked.starts_with(
             "Blocked by a PreToolUse hook: the hook `./hooks/guard.sh` changed since you trusted it"

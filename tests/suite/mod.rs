@@ -35,6 +35,7 @@ mod headless_output;
 mod headless_text;
 mod hooks;
 mod hooks_abuse;
+mod hooks_confined;
 mod hooks_screen;
 mod hooks_trust;
 mod inspector;

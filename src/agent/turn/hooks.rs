@@ -1,4 +1,5 @@
-//! Where a turn runs hooks (`crate::hooks`), and how what they said is told: each run as a
+//! Where a turn runs hooks (`crate::hooks`), in the sandbox its calls run in, and how what they
+//! said is told: each run as a
 //! `hook` event (a line in the conversation when it blocked or failed), a hook's
 //! `systemMessage` as a note, a workspace hook that lost its trust as an error; `/hooks`' view
 //! brought up to date. What a hook's answer means is decided where its event happens: the
@@ -33,7 +34,8 @@ impl Turn<'_> {
         }
         let mode = self.services.approvals().mode();
         let common = self.state.hook_common(hooks.workspace(), mode);
-        let fired = hooks.fire(event, query, &common, fields);
+        let sandbox = self.sandbox_for_hooks().await;
+        let fired = hooks.fire(event, query, &common, fields, &sandbox);
         tokio::pin!(fired);
         let fired = loop {
             tokio::select! {
@@ -65,9 +67,32 @@ impl Turn<'_> {
         }
         let mode = self.services.approvals().mode();
         let common = self.state.hook_common(hooks.workspace(), mode);
-        let fired = hooks.fire(event, query, &common, fields).await;
+        let sandbox = self.sandbox_for_hooks().await;
+        let fired = hooks.fire(event, query, &common, fields, &sandbox).await;
         self.tell_hooks(&fired, None);
         fired
+    }
+
+    /// The sandbox hooks that run confined run in: the one this conversation's calls run in now
+    /// (read-only in plan mode), once its probe has answered.
+    async fn sandbox_for_hooks(&self) -> crate::tools::Sandbox {
+        self.tools.probing_sandbox().settled().await;
+        self.tools_for_call().sandbox().clone()
+    }
+
+    /// `tools` whose commands cannot change what the trusted workspace hooks run: the files
+    /// they name read-only, the folders above them pinned (`Hooks::kept`).
+    pub(in crate::agent) fn keep_hook_files(
+        &self,
+        tools: crate::tools::Tools,
+    ) -> crate::tools::Tools {
+        let kept = self.services.hooks.kept();
+        if kept.is_empty() {
+            return tools;
+        }
+        let mut sandbox = tools.sandbox().clone();
+        kept.keep_in(&mut sandbox);
+        tools.with_sandbox(sandbox)
     }
 
     /// Tells what the hooks did, and brings `/hooks`' view up to date.

@@ -19,6 +19,11 @@
 //! command has no capabilities, even when keel runs as root (`--cap-drop ALL`), so it cannot
 //! remount what is read-only. The last step is told the bound on the command's processes.
 //!
+//! Where a trusted hook's files lie, each is bound read-only onto itself and each folder above it
+//! pinned (bound onto itself, before the protected paths, which stay read-only over it): a
+//! mount point cannot be written, renamed or removed from the command's own mount namespace,
+//! so no command can swap what the hook runs (`Sandbox::pinned`, `hooks::Hooks::kept`).
+//!
 //! `--die-with-parent` is not used: bwrap's launcher exits as soon as the shell does, and with
 //! that flag it would take the command's background jobs with it. They live on inside the
 //! sandbox instead, under keel's supervisor, which is a child subreaper: it adopts the sandbox's
@@ -36,6 +41,9 @@ use std::process::{Command, Stdio};
 
 /// The workspace's repository: pinned in place, or covered where there is none.
 const GIT: &str = ".git";
+/// The option that names where the command starts: the last before it, so what is bound for one
+/// command alone goes in just before ([`overlay`]).
+const CHDIR: &str = "--chdir";
 /// Paths inside the workspace that stay read-only, even when they do not exist yet: keel's own
 /// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
 /// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
@@ -81,6 +89,9 @@ pub struct Setup<'a> {
     pub keel: &'a Path,
     /// Folders that stay read-only even inside a writable place (repositories below the top).
     pub read_only: &'a [PathBuf],
+    /// Folders bound onto themselves, writable as they are, so that no command can rename or
+    /// remove them; under a protected path they stay read-only (mounted before it).
+    pub pinned: &'a [PathBuf],
     /// keel's own folders: kept out of reach, the session's `/tmp`, the note over covered paths.
     pub folders: &'a KeelFolders,
 }
@@ -120,6 +131,11 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         for root in &writable {
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
         }
+        // Never through a symlink: a writable bind of one binds what it leads to.
+        let folder = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|meta| meta.is_dir());
+        for path in setup.pinned.iter().filter(folder) {
+            push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
         for path in protected(setup.workspace) {
             let (kind, path) = path;
             match kind {
@@ -130,7 +146,8 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
                 Protect::Missing => covered(path, &mut push),
             }
         }
-        for path in setup.read_only.iter().filter(|path| path.exists()) {
+        let not_symlink = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|m| !m.is_symlink());
+        for path in setup.read_only.iter().filter(not_symlink) {
             push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
         }
     } else {
@@ -175,10 +192,24 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         push(&["--unshare-net".as_ref()]);
     }
     push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
-    push(&["--chdir".as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
+    push(&[CHDIR.as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     let limit = policy.process_limit();
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
     Launch { prefix: args, placeholders, max_processes: Some(limit), shell: None }
+}
+
+/// Binds each of `overlays` read-only over its target in the `bwrap` line `prefix` (as
+/// [`launch`] makes it), after every other mount and before the command starts; `false` (and
+/// `prefix` as it was) when the line has no place for them.
+pub fn overlay(prefix: &mut Vec<OsString>, overlays: &[super::Overlay]) -> bool {
+    let Some(at) = prefix.iter().rposition(|arg| arg == CHDIR) else {
+        return false;
+    };
+    let binds = overlays.iter().flat_map(|overlay| {
+        ["--ro-bind".into(), overlay.source.clone().into(), overlay.target.clone().into()]
+    });
+    prefix.splice(at..at, binds.collect::<Vec<OsString>>());
+    true
 }
 
 /// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed
@@ -271,6 +302,7 @@ pub fn probe(bwrap: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::sandbox::Overlay;
 
     fn arguments(launch: &Launch) -> Vec<String> {
         launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
@@ -303,6 +335,7 @@ mod tests {
             workspace: h,
             keel: &keel,
             read_only: &[],
+            pinned: &[],
             folders: &folders,
         };
         let args = arguments(&launch(&Policy::default(), &setup));
@@ -318,5 +351,68 @@ mod tests {
         let bound = position(&args, &["--ro-bind", &keel, &keel]);
         let read_only = position(&args, &["--remount-ro", &bin]);
         assert!(tmpfs < bound && bound < read_only, "{args:?}");
+    }
+
+    #[test]
+    fn pinned_folders_and_kept_files_are_bound_onto_themselves_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("w");
+        std::fs::create_dir_all(work.join("hooks")).unwrap();
+        std::fs::write(work.join("hooks/check.sh"), "").unwrap();
+        std::os::unix::fs::symlink("/etc", work.join("linked")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", work.join("linked.sh")).unwrap();
+        let (pinned, read_only) = (
+            [work.join("hooks"), work.join("linked")],
+            [work.join("hooks/check.sh"), work.join("linked.sh")],
+        );
+        let folders = KeelFolders::default();
+        let setup = Setup {
+            bwrap: Path::new("bwrap"),
+            workspace: &work,
+            keel: Path::new("/keel"),
+            read_only: &read_only,
+            pinned: &pinned,
+            folders: &folders,
+        };
+        let launch = launch(&Policy::default(), &setup);
+        let line: Vec<String> =
+            launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        let line = line.join(" ");
+        let (hooks, check) = (work.join("hooks"), work.join("hooks/check.sh"));
+        let pin = format!("--bind {0} {0}", hooks.display());
+        let kept = format!("--ro-bind {0} {0}", check.display());
+        assert!(line.contains(&pin) && line.contains(&kept), "{line}");
+        assert!(line.find(&pin) < line.find(&kept), "a folder before what lies in it: {line}");
+        assert!(!line.contains("linked"), "a symlink is never bound: {line}");
+    }
+
+    #[test]
+    fn overlays_go_after_every_mount_and_before_the_command_starts() {
+        let mut prefix: Vec<OsString> =
+            ["bwrap", "--bind", "/w", "/w", "--chdir", "/w", "--", "keel"]
+                .map(OsString::from)
+                .into();
+        let copy = Overlay { source: "/state/copy".into(), target: "/w/check.sh".into() };
+        assert!(overlay(&mut prefix, &[copy]));
+        let line: Vec<&str> = prefix.iter().filter_map(|arg| arg.to_str()).collect();
+        assert_eq!(
+            line,
+            [
+                "bwrap",
+                "--bind",
+                "/w",
+                "/w",
+                "--ro-bind",
+                "/state/copy",
+                "/w/check.sh",
+                "--chdir",
+                "/w",
+                "--",
+                "keel"
+            ]
+        );
+        let mut other: Vec<OsString> = vec!["keel".into(), "__keel_confine".into()];
+        assert!(!overlay(&mut other, &[]), "a line without mounts has no place for them");
+        assert_eq!(other.len(), 2);
     }
 }

@@ -107,6 +107,16 @@ impl Policy {
     }
 }
 
+/// A file bound read-only over a path for one command ([`Sandbox::launch_with`]): a private
+/// copy over the file it was made from, say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlay {
+    /// What is seen: a file outside every folder commands may write.
+    pub source: PathBuf,
+    /// Where it is seen, inside the sandbox.
+    pub target: PathBuf,
+}
+
 /// Whether the sandbox can be set up on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
@@ -124,6 +134,9 @@ pub struct Sandbox {
     /// Folders that stay read-only even where the policy lets commands write (repositories
     /// below the workspace's top).
     pub read_only: Vec<PathBuf>,
+    /// Folders bound onto themselves where commands may write, so that no command can rename
+    /// or remove them (the folders above a file a trusted hook runs: `hooks::Hooks::kept`).
+    pub pinned: Vec<PathBuf>,
     /// keel's own folders: its config and state, the session's `/tmp`, the note over what the
     /// sandbox covers.
     pub keel: KeelFolders,
@@ -160,6 +173,7 @@ impl Sandbox {
             policy: Policy { mode: Mode::Off, ..Policy::default() },
             availability: Availability::Missing("the sandbox is off".into()),
             read_only: Vec::new(),
+            pinned: Vec::new(),
             keel: KeelFolders::default(),
         }
     }
@@ -200,7 +214,7 @@ impl Sandbox {
                 Ok(bwrap) => Availability::Ready { bwrap },
                 Err(why) => Availability::Missing(why),
             };
-        Self { policy, availability, read_only: Vec::new(), keel }
+        Self { policy, availability, read_only: Vec::new(), pinned: Vec::new(), keel }
     }
 
     /// The sandbox keel's front ends run commands of `workspace` in: `policy`, probed with the
@@ -256,9 +270,22 @@ impl Sandbox {
             workspace,
             keel,
             read_only: &self.read_only,
+            pinned: &self.pinned,
             folders: &self.keel,
         };
         bwrap::launch(&self.policy, &setup)
+    }
+
+    /// As [`Sandbox::launch`], with each of `overlays` bound read-only over its path for this
+    /// command alone, where the sandbox can bind (bwrap); `true` when it could. Where it cannot
+    /// (commands run unconfined, or under a sandbox without mounts) the launch is
+    /// [`Sandbox::launch`]'s, and the caller must not count on the overlays.
+    pub fn launch_with(&self, workspace: &Path, overlays: &[Overlay]) -> (Launch, bool) {
+        let mut launch = self.launch(workspace);
+        let through_bwrap = matches!(&self.availability, Availability::Ready { bwrap }
+            if launch.prefix.first().is_some_and(|program| Path::new(program) == bwrap));
+        let bound = through_bwrap && bwrap::overlay(&mut launch.prefix, overlays);
+        (launch, bound)
     }
 
     /// The sandbox in a few words, for the approval box and the status bar:

@@ -44,7 +44,8 @@ impl Turn<'_> {
                 Some(sandbox) => self.tools.clone().with_sandbox(sandbox.clone()),
                 None => self.tools_for_call(),
             };
-            self.protect_nested_repositories(tools).await
+            let tools = self.protect_nested_repositories(tools).await;
+            self.keep_hook_files(tools)
         } else {
             self.tools.clone()
         };
