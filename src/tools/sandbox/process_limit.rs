@@ -9,6 +9,11 @@
 //! - As root, the kernel never applies `RLIMIT_NPROC` to user 0, and a user namespace does not
 //!   help: bwrap maps the user inside onto keel's own, root. So the supervisor puts the command in
 //!   a `pids` cgroup of its own (`supervisor::pids_cgroup`), where root is bound like anyone.
+//! - Under Landlock, as an unprivileged user, there is no user namespace: the kernel counts every
+//!   process of the person's against `RLIMIT_NPROC`. So the last step sets it to as many as the
+//!   person has as the command starts, plus the bound ([`apply_beside`]): the command may start
+//!   that many more, unless the person's other programs start some meanwhile, which it then
+//!   cannot.
 
 use nix::sys::resource::{Resource, setrlimit};
 
@@ -19,6 +24,9 @@ const PER_CORE: u64 = 64;
 pub const VARIABLE: &str = "KEEL_MAX_PROCESSES";
 /// What the user mapping of the first user namespace reads, where every user is itself.
 const INITIAL_USER_MAP: [&str; 3] = ["0", "0", "4294967295"];
+/// The fields of `/proc/PID/status` that say whose a process is and how many threads it has.
+const UID_FIELD: &str = "Uid:";
+const THREADS_FIELD: &str = "Threads:";
 
 /// The bound when the person sets none: `BASE` and `PER_CORE` for each core.
 pub fn default_limit() -> u64 {
@@ -49,6 +57,41 @@ pub fn apply_inside(limit: u64) -> Result<(), String> {
         .map_err(|err| format!("cannot limit the command's processes: {err}"))
 }
 
+/// Sets `RLIMIT_NPROC` for this process and all it starts to the threads its real user has now
+/// plus `limit`, where the kernel counts all of them: outside any user namespace of the
+/// sandbox's own (under Landlock). Root is bound by its cgroup instead, and nothing is set.
+pub fn apply_beside(limit: u64) -> Result<(), String> {
+    let user = nix::unistd::getuid();
+    if user.is_root() {
+        return Ok(());
+    }
+    let (_, hard) = nix::sys::resource::getrlimit(Resource::RLIMIT_NPROC)
+        .map_err(|err| format!("cannot read the process limit: {err}"))?;
+    let bound = threads_of(user.as_raw()).saturating_add(limit).min(hard);
+    setrlimit(Resource::RLIMIT_NPROC, bound, bound)
+        .map_err(|err| format!("cannot limit the command's processes: {err}"))
+}
+
+/// How many threads the processes of real user `user` have, as far as `/proc` shows them.
+fn threads_of(user: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.parse::<u32>().is_ok()))
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("status")).ok())
+        .filter_map(|status| threads_if_of(&status, user))
+        .sum()
+}
+
+/// The threads a process's `/proc/PID/status` counts, when its real user is `user`.
+fn threads_if_of(status: &str, user: u32) -> Option<u64> {
+    let field = |name: &str| {
+        status.lines().find_map(|line| line.strip_prefix(name)).map(str::split_whitespace)
+    };
+    let real: u32 = field(UID_FIELD)?.next()?.parse().ok()?;
+    (real == user).then(|| field(THREADS_FIELD)?.next()?.parse().ok()).flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +103,15 @@ mod tests {
             assert!(parse(bad).unwrap_err().contains(VARIABLE), "{bad}");
         }
         assert!(default_limit() >= BASE + PER_CORE);
+    }
+
+    #[test]
+    fn a_users_threads_are_counted_from_their_status() {
+        let status = "Name:\tcargo\nUid:\t1000\t1000\t1000\t1000\nThreads:\t17\n";
+        assert_eq!(threads_if_of(status, 1000), Some(17));
+        assert_eq!(threads_if_of(status, 0), None);
+        assert_eq!(threads_if_of("Name:\tx\n", 1000), None);
+        // This process is its user's, with at least this thread.
+        assert!(threads_of(nix::unistd::getuid().as_raw()) >= 1);
     }
 }

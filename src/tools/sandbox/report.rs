@@ -1,8 +1,8 @@
-//! What `keel sandbox` and `/sandbox` say: where commands run, and which variables of the
-//! person's environment neither commands nor MCP servers get (names only, never values), with
-//! the rule that decides it.
+//! What `keel sandbox` and `/sandbox` say: where commands run — which sandbox, and what it does
+//! not hold here — and which variables of the person's environment neither commands nor MCP
+//! servers get (names only, never values), with the rule that decides it.
 
-use super::Sandbox;
+use super::{Availability, Confinement, Sandbox, landlock};
 use crate::tools::withheld::{self, Withholding};
 use crate::visible::visible;
 use std::ffi::OsString;
@@ -12,6 +12,20 @@ pub fn render(sandbox: &Sandbox, rule: &Withholding, vars: &[(OsString, OsString
     let mut out = format!("Commands: {}.\n", sandbox.label());
     if let Some(problem) = sandbox.problem() {
         out.push_str(&format!("{}\n", visible(problem)));
+    }
+    let confined = sandbox.confinement() == Confinement::Confined;
+    if let (Availability::Landlock { abi, why_not_bwrap }, true) = (&sandbox.availability, confined)
+    {
+        out.push_str(&format!(
+            "bwrap cannot run here ({}): Landlock (version {abi}) and a seccomp filter confine \
+             them instead. They cannot make, remove or rename anything at the workspace's top or \
+             in .git, write /tmp by name (their temporary folder is $TMPDIR), or reach even the \
+             loopback; bubblewrap gives the full sandbox.\n",
+            visible(why_not_bwrap)
+        ));
+        for gap in landlock::gaps(*abi) {
+            out.push_str(&format!("At this Landlock version, {gap}.\n"));
+        }
     }
     let roots: Vec<String> =
         sandbox.policy.writable_roots.iter().map(|root| root.display().to_string()).collect();
