@@ -133,6 +133,9 @@ pub struct Sandbox {
     /// keel's own folders: its config and state, the session's `/tmp`, the note over what the
     /// sandbox covers.
     pub keel: KeelFolders,
+    /// Why commands run with no bound on their processes, when the probe found that none can be
+    /// kept here (as root without a `pids` cgroup keel can make).
+    pub unbounded: Option<String>,
 }
 
 /// How the next command will run.
@@ -194,6 +197,7 @@ impl Sandbox {
             availability: Availability::Missing("the sandbox is off".into()),
             read_only: Vec::new(),
             keel: KeelFolders::default(),
+            unbounded: None,
         }
     }
 
@@ -224,7 +228,8 @@ impl Sandbox {
             },
             Err(why) => instead_of_bwrap(why, Some(spec)),
         };
-        Self { policy, availability, ..Self::off() }
+        let unbounded = process_limit::unbounded(&availability, policy.process_limit());
+        Self { policy, availability, unbounded, ..Self::off() }
     }
 
     /// What [`Sandbox::for_commands`] finds where `bwrap` works (where no `bwrap` is found:
@@ -245,7 +250,7 @@ impl Sandbox {
                 }
                 Err(why) => instead_of_bwrap(why, None),
             };
-        Self { policy, availability, read_only: Vec::new(), keel }
+        Self { policy, availability, read_only: Vec::new(), keel, unbounded: None }
     }
 
     /// The sandbox keel's front ends run commands of `workspace` in: `policy`, probed with the
@@ -257,6 +262,7 @@ impl Sandbox {
         let probed = Self::probe_in(policy.clone(), bwrap_from_env().as_deref(), &writable, &spec);
         Self {
             availability: probed.availability,
+            unbounded: probed.unbounded,
             ..Self::assumed_for_commands(policy, workspace, keel)
         }
     }
@@ -322,8 +328,8 @@ impl Sandbox {
         }
     }
 
-    /// What the person is told once, as the probe answers: that no sandbox can be set up, or that
-    /// Landlock confines commands where bwrap cannot.
+    /// What the person is told once, as the probe answers: that no sandbox can be set up, that
+    /// Landlock confines commands where bwrap cannot, that commands run without a process bound.
     pub fn notices(&self) -> Vec<String> {
         let landlock = match (&self.availability, self.confinement()) {
             (Availability::Landlock { why_not_bwrap, .. }, Confinement::Confined) => Some(format!(
@@ -334,7 +340,12 @@ impl Sandbox {
             )),
             _ => None,
         };
-        self.problem().map(str::to_owned).into_iter().chain(landlock).collect()
+        let unbounded = self
+            .unbounded
+            .as_ref()
+            .filter(|_| self.confinement() == Confinement::Confined)
+            .map(|why| format!("runs commands without a bound on their processes: {why}"));
+        self.problem().map(str::to_owned).into_iter().chain(landlock).chain(unbounded).collect()
     }
 
     /// The sandbox in a few words, for the approval box and the status bar:
@@ -408,19 +419,22 @@ mod tests {
     }
 
     #[test]
-    fn the_person_is_told_which_sandbox_runs() {
+    fn the_person_is_told_which_sandbox_runs_and_of_a_missing_bound() {
         let landlock = Sandbox {
             policy: Policy::default(),
             availability: Availability::Landlock { abi: 7, why_not_bwrap: "no bwrap".into() },
+            unbounded: Some("no pids cgroup".into()),
             ..Sandbox::off()
         };
         let said = landlock.notices();
-        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(said.len(), 2, "{said:?}");
         assert!(
             said[0].starts_with("confines commands with Landlock") && said[0].contains("no bwrap")
         );
-        // Off by the person's choice: nothing to say.
-        assert!(Sandbox::off().notices().is_empty());
+        assert!(said[1].contains("without a bound on their processes: no pids cgroup"));
+        // Off by the person's choice: nothing to say, bound or not.
+        let off = Sandbox { unbounded: Some("x".into()), ..Sandbox::off() };
+        assert!(off.notices().is_empty());
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("cannot sandbox commands".into()),

@@ -15,13 +15,17 @@
 //!   that many more, unless the person's other programs start some meanwhile, which it then
 //!   cannot.
 
+use super::Availability;
 use nix::sys::resource::{Resource, setrlimit};
+use std::os::unix::fs::MetadataExt;
 
 /// The bound on any machine, and what each core adds to it.
 const BASE: u64 = 1024;
 const PER_CORE: u64 = 64;
 /// The environment variable of keel's own that sets another bound.
 pub const VARIABLE: &str = "KEEL_MAX_PROCESSES";
+/// The set-user-id bit of a program's mode.
+const SET_USER_ID: u32 = 0o4000;
 /// What the user mapping of the first user namespace reads, where every user is itself.
 const INITIAL_USER_MAP: [&str; 3] = ["0", "0", "4294967295"];
 /// The fields of `/proc/PID/status` that say whose a process is and how many threads it has.
@@ -40,6 +44,40 @@ pub fn parse(text: &str) -> Result<u64, String> {
         Ok(limit) if limit > 0 => Ok(limit),
         _ => Err(format!("{VARIABLE} must be a whole number above 0, not {text:?}")),
     }
+}
+
+/// Why commands confined as `availability` says run with no bound on their processes, when none
+/// can be kept: as root, where no `pids` cgroup can be made (a read-only `/sys/fs/cgroup`, as in
+/// many containers); as anyone else, where a setuid `bwrap` makes no user namespace.
+pub fn unbounded(availability: &Availability, limit: u64) -> Option<String> {
+    match availability {
+        Availability::Missing(_) => None,
+        _ if nix::unistd::geteuid().is_root() => {
+            crate::tools::supervisor::can_bound_processes(limit).err().map(|why| {
+                format!("as root only a pids cgroup binds them, and none can be made here ({why})")
+            })
+        }
+        Availability::Ready { bwrap } if is_set_user_id(bwrap) => Some(format!(
+            "{} is setuid, so it makes no user namespace, where alone the kernel would count only \
+             the command's processes",
+            bwrap.display()
+        )),
+        Availability::Ready { .. } | Availability::Landlock { .. } => None,
+    }
+}
+
+/// Whether `program` (found as it runs: on `PATH` when a bare name) is set-user-id.
+fn is_set_user_id(program: &std::path::Path) -> bool {
+    let found = if program.components().count() > 1 {
+        Some(program.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path).map(|dir| dir.join(program)).find(|path| path.is_file())
+        })
+    };
+    found
+        .and_then(|path| std::fs::metadata(path).ok())
+        .is_some_and(|meta| meta.mode() & SET_USER_ID != 0)
 }
 
 /// Sets `RLIMIT_NPROC` to `limit` for this process and all it starts, where the kernel counts

@@ -27,6 +27,9 @@ pub fn render(sandbox: &Sandbox, rule: &Withholding, vars: &[(OsString, OsString
             out.push_str(&format!("At this Landlock version, {gap}.\n"));
         }
     }
+    if let (Some(why), true) = (&sandbox.unbounded, confined) {
+        out.push_str(&format!("No bound on a command's processes: {}.\n", visible(why)));
+    }
     let roots: Vec<String> =
         sandbox.policy.writable_roots.iter().map(|root| root.display().to_string()).collect();
     if !roots.is_empty() {

@@ -7,7 +7,8 @@
 //! no controller to its children), moves itself in before it starts the sandbox, so that every
 //! process of the command is born inside, and moves back and removes it once they are all gone.
 //! Where no cgroup can be made (a container whose `/sys/fs/cgroup` is read-only, a hierarchy
-//! without `pids`) the command runs without the bound, as it did before.
+//! without `pids`) the command runs without the bound; the sandbox's probe finds that out first
+//! ([`check`]), and keel says so once.
 
 use std::path::{Path, PathBuf};
 
@@ -45,8 +46,28 @@ pub fn enter(limit: u64) -> Result<PidsCgroup, String> {
     let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
     let mut why = "no pids cgroup hierarchy is mounted".to_owned();
     for place in places(&own, &mounts) {
-        match make(&place, limit) {
+        match make(&place, limit, true) {
             Ok(cgroup) => return Ok(cgroup),
+            Err(err) => why = err,
+        }
+    }
+    Err(why)
+}
+
+/// Whether a `pids` cgroup bound to `limit` can be made here: one is made and removed at once,
+/// and this process stays where it is; `Err` says why none can.
+pub fn check(limit: u64) -> Result<(), String> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|err| format!("cannot read {path}: {err}"))
+    };
+    let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
+    let mut why = "no pids cgroup hierarchy is mounted".to_owned();
+    for place in places(&own, &mounts) {
+        match make(&place, limit, false) {
+            Ok(cgroup) => {
+                let _ = std::fs::remove_dir(&cgroup.folder);
+                return Ok(());
+            }
             Err(err) => why = err,
         }
     }
@@ -62,7 +83,8 @@ impl PidsCgroup {
     }
 }
 
-fn make(place: &Place, limit: u64) -> Result<PidsCgroup, String> {
+/// Makes the cgroup at `place`, bound to `limit`, and moves this process in when `join`.
+fn make(place: &Place, limit: u64, join: bool) -> Result<PidsCgroup, String> {
     let folder = place.parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
     // One a supervisor of the same process id left behind, empty, goes first.
     let _ = std::fs::remove_dir(&folder);
@@ -70,8 +92,13 @@ fn make(place: &Place, limit: u64) -> Result<PidsCgroup, String> {
         .map_err(|err| format!("cannot make {}: {err}", folder.display()))?;
     let cgroup = PidsCgroup { folder, home: place.home.clone() };
     let bound = limit.saturating_add(SUPERVISOR_TASKS).to_string();
-    let joined = std::fs::write(cgroup.folder.join(PIDS_MAX), bound)
-        .and_then(|()| std::fs::write(cgroup.folder.join(PROCS), std::process::id().to_string()));
+    let joined = std::fs::write(cgroup.folder.join(PIDS_MAX), bound).and_then(|()| {
+        if join {
+            std::fs::write(cgroup.folder.join(PROCS), std::process::id().to_string())
+        } else {
+            Ok(())
+        }
+    });
     match joined {
         Ok(()) => Ok(cgroup),
         Err(err) => {
