@@ -286,6 +286,15 @@ impl Sandbox {
         }
     }
 
+    /// What commands cannot do under Landlock that they could under bwrap, in words.
+    pub fn landlock_limits(&self) -> String {
+        let network = if self.policy.network { "" } else { ", nor reach even the loopback" };
+        format!(
+            "they cannot make, remove or rename anything at the workspace's top or in .git, nor \
+             write /tmp by name (their temporary folder is $TMPDIR){network}"
+        )
+    }
+
     /// Whether Landlock confines commands (bwrap cannot run here).
     pub fn is_landlock(&self) -> bool {
         self.confinement() == Confinement::Confined
@@ -334,9 +343,8 @@ impl Sandbox {
         let landlock = match (&self.availability, self.confinement()) {
             (Availability::Landlock { why_not_bwrap, .. }, Confinement::Confined) => Some(format!(
                 "confines commands with Landlock, since bwrap cannot run here ({why_not_bwrap}): \
-                 they cannot make, remove or rename anything at the workspace's top or in .git, \
-                 write /tmp by name (their temporary folder is $TMPDIR) or reach even the \
-                 loopback; bubblewrap gives the full sandbox (docs/sandbox.md)"
+                 {}; bubblewrap gives the full sandbox (docs/sandbox.md)",
+                self.landlock_limits()
             )),
             _ => None,
         };
@@ -431,7 +439,10 @@ mod tests {
         assert!(
             said[0].starts_with("confines commands with Landlock") && said[0].contains("no bwrap")
         );
+        assert!(said[0].contains("nor reach even the loopback"), "{said:?}");
         assert!(said[1].contains("without a bound on their processes: no pids cgroup"));
+        let open = Sandbox { policy: Policy { network: true, ..Policy::default() }, ..landlock };
+        assert!(!open.notices()[0].contains("loopback"), "the network is allowed");
         // Off by the person's choice: nothing to say, bound or not.
         let off = Sandbox { unbounded: Some("x".into()), ..Sandbox::off() };
         assert!(off.notices().is_empty());

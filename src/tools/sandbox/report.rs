@@ -18,10 +18,9 @@ pub fn render(sandbox: &Sandbox, rule: &Withholding, vars: &[(OsString, OsString
     {
         out.push_str(&format!(
             "bwrap cannot run here ({}): Landlock (version {abi}) and a seccomp filter confine \
-             them instead. They cannot make, remove or rename anything at the workspace's top or \
-             in .git, write /tmp by name (their temporary folder is $TMPDIR), or reach even the \
-             loopback; bubblewrap gives the full sandbox.\n",
-            visible(why_not_bwrap)
+             them instead, and {}; bubblewrap gives the full sandbox.\n",
+            visible(why_not_bwrap),
+            sandbox.landlock_limits()
         ));
         for gap in landlock::gaps(*abi) {
             out.push_str(&format!("At this Landlock version, {gap}.\n"));
