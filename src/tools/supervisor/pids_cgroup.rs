@@ -18,6 +18,11 @@ use std::path::{Path, PathBuf};
 const SUPERVISOR_TASKS: u64 = 5;
 /// The cgroup's name, before the supervisor's process id.
 const NAME_PREFIX: &str = "keel-command-";
+/// The name of the one the probe makes and removes, before the process id and a random part
+/// (threads of one process may probe at once).
+const PROBE_PREFIX: &str = "keel-probe-";
+/// The random part's length, in characters.
+const PROBE_RANDOM: usize = 8;
 const PROCS: &str = "cgroup.procs";
 const PIDS_MAX: &str = "pids.max";
 const SUBTREE_CONTROL: &str = "cgroup.subtree_control";
@@ -46,7 +51,8 @@ pub fn enter(limit: u64) -> Result<PidsCgroup, String> {
     let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
     let mut why = "no pids cgroup hierarchy is mounted".to_owned();
     for place in places(&own, &mounts) {
-        match make(&place, limit, true) {
+        let name = format!("{NAME_PREFIX}{}", std::process::id());
+        match make(&place, limit, &name, true) {
             Ok(cgroup) => return Ok(cgroup),
             Err(err) => why = err,
         }
@@ -63,7 +69,10 @@ pub fn check(limit: u64) -> Result<(), String> {
     let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
     let mut why = "no pids cgroup hierarchy is mounted".to_owned();
     for place in places(&own, &mounts) {
-        match make(&place, limit, false) {
+        let random: String =
+            std::iter::repeat_with(fastrand::alphanumeric).take(PROBE_RANDOM).collect();
+        let name = format!("{PROBE_PREFIX}{}-{random}", std::process::id());
+        match make(&place, limit, &name, false) {
             Ok(cgroup) => {
                 let _ = std::fs::remove_dir(&cgroup.folder);
                 return Ok(());
@@ -83,9 +92,9 @@ impl PidsCgroup {
     }
 }
 
-/// Makes the cgroup at `place`, bound to `limit`, and moves this process in when `join`.
-fn make(place: &Place, limit: u64, join: bool) -> Result<PidsCgroup, String> {
-    let folder = place.parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
+/// Makes the cgroup `name` at `place`, bound to `limit`, and moves this process in when `join`.
+fn make(place: &Place, limit: u64, name: &str, join: bool) -> Result<PidsCgroup, String> {
+    let folder = place.parent.join(name);
     // One a supervisor of the same process id left behind, empty, goes first.
     let _ = std::fs::remove_dir(&folder);
     std::fs::create_dir(&folder)
@@ -103,7 +112,11 @@ fn make(place: &Place, limit: u64, join: bool) -> Result<PidsCgroup, String> {
         Ok(()) => Ok(cgroup),
         Err(err) => {
             let why = format!("cannot use {}: {err}", cgroup.folder.display());
-            cgroup.leave();
+            if join {
+                cgroup.leave();
+            } else {
+                let _ = std::fs::remove_dir(&cgroup.folder);
+            }
             Err(why)
         }
     }
