@@ -1,12 +1,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What the sandbox adds to a command's start: the `bash` tool running `true`, through the same
 //! supervisor, unconfined and in the `workspace` sandbox (bwrap, then keel's own binary
-//! installing its seccomp filter), in the same run. The difference is the sandbox's cost. And
+//! installing its seccomp filter), in the same run. The difference is the sandbox's cost. The
+//! same under Landlock, where bwrap cannot run, with keel's own folders and the usual credential
+//! files of the home folder hidden (each walked around, rule by rule). And
 //! what the look for repositories commands made below the workspace's top costs as a turn ends,
 //! in a workspace of 20,000 files in 2,000 folders.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, Tools, Workspace};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -32,7 +34,37 @@ fn sandbox_start(c: &mut Criterion) {
     group.bench_function("bash true, sandbox workspace", |b| {
         b.iter(|| run_true(&runtime, &confined))
     });
+    let landlock = Sandbox {
+        availability: Availability::Landlock { abi: 0, why_not_bwrap: "measured".into() },
+        keel: home_folders(),
+        ..Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None)
+    };
+    let landlocked = Tools::new(Workspace::new(dir.path()).unwrap()).with_sandbox(landlock);
+    group.bench_function("bash true, sandbox workspace (landlock)", |b| {
+        b.iter(|| run_true(&runtime, &landlocked))
+    });
     group.finish();
+}
+
+/// Paths of the home folder hidden from commands, as the person's credentials would be.
+const CREDENTIALS: [&str; 8] = [
+    ".ssh",
+    ".aws",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".docker/config.json",
+    ".kube",
+    ".gnupg",
+];
+
+/// keel's folders as keel run by the person finds them, with the credential files hidden.
+fn home_folders() -> KeelFolders {
+    let env = |name: &str| std::env::var(name).ok();
+    let mut folders = KeelFolders::from_env(&env);
+    let home = std::path::PathBuf::from(env("HOME").unwrap_or_default());
+    folders.hidden = CREDENTIALS.iter().map(|path| home.join(path)).collect();
+    folders
 }
 
 /// Folders, and files in each, of the workspace the look goes through.

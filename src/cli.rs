@@ -11,7 +11,8 @@ to forbid commands and writes; --approval ask is refused with -p.
 
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (no /v1), OPENAI_API_KEY, OPENAI_BASE_URL (with /v1),
 KEEL_PROVIDER, KEEL_MODEL.
-Commands run sandboxed (bwrap): --sandbox off runs them unconfined; KEEL_BWRAP names the bwrap program.
+Commands run sandboxed (bwrap; Landlock where bwrap cannot run): --sandbox off runs them unconfined;
+KEEL_BWRAP names the bwrap program, KEEL_LANDLOCK=off turns Landlock off.
 Commands and MCP servers get no secrets: `keel sandbox` lists the variables withheld, and why.
 Config files: ./.keel/config.toml in the workspace (it may not set provider, base_url, api_key, prices
 or pass_env, nor loosen approval or the sandbox; its hooks run only once you trust them: keel hooks

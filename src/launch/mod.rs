@@ -65,8 +65,8 @@ impl Launch {
             Front::Headless { start, printing, sandbox } => {
                 // Said once the probe answers, which the run does not wait for.
                 let told = tokio::spawn(async move {
-                    if let Some(problem) = sandbox.settled().await.problem() {
-                        eprintln!("keel: {}", visible(problem));
+                    for notice in sandbox.settled().await.notices() {
+                        eprintln!("keel: {}", visible(&notice));
                     }
                 });
                 // No screen shows the servers: a failed one is told on stderr.

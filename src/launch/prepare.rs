@@ -49,14 +49,15 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         .chain(config.mcp_json_notice())
         .chain(hooks.untrusted_notice())
         .collect();
-    // Probed meanwhile: `-p` tells of a missing sandbox once the probe answers (`Launch::run`).
+    // Probed meanwhile: `-p` tells of a missing sandbox, Landlock in its place or no process
+    // bound once the probe answers (`Launch::run`).
     let sandboxing = sandbox::start(&config, &workspace, &env, &mut notices)?;
     let hidden = workspace.hidden();
     if let Some(code) = sub_commands::on_config(&cli, &config, &sandboxing.probing, hidden) {
         return Ok(Prepared::Done(code));
     }
     if !headless {
-        notices.extend(sandboxing.probing.get().problem().map(str::to_owned));
+        notices.extend(sandboxing.probing.get().notices());
     }
     for notice in &notices {
         eprintln!("keel: {}", visible(notice));

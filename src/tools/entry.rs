@@ -1,6 +1,7 @@
 //! The keel binary's internal entry points: started with one of them as its first argument, it
-//! is not keel but a command's supervisor (`supervisor`) or a sandboxed shell's last step
-//! (`sandbox::confine`). It sits above both, so that neither has to know the other to be found.
+//! is not keel but a command's supervisor (`supervisor`), a sandboxed shell's last step
+//! (`sandbox::confine`, inside bwrap or under Landlock) or the Landlock probe
+//! (`sandbox::landlock`). It sits above them, so that none has to know the others to be found.
 
 use super::{sandbox, supervisor};
 use std::ffi::OsStr;
@@ -13,6 +14,12 @@ pub fn run_if_requested() -> Option<ExitCode> {
     let entry = args.next()?;
     if entry == OsStr::new(sandbox::confine::ENTRY_ARG) {
         return Some(sandbox::confine::main(&args.collect::<Vec<_>>()));
+    }
+    if entry == OsStr::new(sandbox::landlock::ENTRY_ARG) {
+        return Some(sandbox::confine::main_landlock(&args.collect::<Vec<_>>()));
+    }
+    if entry == OsStr::new(sandbox::landlock::PROBE_ARG) {
+        return Some(sandbox::landlock::probe_main(&args.collect::<Vec<_>>()));
     }
     (entry == OsStr::new(supervisor::ENTRY_ARG)).then(|| supervisor::main(args))
 }

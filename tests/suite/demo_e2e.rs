@@ -1,5 +1,6 @@
-//! The demo follows what really happened, in a real terminal (`support::tmux`): without bwrap
-//! (`KEEL_BWRAP` naming a program that does not exist, as a machine without bubblewrap has none)
+//! The demo follows what really happened, in a real terminal (`support::tmux`): without a sandbox
+//! (`KEEL_BWRAP` naming a program that does not exist, as a machine without bubblewrap has none,
+//! and Landlock turned off)
 //! it says what to install and offers to run with the sandbox off in its own folder — declined,
 //! keel refuses its commands and the scripted model says the work stopped, marking nothing done;
 //! accepted, it runs unconfined to the end. In plan mode it reads, leaves a plan to approve and
@@ -11,8 +12,8 @@ use std::time::Duration;
 
 /// The demo is scripted but runs real tools; on a loaded machine it can take a while.
 const DEMO_TIMEOUT: Duration = Duration::from_secs(60);
-/// The environment of a machine without bubblewrap.
-const NO_BWRAP: &str = "KEEL_BWRAP=/nonexistent/bwrap";
+/// The environment of a machine where no sandbox can be set up.
+const NO_BWRAP: &str = "KEEL_BWRAP=/nonexistent/bwrap KEEL_LANDLOCK=off";
 /// What the demo asks where it has no sandbox.
 const OFFER: &str = "would run these commands with the sandbox off";
 /// A pause longer than the approval box's guard against type-ahead.

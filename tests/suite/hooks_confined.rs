@@ -497,7 +497,8 @@ fn where_commands_cannot_be_confined_a_workspace_hook_runs_only_with_sandbox_off
     setting.hooks(User::Root, "trust");
     let read = || vec![tool("read_file", json!({"path": "notes.txt"})), text("Done.")];
     let missing_bwrap = |command: &mut Command| {
-        command.env("KEEL_BWRAP", "/nonexistent/bwrap").env("PATH", SYSTEM_PATH);
+        command.env("KEEL_BWRAP", "/nonexistent/bwrap").env("KEEL_LANDLOCK", "off");
+        command.env("PATH", SYSTEM_PATH);
     };
     let run = keel_p(User::Root, read(), setting.home.path(), setting.work(), &[], missing_bwrap);
     assert!(!setting.work().join("ran.txt").exists(), "it ran unconfined");
@@ -542,4 +543,31 @@ fn a_file_changed_from_outside_every_sandbox_while_its_hook_runs_is_not_what_run
         "{}",
         everything(&run)
     );
+}
+
+#[test]
+fn under_landlock_a_workspace_hook_reads_its_input_and_writes_only_where_commands_may() {
+    for user in User::BOTH {
+        let setting = Setting::new();
+        let mark = setting.outside("hook-mark");
+        let guard = format!(
+            "#!/bin/bash\ninput=$(cat)\necho ran > '{}' 2>/dev/null\n\
+             if grep -q FORBIDDEN <<<\"$input\"; then echo 'no FORBIDDEN here' >&2; exit 2; fi\n\
+             grep -q '\"tool_name\"' <<<\"$input\" || {{ echo 'no input' >&2; exit 2; }}\n",
+            mark.display()
+        );
+        setting.file("hooks/guard.sh", &guard);
+        setting.workspace_hooks("PreToolUse", Some("Bash"), &["./hooks/guard.sh"]);
+        setting.hooks(user, "trust");
+        let steps = vec![bash("echo FORBIDDEN"), bash("echo allowed-ran"), text("Done.")];
+        let run = keel_p(user, steps, setting.home.path(), setting.work(), &[], |command| {
+            command.env("KEEL_BWRAP", "/nonexistent/bwrap").env("PATH", SYSTEM_PATH);
+        });
+        let all = everything(&run);
+        assert_eq!(run.output.status.code(), Some(0), "{user:?}: {all}");
+        assert!(run.stderr().contains("Landlock"), "{user:?}: Landlock confines: {all}");
+        assert!(run.results[0].contains("no FORBIDDEN here"), "{user:?}: {all}");
+        assert!(run.results[1].contains("allowed-ran"), "{user:?}: the hook read its input: {all}");
+        assert!(!mark.exists(), "{user:?}: the hook wrote outside the workspace");
+    }
 }

@@ -73,6 +73,7 @@ mod sandbox_hidden;
 mod sandbox_hints;
 mod sandbox_keel;
 mod sandbox_keel_folders;
+mod sandbox_landlock;
 mod sandbox_programs;
 mod sandbox_repositories;
 mod sandbox_view;

@@ -11,8 +11,8 @@ use llm::{FakeLlm, text, tool};
 use serde_json::{Value, json};
 
 /// What the system prompt says of the sandbox.
-const SANDBOX_SENTENCE: &str = "Commands can write only in the workspace and /tmp and reach no \
-                                network, unless the person allows\nmore (`--network`, \
+const SANDBOX_SENTENCE: &str = "Commands can write only in the workspace and $TMPDIR and reach \
+                                no network, unless the person allows\nmore (`--network`, \
                                 `writable_roots`)";
 
 /// A lookup that fails without a network (git is one of the programs the tests need), and a

@@ -1,7 +1,8 @@
 //! The sandbox through the keel binary, against a scripted model on 127.0.0.1: a script the
 //! model wrote cannot touch the home folder, a command cannot read keel's key or write to its
-//! output, keel says once when bwrap is missing and then refuses commands (asking the model
-//! meanwhile, while bwrap is probed), and killing keel ends
+//! output, keel says once when neither bwrap nor Landlock can confine commands (Landlock turned
+//! off: `sandbox_landlock.rs` tries it) and then refuses them (asking the model meanwhile, while
+//! bwrap is probed), and killing keel ends
 //! every process of a sandboxed command. Homes and workspaces live outside `/tmp`, so the
 //! read-only mounts are what protect them.
 
@@ -121,7 +122,7 @@ fn without_bwrap_keel_says_so_once_and_refuses_commands() {
     let steps = vec![bash_step("touch ran.txt"), text("Done.")];
     let missing = ["--approval", "auto"];
     let (output, results) = run_keel_with(steps, home.path(), work.path(), &missing, |command| {
-        command.env("KEEL_BWRAP", "/nonexistent/bwrap");
+        command.env("KEEL_BWRAP", "/nonexistent/bwrap").env("KEEL_LANDLOCK", "off");
     });
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.matches("keel: cannot sandbox commands").count(), 1, "{stderr}");
@@ -134,7 +135,7 @@ fn without_bwrap_keel_says_so_once_and_refuses_commands() {
     let steps = vec![bash_step("touch ran.txt"), text("Done.")];
     let (output, _) =
         run_keel_with(steps, home.path(), work.path(), &["--sandbox", "off"], |command| {
-            command.env("KEEL_BWRAP", "/nonexistent/bwrap");
+            command.env("KEEL_BWRAP", "/nonexistent/bwrap").env("KEEL_LANDLOCK", "off");
         });
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("cannot sandbox"), "{stderr}");
@@ -149,7 +150,7 @@ fn keel_p_asks_the_model_while_the_sandbox_is_probed() {
     std::fs::write(&slow, "#!/bin/sh\nsleep 1\nexit 1\n").unwrap();
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let slow_bwrap = |command: &mut std::process::Command| {
-        command.env("KEEL_BWRAP", &slow);
+        command.env("KEEL_BWRAP", &slow).env("KEEL_LANDLOCK", "off");
     };
     let (output, _) =
         run_keel_with(vec![text("Looked.")], home.path(), work.path(), &[], slow_bwrap);

@@ -1,7 +1,8 @@
 //! What the sandbox had to do with a command that failed: a command whose output shows a failed
 //! network lookup where the sandbox has no network, or a write refused as a "Read-only file
-//! system" where the sandbox keeps folders read-only, gets one line after its output saying so
-//! and naming the setting the person can change. The model reads it with the result; the person
+//! system" where the sandbox keeps folders read-only (as "Permission denied" under Landlock,
+//! which mounts nothing), gets one line after its output saying so and naming the setting the
+//! person can change. The model reads it with the result; the person
 //! sees its label on the tool's line, even when the command exited 0 (`curl … || true`).
 
 use crate::tools::sandbox::{Confinement, Mode, Sandbox};
@@ -24,6 +25,8 @@ const NETWORK_FAILURES: &[&str] = &[
 ];
 /// What a line of output says when a write hit a read-only mount (EROFS, in every language).
 const READ_ONLY_FAILURES: &[&str] = &["Read-only file system", "read-only file system", "EROFS"];
+/// What a line of output says when Landlock refused an access (EACCES, in every language).
+const REFUSED_FAILURES: &[&str] = &["Permission denied", "permission denied", "EACCES"];
 /// How the hint's line begins: what tells it from the command's own output.
 const MARK: &str = "[keel: ";
 
@@ -34,6 +37,8 @@ pub enum SandboxHint {
     NoNetwork,
     /// The sandbox keeps folders read-only, and the output shows a write refused for that.
     ReadOnly,
+    /// Landlock confines the command, and the output shows an access refused.
+    Refused,
 }
 
 impl SandboxHint {
@@ -47,6 +52,8 @@ impl SandboxHint {
             Some(Self::NoNetwork)
         } else if shows(READ_ONLY_FAILURES) {
             Some(Self::ReadOnly)
+        } else if sandbox.is_landlock() && shows(REFUSED_FAILURES) {
+            Some(Self::Refused)
         } else {
             None
         }
@@ -59,14 +66,16 @@ impl SandboxHint {
         if !last.starts_with(MARK) {
             return None;
         }
-        [Self::NoNetwork, Self::ReadOnly].into_iter().find(|hint| last.starts_with(&hint.opening()))
+        [Self::NoNetwork, Self::ReadOnly, Self::Refused]
+            .into_iter()
+            .find(|hint| last.starts_with(&hint.opening()))
     }
 
     /// The tool line's word for it.
     pub fn label(self) -> &'static str {
         match self {
             Self::NoNetwork => "no network",
-            Self::ReadOnly => "read-only here",
+            Self::ReadOnly | Self::Refused => "read-only here",
         }
     }
 
@@ -74,6 +83,7 @@ impl SandboxHint {
         match self {
             Self::NoNetwork => format!("{MARK}the sandbox has no network"),
             Self::ReadOnly => format!("{MARK}the sandbox let this command write"),
+            Self::Refused => format!("{MARK}the sandbox (Landlock) let this command write"),
         }
     }
 
@@ -95,6 +105,18 @@ impl SandboxHint {
                  or .keel/. The person can let commands write more folders (`writable_roots` in \
                  their own config), turn the sandbox off (`--sandbox off`), or run the command \
                  themselves.]"
+            ),
+            Self::Refused if mode == Mode::ReadOnly => format!(
+                "{opening} nowhere but $TMPDIR, and read nothing hidden from it: plan mode \
+                 changes nothing until the person approves the plan.]"
+            ),
+            Self::Refused => format!(
+                "{opening} only in the folders and files of the workspace as they were when it \
+                 started and in $TMPDIR (not /tmp): nothing can be made, removed or renamed at \
+                 the workspace's top or in .git, and keel's folders and the person's credentials \
+                 cannot be read. Make a new file at the top with the file tools. The person can \
+                 let commands write more folders (`writable_roots`), install bubblewrap for the \
+                 full sandbox, turn it off (`--sandbox off`), or run the command themselves.]"
             ),
         }
     }
@@ -125,6 +147,23 @@ mod tests {
         assert!(line.contains("--network") && line.contains("network = true"), "{line}");
         assert_eq!(SandboxHint::in_result(&format!("{curl}\n\n{line}")), hint);
         assert_eq!(SandboxHint::in_result(curl), None);
+    }
+
+    #[test]
+    fn under_landlock_a_refused_access_is_explained() {
+        let landlock = Sandbox {
+            availability: Availability::Landlock { abi: 7, why_not_bwrap: "no bwrap".into() },
+            ..confined(Mode::Workspace, false)
+        };
+        let sed = "sed: couldn't open temporary file ./sedAb12: Permission denied";
+        assert_eq!(SandboxHint::of(sed, &landlock), Some(SandboxHint::Refused));
+        // Under bwrap, EACCES is the person's own files' doing.
+        assert_eq!(SandboxHint::of(sed, &confined(Mode::Workspace, false)), None);
+        let line = SandboxHint::Refused.line(Mode::Workspace);
+        assert!(line.contains("$TMPDIR") && line.contains("file tools"), "{line}");
+        assert!(SandboxHint::Refused.line(Mode::ReadOnly).contains("plan mode"));
+        assert_eq!(SandboxHint::in_result(&format!("{sed}\n{line}")), Some(SandboxHint::Refused));
+        assert_eq!(SandboxHint::Refused.label(), "read-only here");
     }
 
     #[test]

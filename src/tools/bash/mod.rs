@@ -123,7 +123,13 @@ pub async fn run(
     let (mut supervised, output) =
         match Supervised::start(&args.command, root, &launch, environment::apply).await {
             Ok(started) => started,
-            Err(err) => return ToolOutcome::error(format!("Could not start the command: {err}.")),
+            Err(err) => {
+                // A sandbox whose program cannot even start ran nothing, as one that did not
+                // come up.
+                let mut failed = ToolOutcome::error(format!("Could not start the command: {err}."));
+                failed.command.sandbox_down = sandboxed;
+                return failed;
+            }
         };
     let mut held = Duration::ZERO;
     if sandboxed {

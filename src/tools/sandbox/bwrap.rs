@@ -78,6 +78,12 @@ const BASE: [&str; 13] = [
     "/proc/sysrq-trigger",
 ];
 
+/// Every path inside the workspace that stays read-only, as names below its top, whether or not
+/// it exists: what the Landlock sandbox keeps too (`sandbox::landlock`).
+pub fn protected_names() -> impl Iterator<Item = &'static str> {
+    PROTECTED_ALWAYS.into_iter().chain(PROTECTED_IF_PRESENT)
+}
+
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
 pub struct Setup<'a> {
@@ -108,6 +114,8 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         Some(tmp) if tmp.is_dir() => push(&["--bind".as_ref(), tmp.as_os_str(), "/tmp".as_ref()]),
         _ => push(&["--tmpfs".as_ref(), "/tmp".as_ref()]),
     }
+    // The temporary folder by the name every sandbox gives it (under Landlock, the session's).
+    push(&["--setenv".as_ref(), confine::TMPDIR.as_ref(), "/tmp".as_ref()]);
     let cover = setup.folders.cover.as_deref().filter(|cover| cover.is_dir());
     let mut covered = |path: PathBuf, push: &mut dyn FnMut(&[&std::ffi::OsStr])| {
         match cover {

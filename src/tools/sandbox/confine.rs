@@ -24,13 +24,20 @@
 //!
 //! Each is refused with `EPERM`, so programs see an ordinary permission error.
 //!
+//! Where bwrap cannot run, the same step confines itself with Landlock first ([`main_landlock`],
+//! `sandbox::landlock`), and the filter closes what bwrap's namespaces would have ([`Closes`]):
+//! every socket but a Unix pair when the network is off (there is no loopback of the command's
+//! own), System V IPC and POSIX message queues, which are the machine's, and a set-user-id or
+//! set-group-id mode by `chmod`, since nothing outside is a read-only mount. The command's
+//! temporary folder is handed to it as `TMPDIR`, since nothing is mounted at `/tmp`.
+//!
 //! Every shell waits here, held, as the very last thing before it becomes `bash`: the step says
 //! it is ready on one inherited pipe (so keel knows the sandbox came up) and waits for the
 //! supervisor's word on another (keel may be snapshotting the workspace for undo meanwhile).
 //! Anything but that word (keel gave up on the command, or is gone) ends it without running
 //! anything.
 
-use super::process_limit;
+use super::{landlock, process_limit};
 use nix::libc;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -49,8 +56,25 @@ use crate::tools::supervisor::protocol::{HELD_GO as GO, HELD_READY as READY};
 
 /// Takes the output pipes, confines this process, waits at the gate and `exec`s the rest of
 /// `args` (`MAX_PROCESSES STDOUT_FD STDERR_FD READY_FD,GO_FD bash -c COMMAND`); returns only on
-/// failure.
+/// failure. Inside bwrap, which made the namespaces and mounts.
 pub fn main(args: &[OsString]) -> ExitCode {
+    run(args, None)
+}
+
+/// [`main`], where no bwrap runs: the arguments start with the command's Landlock spec
+/// ([`landlock::Spec`]), and this step confines itself with it first.
+pub fn main_landlock(args: &[OsString]) -> ExitCode {
+    match landlock::Spec::parse(args) {
+        Ok((spec, rest)) => run(rest, Some(&spec)),
+        Err(err) => {
+            eprintln!("keel: cannot confine the command: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The last step, inside bwrap (`landlock` is `None`) or confining itself with Landlock.
+fn run(args: &[OsString], landlock: Option<&landlock::Spec>) -> ExitCode {
     let [max_processes, stdout, stderr, gate, program, rest @ ..] = args else {
         eprintln!("keel: this entry point is internal; keel starts it inside its sandbox");
         return ExitCode::FAILURE;
@@ -73,16 +97,24 @@ pub fn main(args: &[OsString]) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let limit = max_processes.to_str().and_then(|limit| limit.parse().ok());
+    let bound = match landlock {
+        None => process_limit::apply_inside,
+        Some(_) => process_limit::apply_beside,
+    };
     if let Err(err) = limit
         .ok_or_else(|| format!("{} is no process limit", max_processes.to_string_lossy()))
-        .and_then(process_limit::apply_inside)
+        .and_then(bound)
     {
         eprintln!("keel: cannot confine the command: {err}");
         return ExitCode::FAILURE;
     }
-    if let Err(err) = filter().and_then(|filter| {
-        seccompiler::apply_filter(&filter).map_err(|err| format!("cannot install it: {err}"))
-    }) {
+    if let Some(spec) = landlock
+        && let Err(err) = landlock::confine(spec)
+    {
+        eprintln!("keel: cannot confine the command: {err}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(err) = install_filter(Closes::for_sandbox(landlock)) {
         eprintln!("keel: cannot confine the command: seccomp filter: {err}");
         return ExitCode::FAILURE;
     }
@@ -95,9 +127,24 @@ pub fn main(args: &[OsString]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    let err = std::process::Command::new(program).args(rest).exec();
+    let mut command = std::process::Command::new(program);
+    command.args(rest);
+    if let Some(tmp) = landlock.and_then(|spec| spec.tmp.as_ref()) {
+        command.env(TMPDIR, tmp);
+    }
+    let err = command.exec();
     eprintln!("keel: cannot start {}: {err}", program.to_string_lossy());
     ExitCode::FAILURE
+}
+
+/// The variable that names a command's temporary folder.
+pub const TMPDIR: &str = "TMPDIR";
+
+/// Installs the seccomp filter on this process, closing `closes` besides what it always does.
+pub fn install_filter(closes: Closes) -> Result<(), String> {
+    filter(closes).and_then(|filter| {
+        seccompiler::apply_filter(&filter).map_err(|err| format!("cannot install it: {err}"))
+    })
 }
 
 /// Says it is ready and waits for the word to go on, through the two inherited pipes `gate`
@@ -166,8 +213,69 @@ const DATAGRAM_KINDS: [libc::c_int; 2] = [libc::SOCK_DGRAM, libc::SOCK_RAW];
 /// The bits of a socket's type argument that hold its kind (the kernel's `SOCK_TYPE_MASK`).
 const SOCKET_KIND_MASK: u64 = 0xf;
 
-/// The filter: everything is allowed but the calls listed in the module's doc.
-pub fn filter() -> Result<BpfProgram, String> {
+/// What the filter closes besides what it always does, where no namespace of bwrap's does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Closes {
+    /// Every socket but the Unix pairs: no network, not even a loopback of the command's own.
+    pub sockets: bool,
+    /// System V IPC and POSIX message queues, which are the machine's, not the command's.
+    pub ipc: bool,
+    /// A set-user-id or set-group-id mode given by `chmod`: with no read-only mounts, a root
+    /// command could otherwise make a root program outside the workspace run as root for
+    /// anyone (Landlock does not cover a file's mode).
+    pub set_id_modes: bool,
+}
+
+impl Closes {
+    /// What the sandbox in use leaves to the filter: bwrap's namespaces close both; under
+    /// Landlock the filter takes the network away (unless the spec allows it) and the IPC.
+    pub fn for_sandbox(landlock: Option<&landlock::Spec>) -> Self {
+        landlock.map_or_else(Self::default, |spec| Self {
+            sockets: !spec.network,
+            ipc: true,
+            set_id_modes: true,
+        })
+    }
+}
+
+/// The calls of System V IPC and POSIX message queues, each refused under Landlock.
+const IPC_CALLS: [i64; 17] = [
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_semget,
+    libc::SYS_semctl,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+];
+
+/// `fchmodat2`, the same number on every architecture (calls added since Linux 5.1 share one
+/// table), which the `libc` crate does not name on all of them.
+const SYS_FCHMODAT2: i64 = 452;
+/// The mode bits that make a program run as its file's owner or group.
+const SET_ID_BITS: [libc::mode_t; 2] = [libc::S_ISUID, libc::S_ISGID];
+
+/// The calls that set a file's mode, each with the index of the argument that holds it.
+fn mode_setters() -> Vec<(i64, u8)> {
+    let mut calls = vec![(libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (SYS_FCHMODAT2, 2)];
+    #[cfg(target_arch = "x86_64")]
+    calls.push((libc::SYS_chmod, 1));
+    calls
+}
+
+/// The filter: everything is allowed but the calls listed in the module's doc, and what
+/// `closes` adds.
+pub fn filter(closes: Closes) -> Result<BpfProgram, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|err| format!("unsupported architecture: {err}"))?;
     let unix_domain = SeccompCondition::new(
@@ -178,10 +286,13 @@ pub fn filter() -> Result<BpfProgram, String> {
     )
     .map_err(|err| err.to_string())?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(
-        libc::SYS_socket,
-        vec![SeccompRule::new(vec![unix_domain.clone()]).map_err(|err| err.to_string())?],
-    );
+    let sockets = if closes.sockets {
+        // No rule at all: every `socket` is refused.
+        Vec::new()
+    } else {
+        vec![SeccompRule::new(vec![unix_domain.clone()]).map_err(|err| err.to_string())?]
+    };
+    rules.insert(libc::SYS_socket, sockets);
     let mut pairs = Vec::new();
     for kind in DATAGRAM_KINDS {
         // The type argument carries flags (`SOCK_CLOEXEC`, `SOCK_NONBLOCK`) above the kind.
@@ -212,6 +323,28 @@ pub fn filter() -> Result<BpfProgram, String> {
         // No rule at all: the call is refused whatever its arguments.
         rules.insert(call, Vec::new());
     }
+    if closes.ipc {
+        for call in IPC_CALLS {
+            rules.insert(call, Vec::new());
+        }
+    }
+    if closes.set_id_modes {
+        for (call, mode) in mode_setters() {
+            let mut set_id = Vec::new();
+            for bit in SET_ID_BITS {
+                let bit = u64::from(bit);
+                let condition = SeccompCondition::new(
+                    mode,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )
+                .map_err(|err| err.to_string())?;
+                set_id.push(SeccompRule::new(vec![condition]).map_err(|err| err.to_string())?);
+            }
+            rules.insert(call, set_id);
+        }
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -228,6 +361,9 @@ mod tests {
 
     #[test]
     fn the_filter_compiles_for_this_machine() {
-        assert!(!filter().unwrap().is_empty());
+        let all = Closes { sockets: true, ipc: true, set_id_modes: true };
+        for closes in [Closes::default(), all] {
+            assert!(!filter(closes).unwrap().is_empty(), "{closes:?}");
+        }
     }
 }

@@ -86,6 +86,12 @@ pub struct Launch {
     pub shell: Option<PathBuf>,
 }
 
+/// Whether a command's supervisor, as root, can bound its processes to `limit` with a `pids`
+/// cgroup of its own; `Err` says why not (a read-only `/sys/fs/cgroup`, no `pids` hierarchy).
+pub fn can_bound_processes(limit: u64) -> Result<(), String> {
+    pids_cgroup::check(limit)
+}
+
 /// The program that supervises commands, once [`set_program`] was called.
 pub fn program() -> Option<&'static Path> {
     PROGRAM.get().map(PathBuf::as_path)

@@ -7,7 +7,8 @@
 //! no controller to its children), moves itself in before it starts the sandbox, so that every
 //! process of the command is born inside, and moves back and removes it once they are all gone.
 //! Where no cgroup can be made (a container whose `/sys/fs/cgroup` is read-only, a hierarchy
-//! without `pids`) the command runs without the bound, as it did before.
+//! without `pids`) the command runs without the bound; the sandbox's probe finds that out first
+//! ([`check`]), and keel says so once.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,11 @@ use std::path::{Path, PathBuf};
 const SUPERVISOR_TASKS: u64 = 5;
 /// The cgroup's name, before the supervisor's process id.
 const NAME_PREFIX: &str = "keel-command-";
+/// The name of the one the probe makes and removes, before the process id and a random part
+/// (threads of one process may probe at once).
+const PROBE_PREFIX: &str = "keel-probe-";
+/// The random part's length, in characters.
+const PROBE_RANDOM: usize = 8;
 const PROCS: &str = "cgroup.procs";
 const PIDS_MAX: &str = "pids.max";
 const SUBTREE_CONTROL: &str = "cgroup.subtree_control";
@@ -45,8 +51,32 @@ pub fn enter(limit: u64) -> Result<PidsCgroup, String> {
     let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
     let mut why = "no pids cgroup hierarchy is mounted".to_owned();
     for place in places(&own, &mounts) {
-        match make(&place, limit) {
+        let name = format!("{NAME_PREFIX}{}", std::process::id());
+        match make(&place, limit, &name, true) {
             Ok(cgroup) => return Ok(cgroup),
+            Err(err) => why = err,
+        }
+    }
+    Err(why)
+}
+
+/// Whether a `pids` cgroup bound to `limit` can be made here: one is made and removed at once,
+/// and this process stays where it is; `Err` says why none can.
+pub fn check(limit: u64) -> Result<(), String> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|err| format!("cannot read {path}: {err}"))
+    };
+    let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
+    let mut why = "no pids cgroup hierarchy is mounted".to_owned();
+    for place in places(&own, &mounts) {
+        let random: String =
+            std::iter::repeat_with(fastrand::alphanumeric).take(PROBE_RANDOM).collect();
+        let name = format!("{PROBE_PREFIX}{}-{random}", std::process::id());
+        match make(&place, limit, &name, false) {
+            Ok(cgroup) => {
+                let _ = std::fs::remove_dir(&cgroup.folder);
+                return Ok(());
+            }
             Err(err) => why = err,
         }
     }
@@ -62,21 +92,31 @@ impl PidsCgroup {
     }
 }
 
-fn make(place: &Place, limit: u64) -> Result<PidsCgroup, String> {
-    let folder = place.parent.join(format!("{NAME_PREFIX}{}", std::process::id()));
+/// Makes the cgroup `name` at `place`, bound to `limit`, and moves this process in when `join`.
+fn make(place: &Place, limit: u64, name: &str, join: bool) -> Result<PidsCgroup, String> {
+    let folder = place.parent.join(name);
     // One a supervisor of the same process id left behind, empty, goes first.
     let _ = std::fs::remove_dir(&folder);
     std::fs::create_dir(&folder)
         .map_err(|err| format!("cannot make {}: {err}", folder.display()))?;
     let cgroup = PidsCgroup { folder, home: place.home.clone() };
     let bound = limit.saturating_add(SUPERVISOR_TASKS).to_string();
-    let joined = std::fs::write(cgroup.folder.join(PIDS_MAX), bound)
-        .and_then(|()| std::fs::write(cgroup.folder.join(PROCS), std::process::id().to_string()));
+    let joined = std::fs::write(cgroup.folder.join(PIDS_MAX), bound).and_then(|()| {
+        if join {
+            std::fs::write(cgroup.folder.join(PROCS), std::process::id().to_string())
+        } else {
+            Ok(())
+        }
+    });
     match joined {
         Ok(()) => Ok(cgroup),
         Err(err) => {
             let why = format!("cannot use {}: {err}", cgroup.folder.display());
-            cgroup.leave();
+            if join {
+                cgroup.leave();
+            } else {
+                let _ = std::fs::remove_dir(&cgroup.folder);
+            }
             Err(why)
         }
     }

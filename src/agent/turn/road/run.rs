@@ -1,15 +1,19 @@
 //! The run stage: a tool that plans hands its update to the conversation's board, one that
 //! delegates its step to a child conversation (`agent::children`); any other runs
 //! in the workspace — a command held at undo's gate until the opening snapshot is recorded, its
-//! live output in the tool pane, the person's interrupt listened for throughout.
+//! live output in the tool pane, the person's interrupt listened for throughout. A command that
+//! started in the bwrap assumed while the sandbox's probe ran, and never ran because bwrap could
+//! not set up, runs again under Landlock where the probe found that instead.
 
 use super::{Finished, OnRoad};
+use crate::agent::approval::Verdict;
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
 use crate::agent::turn::{Stop, Turn};
 use crate::tools::gate::Gate;
+use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Tool, ToolCall, ToolContext, ToolOutcome, Tools};
 use futures_util::future::OptionFuture;
@@ -67,8 +71,21 @@ impl Turn<'_> {
             });
         }
         on.started = Instant::now();
-        let (mut outcome, stop) =
-            self.run_live(&*on.tool, call, &tools, gate, &mut on.opening, on.started).await;
+        let (mut outcome, mut stop) =
+            self.run_live(&*on.tool, call, &tools, gate.clone(), &mut on.opening, on.started).await;
+        // Started in the bwrap assumed while the probe ran, it never ran where bwrap cannot set
+        // up; where the probe found Landlock instead, it runs there now.
+        if stop.is_none()
+            && on.assumed.is_some()
+            && outcome.command.sandbox_down
+            && self.confined_instead(&*on.tool, call).await
+        {
+            on.assumed = None;
+            let tools = self.protect_nested_repositories(self.tools_for_call()).await;
+            on.started = Instant::now();
+            (outcome, stop) =
+                self.run_live(&*on.tool, call, &tools, gate, &mut on.opening, on.started).await;
+        }
         self.tell_when_done(&*on.tool, call, &mut outcome);
         // The time a command was held at its gate is keel's, not the command's.
         on.started += outcome.command.held;
@@ -84,6 +101,15 @@ impl Turn<'_> {
             None if outcome.is_error => ((ToolStatus::Failed, outcome), None),
             None => ((ToolStatus::Succeeded, outcome), None),
         }
+    }
+
+    /// Whether a command whose assumed sandbox did not come up can run now, in the sandbox the
+    /// probe found (waited for here): one that confines it, where the approval rules still let
+    /// it run unasked.
+    async fn confined_instead(&mut self, tool: &dyn Tool, call: &ToolCall) -> bool {
+        self.settle_sandbox().await;
+        let confined = self.tools_for_call().sandbox().confinement() == Confinement::Confined;
+        confined && self.services.approvals().check(tool, &call.input, self.toolset) == Verdict::Run
     }
 
     /// Runs `call` of `tool` on `tools` to its end, from `began`: its live output into the tool
