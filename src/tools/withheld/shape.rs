@@ -108,9 +108,22 @@ static COMPILED: LazyLock<Vec<(Shape, Regex)>> = LazyLock::new(|| {
         .collect()
 });
 
+/// What every shape holds somewhere: a URL's credentials their `@`, a JWT its `eyJ`, a key its
+/// `-----BEGIN`, a token its prefix (`xox?-` as `xox`). A value with none of them is no secret,
+/// and is passed without compiling a pattern: most environments never compile one.
+fn might_hold(value: &[u8]) -> bool {
+    const MARKS: [&[u8]; 4] = [b"@", b"eyJ", b"-----BEGIN", b"xox"];
+    let has = |mark: &[u8]| !mark.is_empty() && value.windows(mark.len()).any(|w| w == mark);
+    MARKS.iter().any(|mark| has(mark))
+        || TOKENS.iter().any(|(prefix, _)| !prefix.contains('?') && has(prefix.as_bytes()))
+}
+
 /// The shape of a secret `value` holds anywhere in it, if any; the first found in the order
 /// above.
 pub fn shape(value: &[u8]) -> Option<Shape> {
+    if !might_hold(value) {
+        return None;
+    }
     COMPILED.iter().find_map(|(shape, regex)| {
         let found = match shape {
             Shape::Token("sk-") => regex.find_iter(value).any(|hit| sk_body(hit.as_bytes())),
@@ -208,6 +221,22 @@ mod tests {
         ] {
             assert!(of(&value).is_some(), "{value}");
         }
+    }
+
+    #[test]
+    fn every_shape_holds_a_mark_the_quick_look_finds() {
+        let alnum = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0";
+        for value in [
+            "postgres://u:pass@db/x".to_owned(),
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJjaSJ9.".to_owned(),
+            "-----BEGIN RSA PRIVATE KEY-----".to_owned(),
+            "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOp".to_owned(),
+            format!("dop_v1_{}", "a".repeat(64)),
+            format!("sk-{alnum}"),
+        ] {
+            assert!(might_hold(value.as_bytes()), "{value}");
+        }
+        assert!(!might_hold(b"/usr/local/bin:/usr/bin"));
     }
 
     #[test]
