@@ -6,8 +6,8 @@
 //! session's sandbox ([`Sandbox::launch`]), with the commands' environment
 //! (`tools::bash::environment::apply`) — and only the hash decides whether it runs at all. So
 //! does a hook of the person's own whose command names a path inside the workspace
-//! (`trust::names_workspace`): what it runs there, a command can rewrite. Where commands cannot
-//! be confined and the person did not choose `--sandbox off`, such a hook does not run.
+//! (`command_paths::names_workspace`): what it runs there, a command can rewrite. Where commands
+//! cannot be confined and the person did not choose `--sandbox off`, such a hook does not run.
 //!
 //! The person's other hooks run as their own programs, with their environment less what no
 //! program keel starts gets, and a `PATH` without the entries commands could plant a program in
@@ -19,10 +19,11 @@
 //! (the host's temporary folder, which the sandbox replaces with the session's own `/tmp`): under
 //! bwrap it is bound read-only at its own path for that hook alone; a sandbox without mounts
 //! reads it where it is. Under bwrap, too, each file a trusted workspace hook names is seen
-//! through its private copy (`trust::read`), bound over it.
+//! through its private copy (`reading::read`), bound over it.
 
+use super::command_paths::names_workspace;
 use super::config::{HookSpec, Origin};
-use super::trust::{self, Reading};
+use super::reading::Reading;
 use crate::tools::bash::environment;
 use crate::tools::sandbox::{Confinement, Overlay, Sandbox};
 use crate::tools::supervisor::Launch;
@@ -54,7 +55,7 @@ impl Place {
     pub fn of(spec: &HookSpec, workspace: &Path) -> Self {
         match spec.origin {
             Origin::Workspace => Self::Sandbox,
-            Origin::Person if trust::names_workspace(&spec.command, workspace) => Self::Sandbox,
+            Origin::Person if names_workspace(&spec.command, workspace) => Self::Sandbox,
             Origin::Person => Self::Person,
         }
     }
