@@ -67,20 +67,8 @@ impl Kept {
 mod tests {
     use super::*;
     use crate::hooks::Hooks;
-    use crate::hooks::config::{Matcher, Origin};
-    use crate::hooks::events::Event;
+    use crate::hooks::config::Origin;
     use crate::hooks::trust::{self, TrustStore};
-    use std::time::Duration;
-
-    fn spec(command: &str, origin: Origin) -> HookSpec {
-        HookSpec {
-            event: Event::PreToolUse,
-            matcher: Matcher::parse(None).unwrap(),
-            command: command.into(),
-            timeout: Duration::from_secs(5),
-            origin,
-        }
-    }
 
     #[test]
     fn what_a_trusted_workspace_hook_runs_is_kept_from_commands_and_nothing_else() {
@@ -91,6 +79,7 @@ mod tests {
             std::fs::write(root.join(file), "exit 0\n").unwrap();
         }
         let store = TrustStore::in_state(state.path());
+        let spec = HookSpec::for_test;
         let trusted = spec("./hooks/lib/check.sh && ./top.sh", Origin::Workspace);
         store.trust(&[trust::identify(&trusted, &root)]).unwrap();
         let specs =

@@ -94,23 +94,13 @@ impl Hooks {
     ) -> Self {
         let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_owned());
         let hooks = Self { specs, workspace, store, interactive, live: Mutex::default() };
-        let (trust, problem) = hooks.statuses();
-        let mut live = hooks.lock();
-        // Those changed already are named in the notice at the start.
-        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
-        live.trust = trust;
-        live.store_problem = problem;
-        drop(live);
+        hooks.refresh_trust();
         hooks
     }
 
     /// No hooks at all.
     pub fn none() -> Self {
         Self::default()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.specs.is_empty()
     }
 
     /// Whether any hook is configured for `event` (trusted or not).
@@ -128,12 +118,6 @@ impl Hooks {
         &self.workspace
     }
 
-    /// The hooks as configured, with how far each is trusted now.
-    pub fn specs(&self) -> Vec<(HookSpec, Trust)> {
-        let live = self.lock();
-        self.specs.iter().cloned().zip(live.trust.iter().copied()).collect()
-    }
-
     /// What commands must not change under the trusted workspace hooks ([`kept`]), for the
     /// sandbox of a command or a confined hook about to start: what the hooks trusted when the
     /// first one started name, for the whole session. A path is kept from the session's first
@@ -141,14 +125,15 @@ impl Hooks {
     /// symlink, and bwrap binds what a symlink leads to.
     pub fn kept(&self) -> Kept {
         let mut live = self.lock();
-        if live.kept.is_none() {
+        let live = &mut *live;
+        let kept = live.kept.get_or_insert_with(|| {
             let trusted: Vec<&HookSpec> = (self.specs.iter().zip(&live.trust))
                 .filter(|(_, trust)| **trust == Trust::Trusted)
                 .map(|(spec, _)| spec)
                 .collect();
-            live.kept = Some(Kept::of(&trusted, &self.workspace));
-        }
-        live.kept.clone().unwrap_or_default()
+            Kept::of(&trusted, &self.workspace)
+        });
+        kept.clone()
     }
 
     /// Keeps the newest runs for `/hooks`.

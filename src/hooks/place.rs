@@ -73,7 +73,6 @@ enum Environment {
 /// How one hook run starts: its launch, its environment, its input.
 #[derive(Debug)]
 pub struct Plan {
-    place: Place,
     launch: Launch,
     /// The files it names are seen through their private copies.
     from_copies: bool,
@@ -103,7 +102,6 @@ impl Plan {
         )?;
         let unconfined = Launch { shell: Some(shell.clone()), ..Launch::default() };
         let mut plan = Self {
-            place,
             launch: unconfined,
             from_copies: false,
             environment: Environment::Commands,
@@ -142,10 +140,6 @@ impl Plan {
             plan.mount_point = mount_point(&input_path, sandbox);
         }
         Ok(plan)
-    }
-
-    pub fn place(&self) -> Place {
-        self.place
     }
 
     /// How the supervisor starts the hook.
@@ -212,19 +206,6 @@ fn mount_point(input: &Path, sandbox: &Sandbox) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::config::Matcher;
-    use crate::hooks::events::Event;
-    use std::time::Duration;
-
-    fn spec(command: &str, origin: Origin) -> HookSpec {
-        HookSpec {
-            event: Event::PreToolUse,
-            matcher: Matcher::parse(None).unwrap(),
-            command: command.into(),
-            timeout: Duration::from_secs(5),
-            origin,
-        }
-    }
 
     #[test]
     fn the_workspaces_hooks_and_the_persons_that_name_a_path_in_it_run_in_the_sandbox() {
@@ -232,7 +213,7 @@ mod tests {
         let work = dir.path();
         std::fs::create_dir(work.join("hooks")).unwrap();
         std::fs::write(work.join("hooks/x"), "").unwrap();
-        let place = |command: &str, origin| Place::of(&spec(command, origin), work);
+        let place = |command: &str, origin| Place::of(&HookSpec::for_test(command, origin), work);
         assert_eq!(place("~/bin/check", Origin::Workspace), Place::Sandbox);
         assert_eq!(place("~/bin/check", Origin::Person), Place::Person);
         assert_eq!(place("cargo fmt --check", Origin::Person), Place::Person);

@@ -168,18 +168,10 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::config::{Matcher, Origin};
-    use crate::hooks::events::Event;
-    use std::time::Duration;
+    use crate::hooks::config::Origin;
 
     fn spec(command: &str) -> HookSpec {
-        HookSpec {
-            event: Event::PreToolUse,
-            matcher: Matcher::parse(Some("Bash")).unwrap(),
-            command: command.into(),
-            timeout: Duration::from_secs(5),
-            origin: Origin::Workspace,
-        }
+        HookSpec::for_test(command, Origin::Workspace)
     }
 
     #[test]

@@ -137,11 +137,7 @@ impl Hooks {
             return Ok("The workspace's .keel/config.toml has no hooks to trust.".into());
         }
         store.trust(&to_trust)?;
-        let (trust, problem) = self.statuses();
-        let mut live = self.lock();
-        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
-        live.trust = trust;
-        live.store_problem = problem;
+        self.refresh_trust();
         Ok(if names.is_empty() {
             "Every hook of the workspace's .keel/config.toml was trusted already.".into()
         } else {
@@ -155,12 +151,8 @@ impl Hooks {
             return Ok("Nothing is trusted: keel has no state folder.".into());
         };
         let forgotten = store.forget(&self.workspace)?;
-        let (trust, _) = self.statuses();
-        let mut live = self.lock();
         // Forgotten on purpose: they stop as hooks never trusted do, blocking nothing.
-        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
-        live.trust = trust;
-        drop(live);
+        self.refresh_trust();
         Ok(format!(
             "Forgot the trust in {forgotten} hook{} of this workspace: {} until you trust {} again.",
             if forgotten == 1 { "" } else { "s" },
@@ -169,8 +161,19 @@ impl Hooks {
         ))
     }
 
+    /// Takes how far each hook is trusted, and why the store could not be read, from the store
+    /// as it is now. A hook changed already is not told of again as an event fires: at the
+    /// start, the notice names it ([`Hooks::untrusted_notice`]).
+    pub(super) fn refresh_trust(&self) {
+        let (trust, problem) = self.statuses();
+        let mut live = self.lock();
+        live.told_changed = trust.iter().map(|trust| *trust == Trust::Changed).collect();
+        live.trust = trust;
+        live.store_problem = problem;
+    }
+
     /// How far each hook is trusted, as the store says now; and why the store could not be read.
-    pub(super) fn statuses(&self) -> (Vec<Trust>, Option<String>) {
+    fn statuses(&self) -> (Vec<Trust>, Option<String>) {
         let (trusted, problem) = match self.store.as_ref().map(TrustStore::load) {
             Some(Ok(trusted)) => (trusted, None),
             Some(Err(problem)) => (Vec::new(), Some(problem)),
