@@ -177,6 +177,16 @@ fn check_entry(
     Ok(HookSpec { event, matcher: matcher.clone(), command: command.to_owned(), timeout, origin })
 }
 
+#[cfg(test)]
+impl HookSpec {
+    /// A PreToolUse hook of `origin` running `command` for every tool, for tests.
+    pub(crate) fn for_test(command: &str, origin: Origin) -> Self {
+        let matcher = Matcher::parse(None).expect("no matcher matches every tool");
+        let timeout = Duration::from_secs(5);
+        Self { event: Event::PreToolUse, matcher, command: command.into(), timeout, origin }
+    }
+}
+
 /// Where a file's hooks are reported from, for messages.
 pub fn describe_origin(origin: Origin) -> &'static str {
     match origin {

@@ -3,7 +3,7 @@
 //! onto themselves: `Sandbox::pinned`).
 //!
 //! A hook runs from private copies of the files it names, bound over them in its sandbox
-//! (`super::trust::read`, `super::place`). A mount point cannot be written, renamed or removed
+//! (`super::reading::read`, `super::place`). A mount point cannot be written, renamed or removed
 //! from the mount namespace it is one in; but a rename from any other namespace takes the mounts
 //! on what it replaces away, the copy a hook runs from included, so a command's job swapping the
 //! file in a loop would win some runs. Where commands cannot swap these, the copy is what runs.
@@ -13,8 +13,8 @@
 //! could make it a symlink, and bwrap binds what a symlink leads to. A hook trusted after that
 //! is kept from the next session on; meanwhile its files are hashed again after every run.
 
+use super::command_paths::named_files;
 use super::config::HookSpec;
-use super::trust;
 use crate::tools::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ impl Kept {
     pub fn of(trusted: &[&HookSpec], workspace: &Path) -> Self {
         let mut kept = Self::default();
         for spec in trusted {
-            for (_, file) in trust::named_files(&spec.command, workspace) {
+            for (_, file) in named_files(&spec.command, workspace) {
                 let mut folder = file.parent();
                 while let Some(above) = folder.filter(|above| above.starts_with(workspace)) {
                     if above == workspace || kept.folders.iter().any(|kept| kept == above) {
@@ -67,20 +67,8 @@ impl Kept {
 mod tests {
     use super::*;
     use crate::hooks::Hooks;
-    use crate::hooks::config::{Matcher, Origin};
-    use crate::hooks::events::Event;
-    use crate::hooks::trust::TrustStore;
-    use std::time::Duration;
-
-    fn spec(command: &str, origin: Origin) -> HookSpec {
-        HookSpec {
-            event: Event::PreToolUse,
-            matcher: Matcher::parse(None).unwrap(),
-            command: command.into(),
-            timeout: Duration::from_secs(5),
-            origin,
-        }
-    }
+    use crate::hooks::config::Origin;
+    use crate::hooks::trust::{self, TrustStore};
 
     #[test]
     fn what_a_trusted_workspace_hook_runs_is_kept_from_commands_and_nothing_else() {
@@ -91,6 +79,7 @@ mod tests {
             std::fs::write(root.join(file), "exit 0\n").unwrap();
         }
         let store = TrustStore::in_state(state.path());
+        let spec = HookSpec::for_test;
         let trusted = spec("./hooks/lib/check.sh && ./top.sh", Origin::Workspace);
         store.trust(&[trust::identify(&trusted, &root)]).unwrap();
         let specs =

@@ -6,8 +6,8 @@
 //! session's sandbox ([`Sandbox::launch`]), with the commands' environment
 //! (`tools::bash::environment::apply`) — and only the hash decides whether it runs at all. So
 //! does a hook of the person's own whose command names a path inside the workspace
-//! (`trust::names_workspace`): what it runs there, a command can rewrite. Where commands cannot
-//! be confined and the person did not choose `--sandbox off`, such a hook does not run.
+//! (`command_paths::names_workspace`): what it runs there, a command can rewrite. Where commands
+//! cannot be confined and the person did not choose `--sandbox off`, such a hook does not run.
 //!
 //! The person's other hooks run as their own programs, with their environment less what no
 //! program keel starts gets, and a `PATH` without the entries commands could plant a program in
@@ -19,10 +19,11 @@
 //! (the host's temporary folder, which the sandbox replaces with the session's own `/tmp`): under
 //! bwrap it is bound read-only at its own path for that hook alone; a sandbox without mounts
 //! reads it where it is. Under bwrap, too, each file a trusted workspace hook names is seen
-//! through its private copy (`trust::read`), bound over it.
+//! through its private copy (`reading::read`), bound over it.
 
+use super::command_paths::names_workspace;
 use super::config::{HookSpec, Origin};
-use super::trust::{self, Reading};
+use super::reading::Reading;
 use crate::tools::bash::environment;
 use crate::tools::sandbox::{Confinement, Overlay, Sandbox};
 use crate::tools::supervisor::Launch;
@@ -54,7 +55,7 @@ impl Place {
     pub fn of(spec: &HookSpec, workspace: &Path) -> Self {
         match spec.origin {
             Origin::Workspace => Self::Sandbox,
-            Origin::Person if trust::names_workspace(&spec.command, workspace) => Self::Sandbox,
+            Origin::Person if names_workspace(&spec.command, workspace) => Self::Sandbox,
             Origin::Person => Self::Person,
         }
     }
@@ -72,7 +73,6 @@ enum Environment {
 /// How one hook run starts: its launch, its environment, its input.
 #[derive(Debug)]
 pub struct Plan {
-    place: Place,
     launch: Launch,
     /// The files it names are seen through their private copies.
     from_copies: bool,
@@ -102,7 +102,6 @@ impl Plan {
         )?;
         let unconfined = Launch { shell: Some(shell.clone()), ..Launch::default() };
         let mut plan = Self {
-            place,
             launch: unconfined,
             from_copies: false,
             environment: Environment::Commands,
@@ -141,10 +140,6 @@ impl Plan {
             plan.mount_point = mount_point(&input_path, sandbox);
         }
         Ok(plan)
-    }
-
-    pub fn place(&self) -> Place {
-        self.place
     }
 
     /// How the supervisor starts the hook.
@@ -211,19 +206,6 @@ fn mount_point(input: &Path, sandbox: &Sandbox) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::config::Matcher;
-    use crate::hooks::events::Event;
-    use std::time::Duration;
-
-    fn spec(command: &str, origin: Origin) -> HookSpec {
-        HookSpec {
-            event: Event::PreToolUse,
-            matcher: Matcher::parse(None).unwrap(),
-            command: command.into(),
-            timeout: Duration::from_secs(5),
-            origin,
-        }
-    }
 
     #[test]
     fn the_workspaces_hooks_and_the_persons_that_name_a_path_in_it_run_in_the_sandbox() {
@@ -231,7 +213,7 @@ mod tests {
         let work = dir.path();
         std::fs::create_dir(work.join("hooks")).unwrap();
         std::fs::write(work.join("hooks/x"), "").unwrap();
-        let place = |command: &str, origin| Place::of(&spec(command, origin), work);
+        let place = |command: &str, origin| Place::of(&HookSpec::for_test(command, origin), work);
         assert_eq!(place("~/bin/check", Origin::Workspace), Place::Sandbox);
         assert_eq!(place("~/bin/check", Origin::Person), Place::Person);
         assert_eq!(place("cargo fmt --check", Origin::Person), Place::Person);
