@@ -119,14 +119,7 @@ impl Sandbox {
                 }
                 Err(why) => instead_of_bwrap(why, None),
             };
-        Self {
-            policy,
-            availability,
-            read_only: Vec::new(),
-            pinned: Vec::new(),
-            keel,
-            unbounded: None,
-        }
+        Self { policy, availability, keel, ..Self::off() }
     }
 
     /// The sandbox keel's front ends run commands of `workspace` in: `policy`, probed with the

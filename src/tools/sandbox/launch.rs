@@ -20,6 +20,11 @@ impl Sandbox {
     /// How a supervisor starts a command of `workspace` under this sandbox: through it when it
     /// confines commands, directly ([`Launch::default`]) when they run unconfined.
     pub fn launch(&self, workspace: &Path) -> Launch {
+        self.launch_reading(workspace, &[])
+    }
+
+    /// [`Sandbox::launch`], with the files `readable` readable where they lie under Landlock.
+    fn launch_reading(&self, workspace: &Path, readable: &[PathBuf]) -> Launch {
         let Some(keel) = crate::tools::supervisor::program() else {
             return Launch::default();
         };
@@ -39,7 +44,8 @@ impl Sandbox {
                 bwrap::launch(&self.policy, &setup)
             }
             Availability::Landlock { .. } => {
-                let spec = landlock::spec(&self.policy, workspace, &self.read_only, &self.keel);
+                let mut spec = landlock::spec(&self.policy, workspace, &self.read_only, &self.keel);
+                spec.readable.extend_from_slice(readable);
                 landlock::launch(&self.policy, keel, &spec)
             }
             Availability::Missing(_) => Launch::default(),
@@ -53,15 +59,9 @@ impl Sandbox {
     /// overlay seen at its own path (a hook's input in the host's `/tmp`), which Landlock lets
     /// the command read where it lies.
     pub fn launch_with(&self, workspace: &Path, overlays: &[Overlay]) -> (Launch, bool) {
-        if let (Availability::Landlock { .. }, Confinement::Confined, Some(keel)) =
-            (&self.availability, self.confinement(), crate::tools::supervisor::program())
-        {
-            let mut spec = landlock::spec(&self.policy, workspace, &self.read_only, &self.keel);
-            let in_place = overlays.iter().filter(|overlay| overlay.source == overlay.target);
-            spec.readable.extend(in_place.map(|overlay| overlay.source.clone()));
-            return (landlock::launch(&self.policy, keel, &spec), false);
-        }
-        let mut launch = self.launch(workspace);
+        let in_place = overlays.iter().filter(|overlay| overlay.source == overlay.target);
+        let in_place: Vec<PathBuf> = in_place.map(|overlay| overlay.source.clone()).collect();
+        let mut launch = self.launch_reading(workspace, &in_place);
         let through_bwrap = matches!(&self.availability, Availability::Ready { bwrap }
             if launch.prefix.first().is_some_and(|program| Path::new(program) == bwrap));
         let bound = through_bwrap && bwrap::overlay(&mut launch.prefix, overlays);

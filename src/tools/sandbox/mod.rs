@@ -23,6 +23,7 @@ mod notices;
 mod policy;
 pub mod probing;
 pub mod process_limit;
+pub mod real_path;
 pub mod report;
 pub mod repository;
 pub mod session_tmp;

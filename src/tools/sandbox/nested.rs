@@ -24,12 +24,13 @@
 //! and the person is told; when a later one does, what lies past it is not looked at.
 
 use super::git_dirs::{HEAD, Signs};
+use super::real_path::normalized;
 use crate::tools::beneath;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The name git looks for.
 const GIT: &str = ".git";
@@ -227,23 +228,8 @@ fn points_into_persons_repository(root: &Path, folder: &Path) -> bool {
     let Some(target) = pointer.trim().strip_prefix(GITDIR_PREFIX).map(str::trim) else {
         return false;
     };
-    let target = lexically_normal(&root.join(folder).join(target));
+    let target = normalized(&root.join(folder).join(target));
     PERSONS_FOLDERS.iter().any(|persons| target.starts_with(root.join(persons)))
-}
-
-/// `path` with `.` and `..` taken out by name alone.
-fn lexically_normal(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                normal.pop();
-            }
-            Component::CurDir => {}
-            other => normal.push(other),
-        }
-    }
-    normal
 }
 
 /// Renames `folder/NAME` to the first free quarantine name in `folder`; returns that name.

@@ -25,12 +25,10 @@
 
 mod credentials;
 mod entry;
-mod real_path;
 mod report;
 mod sources;
 
 pub use entry::{Entry, Kind, NotHidden, Why};
-pub use real_path::real;
 pub use sources::{HiddenError, Sources};
 
 use std::os::unix::ffi::OsStrExt;
@@ -66,6 +64,19 @@ impl Hidden {
         Self { inner: Arc::new(Inner { entries: kept, not_hidden }) }
     }
 
+    /// The list of `folders` and `files` as given, each hidden as the person's own: for tests
+    /// and benches of what the sandbox makes of a list.
+    pub fn of_paths(folders: &[PathBuf], files: &[PathBuf]) -> Self {
+        let entry = |path: &PathBuf, kind| Entry {
+            path: path.clone(),
+            shown: path.display().to_string(),
+            kind,
+            why: Why::Person,
+        };
+        let folders = folders.iter().map(|path| entry(path, Kind::Folder));
+        Self::of(folders.chain(files.iter().map(|path| entry(path, Kind::File))).collect(), vec![])
+    }
+
     /// The hidden paths.
     pub fn entries(&self) -> &[Entry] {
         &self.inner.entries
@@ -76,12 +87,7 @@ impl Hidden {
         self.inner.entries.iter().find(|entry| within(path, &entry.path))
     }
 
-    /// The hidden paths, folders and files alike, for the sandbox.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        self.inner.entries.iter().map(|entry| entry.path.clone()).collect()
-    }
-
-    /// Those of [`Hidden::paths`] that are files, or would be.
+    /// The hidden paths that are files, or would be.
     pub fn files(&self) -> Vec<PathBuf> {
         let files = self.inner.entries.iter().filter(|entry| entry.kind == Kind::File);
         files.map(|entry| entry.path.clone()).collect()

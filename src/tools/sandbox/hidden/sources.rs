@@ -4,8 +4,8 @@
 //! it is not hidden after all (let through, or holding the workspace).
 
 use super::credentials::{CREDENTIALS, MOVED_BY};
-use super::real_path::{normalized, real};
 use super::{Entry, Hidden, Kind, NotHidden, Why, within};
+use crate::tools::sandbox::real_path::{normalized, real};
 use std::path::{Path, PathBuf};
 
 /// What the list is made from.
@@ -40,8 +40,7 @@ impl Hidden {
         let home = env("HOME").filter(|home| home.starts_with('/')).map(PathBuf::from);
         let home = home.as_deref();
         let mut named: Vec<Entry> = Vec::new();
-        let config = crate::state_home::user_config_path(env)
-            .and_then(|file| file.parent().map(Path::to_path_buf));
+        let config = crate::state_home::user_config_dir(env);
         named.extend(config.map(|path| entry(&path, home, Kind::Folder, Why::KeelConfig)));
         named.extend(
             crate::state_home::state_dir(env)

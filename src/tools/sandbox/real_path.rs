@@ -1,11 +1,14 @@
 //! Paths as the kernel reaches them: `.` and `..` resolved by name, then the existing part's
-//! symlinks followed, so that a symlink into a hidden path is judged where it leads.
+//! symlinks followed, so that a path named through a symlink is judged where it leads — by the
+//! list of hidden paths ([`super::hidden`]), keel's folders ([`super::keel_folders`]) and the
+//! Landlock rules ([`super::landlock::rules`]) alike. (Where a path is only compared by name, as
+//! a `.git` file's pointer is ([`super::nested`]), it is [`normalized`] alone.)
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 /// `path` with `.` and `..` resolved by name (`..` above `/` stays at `/`).
-pub(super) fn normalized(path: &Path) -> PathBuf {
+pub fn normalized(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -36,4 +39,9 @@ pub fn real(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// `path` normalised, then as the kernel reaches it ([`real`]).
+pub fn resolved(path: &Path) -> PathBuf {
+    real(&normalized(path))
 }
