@@ -5,7 +5,7 @@
 //! for the model directly; in the home folder (`keel` run in `~`) `cat ~/.config/keel/config.toml`
 //! or `read_file .ssh/id_ed25519` would hand over the provider's `api_key` or a private key. So
 //! these paths are hidden wherever the workspace is: inside the sandbox each hidden folder is an
-//! empty read-only folder and each hidden file an empty read-only file (`bwrap.rs`, through
+//! empty read-only folder and each hidden file an empty read-only file (`bwrap/`, through
 //! [`super::KeelFolders::hidden`]); `read_file`, `write_file`, `edit_file`, `grep`, `glob` and
 //! `@path` refuse them, naming why and how to allow one (`Workspace::resolve`), and searches pass
 //! over them.

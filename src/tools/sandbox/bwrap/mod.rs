@@ -31,29 +31,26 @@
 //! The output pipes do not pass through bwrap's stdout and stderr, which its init keeps open
 //! while the sandbox lives: the supervisor hands them to the last step ([`confine`]) directly.
 
+mod probe;
+mod protected;
+
+pub use probe::probe;
+pub use protected::protected_names;
+
 use super::super::supervisor::Launch;
 use super::confine;
 use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
+use protected::{Protect, protected};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// The workspace's repository: pinned in place, or covered where there is none.
-const GIT: &str = ".git";
 /// The option that names where the command starts: the last before it, so what is bound for one
 /// command alone goes in just before ([`overlay`]).
 const CHDIR: &str = "--chdir";
-/// Paths inside the workspace that stay read-only, even when they do not exist yet: keel's own
-/// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
-/// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
-const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".git/worktrees"];
 /// What a hidden file shows where keel has no empty file of its own: the sandbox's mounts allow
 /// no device, so it cannot even be opened.
 const NO_FILE: &str = "/dev/null";
-/// Paths inside the workspace that stay read-only when they exist: the repository's settings
-/// (`config.worktree` is read when the config turns it on, which no command can).
-const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
 
 /// The mounts every sandbox starts with: the whole file system read-only, a `/dev` of its own and
 /// a `/proc` that shows only its processes. bwrap covers `/proc/sys` only where `access` says it
@@ -85,12 +82,6 @@ const UNSHARE: [&str; 3] = ["--unshare-pid", "--unshare-ipc", "--unshare-uts"];
 const UNSHARE_NET: &str = "--unshare-net";
 /// A session of its own, and no capabilities even as root.
 const NO_PRIVILEGE: [&str; 3] = ["--new-session", "--cap-drop", "ALL"];
-
-/// Every path inside the workspace that stays read-only, as names below its top, whether or not
-/// it exists: what the Landlock sandbox keeps too (`sandbox::landlock`).
-pub fn protected_names() -> impl Iterator<Item = &'static str> {
-    PROTECTED_ALWAYS.into_iter().chain(PROTECTED_IF_PRESENT)
-}
 
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
@@ -226,95 +217,6 @@ pub fn overlay(prefix: &mut Vec<OsString>, overlays: &[super::Overlay]) -> bool 
     });
     prefix.splice(at..at, binds.collect::<Vec<OsString>>());
     true
-}
-
-/// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed
-/// or removed), bound over as it is read-only, or covered by an empty read-only folder.
-enum Protect {
-    Pinned,
-    Existing,
-    Missing,
-}
-
-/// The workspace's protected paths, each with how to cover it, in the order they are mounted.
-///
-/// `.git` comes first. A repository folder is pinned: a command could otherwise rename it away
-/// and put a repository of its own, hooks and all, in its place. A `.git` file (a linked
-/// worktree's pointer) or symlink stays as it is, read-only, and so does all it holds. With no
-/// repository, `.git` is covered, so that no command makes one whose hooks would run later,
-/// outside any sandbox. Its `hooks` (even missing) and `config` are covered only in a folder.
-fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
-    let mut paths = Vec::new();
-    let git = workspace.join(GIT);
-    let repository = match git.symlink_metadata() {
-        Ok(meta) if meta.is_dir() && !is_empty_folder(&git) => {
-            paths.push((Protect::Pinned, git));
-            true
-        }
-        // A dangling symlink has nothing to bind; git finds no repository there either.
-        Ok(meta) if !meta.is_dir() => {
-            if git.exists() {
-                paths.push((Protect::Existing, git));
-            }
-            false
-        }
-        _ => {
-            paths.push((Protect::Missing, git));
-            false
-        }
-    };
-    let in_repository = |path: &Path| !path.starts_with(workspace.join(GIT)) || repository;
-    for name in PROTECTED_ALWAYS {
-        let path = workspace.join(name);
-        if !in_repository(&path) {
-            continue;
-        }
-        if path.symlink_metadata().is_ok() && !is_empty_folder(&path) {
-            paths.push((Protect::Existing, path));
-        } else if path.parent().is_some_and(Path::is_dir) {
-            paths.push((Protect::Missing, path));
-        }
-    }
-    for name in PROTECTED_IF_PRESENT {
-        let path = workspace.join(name);
-        if in_repository(&path) && path.symlink_metadata().is_ok() {
-            paths.push((Protect::Existing, path));
-        }
-    }
-    paths
-}
-
-/// An empty folder may be another sandbox's placeholder, about to go: it is covered as missing,
-/// since bwrap makes the folder again if it is gone by then.
-fn is_empty_folder(path: &Path) -> bool {
-    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
-}
-
-/// Runs `bash -c :` through `bwrap` with the mounts and namespaces every command gets; `Err` says
-/// why it failed.
-pub fn probe(bwrap: &Path) -> Result<(), String> {
-    let output = Command::new(bwrap)
-        .args(BASE)
-        .args(["--tmpfs", "/tmp"])
-        .args(UNSHARE)
-        .arg(UNSHARE_NET)
-        .args(NO_PRIVILEGE)
-        .args(["--", "bash", "-c", ":"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|err| format!("`{}` cannot be started ({err})", bwrap.display()))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&output.stderr);
-    let said = said.trim();
-    Err(format!(
-        "`{}` failed its probe ({}{}{})",
-        bwrap.display(),
-        output.status,
-        if said.is_empty() { "" } else { ": " },
-        said
-    ))
 }
 
 #[cfg(test)]
