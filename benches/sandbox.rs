@@ -8,6 +8,7 @@
 //! in a workspace of 20,000 files in 2,000 folders.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use keel::tools::sandbox::hidden::Hidden;
 use keel::tools::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
 use keel::tools::{ToolContext, Tools, Workspace};
 use serde_json::json;
@@ -63,7 +64,8 @@ fn home_folders() -> KeelFolders {
     let env = |name: &str| std::env::var(name).ok();
     let mut folders = KeelFolders::from_env(&env);
     let home = std::path::PathBuf::from(env("HOME").unwrap_or_default());
-    folders.hidden = CREDENTIALS.iter().map(|path| home.join(path)).collect();
+    let hidden: Vec<_> = CREDENTIALS.iter().map(|path| home.join(path)).collect();
+    folders.hidden = Hidden::of_paths(&hidden, &[]);
     folders
 }
 

@@ -16,6 +16,11 @@ pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
     Some(base.join("keel").join("config.toml"))
 }
 
+/// keel's config folder: the one that holds [`user_config_path`].
+pub fn user_config_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    user_config_path(env).and_then(|file| file.parent().map(Path::to_path_buf))
+}
+
 /// keel's state folder: `$XDG_STATE_HOME/keel`, else `~/.local/state/keel`. An empty or relative
 /// `XDG_STATE_HOME` is ignored, as the XDG base directory rules say.
 pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {

@@ -32,8 +32,7 @@ pub fn start(
     policy.max_processes = max_processes()?;
     let writable = policy.writable_places(workspace.root());
     let (mut folders, session_tmp) = folders(&policy, env, notices);
-    folders.hidden = workspace.hidden().paths();
-    folders.hidden_files = workspace.hidden().files();
+    folders.hidden = workspace.hidden().clone();
     let probing = Probing::for_commands(policy, workspace.root(), folders);
     Ok(Sandboxing { probing, writable, session_tmp })
 }

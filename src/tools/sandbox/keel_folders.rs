@@ -19,6 +19,7 @@
 //! is no repository, keel's config folder, `~/.ssh`) shows inside as a read-only folder that
 //! holds only a note saying why (`COVER_NOTE`); outside, it does not exist.
 
+use super::hidden::{Hidden, Kind};
 use std::path::{Path, PathBuf};
 
 /// The folder in keel's state folder bound over every path the sandbox covers.
@@ -42,10 +43,8 @@ pub struct KeelFolders {
     /// The folder that holds `COVER_NOTE`; `None`: covered paths show empty.
     pub cover: Option<PathBuf>,
     /// Paths hidden from commands, folders and files alike: inside the sandbox each shows
-    /// empty (docs/sandbox.md, "Hidden").
-    pub hidden: Vec<PathBuf>,
-    /// Those of `hidden` that are files, or would be: one missing is not covered.
-    pub hidden_files: Vec<PathBuf>,
+    /// empty (docs/sandbox.md, "Hidden"); a missing file is not covered.
+    pub hidden: Hidden,
     /// The empty file bound over each hidden file; `None`: `/dev/null`.
     pub empty_file: Option<PathBuf>,
 }
@@ -91,8 +90,7 @@ const PRIVATE_TMP: &str = "/tmp";
 impl KeelFolders {
     /// keel's config folder and state folder as the environment `env` places them.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Self {
-        let config = crate::state_home::user_config_path(env)
-            .and_then(|file| file.parent().map(Path::to_path_buf));
+        let config = crate::state_home::user_config_dir(env);
         let state = crate::state_home::state_dir(env);
         Self { own: config.into_iter().chain(state).collect(), ..Self::default() }
     }
@@ -102,16 +100,17 @@ impl KeelFolders {
     /// (`writable`, bound before) and the `workspace` (bound before, writable or not). A path that
     /// holds the workspace is left as it is: covering it would cover the workspace.
     pub fn keeps(&self, writable: &[PathBuf], workspace: &Path) -> Vec<Keep> {
-        let hidden_holds = |path: &Path| self.hidden.iter().find(|hidden| path.starts_with(hidden));
+        let hidden = self.hidden.entries();
+        let hidden_holds = |path: &Path| hidden.iter().find(|entry| path.starts_with(&entry.path));
         let mut targets: Vec<(PathBuf, Target)> = Vec::new();
-        for path in &self.hidden {
-            let kind = match self.hidden_files.contains(path) {
-                true => Target::HiddenFile,
-                false => Target::HiddenFolder,
+        for entry in hidden {
+            let kind = match entry.kind {
+                Kind::File => Target::HiddenFile,
+                Kind::Folder => Target::HiddenFolder,
             };
-            targets.push((path.clone(), kind));
+            targets.push((entry.path.clone(), kind));
         }
-        for path in self.own.iter().map(|own| super::hidden::real(own)) {
+        for path in self.own.iter().map(|own| super::real_path::real(own)) {
             if hidden_holds(&path).is_none() {
                 targets.push((path, Target::ReadOnly));
             }
@@ -123,7 +122,7 @@ impl KeelFolders {
             }
         };
         for (target, how) in targets {
-            let inside_other = hidden_holds(&target).is_some_and(|outer| *outer != target);
+            let inside_other = hidden_holds(&target).is_some_and(|outer| outer.path != target);
             if workspace.starts_with(&target) || inside_other {
                 continue;
             }
@@ -218,9 +217,10 @@ mod tests {
     /// keel's folders, `~/.ssh`, `~/.netrc` and `~/.docker/config.json` hidden in home `h`.
     fn hiding(h: &Path) -> KeelFolders {
         let own = vec![h.join(".config/keel"), h.join(".local/state/keel")];
-        let files = vec![h.join(".netrc"), h.join(".docker/config.json")];
-        let hidden = own.iter().chain(&files).cloned().chain([h.join(".ssh")]).collect();
-        KeelFolders { own, hidden, hidden_files: files, ..KeelFolders::default() }
+        let files = [h.join(".netrc"), h.join(".docker/config.json")];
+        let folders: Vec<PathBuf> = own.iter().cloned().chain([h.join(".ssh")]).collect();
+        let hidden = Hidden::of_paths(&folders, &files);
+        KeelFolders { own, hidden, ..KeelFolders::default() }
     }
 
     #[test]

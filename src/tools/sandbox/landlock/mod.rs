@@ -79,7 +79,9 @@ pub fn spec(
     // One that holds the workspace is left as it is: hiding it would hide the workspace.
     let hidden = folders
         .hidden
+        .entries()
         .iter()
+        .map(|entry| &entry.path)
         .chain(&folders.own)
         .filter(|hidden| !workspace.starts_with(hidden))
         .cloned()
@@ -169,13 +171,14 @@ pub fn probe_main(args: &[OsString]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::sandbox::hidden::Hidden;
 
     #[test]
     fn the_spec_keeps_the_workspaces_settings_and_hides_keels_folders() {
         let folders = KeelFolders {
             own: vec!["/h/.config/keel".into(), "/h/.local/state/keel".into()],
             tmp: Some("/h/.local/state/keel/tmp/1-x".into()),
-            hidden: vec!["/h/.ssh".into()],
+            hidden: Hidden::of_paths(&["/h/.ssh".into()], &[]),
             ..KeelFolders::default()
         };
         let policy =

@@ -24,8 +24,9 @@
 //! read a hidden file.
 
 use super::spec::Spec;
+use crate::tools::sandbox::real_path::resolved;
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Where reading is granted from.
 const ROOT: &str = "/";
@@ -166,41 +167,6 @@ fn grant(rules: &mut Rules, path: &Path, rights: Rights) -> Result<(), TooMany> 
     let merged = rules.get(path).copied().unwrap_or_default().with(rights);
     rules.insert(path.to_path_buf(), merged);
     Ok(())
-}
-
-/// `path` with every symlink on it followed, as far as it exists; what does not exist yet is
-/// kept as written after that (without `.` and `..`).
-pub fn resolved(path: &Path) -> PathBuf {
-    let path = tidy(path);
-    let mut existing = path.as_path();
-    let mut missing = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return missing.iter().rev().fold(real, |out, name| out.join(name));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return path,
-        }
-    }
-}
-
-/// `path` without `.` components, and with `..` taking the component before it away.
-fn tidy(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -31,29 +31,26 @@
 //! The output pipes do not pass through bwrap's stdout and stderr, which its init keeps open
 //! while the sandbox lives: the supervisor hands them to the last step ([`confine`]) directly.
 
+mod probe;
+mod protected;
+
+pub use probe::probe;
+pub use protected::protected_names;
+
 use super::super::supervisor::Launch;
 use super::confine;
 use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
-use std::ffi::OsString;
+use protected::{Protect, protected};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// The workspace's repository: pinned in place, or covered where there is none.
-const GIT: &str = ".git";
 /// The option that names where the command starts: the last before it, so what is bound for one
 /// command alone goes in just before ([`overlay`]).
 const CHDIR: &str = "--chdir";
-/// Paths inside the workspace that stay read-only, even when they do not exist yet: keel's own
-/// settings; the repository's hooks; its submodules' repositories and its linked worktrees'
-/// folders, each with a config, hooks or a `commondir` that git obeys when the person works there.
-const PROTECTED_ALWAYS: [&str; 4] = [".keel", ".git/hooks", ".git/modules", ".git/worktrees"];
 /// What a hidden file shows where keel has no empty file of its own: the sandbox's mounts allow
 /// no device, so it cannot even be opened.
 const NO_FILE: &str = "/dev/null";
-/// Paths inside the workspace that stay read-only when they exist: the repository's settings
-/// (`config.worktree` is read when the config turns it on, which no command can).
-const PROTECTED_IF_PRESENT: [&str; 2] = [".git/config", ".git/config.worktree"];
 
 /// The mounts every sandbox starts with: the whole file system read-only, a `/dev` of its own and
 /// a `/proc` that shows only its processes. bwrap covers `/proc/sys` only where `access` says it
@@ -78,11 +75,13 @@ const BASE: [&str; 13] = [
     "/proc/sysrq-trigger",
 ];
 
-/// Every path inside the workspace that stays read-only, as names below its top, whether or not
-/// it exists: what the Landlock sandbox keeps too (`sandbox::landlock`).
-pub fn protected_names() -> impl Iterator<Item = &'static str> {
-    PROTECTED_ALWAYS.into_iter().chain(PROTECTED_IF_PRESENT)
-}
+/// The namespaces every sandbox has its own of, but the network's: processes (so `/proc` shows
+/// only the sandbox's), System V IPC and the host name.
+const UNSHARE: [&str; 3] = ["--unshare-pid", "--unshare-ipc", "--unshare-uts"];
+/// The network's namespace: loopback only.
+const UNSHARE_NET: &str = "--unshare-net";
+/// A session of its own, and no capabilities even as root.
+const NO_PRIVILEGE: [&str; 3] = ["--new-session", "--cap-drop", "ALL"];
 
 /// What one sandboxed command needs besides the policy.
 #[derive(Debug, Clone)]
@@ -109,7 +108,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     let mut placeholders = Vec::new();
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
     args.extend(BASE.iter().map(OsString::from));
-    let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|&item| item.into()));
+    let mut push = |items: &[&OsStr]| args.extend(items.iter().map(|&item| item.into()));
     match &setup.folders.tmp {
         Some(tmp) if tmp.is_dir() => push(&["--bind".as_ref(), tmp.as_os_str(), "/tmp".as_ref()]),
         _ => push(&["--tmpfs".as_ref(), "/tmp".as_ref()]),
@@ -117,7 +116,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     // The temporary folder by the name every sandbox gives it (under Landlock, the session's).
     push(&["--setenv".as_ref(), confine::TMPDIR.as_ref(), "/tmp".as_ref()]);
     let cover = setup.folders.cover.as_deref().filter(|cover| cover.is_dir());
-    let mut covered = |path: PathBuf, push: &mut dyn FnMut(&[&std::ffi::OsStr])| {
+    let mut covered = |path: PathBuf, push: &mut dyn FnMut(&[&OsStr])| {
         match cover {
             Some(cover) => push(&["--ro-bind".as_ref(), cover.as_os_str(), path.as_os_str()]),
             None => push(&[
@@ -137,31 +136,28 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     };
     if policy.mode == Mode::Workspace {
         for root in &writable {
-            push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
+            push(&onto("--bind", root));
         }
         // Never through a symlink: a writable bind of one binds what it leads to.
         let folder = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|meta| meta.is_dir());
         for path in setup.pinned.iter().filter(folder) {
-            push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            push(&onto("--bind", path));
         }
         for path in protected(setup.workspace) {
             let (kind, path) = path;
             match kind {
-                Protect::Pinned => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
-                Protect::Existing => {
-                    push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
-                }
+                Protect::Pinned => push(&onto("--bind", &path)),
+                Protect::Existing => push(&onto("--ro-bind", &path)),
                 Protect::Missing => covered(path, &mut push),
             }
         }
         let not_symlink = |path: &&PathBuf| path.symlink_metadata().is_ok_and(|m| !m.is_symlink());
         for path in setup.read_only.iter().filter(not_symlink) {
-            push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+            push(&onto("--ro-bind", path));
         }
     } else {
         // Still readable where the private /tmp would hide it.
-        let root = setup.workspace.as_os_str();
-        push(&["--ro-bind".as_ref(), root, root]);
+        push(&onto("--ro-bind", setup.workspace));
     }
     // Last, over what is bound above: the session's /tmp and the cover come from keel's state
     // folder, which is hidden here.
@@ -170,10 +166,8 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     let mut read_only_later = Vec::new();
     for keep in setup.folders.keeps(&writable, setup.workspace) {
         match keep {
-            Keep::Pin(path) => push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]),
-            Keep::ReadOnly(path) => {
-                push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()])
-            }
+            Keep::Pin(path) => push(&onto("--bind", &path)),
+            Keep::ReadOnly(path) => push(&onto("--ro-bind", &path)),
             Keep::Cover(path) => covered(path, &mut push),
             Keep::Hide(path) if path.is_dir() => {
                 push(&["--tmpfs".as_ref(), path.as_os_str()]);
@@ -191,19 +185,24 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
         }
     }
     // keel's binary must be reachable inside, wherever it lives (a private /tmp hides /tmp).
-    push(&["--ro-bind".as_ref(), setup.keel.as_os_str(), setup.keel.as_os_str()]);
+    push(&onto("--ro-bind", setup.keel));
     for path in &read_only_later {
         push(&["--remount-ro".as_ref(), path.as_os_str()]);
     }
-    push(&["--unshare-pid".as_ref(), "--unshare-ipc".as_ref(), "--unshare-uts".as_ref()]);
+    push(&UNSHARE.map(OsStr::new));
     if !policy.network {
-        push(&["--unshare-net".as_ref()]);
+        push(&[UNSHARE_NET.as_ref()]);
     }
-    push(&["--new-session".as_ref(), "--cap-drop".as_ref(), "ALL".as_ref()]);
+    push(&NO_PRIVILEGE.map(OsStr::new));
     push(&[CHDIR.as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     let limit = policy.process_limit();
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
     Launch { prefix: args, placeholders, max_processes: Some(limit), shell: None }
+}
+
+/// `flag` with `path` as both what is bound and where: a path bound onto itself.
+fn onto<'a>(flag: &'a str, path: &'a Path) -> [&'a OsStr; 3] {
+    [flag.as_ref(), path.as_os_str(), path.as_os_str()]
 }
 
 /// Binds each of `overlays` read-only over its target in the `bwrap` line `prefix` (as
@@ -220,97 +219,11 @@ pub fn overlay(prefix: &mut Vec<OsString>, overlays: &[super::Overlay]) -> bool 
     true
 }
 
-/// How a protected path is covered: bound onto itself writable (a mount point cannot be renamed
-/// or removed), bound over as it is read-only, or covered by an empty read-only folder.
-enum Protect {
-    Pinned,
-    Existing,
-    Missing,
-}
-
-/// The workspace's protected paths, each with how to cover it, in the order they are mounted.
-///
-/// `.git` comes first. A repository folder is pinned: a command could otherwise rename it away
-/// and put a repository of its own, hooks and all, in its place. A `.git` file (a linked
-/// worktree's pointer) or symlink stays as it is, read-only, and so does all it holds. With no
-/// repository, `.git` is covered, so that no command makes one whose hooks would run later,
-/// outside any sandbox. Its `hooks` (even missing) and `config` are covered only in a folder.
-fn protected(workspace: &Path) -> Vec<(Protect, PathBuf)> {
-    let mut paths = Vec::new();
-    let git = workspace.join(GIT);
-    let repository = match git.symlink_metadata() {
-        Ok(meta) if meta.is_dir() && !is_empty_folder(&git) => {
-            paths.push((Protect::Pinned, git));
-            true
-        }
-        // A dangling symlink has nothing to bind; git finds no repository there either.
-        Ok(meta) if !meta.is_dir() => {
-            if git.exists() {
-                paths.push((Protect::Existing, git));
-            }
-            false
-        }
-        _ => {
-            paths.push((Protect::Missing, git));
-            false
-        }
-    };
-    let in_repository = |path: &Path| !path.starts_with(workspace.join(GIT)) || repository;
-    for name in PROTECTED_ALWAYS {
-        let path = workspace.join(name);
-        if !in_repository(&path) {
-            continue;
-        }
-        if path.symlink_metadata().is_ok() && !is_empty_folder(&path) {
-            paths.push((Protect::Existing, path));
-        } else if path.parent().is_some_and(Path::is_dir) {
-            paths.push((Protect::Missing, path));
-        }
-    }
-    for name in PROTECTED_IF_PRESENT {
-        let path = workspace.join(name);
-        if in_repository(&path) && path.symlink_metadata().is_ok() {
-            paths.push((Protect::Existing, path));
-        }
-    }
-    paths
-}
-
-/// An empty folder may be another sandbox's placeholder, about to go: it is covered as missing,
-/// since bwrap makes the folder again if it is gone by then.
-fn is_empty_folder(path: &Path) -> bool {
-    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
-}
-
-/// Runs `bash -c :` through `bwrap` with the mounts and namespaces every command gets; `Err` says
-/// why it failed.
-pub fn probe(bwrap: &Path) -> Result<(), String> {
-    let output = Command::new(bwrap)
-        .args(BASE)
-        .args(["--tmpfs", "/tmp"])
-        .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"])
-        .args(["--new-session", "--cap-drop", "ALL", "--", "bash", "-c", ":"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|err| format!("`{}` cannot be started ({err})", bwrap.display()))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&output.stderr);
-    let said = said.trim();
-    Err(format!(
-        "`{}` failed its probe ({}{}{})",
-        bwrap.display(),
-        output.status,
-        if said.is_empty() { "" } else { ": " },
-        said
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::sandbox::Overlay;
+    use crate::tools::sandbox::hidden::Hidden;
 
     fn arguments(launch: &Launch) -> Vec<String> {
         launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
@@ -333,8 +246,7 @@ mod tests {
         std::fs::write(&keel, "").unwrap();
         std::fs::write(&empty, "").unwrap();
         let folders = KeelFolders {
-            hidden: vec![bin.clone(), secrets.clone(), key.clone()],
-            hidden_files: vec![key.clone()],
+            hidden: Hidden::of_paths(&[bin.clone(), secrets.clone()], std::slice::from_ref(&key)),
             empty_file: Some(empty.clone()),
             ..KeelFolders::default()
         };
@@ -382,10 +294,7 @@ mod tests {
             pinned: &pinned,
             folders: &folders,
         };
-        let launch = launch(&Policy::default(), &setup);
-        let line: Vec<String> =
-            launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect();
-        let line = line.join(" ");
+        let line = arguments(&launch(&Policy::default(), &setup)).join(" ");
         let (hooks, check) = (work.join("hooks"), work.join("hooks/check.sh"));
         let pin = format!("--bind {0} {0}", hooks.display());
         let kept = format!("--ro-bind {0} {0}", check.display());
