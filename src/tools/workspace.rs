@@ -47,6 +47,8 @@ pub struct Workspace {
     pending: Option<PathBuf>,
     /// The paths no tool reads or writes.
     hidden: Hidden,
+    /// Those of them inside the workspace: all a tool can meet, looked up per walked file.
+    inside: Hidden,
 }
 
 impl PartialEq for Workspace {
@@ -60,11 +62,13 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref().canonicalize()?;
         let dir = Arc::new(beneath::open_root(&root)?);
-        Ok(Self { root, dir, pending: None, hidden: Hidden::default() })
+        Ok(Self { root, dir, pending: None, hidden: Hidden::default(), inside: Hidden::default() })
     }
 
     /// Refuses the paths `hidden` holds to every tool.
     pub fn hiding(mut self, hidden: Hidden) -> Self {
+        // A path outside the workspace is refused before it is looked up in `inside`.
+        self.inside = hidden.inside(&self.root);
         self.hidden = hidden;
         self
     }
@@ -77,7 +81,12 @@ impl Workspace {
     /// Whether `real` (a real path inside the workspace: a resolved one, or one a search walked
     /// to) is hidden from the model.
     pub fn hides(&self, real: &Path) -> bool {
-        self.hidden.holding(real).is_some()
+        self.inside.holding(real).is_some()
+    }
+
+    /// The hidden paths inside the workspace, for a search's walk to pass over.
+    pub fn hidden_inside(&self) -> &Hidden {
+        &self.inside
     }
 
     /// Notes temporary files in flight in `dir` (keel's state for this workspace), so that the
@@ -157,7 +166,7 @@ impl Workspace {
             });
         }
         let real = rest.iter().fold(real, |acc, name| acc.join(name));
-        match self.hidden.holding(&real) {
+        match self.inside.holding(&real) {
             Some(hidden) => Err(ToolError::Hidden {
                 path: path.to_owned(),
                 reason: hidden.reason(),

@@ -71,7 +71,7 @@ pub(super) fn walk(workspace: &Workspace, root: &Path, hidden: bool) -> WalkBuil
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
     let mut builder = WalkBuilder::new(root);
     builder.hidden(!hidden).follow_links(false).threads(threads);
-    let hidden_from_model = workspace.hidden().clone();
+    let hidden_from_model = workspace.hidden_inside().clone();
     builder.filter_entry(move |entry| {
         let git = hidden && entry.depth() > 0 && entry.file_name() == GIT_DIR;
         !git && hidden_from_model.holding(entry.path()).is_none()

@@ -87,6 +87,14 @@ impl Hidden {
         self.inner.entries.iter().find(|entry| within(path, &entry.path))
     }
 
+    /// Only the hidden paths inside `root`: all a tool confined to `root` can meet, so a
+    /// search of a workspace elsewhere checks nothing per file.
+    pub fn inside(&self, root: &Path) -> Self {
+        let entries = self.inner.entries.iter().filter(|entry| within(&entry.path, root));
+        let inner = Inner { entries: entries.cloned().collect(), not_hidden: Vec::new() };
+        Self { inner: Arc::new(inner) }
+    }
+
     /// The hidden paths that are files, or would be.
     pub fn files(&self) -> Vec<PathBuf> {
         let files = self.inner.entries.iter().filter(|entry| entry.kind == Kind::File);
@@ -131,6 +139,20 @@ mod testing {
 
     pub fn shown_list(hidden: &Hidden) -> Vec<&str> {
         hidden.entries().iter().map(|entry| entry.shown.as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod inside_tests {
+    use super::*;
+
+    #[test]
+    fn only_what_lies_inside_a_root_is_kept_for_its_tools() {
+        let hidden = Hidden::of_paths(&["/h/.ssh".into(), "/elsewhere/x".into()], &[]);
+        let inside = hidden.inside(Path::new("/h"));
+        assert!(inside.holding(Path::new("/h/.ssh/id")).is_some());
+        assert_eq!(inside.entries().len(), 1);
+        assert!(hidden.inside(Path::new("/work")).entries().is_empty());
     }
 }
 
