@@ -209,10 +209,7 @@ pub fn prepare_empty_file(state: &Path) -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
 
-    /// A folder outside `/tmp`, which every command sees as a private one.
-    fn outside_tmp() -> tempfile::TempDir {
-        tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap()
-    }
+    use crate::tools::sandbox::outside_tmp;
 
     /// keel's folders, `~/.ssh`, `~/.netrc` and `~/.docker/config.json` hidden in home `h`.
     fn hiding(h: &Path) -> KeelFolders {

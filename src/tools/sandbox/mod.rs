@@ -112,3 +112,11 @@ impl Sandbox {
         }
     }
 }
+
+/// A folder for a unit test outside the host's `/tmp`, which every sandbox hides or replaces,
+/// wherever the checkout lies (a clone under `/tmp` too).
+#[cfg(test)]
+pub(crate) fn outside_tmp() -> tempfile::TempDir {
+    const OUTSIDE_TMP: &str = "/var/tmp";
+    tempfile::tempdir_in(OUTSIDE_TMP).expect("a folder in /var/tmp")
+}

@@ -173,13 +173,7 @@ fn grant(rules: &mut Rules, path: &Path, rights: Rights) -> Result<(), TooMany> 
 mod tests {
     use super::*;
 
-    /// A folder for a test outside the host's `/tmp`, which the rules hide.
-    fn outside_tmp() -> tempfile::TempDir {
-        tempfile::tempdir_in(OUTSIDE_TMP).unwrap()
-    }
-
-    /// Where [`outside_tmp`] makes them.
-    const OUTSIDE_TMP: &str = "/var/tmp";
+    use crate::tools::sandbox::outside_tmp;
 
     /// A home with keel's folders, credentials and a project.
     fn home() -> tempfile::TempDir {
