@@ -123,7 +123,7 @@ async fn play_calls(
         .collect();
     steps.push(json!({"text": "finished", "tools": []}));
     let provider = ScriptedProvider::from_json(&script(steps), Duration::ZERO).unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let config = AgentConfig {
         approval: mode,

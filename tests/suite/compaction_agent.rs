@@ -43,7 +43,7 @@ fn start(server: &FakeLlm, format: WireFormat, output_bytes: usize) -> Run {
 fn start_with(server: &FakeLlm, format: WireFormat, output_bytes: usize, max_rounds: u32) -> Run {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("big.txt"), window::big_file(output_bytes)).unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let config = AgentConfig {
         system_prompt: "You are keel.".into(),
         context_window: WINDOW,

@@ -24,7 +24,7 @@ const SHORT_COMMANDS: usize = 20;
 
 /// Tools whose commands run in the workspace sandbox (which must be available), or unconfined.
 fn tools(root: &Path, confined: bool) -> Tools {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let mode = if confined { Mode::Workspace } else { Mode::Off };
     let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);
     if confined {
@@ -159,7 +159,7 @@ async fn a_sandbox_that_came_up_says_so_before_its_command_can_end() {
 #[tokio::test]
 async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     let (work, bin) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     // What `bwrap` does where it may not make namespaces: a complaint, and nothing started.
     let broken = bin.path().join("bwrap");
     std::fs::write(

@@ -17,7 +17,7 @@ const HANG_GUARD: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread")]
 async fn another_thread_can_write_while_the_run_waits() {
     let dir = tempfile::tempdir().unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     // The run waits for an approval no one gives until the writes are through.
     let script = json!({
         "prompt": "go",

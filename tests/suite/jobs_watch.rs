@@ -27,7 +27,7 @@ async fn job_left_while_idle(job: &str) {
     let job = format!("({plant}; {job}) > /dev/null 2>&1 & echo started");
     let steps = vec![tool("bash", json!({ "command": job })), text("Started.")];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(matches!(sandbox.availability, Availability::Ready { .. }), "needs bwrap");
     let tools = Tools::new(Workspace::new(w).unwrap()).with_sandbox(sandbox);

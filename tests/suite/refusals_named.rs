@@ -33,7 +33,7 @@ fn missing() -> Sandbox {
 }
 
 fn start(calls: Vec<Value>, config: AgentConfig, tools: Tools) -> AgentHandle {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let steps: Vec<Value> = calls
         .into_iter()
         .map(|call| json!({"text": "", "tools": [call]}))

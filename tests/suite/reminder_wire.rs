@@ -28,7 +28,7 @@ fn script() -> Vec<Step> {
 fn run(server: &FakeLlm, provider: &str) {
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(work.path().join("notes.txt"), "hello\n").unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
+    let mut command = Command::new(crate::support::bin::program());
     command.args(["-p", "go", "--workdir"]).arg(work.path()).env("HOME", home.path());
     for name in [
         "ANTHROPIC_API_KEY",

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 const PLACEHOLDERS_GONE: Duration = Duration::from_secs(5);
 
 async fn sandboxed_bash(root: &Path, command: &str) -> ToolOutcome {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),

@@ -84,7 +84,7 @@ async fn agent_leaving(work: &Path, job: &str) -> agent::AgentHandle {
         text("Started."),
     ];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(matches!(sandbox.availability, Availability::Ready { .. }), "needs bwrap");
     let tools = Tools::new(Workspace::new(work).unwrap()).with_sandbox(sandbox);

@@ -30,7 +30,7 @@ const KEY: &str = "sk-test-key-4711";
 /// commands run unsandboxed, so the pids they write are keel's to check; `sandbox.rs` checks the
 /// same guarantees inside the sandbox.
 fn keel(server: &FakeLlm, home: &Path, work: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
+    let mut command = Command::new(crate::support::bin::program());
     for name in SCRUBBED {
         command.env_remove(name);
     }

@@ -49,7 +49,7 @@ async fn a_write_after_a_command_sets_the_early_snapshot_aside() {
 
 #[tokio::test]
 async fn a_command_says_whether_it_left_a_process_running() {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let work = tempfile::tempdir().unwrap();
     for mode in [Mode::Workspace, Mode::Off] {
         let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);

@@ -76,7 +76,7 @@ pub fn start(
     config: AgentConfig,
     sessions: Sessions,
 ) -> AgentHandle {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir).unwrap());
     agent::spawn_with_session(config, Some(provider(server, wire)), tools, sessions)
 }

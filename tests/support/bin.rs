@@ -2,8 +2,10 @@
 //! every run, and reading what it printed.
 
 use serde_json::Value;
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Variables that would let the machine's own settings leak into a test.
@@ -26,9 +28,49 @@ pub fn sessions(home: &Path, work: &Path) -> keel::agent::journal::SessionStore 
     )
 }
 
+/// Where a copy of the binary goes when an unprivileged user could not reach the built one.
+const REACHABLE_COPY: &str = "/var/tmp/keel-tests";
+/// Search permission for others on a folder, and a program anyone may run.
+const OTHERS_SEARCH: u32 = 0o001;
+const RUNNABLE_BY_ALL: u32 = 0o755;
+
+/// The keel binary the tests run: the one Cargo built, or — when a folder above it is closed
+/// to other users (a checkout in a private folder, as `mktemp -d` makes) — a copy anyone can
+/// run, since several tests run keel as `nobody`.
+pub fn program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let built = Path::new(env!("CARGO_BIN_EXE_keel"));
+        let open = built.ancestors().skip(1).all(|folder| {
+            folder.metadata().is_ok_and(|meta| meta.permissions().mode() & OTHERS_SEARCH != 0)
+        });
+        if open {
+            return built.to_path_buf();
+        }
+        let meta = built.metadata().unwrap();
+        let stamp = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let folder = Path::new(REACHABLE_COPY);
+        std::fs::create_dir_all(folder).unwrap();
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL)).unwrap();
+        let copy = folder.join(format!("keel-{}-{}", stamp.as_nanos(), meta.len()));
+        if !copy.exists() {
+            // Copies of earlier builds go; this one is written whole, then renamed into place.
+            for old in std::fs::read_dir(folder).unwrap().flatten() {
+                let _ = std::fs::remove_file(old.path());
+            }
+            let partial = folder.join(format!(".partial-{}", std::process::id()));
+            std::fs::copy(built, &partial).unwrap();
+            std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL))
+                .unwrap();
+            std::fs::rename(&partial, &copy).unwrap();
+        }
+        copy
+    })
+}
+
 /// `keel` with a clean environment and a private home (so its state goes there too).
 pub fn keel(home: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_keel"));
+    let mut command = Command::new(program());
     for name in SCRUBBED {
         command.env_remove(name);
     }

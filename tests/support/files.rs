@@ -12,7 +12,7 @@ pub const PROMPT: Duration = Duration::from_secs(15);
 /// A fresh workspace in a temporary folder, and the tools confined to it (`bash` under keel's
 /// supervisor, as in the binary).
 pub fn workspace() -> (TempDir, Tools) {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     (dir, tools)

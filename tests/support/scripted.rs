@@ -41,7 +41,7 @@ pub struct Run {
 pub fn start(steps: Vec<Value>, config: AgentConfig, pace: Duration) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let provider = ScriptedProvider::from_json(&script(steps), pace).unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
     Run { _dir: dir, handle }

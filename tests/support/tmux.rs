@@ -60,7 +60,7 @@ impl KeelPane {
     pub fn launch(&self, env: &str, args: &str) {
         self.type_line(&format!(
             "{env} '{}' {args}; echo \"{EXITED} $?\"",
-            env!("CARGO_BIN_EXE_keel")
+            crate::support::bin::program().display()
         ));
     }
 

@@ -47,7 +47,7 @@ async fn the_next_request_goes_to_the_model_named_with_its_window() {
     let server =
         FakeLlm::start(vec![text("one"), text("two"), text("three")], Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let config = AgentConfig { routes: openai_route(&server), ..AgentConfig::default() };
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn_with_session(

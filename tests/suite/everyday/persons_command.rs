@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// A live agent in `dir` whose commands run in the workspace sandbox, which must be available.
 fn sandboxed_agent(server: &FakeLlm, wire: Wire, dir: &Path, plan: bool) -> AgentHandle {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),

@@ -333,7 +333,7 @@ async fn undo_in_the_session_covers_bash_and_clear_saves_the_next_conversation_a
     use keel::tools::Tools;
     const WAIT: Duration = Duration::from_secs(30);
 
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::tools::supervisor::set_program(crate::support::bin::program());
     let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
     let script = json!({
