@@ -34,38 +34,49 @@ const REACHABLE_COPY: &str = "/var/tmp/keel-tests";
 const OTHERS_SEARCH: u32 = 0o001;
 const RUNNABLE_BY_ALL: u32 = 0o755;
 
-/// The keel binary the tests run: the one Cargo built, or — when a folder above it is closed
-/// to other users (a checkout in a private folder, as `mktemp -d` makes) — a copy anyone can
-/// run, since several tests run keel as `nobody`.
+/// The keel binary the tests run: the one Cargo built, or a copy anyone can run where a folder
+/// above it is closed to other users ([`reachable`]).
 pub fn program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        let built = Path::new(env!("CARGO_BIN_EXE_keel"));
-        let open = built.ancestors().skip(1).all(|folder| {
-            folder.metadata().is_ok_and(|meta| meta.permissions().mode() & OTHERS_SEARCH != 0)
-        });
-        if open {
-            return built.to_path_buf();
-        }
-        let meta = built.metadata().unwrap();
-        let stamp = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
-        let folder = Path::new(REACHABLE_COPY);
-        std::fs::create_dir_all(folder).unwrap();
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL)).unwrap();
-        let copy = folder.join(format!("keel-{}-{}", stamp.as_nanos(), meta.len()));
-        if !copy.exists() {
-            // Copies of earlier builds go; this one is written whole, then renamed into place.
-            for old in std::fs::read_dir(folder).unwrap().flatten() {
+    PROGRAM.get_or_init(|| reachable(Path::new(env!("CARGO_BIN_EXE_keel")), "keel"))
+}
+
+/// This test binary, as [`program`] is keel's: the stdio MCP test server is this binary.
+pub fn this_test_binary() -> &'static Path {
+    static THIS: OnceLock<PathBuf> = OnceLock::new();
+    THIS.get_or_init(|| reachable(&std::env::current_exe().unwrap(), "tests"))
+}
+
+/// `built`, or — when a folder above it is closed to other users (a checkout in a private
+/// folder, as `mktemp -d` makes) — a copy of it named `name-…` anyone can run, made once per
+/// build: several tests run keel, and the servers it starts, as `nobody`.
+fn reachable(built: &Path, name: &str) -> PathBuf {
+    let open = built.ancestors().skip(1).all(|folder| {
+        folder.metadata().is_ok_and(|meta| meta.permissions().mode() & OTHERS_SEARCH != 0)
+    });
+    if open {
+        return built.to_path_buf();
+    }
+    let meta = built.metadata().unwrap();
+    let stamp = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let folder = Path::new(REACHABLE_COPY);
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL)).unwrap();
+    let copy = folder.join(format!("{name}-{}-{}", stamp.as_nanos(), meta.len()));
+    if !copy.exists() {
+        // Copies of earlier builds go; this one is written whole, then renamed into place.
+        for old in std::fs::read_dir(folder).unwrap().flatten() {
+            if old.file_name().to_string_lossy().starts_with(&format!("{name}-")) {
                 let _ = std::fs::remove_file(old.path());
             }
-            let partial = folder.join(format!(".partial-{}", std::process::id()));
-            std::fs::copy(built, &partial).unwrap();
-            std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL))
-                .unwrap();
-            std::fs::rename(&partial, &copy).unwrap();
         }
-        copy
-    })
+        let partial = folder.join(format!(".partial-{name}-{}", std::process::id()));
+        std::fs::copy(built, &partial).unwrap();
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(RUNNABLE_BY_ALL))
+            .unwrap();
+        std::fs::rename(&partial, &copy).unwrap();
+    }
+    copy
 }
 
 /// `keel` with a clean environment and a private home (so its state goes there too).

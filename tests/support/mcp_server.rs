@@ -160,7 +160,7 @@ pub fn serve_stdio() -> ! {
 
 /// `[mcp_servers.NAME]` for the stdio test server, with `extra` lines of config.
 pub fn stdio_server(name: &str, extra: &str) -> String {
-    let exe = std::env::current_exe().unwrap();
+    let exe = crate::support::bin::this_test_binary();
     format!(
         "[mcp_servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", 'exec \"$0\" {ENTRY_TEST} \
          --exact --nocapture -q 3>&1 1>&2', {exe:?}]\nenv = {{ {SERVE} = \"1\" }}\n{extra}\n"
