@@ -33,6 +33,8 @@ const THOUGHT: &str = "weighing-it-up, ";
 const THINKING_BYTES: usize = 16 * 1024;
 /// Runs of each binary when a baseline is compared.
 const COMPARED_RUNS: usize = 21;
+/// keel's arguments for the run without a sandbox.
+const SANDBOX_OFF: [&str; 2] = ["--sandbox", "off"];
 /// Runs of each binary that read keel's own peak memory, and how often it is read.
 const OWN_PEAK_RUNS: usize = 5;
 const HWM_POLL: Duration = Duration::from_micros(500);
@@ -119,6 +121,17 @@ fn run_once(
     binary: &Path,
     memory: Memory,
 ) -> Figures {
+    run_with(runtime, server, binary, memory, &[])
+}
+
+/// [`run_once`] with `extra` arguments after keel's own.
+fn run_with(
+    runtime: &tokio::runtime::Runtime,
+    server: &Loopback,
+    binary: &Path,
+    memory: Memory,
+    extra: &[&str],
+) -> Figures {
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     server.take();
     server.take_connections();
@@ -130,6 +143,7 @@ fn run_once(
         .command
         .args(["-p", "Write hello.py, run it, then check it.", "--workdir"])
         .arg(work.path())
+        .args(extra)
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("XDG_STATE_HOME", home.path().join("state"))
@@ -223,6 +237,28 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
     );
 }
 
+/// The sandbox's cost on the task: the wall time with the sandbox on (its default) beside the
+/// same runs with `--sandbox off`, taking turns, for each binary measured.
+fn sandbox_pair(runtime: &tokio::runtime::Runtime, server: &Loopback, keel: &Path) {
+    let mut binaries = vec![("this build", keel.to_path_buf())];
+    if let Ok(baseline) = std::env::var("KEEL_BENCH_BASELINE") {
+        binaries.push(("baseline", PathBuf::from(baseline)));
+    }
+    for (name, binary) in binaries {
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        for _ in 0..COMPARED_RUNS {
+            on.push(run_with(runtime, server, &binary, Memory::Unread, &[]).wall);
+            off.push(run_with(runtime, server, &binary, Memory::Unread, &SANDBOX_OFF).wall);
+        }
+        let (on, off) = (median(on), median(off));
+        println!(
+            "sandbox on/off, {name}, wall time, medians of {COMPARED_RUNS} runs each, taking \
+             turns: {on:.2?} on, {off:.2?} off: {:.2}x",
+            on.as_secs_f64() / off.as_secs_f64()
+        );
+    }
+}
+
 fn task(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let keel = PathBuf::from(env!("CARGO_BIN_EXE_keel"));
@@ -235,6 +271,9 @@ fn task(c: &mut Criterion) {
             });
         });
         compare(&runtime, &server, name, &keel);
+        if thinking.is_none() {
+            sandbox_pair(&runtime, &server, &keel);
+        }
     }
 }
 

@@ -14,6 +14,9 @@ use std::time::Duration;
 
 /// Exit code for a usage or configuration error (clap uses it for bad flags too).
 const EXIT_USAGE: u8 = 2;
+/// How long keel waits, as it ends, for its commands' supervisors to kill what is left of them
+/// and exit (each gives up killing after two seconds).
+const SUPERVISORS_EXIT: Duration = Duration::from_secs(3);
 
 fn main() -> ExitCode {
     // keel's own executable supervises the commands it runs (see `tools::supervisor`).
@@ -57,6 +60,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(run(cli));
     // Tools may leave blocking readers behind after a kill; do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    // The runtime's end closed keel's end of every supervisor's socket: each kills what is left
+    // of its command and exits. keel waits for them, so nothing it started outlives it.
+    supervisor::end_all(SUPERVISORS_EXIT);
     match result {
         Ok(code) => code,
         Err(err) => {

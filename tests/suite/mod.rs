@@ -43,6 +43,7 @@ mod inspector_sent;
 mod interrupt;
 mod jobs_watch;
 mod keel_tags;
+mod left_at_exit;
 mod leftovers;
 mod limits;
 mod long_sessions;

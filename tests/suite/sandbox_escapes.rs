@@ -239,6 +239,28 @@ fn a_fork_bomb_stops_at_the_process_limit_even_as_root() {
 }
 
 #[test]
+fn commands_as_root_are_born_in_one_pen_and_none_makes_a_cgroup() {
+    let (home, work) = (outside_tmp(), outside_tmp());
+    let look = "grep :pids: /proc/self/cgroup";
+    let steps = vec![bash_step(look), bash_step(look), text("Done.")];
+    let run = keel_p(User::Root, steps, home.path(), work.path(), &[], |_| {});
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.stderr());
+    let pens: Vec<&str> = run
+        .results
+        .iter()
+        .filter_map(|said| said.lines().find(|line| line.contains(":pids:")))
+        .collect();
+    assert_eq!(pens.len(), 2, "{:?}", run.results);
+    if pens.iter().all(|line| !line.contains("keel-")) {
+        eprintln!("SKIPPED: no cgroup v1 pids hierarchy here: {pens:?}");
+        return;
+    }
+    // Both in keel's one pen: no cgroup was made, joined or left for either command.
+    assert!(pens[0].contains("/keel-pen-"), "{pens:?}");
+    assert_eq!(pens[0], pens[1]);
+}
+
+#[test]
 fn builds_have_room_under_the_default_limit() {
     for user in User::BOTH {
         let said = fork_many(user, 400, None);

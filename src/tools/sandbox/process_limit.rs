@@ -7,8 +7,10 @@
 //!   sandbox's own user namespace: there the kernel counts only the sandbox's processes, not the
 //!   person's others (set before bwrap made the namespace, it would count all of them).
 //! - As root, the kernel never applies `RLIMIT_NPROC` to user 0, and a user namespace does not
-//!   help: bwrap maps the user inside onto keel's own, root. So the supervisor puts the command in
-//!   a `pids` cgroup of its own (`supervisor::pids_cgroup`), where root is bound like anyone.
+//!   help: bwrap maps the user inside onto keel's own, root. So the command is born in a `pids`
+//!   cgroup, where root is bound like anyone: keel's pen, shared by the session's commands
+//!   (`supervisor::pen`), or where cgroup v2 allows no pen, one the supervisor makes for the
+//!   command (`supervisor::pids_cgroup`).
 //! - Under Landlock, as an unprivileged user, there is no user namespace: the kernel counts every
 //!   process of the person's against `RLIMIT_NPROC`. So the last step sets it to as many as the
 //!   person has as the command starts, plus the bound ([`apply_beside`]): the command may start

@@ -130,7 +130,7 @@ fn supervise(command: &OsStr, launch: &Launch, clear_up: &mut dyn FnMut()) -> Ex
         }
     });
     let mut exited = false;
-    for event in inbox {
+    while let Ok(event) = inbox.recv() {
         match event {
             Event::Ready => {
                 send(&mut reports, &Report::Ready);
@@ -167,6 +167,16 @@ fn supervise(command: &OsStr, launch: &Launch, clear_up: &mut dyn FnMut()) -> Ex
                 let report = kill_everything(shell);
                 clear_up();
                 send(&mut reports, &report);
+                // Reaped before the supervisor exits: nothing of the command outlives it, not
+                // even as a zombie for init to collect.
+                let until = Instant::now() + KILL_DEADLINE;
+                while let Ok(event) =
+                    inbox.recv_timeout(until.saturating_duration_since(Instant::now()))
+                {
+                    if matches!(event, Event::NoneLeft) {
+                        break;
+                    }
+                }
                 return ExitCode::SUCCESS;
             }
         }

@@ -18,10 +18,12 @@
 mod child;
 pub mod inherited;
 pub mod jobs;
+mod pen;
 mod pids_cgroup;
 mod placeholders;
 mod procfs;
 pub mod protocol;
+mod reaped;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -78,18 +80,29 @@ pub struct Launch {
     /// Empty folders the sandbox made to mount on, removed (when still empty) once every process
     /// of the command is gone.
     pub placeholders: Vec<PathBuf>,
-    /// How many processes the sandboxed command may have at once, which the supervisor keeps
-    /// with a `pids` cgroup when keel runs as root (`sandbox::process_limit`).
+    /// How many processes the sandboxed command may have at once, which keel keeps with a
+    /// `pids` cgroup when it runs as root (`sandbox::process_limit`): its pen ([`pen`]), else
+    /// one the supervisor makes for the command.
     pub max_processes: Option<u64>,
     /// The shell, found where no command can plant one (`tools::programs`); `None`: `bash`
     /// on the supervisor's `PATH`.
     pub shell: Option<PathBuf>,
 }
 
-/// Whether a command's supervisor, as root, can bound its processes to `limit` with a `pids`
-/// cgroup of its own; `Err` says why not (a read-only `/sys/fs/cgroup`, no `pids` hierarchy).
+/// Whether commands, as root, can have their processes bound to `limit` with a `pids` cgroup:
+/// keel's pen ([`pen`]) is made here, once, where cgroup v1 allows it; else a cgroup of the
+/// command's own is tried. `Err` says why none can be (a read-only `/sys/fs/cgroup`, no `pids`
+/// hierarchy).
 pub fn can_bound_processes(limit: u64) -> Result<(), String> {
-    pids_cgroup::check(limit)
+    pen::get(limit).map(drop).or_else(|_| pids_cgroup::check(limit))
+}
+
+/// Waits, at most `within`, for every supervisor keel started to exit (each kills what is left
+/// of its command once keel's end of its socket is closed: call this once the runtime that held
+/// them is shut down), then removes keel's pen. Nothing of keel's is left running after it.
+pub fn end_all(within: Duration) {
+    reaped::wait_for_all(within);
+    pen::close_all();
 }
 
 /// The program that supervises commands, once [`set_program`] was called.
@@ -170,10 +183,19 @@ impl Supervised {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(spawn_error)?;
         ours.set_nonblocking(true).map_err(spawn_error)?;
         let ours = UnixStream::from_std(ours).map_err(spawn_error)?;
+        // As root, a sandboxed command is bound by a `pids` cgroup: keel's pen, where it can be
+        // made, else one the supervisor makes for the command.
+        let pen = match launch.max_processes {
+            Some(limit) if !launch.prefix.is_empty() && nix::unistd::geteuid().is_root() => {
+                pen::for_commands(limit).await
+            }
+            _ => None,
+        };
+        let own_cgroup = if pen.is_some() { None } else { launch.max_processes };
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)
-            .arg(launch.max_processes.unwrap_or(0).to_string())
+            .arg(own_cgroup.unwrap_or(0).to_string())
             .arg(launch.shell.as_deref().unwrap_or(Path::new("")))
             .arg(launch.placeholders.len().to_string())
             .args(&launch.placeholders)
@@ -185,9 +207,16 @@ impl Supervised {
             // Killing the supervisor would orphan the command: it is asked, never killed.
             .kill_on_drop(false);
         configure(&mut cmd);
-        let mut child = cmd.spawn().map_err(spawn_error)?;
-        // The command's copy of the socket lives in `cmd`; keel must hold only its own end.
-        drop(cmd);
+        let mut child = match pen {
+            Some(pen) => pen.spawn(cmd).await.map_err(spawn_error)?,
+            None => {
+                let child = cmd.spawn().map_err(spawn_error)?;
+                // The command's copy of the socket lives in `cmd`; keel must hold only its end.
+                drop(cmd);
+                child
+            }
+        };
+        reaped::started(&child);
         let output = Output { stdout: child.stdout.take(), stderr: child.stderr.take() };
         let (reader, requests) = ours.into_split();
         let mut reports = BufReader::new(reader).lines();
@@ -277,7 +306,7 @@ impl Supervised {
             let _ = killpg(self.shell, Signal::SIGKILL);
             KillReport::Unconfirmed
         });
-        let _ = self.child.wait().await;
+        reaped::wait(&mut self.child).await;
         report
     }
 
@@ -326,7 +355,7 @@ impl Supervised {
                     () = stopped.cancelled(), if keel_end.is_some() => keel_end = None,
                 }
             }
-            let _ = child.wait().await;
+            reaped::wait(&mut child).await;
         });
         if left_running {
             jobs::left_running(watch, stop, cwd);

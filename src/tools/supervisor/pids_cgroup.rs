@@ -1,6 +1,8 @@
-//! A `pids` cgroup of the command's own, when keel runs as root: the kernel never applies
-//! `RLIMIT_NPROC` to user 0 (`sandbox::process_limit`), but a cgroup's `pids.max` binds every
-//! process in it, root's too.
+//! A `pids` cgroup of the command's own, when keel runs as root and has no pen ([`super::pen`]:
+//! cgroup v2 alone, where a thread cannot sit in a cgroup apart from its process): the kernel
+//! never applies `RLIMIT_NPROC` to user 0 (`sandbox::process_limit`), but a cgroup's `pids.max`
+//! binds every process in it, root's too. Moving in and out costs the command milliseconds each
+//! way, which the pen saves where it can be made.
 //!
 //! The supervisor makes the cgroup beside its own (cgroup v1's `pids` hierarchy), or under the
 //! hierarchy's top where its own cannot hold one (cgroup v2 lets a cgroup that has processes pass
@@ -15,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// The supervisor's own tasks, counted in the cgroup with the command's: its main thread and the
 /// four it starts (`child`'s reaper, listener, signal thread and the gate's watch), all started
 /// before the command may run.
-const SUPERVISOR_TASKS: u64 = 5;
+pub(super) const SUPERVISOR_TASKS: u64 = 5;
 /// The cgroup's name, before the supervisor's process id.
 const NAME_PREFIX: &str = "keel-command-";
 /// The name of the one the probe makes and removes, before the process id and a random part
@@ -24,7 +26,7 @@ const PROBE_PREFIX: &str = "keel-probe-";
 /// The random part's length, in characters.
 const PROBE_RANDOM: usize = 8;
 const PROCS: &str = "cgroup.procs";
-const PIDS_MAX: &str = "pids.max";
+pub(super) const PIDS_MAX: &str = "pids.max";
 const SUBTREE_CONTROL: &str = "cgroup.subtree_control";
 const PIDS: &str = "pids";
 
@@ -40,6 +42,8 @@ pub struct PidsCgroup {
 struct Place {
     parent: PathBuf,
     home: PathBuf,
+    /// In v1's `pids` hierarchy, where a single thread may join a cgroup.
+    version_one: bool,
 }
 
 /// Moves this process (not yet threaded) into a new `pids` cgroup bound to `limit` processes
@@ -81,6 +85,20 @@ pub fn check(limit: u64) -> Result<(), String> {
         }
     }
     Err(why)
+}
+
+/// Where a cgroup of v1's `pids` hierarchy may be made beside this process's own; `Err` says why
+/// there is no such place (no v1 `pids` hierarchy: cgroup v2 alone, or none mounted).
+pub(super) fn version_one_parent() -> Result<PathBuf, String> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|err| format!("cannot read {path}: {err}"))
+    };
+    let (own, mounts) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
+    places(&own, &mounts)
+        .into_iter()
+        .find(|place| place.version_one)
+        .map(|place| place.parent)
+        .ok_or_else(|| "no cgroup v1 pids hierarchy is mounted".to_owned())
 }
 
 impl PidsCgroup {
@@ -141,14 +159,14 @@ fn places(own: &str, mounts: &str) -> Vec<Place> {
             let Ok(below) = Path::new(path).strip_prefix(&root) else { continue };
             let home = point.join(below);
             if version_one {
-                places.push(Place { parent: home.clone(), home });
+                places.push(Place { parent: home.clone(), home, version_one });
             } else {
                 // Version 2: beside a cgroup that passes `pids` on, else under the top, which
                 // may hold processes and pass controllers on both.
                 for parent in [home.clone(), point.clone()] {
                     if passes_pids_on(&parent) && !places.iter().any(|p: &Place| p.parent == parent)
                     {
-                        places.push(Place { parent, home: home.clone() });
+                        places.push(Place { parent, home: home.clone(), version_one });
                     }
                 }
             }
@@ -198,6 +216,7 @@ mod tests {
             Some(&Place {
                 parent: PathBuf::from("/sys/fs/cgroup/pids/user.slice"),
                 home: PathBuf::from("/sys/fs/cgroup/pids/user.slice"),
+                version_one: true,
             })
         );
         let mounted = "39 31 0:36 /sub /cg rw - cgroup cgroup rw,pids\n";
