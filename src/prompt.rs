@@ -3,6 +3,10 @@
 //! paragraph is counted as what the board costs (benches/README.md, "What the board costs").
 //! Also the words of plan mode that a model (the demo's scripted one too) is to recognise: the
 //! tags around its note and the prompt that starts an approved plan.
+//!
+//! The prompt files are wrapped for people to read; what is sent has each paragraph on one line
+//! (`unwrapped`): a newline inside a paragraph tells the model nothing, and costs two bytes in
+//! JSON where a space costs one, in every request.
 
 /// The rules for every task.
 const BASE: &str = include_str!("../assets/system_prompt.md");
@@ -14,19 +18,28 @@ const CHILD: &str = include_str!("../assets/system_prompt_child.md");
 /// keel's system prompt for a child agent (the project's instructions go after it, as after the
 /// parent's).
 pub fn child_system_prompt() -> String {
-    CHILD.trim_end().to_owned()
+    unwrapped(CHILD)
 }
 
 /// keel's system prompt, with the board's paragraph after the first one when `board` is on.
 pub fn system_prompt(board: bool) -> String {
-    let base = BASE.trim_end();
+    let base = unwrapped(BASE);
     if !board {
-        return base.to_owned();
+        return base;
     }
+    let board = unwrapped(BOARD);
     match base.split_once("\n\n") {
-        Some((first, rest)) => format!("{first}\n\n{}\n\n{rest}", BOARD.trim_end()),
-        None => format!("{base}\n\n{}", BOARD.trim_end()),
+        Some((first, rest)) => format!("{first}\n\n{board}\n\n{rest}"),
+        None => format!("{base}\n\n{board}"),
     }
+}
+
+/// `text` with each paragraph on one line: the lines of a paragraph joined by a space, the
+/// paragraphs still apart by a blank line, the ending trimmed.
+fn unwrapped(text: &str) -> String {
+    let paragraphs: Vec<String> =
+        text.trim_end().split("\n\n").map(|paragraph| paragraph.replace('\n', " ")).collect();
+    paragraphs.join("\n\n")
 }
 
 /// The prompt that starts the work once the person approves the plan; the board follows it.
@@ -54,5 +67,17 @@ mod tests {
         let paragraphs: Vec<&str> = with.split("\n\n").collect();
         assert!(paragraphs[1].starts_with("For a task of more than two steps"));
         assert_eq!(with.replace(&format!("{}\n\n", paragraphs[1]), ""), without);
+    }
+
+    #[test]
+    fn each_paragraph_goes_on_one_line() {
+        for prompt in [system_prompt(true), system_prompt(false), child_system_prompt()] {
+            assert!(!prompt.ends_with('\n'), "{prompt:?}");
+            for paragraph in prompt.split("\n\n") {
+                assert!(!paragraph.is_empty() && !paragraph.contains('\n'), "{prompt:?}");
+                assert!(!paragraph.contains("  "), "a line's end was doubled: {prompt:?}");
+            }
+        }
+        assert_eq!(unwrapped("one\ntwo\n\nthree\n"), "one two\n\nthree");
     }
 }

@@ -45,12 +45,12 @@ pub const MAX_READ_SCAN_BYTES: u64 = 8 * 1024 * 1024;
 pub const MAX_EDIT_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 // What the model reads of each tool goes with every request: say what it cannot guess, and
-// let the errors explain the rest (binary files, `.git/`, sizes) when they happen.
-pub const READ_DESCRIPTION: &str = "Read a text file as numbered lines (the first 8 MiB at \
-most); offset (from 1) and limit read it in parts.";
+// let the answers and errors explain the rest (binary files, `.git/`, sizes, how to read on
+// with `offset`) when they happen.
+pub const READ_DESCRIPTION: &str = "Read a text file as numbered lines, the first 8 MiB at most.";
 pub const WRITE_DESCRIPTION: &str = "Create or overwrite a file, making its parent folders.";
-pub const EDIT_DESCRIPTION: &str = "Replace old_text, which must occur exactly once (copy it \
-exactly, with enough lines to be unique), with new_text.";
+pub const EDIT_DESCRIPTION: &str = "Replace old_text (copied exactly as read, with enough lines to \
+occur exactly once) with new_text.";
 
 /// Opens `path` for reading the way the file tools do: inside the workspace (no symlink out of
 /// it), a regular file (no FIFO or device), without blocking. For workspace files keel reads

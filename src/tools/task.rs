@@ -14,10 +14,11 @@ use serde_json::{Value, json};
 /// The tool's name as the model calls it.
 pub const TOOL_NAME: &str = "task";
 
-/// What the model reads of the tool, besides its schema.
-const DESCRIPTION: &str = "A child agent does a step in a clean context; only its report \
-returns. item: the board id it does (started now, completed on success), one at a time. No item: \
-it explores, read-only; several run at once.";
+/// What the model reads of the tool, besides its schema: when a child is worth it, and what an
+/// item does.
+const DESCRIPTION: &str = "A child agent does a step in a clean context, for large output or a \
+fresh look; only its report returns. item: the board id it does (started now, completed on \
+success), one at a time. No item: it explores, read-only; several run at once.";
 
 /// What a run outside a conversation answers: there is no conversation to delegate from.
 const NO_CONVERSATION: &str =

@@ -1,5 +1,5 @@
-//! The model is told its sandbox, over both wire protocols: the system prompt says what
-//! commands may do, and a command whose output shows a failed network lookup (in a sandbox with
+//! The model is told its sandbox, over both wire protocols: the `bash` tool's description says
+//! what commands may do, and a command whose output shows a failed network lookup (in a sandbox with
 //! no network) or a write refused by a read-only file system gets a line after its output naming
 //! the setting the person can change. `-p` shows the same on the tool's line, and a command that
 //! exited 0 is not reported as a plain success. Real `bwrap`, real commands; the workspace lives
@@ -10,10 +10,9 @@ use crate::support::{bin, llm};
 use llm::{FakeLlm, text, tool};
 use serde_json::{Value, json};
 
-/// What the system prompt says of the sandbox.
-const SANDBOX_SENTENCE: &str = "Commands can write only in the workspace and $TMPDIR and reach \
-                                no network, unless the person allows\nmore (`--network`, \
-                                `writable_roots`)";
+/// What the `bash` tool's description says of the sandbox.
+const SANDBOX_SENTENCE: &str = "writing only in the workspace and $TMPDIR, with no network, \
+                                unless the person allows more";
 
 /// A lookup that fails without a network (git is one of the programs the tests need), and a
 /// command that exits 0 all the same.
@@ -75,7 +74,7 @@ fn check_protocol(protocol: Protocol) {
     let (bodies, stderr) = run(protocol, &[]);
     let first = bodies[0].to_string();
     let sentence = serde_json::to_string(SANDBOX_SENTENCE).unwrap();
-    assert!(first.contains(sentence.trim_matches('"')), "the system prompt: {first}");
+    assert!(first.contains(sentence.trim_matches('"')), "the bash tool's description: {first}");
 
     let results = results(&bodies);
     assert_eq!(results.len(), 2, "{results:?}");

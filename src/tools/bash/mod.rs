@@ -66,7 +66,6 @@ pub fn schema() -> Value {
             "command": {"type": "string"},
             "timeout_ms": {
                 "type": "integer",
-                "minimum": 0,
                 "description": format!(
                     "Default {}, max {}.",
                     DEFAULT_TIMEOUT.as_millis(),
@@ -78,9 +77,12 @@ pub fn schema() -> Value {
     })
 }
 
-pub const DESCRIPTION: &str = "Run `bash -c` in the workspace root: exit code, stdout, stderr \
-(long output keeps its start and end). No stdin, no terminal: use non-interactive flags. Killed \
-with its children at the timeout.";
+/// What the model reads of the tool, besides its schema: where a command runs and what it may
+/// do there (the sandbox; the result's hint names the setting when a command fails for it). The
+/// result's shape, and a long output's cut, the model sees in the result itself.
+pub const DESCRIPTION: &str = "Run `bash -c` in the workspace root, non-interactive (no stdin or \
+terminal), writing only in the workspace and $TMPDIR, with no network, unless the person allows \
+more. Killed with its children at the timeout.";
 
 /// The timeout the model asked for, within keel's bounds.
 pub fn timeout_for(args: &BashArgs) -> Duration {

@@ -43,12 +43,13 @@ pub const MAX_CONTEXT: u64 = 20;
 /// The most bytes one answer holds before it stops early, saying where to go on.
 pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
 
-// What the model reads of each tool goes with every request: say what it cannot guess.
-pub const GREP_DESCRIPTION: &str = "Search file contents for a regex (Rust syntax) like \
-ripgrep: skips .gitignored, hidden and binary files. Answers path:line:text, newest files first, \
-100 at most; offset pages on. glob filters files (*.rs); output: content, files or count.";
-pub const GLOB_DESCRIPTION: &str = "Find files by glob (**/*.rs; without / it matches names at \
-any depth), newest first, 100 at most; offset pages on. Skips .gitignored and hidden files.";
+// What the model reads of each tool goes with every request: say what it cannot guess. The
+// system prompt says once, for both, that they skip .gitignored and hidden files; the answers
+// say the rest when it matters (the regex syntax on a bad pattern, what was skipped when nothing
+// matched, how to page on when a page is full).
+pub const GREP_DESCRIPTION: &str =
+    "Search file contents for a regex: newest files first, 100 at most; offset pages on.";
+pub const GLOB_DESCRIPTION: &str = "Find files by glob (without / it matches names at any depth).";
 
 /// `grep`'s arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
