@@ -132,13 +132,15 @@ impl ratatui::crossterm::Command for MouseReporting {
 
 /// Makes a panic in the UI restore the terminal before the panic is reported, so the report
 /// (color-eyre's, when `main` installed it before calling `tui::run`) lands on a normal screen.
-/// Installed once. A panic elsewhere — in the agent task, which the runtime catches while the UI
-/// carries on — leaves the terminal alone; the UI then reports the agent gone.
+/// Installed once. Where panics unwind (the dev profile), a panic elsewhere — in the agent task,
+/// which the runtime catches while the UI carries on — leaves the terminal alone; the UI then
+/// reports the agent gone. Where they abort (the release profile), any panic ends keel, so every
+/// one restores the terminal first.
 pub fn install_panic_hook() {
     PANIC_HOOK.call_once(|| {
         let report = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if IN_UI.get() {
+            if IN_UI.get() || cfg!(panic = "abort") {
                 let _ = restore();
             }
             report(info);
