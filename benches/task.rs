@@ -10,7 +10,8 @@
 //!
 //! `KEEL_BENCH_BASELINE=/path/to/an/older/keel cargo bench --bench task` measures that binary in
 //! the same run, the two taking turns, and prints the ratios, each one's peak RSS and the
-//! connections each run opened. Peak RSS is read two ways: GNU time's, which counts every
+//! connections each run opened. The sandbox's pair runs the task with the sandbox on beside
+//! `--sandbox off`, for this build and the baseline ([`sandbox_pair`]). Peak RSS is read two ways: GNU time's, which counts every
 //! process keel waited for (the command's `python3` among them), and keel's own (its `VmHWM`,
 //! read from `/proc` while it runs).
 
@@ -33,6 +34,8 @@ const THOUGHT: &str = "weighing-it-up, ";
 const THINKING_BYTES: usize = 16 * 1024;
 /// Runs of each binary when a baseline is compared.
 const COMPARED_RUNS: usize = 21;
+/// How long the paced model of the sandbox's pair takes over each answer.
+const MODEL_PACE: Duration = Duration::from_millis(100);
 /// keel's arguments for the run without a sandbox.
 const SANDBOX_OFF: [&str; 2] = ["--sandbox", "off"];
 /// Runs of each binary that read keel's own peak memory, and how often it is read.
@@ -64,6 +67,8 @@ struct Figures {
     /// Own time with the tools' times cut to whole milliseconds, as older binaries report them.
     own_as_cut: Duration,
     wall: Duration,
+    /// The tools' time as keel reports it.
+    tools: Duration,
     to_first_request: Duration,
     peak_mib: Option<f64>,
     /// keel's own peak (`VmHWM`), as last read before it ended.
@@ -170,6 +175,7 @@ fn run_with(
         own: wall.saturating_sub(server_time).saturating_sub(tools.0),
         own_as_cut: wall.saturating_sub(server_time).saturating_sub(tools.1),
         wall,
+        tools: tools.0,
         to_first_request: exchanges[0].request_arrived - started,
         peak_mib: measured.peak_mib(),
         own_peak_mib: own_peak.and_then(|watch| watch.join().ok().flatten()),
@@ -237,26 +243,39 @@ fn compare(runtime: &tokio::runtime::Runtime, server: &Loopback, name: &str, kee
     );
 }
 
-/// The sandbox's cost on the task: the wall time with the sandbox on (its default) beside the
-/// same runs with `--sandbox off`, taking turns, for each binary measured.
+/// The sandbox's cost on the task: the runs with the sandbox on (its default) beside the same
+/// runs with `--sandbox off`, taking turns, for each binary measured; with a model that answers
+/// at once, and with one that takes [`MODEL_PACE`] over each answer, as a real one takes longer,
+/// so that the command runs in a session already started. Printed: the wall times' ratio, and
+/// what the sandbox adds to the command's own time as keel reports it (its clock starts before
+/// the supervisor does).
 fn sandbox_pair(runtime: &tokio::runtime::Runtime, server: &Loopback, keel: &Path) {
     let mut binaries = vec![("this build", keel.to_path_buf())];
     if let Ok(baseline) = std::env::var("KEEL_BENCH_BASELINE") {
         binaries.push(("baseline", PathBuf::from(baseline)));
     }
-    for (name, binary) in binaries {
-        let (mut on, mut off) = (Vec::new(), Vec::new());
-        for _ in 0..COMPARED_RUNS {
-            on.push(run_with(runtime, server, &binary, Memory::Unread, &[]).wall);
-            off.push(run_with(runtime, server, &binary, Memory::Unread, &SANDBOX_OFF).wall);
+    for pace in [Duration::ZERO, MODEL_PACE] {
+        *server.pace.lock().unwrap() = pace;
+        for (name, binary) in &binaries {
+            let (mut on, mut off) = (Vec::new(), Vec::new());
+            for _ in 0..COMPARED_RUNS {
+                on.push(run_with(runtime, server, binary, Memory::Unread, &[]));
+                off.push(run_with(runtime, server, binary, Memory::Unread, &SANDBOX_OFF));
+            }
+            let wall = |runs: &[Figures]| median(runs.iter().map(|run| run.wall).collect());
+            let tools = |runs: &[Figures]| median(runs.iter().map(|run| run.tools).collect());
+            let (wall_on, wall_off) = (wall(&on), wall(&off));
+            println!(
+                "sandbox on/off, {name}, the model taking {pace:?} an answer, medians of \
+                 {COMPARED_RUNS} runs each, taking turns: wall {wall_on:.2?} on, {wall_off:.2?} \
+                 off: {:.2}x; the tools' time {:.2?} on, {:.2?} off",
+                wall_on.as_secs_f64() / wall_off.as_secs_f64(),
+                tools(&on),
+                tools(&off),
+            );
         }
-        let (on, off) = (median(on), median(off));
-        println!(
-            "sandbox on/off, {name}, wall time, medians of {COMPARED_RUNS} runs each, taking \
-             turns: {on:.2?} on, {off:.2?} off: {:.2}x",
-            on.as_secs_f64() / off.as_secs_f64()
-        );
     }
+    *server.pace.lock().unwrap() = Duration::ZERO;
 }
 
 fn task(c: &mut Criterion) {

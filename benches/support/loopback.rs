@@ -42,6 +42,8 @@ pub struct Loopback {
     pub bodies: Arc<Mutex<Vec<Value>>>,
     /// Connections accepted so far.
     pub connections: Arc<AtomicUsize>,
+    /// How long each answer waits before it goes out, as a model's would (none unless set).
+    pub pace: Arc<Mutex<Duration>>,
 }
 
 /// Whether the server keeps every request body it parsed (for benchmarks that inspect them).
@@ -73,6 +75,8 @@ impl Loopback {
         let (log, kept) = (Arc::clone(&exchanges), Arc::clone(&bodies));
         let connections = Arc::new(AtomicUsize::new(0));
         let accepted = Arc::clone(&connections);
+        let pace = Arc::new(Mutex::new(Duration::ZERO));
+        let paced = Arc::clone(&pace);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 accepted.fetch_add(1, Ordering::Relaxed);
@@ -85,10 +89,11 @@ impl Loopback {
                     Arc::clone(&kept),
                     keep,
                     play,
+                    Arc::clone(&paced),
                 ));
             }
         });
-        Self { base_url, exchanges, bodies, connections }
+        Self { base_url, exchanges, bodies, connections, pace }
     }
 
     /// Connections accepted since the last call.
@@ -122,6 +127,7 @@ async fn serve(
     bodies: Arc<Mutex<Vec<Value>>>,
     keep: Bodies,
     play: Play,
+    pace: Arc<Mutex<Duration>>,
 ) {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
@@ -181,6 +187,10 @@ async fn serve(
             }
         };
         buffer.drain(..header_end + length);
+        let pause = *pace.lock().unwrap();
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
             sse.len()

@@ -90,6 +90,8 @@ impl Sandbox {
         if policy.mode == Mode::Off {
             return Self { policy, ..Self::off() };
         }
+        // As root the bound is keel's pen, made beside bwrap's probe: neither waits for the other.
+        crate::tools::supervisor::prepare_bound(policy.process_limit());
         let availability = match bwrap_program(bwrap, writable) {
             Ok(program) => match bwrap::probe(&program) {
                 Ok(()) => Availability::Ready { bwrap: program },

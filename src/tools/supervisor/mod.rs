@@ -97,6 +97,16 @@ pub fn can_bound_processes(limit: u64) -> Result<(), String> {
     pen::get(limit).map(drop).or_else(|_| pids_cgroup::check(limit))
 }
 
+/// Starts making keel's pen for `limit` on a thread of its own, as root, so that the sandbox's
+/// probe and the first command find it made rather than wait for its one move.
+pub fn prepare_bound(limit: u64) {
+    if nix::unistd::geteuid().is_root() && pen::made(limit).is_none() {
+        let _ = std::thread::Builder::new()
+            .name("keel-pen-making".into())
+            .spawn(move || drop(pen::get(limit)));
+    }
+}
+
 /// Waits, at most `within`, for every supervisor keel started to exit (each kills what is left
 /// of its command once keel's end of its socket is closed: call this once the runtime that held
 /// them is shut down), then removes keel's pen. Nothing of keel's is left running after it.
