@@ -79,10 +79,7 @@ fn command_processes(keel: i32, marker: &str) -> BTreeSet<i32> {
 fn assert_none_left(noted: &BTreeSet<i32>, how: &str) {
     let left: Vec<String> = noted
         .iter()
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some(stat)
-        })
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
         .collect();
     assert!(left.is_empty(), "{how}: still there right after keel ended: {left:?}");
 }

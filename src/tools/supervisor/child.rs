@@ -58,14 +58,9 @@ enum Event {
 /// the socket keel holds the other end of.
 pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
-    // Only root needs the cgroup: anyone else is bound inside the sandbox. Without one the
-    // command runs unbounded, as it would without the sandbox.
-    let bound = match launch.max_processes {
-        Some(limit) if !launch.prefix.is_empty() && nix::unistd::geteuid().is_root() => {
-            pids_cgroup::enter(limit).ok()
-        }
-        _ => None,
-    };
+    // keel names a bound only where the command needs a cgroup of its own (as root, sandboxed,
+    // without keel's pen). Without one the command runs unbounded, as it would unsandboxed.
+    let bound = launch.max_processes.and_then(|limit| pids_cgroup::enter(limit).ok());
     // Before keel learns that the command is over: the workspace is then as it will stay.
     let mut clear_up = Some(move || {
         drop(in_use);

@@ -194,14 +194,16 @@ impl Supervised {
         ours.set_nonblocking(true).map_err(spawn_error)?;
         let ours = UnixStream::from_std(ours).map_err(spawn_error)?;
         // As root, a sandboxed command is bound by a `pids` cgroup: keel's pen, where it can be
-        // made, else one the supervisor makes for the command.
-        let pen = match launch.max_processes {
-            Some(limit) if !launch.prefix.is_empty() && nix::unistd::geteuid().is_root() => {
-                pen::for_commands(limit).await
-            }
-            _ => None,
+        // made, else one the supervisor makes for the command (told the bound only then). Anyone
+        // else is bound inside the sandbox.
+        let as_root = launch
+            .max_processes
+            .filter(|_| !launch.prefix.is_empty() && nix::unistd::geteuid().is_root());
+        let pen = match as_root {
+            Some(limit) => pen::for_commands(limit).await,
+            None => None,
         };
-        let own_cgroup = if pen.is_some() { None } else { launch.max_processes };
+        let own_cgroup = as_root.filter(|_| pen.is_none());
         let mut cmd = Command::new(program);
         cmd.arg(ENTRY_ARG)
             .arg(command)

@@ -1,6 +1,7 @@
 //! The supervisors keel started and has not seen exit, so that keel can wait for them as it
 //! ends: a shell gets its prompt back only once nothing keel started is left.
 
+use super::ENTRY_ARG;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use std::sync::Mutex;
@@ -33,7 +34,17 @@ pub(super) async fn wait(child: &mut Child) {
 /// exited; call it once no async runtime waits for them.
 pub(super) fn wait_for_all(within: Duration) {
     let Ok(mut live) = LIVE.lock() else { return };
-    let mut left: Vec<u32> = std::mem::take(&mut *live);
+    // A supervisor dropped unwaited was reaped by the runtime, and its pid may since be another
+    // child's (an MCP server's): only a supervisor, or a zombie, is waited for.
+    let mut left: Vec<u32> = std::mem::take(&mut *live)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| {
+                line.is_empty()
+                    || line.split(|byte| *byte == 0).any(|arg| arg == ENTRY_ARG.as_bytes())
+            })
+        })
+        .collect();
     let until = Instant::now() + within;
     loop {
         left.retain(|pid| {
