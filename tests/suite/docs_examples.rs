@@ -360,6 +360,64 @@ fn every_section_named_beside_a_link_is_there() {
     assert!(checked > 0, "the docs name sections of each other");
 }
 
+/// The keys a config file may hold in `table` (empty for the top), as keel lists them when it
+/// meets one it does not know.
+fn config_keys(table: &str) -> Vec<String> {
+    let text = format!("{table}\nnot_a_key = 1\n").replace("KEY", "not_a_key = 1");
+    let err = keel::config::parse_file(Path::new("config.toml"), text.trim_start())
+        .expect_err("an unknown key is refused")
+        .to_string();
+    let (_, expected) = err.split_once("expected").expect("the error lists the keys");
+    let expected = expected.trim_start().trim_start_matches("one of");
+    expected
+        .split([',', ' '])
+        .filter(|word| word.starts_with('`'))
+        .map(|word| word.trim_matches('`').to_owned())
+        .collect()
+}
+
+#[test]
+fn the_configuration_reference_names_every_setting_flag_and_sub_command() {
+    let reference = std::fs::read_to_string(root().join("docs/configuration.md")).unwrap();
+    let names = |name: &str| {
+        [format!("`{name}`"), format!("[{name}."), format!("`{name} ")]
+            .iter()
+            .any(|form| reference.contains(form.as_str()))
+    };
+    let tables =
+        ["", "[mcp_servers.x]", "[prices.x]", "[[hooks.Stop]]", "[[hooks.Stop]]\nhooks = [{KEY}]"];
+    let keys: Vec<String> = tables.iter().flat_map(|table| config_keys(table)).collect();
+    assert!(keys.iter().any(|key| key == "max_children_per_response"), "{keys:?}");
+    for key in &keys {
+        assert!(names(key), "docs/configuration.md does not name the setting `{key}`");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let help = text(&keel(home.path()).arg("--help").output().unwrap().stdout);
+    let flags: Vec<&str> = help
+        .lines()
+        .filter(|line| line.trim_start().starts_with('-'))
+        .flat_map(|line| line.split([' ', ',']).filter(|word| word.starts_with("--")))
+        .collect();
+    assert!(flags.contains(&"--output-format") && flags.contains(&"--resume"), "{help}");
+    for flag in flags {
+        assert!(names(flag), "docs/configuration.md does not name the flag {flag}");
+    }
+    let commands = help.split("Commands:").nth(1).and_then(|rest| rest.split("\n\n").next());
+    let commands: Vec<&str> = commands
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    assert!(commands.contains(&"sandbox"), "{help}");
+    for command in commands {
+        assert!(
+            reference.contains(&format!("`keel {command}")),
+            "no `keel {command}` in docs/configuration.md"
+        );
+    }
+}
+
 #[test]
 fn ci_runs_the_test_line_the_readme_gives() {
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
