@@ -102,7 +102,7 @@ pub struct HooksView {
 pub fn render(view: &HooksView, runs: bool) -> String {
     if view.hooks.is_empty() {
         return "No hooks are configured. Add [[hooks.EVENT]] groups to your config \
-                (~/.config/keel/config.toml); see the README for the events."
+                (~/.config/keel/config.toml); the events are in docs/hooks.md."
             .to_owned();
     }
     let mut out = String::from("Hooks:\n");

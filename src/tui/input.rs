@@ -319,18 +319,19 @@ impl App {
 mod tests {
     use super::*;
 
-    /// The README's table of keys, from its header to the first line that is not a row.
-    fn readme_keys() -> String {
-        let readme = include_str!("../../README.md");
-        let start = readme.find("| key | does |").unwrap_or(readme.len());
-        readme[start..]
+    /// The guide's table of keys (docs/screen.md), from its header to the first line that is not
+    /// a row.
+    fn guide_keys() -> String {
+        let guide = include_str!("../../docs/screen.md");
+        let start = guide.find("| key | does |").unwrap_or(guide.len());
+        guide[start..]
             .lines()
             .take_while(|line| line.starts_with('|'))
             .collect::<Vec<_>>()
             .join("\n")
     }
 
-    /// Whether README's `text` names `key`: a letter or sign in backticks (`` `j` ``), anything
+    /// Whether the table's `text` names `key`: a letter or sign in backticks (`` `j` ``), anything
     /// longer as it is.
     fn names(text: &str, key: &str) -> bool {
         let key = key.to_lowercase();
@@ -341,7 +342,7 @@ mod tests {
         }
     }
 
-    /// The README rows about a help section's view: where its keys must be named.
+    /// The table's rows about a help section's view: where its keys must be named.
     fn rows_about(table: &str, section: &str) -> String {
         let start: &[&str] = match section {
             "Board (after /todos)" => &["| on the board:"],
@@ -361,12 +362,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_names_every_key_of_every_view_where_it_speaks_of_that_view() {
-        let table = readme_keys().to_lowercase();
-        assert!(!table.is_empty(), "the README has its table of keys");
+    fn the_guide_names_every_key_of_every_view_where_it_speaks_of_that_view() {
+        let table = guide_keys().to_lowercase();
+        assert!(!table.is_empty(), "docs/screen.md has its table of keys");
         for section in help_sections() {
             let rows = rows_about(&table, section.title);
-            assert!(!rows.is_empty(), "README's table has no row about {}", section.title);
+            assert!(!rows.is_empty(), "docs/screen.md's table has no row about {}", section.title);
             for (keys, _) in &section.rows {
                 // Slash commands, then keys (`Ctrl+T / F2`); rows that are not key chords
                 // (`Mouse wheel`, `Paste`) are prose.
@@ -379,7 +380,7 @@ mod tests {
                 for key in keys {
                     assert!(
                         names(&rows, key),
-                        "{key} ({}) is missing from README's table of keys",
+                        "{key} ({}) is missing from docs/screen.md's table of keys",
                         section.title
                     );
                 }

@@ -24,6 +24,7 @@ mod config_voice;
 mod config_window;
 mod connections;
 mod demo_e2e;
+mod docs_examples;
 mod escapes;
 mod everyday;
 mod file_refusals;
