@@ -68,7 +68,7 @@ pub const NO_PROVIDER_HELP: &str =
 pub(in crate::agent) enum Stop {
     /// The person interrupted it.
     Interrupted,
-    /// The front end is gone or asked to quit: end the task.
+    /// The front end is gone or asked to quit: end the worker.
     Quit,
 }
 
@@ -141,7 +141,7 @@ impl Turn<'_> {
         });
     }
 
-    /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the task should end.
+    /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the worker should end.
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {

@@ -1,4 +1,5 @@
-//! The agent task itself: waits for commands and runs user turns one after another.
+//! The agent's worker, the tokio task `agent::spawn` starts: waits for commands and runs user
+//! turns one after another.
 //!
 //! Between turns it answers the person's commands (clear, undo, the demo, board edits, plan
 //! mode and its approval); during a turn the turn code (`turn`) listens for them instead. It
@@ -33,12 +34,12 @@ const SOURCE_STARTUP: &str = "startup";
 const SOURCE_RESUME: &str = "resume";
 const SOURCE_CLEAR: &str = "clear";
 
-/// The agent task's conversation, channels and services.
+/// The worker's conversation, channels and services.
 pub(in crate::agent) struct Agent {
     pub conversation: Conversation,
     pub link: Link,
     pub services: Services,
-    /// The demo's temporary workspace, removed when the task ends.
+    /// The demo's temporary workspace, removed when the worker ends.
     pub(super) demo_dir: Option<tempfile::TempDir>,
     /// How many commands' background jobs had ended at the last look for what they left.
     jobs_seen: usize,
