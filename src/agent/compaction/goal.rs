@@ -138,3 +138,6 @@ pub fn does_not_fit(meter: &ContextMeter, tokens: u64) -> String {
         meter.max_tokens()
     )
 }
+
+#[cfg(test)]
+mod tests;

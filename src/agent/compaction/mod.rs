@@ -292,3 +292,8 @@ fn emit(parts: &mut Parts<'_>, event: AgentEvent) {
     parts.state.emit(event);
     parts.state.flush(parts.outbox);
 }
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
