@@ -10,7 +10,7 @@ pub fn big_output() -> String {
 }
 
 /// One round: a call and its answer.
-pub fn round(id: &str, name: &str, input: Value, result: &str) -> [Message; 2] {
+pub fn round(id: &str, name: &str, input: Value, result: &str, is_error: bool) -> [Message; 2] {
     [
         Message::assistant(vec![ContentBlock::ToolUse { id: id.into(), name: name.into(), input }]),
         Message {
@@ -18,7 +18,7 @@ pub fn round(id: &str, name: &str, input: Value, result: &str) -> [Message; 2] {
             content: vec![ContentBlock::ToolResult {
                 tool_use_id: id.into(),
                 content: result.into(),
-                is_error: false,
+                is_error,
             }],
         },
     ]
@@ -34,11 +34,11 @@ pub fn result_of<'a>(history: &'a History, id: &str) -> Option<&'a str> {
     })
 }
 
-/// A board update of four items, the first `done` of them completed.
-fn board_input(done: usize) -> Value {
-    let items: Vec<Value> = (1..=4)
+/// A board update of `items` items, the first `done` of them completed.
+pub fn board_input(items: usize, done: usize) -> Value {
+    let items: Vec<Value> = (1..=items)
         .map(|i| {
-            json!({"id": i.to_string(), "text": format!("Step {i} of the plan"),
+            json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"),
                 "status": if i <= done { "completed" } else { "pending" }})
         })
         .collect();
@@ -52,16 +52,16 @@ pub fn long_task(commands: usize) -> (History, Board) {
     let mut board = Board::default();
     let mut history = vec![Message::user_text("Make the tests pass.")];
     for (id, done) in [("plan", 0), ("update", 1)] {
-        let input = board_input(done);
+        let input = board_input(4, done);
         let answer = board.update(&input).unwrap();
-        history.extend(round(id, "todo", input, &answer));
+        history.extend(round(id, "todo", input, &answer, false));
         if id == "plan" {
-            history.extend(round("c0", "bash", json!({"command": "pytest"}), &big_output()));
+            history.extend(round("c0", "bash", json!({"command": "pytest"}), &big_output(), false));
         }
     }
     for n in 1..=commands {
         let command = json!({ "command": format!("pytest -k case{n}") });
-        history.extend(round(&format!("c{n}"), "bash", command, &big_output()));
+        history.extend(round(&format!("c{n}"), "bash", command, &big_output(), false));
     }
     (history.into_iter().collect(), board)
 }
