@@ -1,7 +1,7 @@
 //! keel: a terminal coding agent that keeps the model anchored on a structured task board.
 //!
 //! The core — [`agent`], [`board`], [`tools`], [`llm`] — knows nothing of the terminal; the TUI
-//! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent task.
+//! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent worker.
 
 pub mod agent;
 pub mod board;

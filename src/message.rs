@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The whole conversation, shared cheaply between the agent task and its front ends.
+/// The whole conversation, shared cheaply between the agent's worker and its front ends.
 pub type History = imbl::Vector<Message>;
 
 /// Who said a message.

@@ -1,4 +1,4 @@
-//! What a front end can ask of the agent task.
+//! What a front end can ask of the agent's worker.
 
 use crate::board::BoardEdit;
 
@@ -52,7 +52,7 @@ pub enum Command {
     Resume(String),
     /// Trust or forget the workspace's hooks (`/hooks trust`, `/hooks forget`).
     Hooks(crate::hooks::HooksCommand),
-    /// End the agent task.
+    /// End the agent's worker.
     Quit,
 }
 

@@ -4,8 +4,8 @@
 //! it and borrow the workspace's services (`Services`) and the front end's channels (`Link`).
 
 use crate::agent::command::Command;
+use crate::agent::compaction::{ContextMeter, WindowSource};
 use crate::agent::config::AgentConfig;
-use crate::agent::context::{ContextMeter, WindowSource};
 use crate::agent::services::Services;
 use crate::agent::state::{Outbox, State};
 use crate::agent::turn::Turn;

@@ -1,10 +1,11 @@
-//! The agent task: owns the conversation and runs the loop of model requests and tool calls.
+//! The agent: its worker (a tokio task) owns the conversation and runs the loop of model requests
+//! and tool calls.
 //!
 //! A front end starts it with [`spawn`] (or [`spawn_with_session`]) and talks to it only through
 //! the returned [`AgentHandle`]: [`Command`]s in, [`Snapshot`]s (for drawing) and
-//! [`AgentEvent`]s (for printing) out. The first snapshot is sent as soon as the task starts.
+//! [`AgentEvent`]s (for printing) out. The first snapshot is sent as soon as the worker starts.
 //! That contract, and [`journal`] for reopening saved sessions, is all that is public here; how a
-//! turn runs (`turn`, `approval`, `reminder`, `state`) is the task's own.
+//! turn runs (`turn`, `approval`, `reminder`, `state`) is the worker's own.
 //! The rules it keeps are written down in `docs/architecture.md` and `docs/board.md`.
 
 mod approval;
@@ -14,10 +15,10 @@ mod children;
 mod command;
 mod compaction;
 mod config;
-mod context;
 mod conversation;
 mod event;
 pub mod journal;
+mod listening;
 mod mentions;
 mod plan_mode;
 mod reminder;
@@ -26,9 +27,9 @@ mod snapshot;
 mod state;
 mod steps_done;
 mod streaming;
-mod task;
 mod turn;
 mod undo_note;
+mod worker;
 
 pub use children::{
     Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
@@ -55,7 +56,7 @@ use journal::{Journal, Restored, SessionLog, SessionStore};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// The front end's side of the agent task. A front end that does not draw drops `snapshots`,
+/// The front end's side of the agent's worker. A front end that does not draw drops `snapshots`,
 /// one that does not print drops `events`: the agent then builds nothing for them.
 #[derive(Debug)]
 pub struct AgentHandle {
@@ -65,7 +66,7 @@ pub struct AgentHandle {
     pub task: JoinHandle<()>,
 }
 
-/// Starts the agent task, saving nothing. With no provider (no key configured) every prompt is
+/// Starts the agent's worker, saving nothing. With no provider (no key configured) every prompt is
 /// answered with an error that says how to configure one.
 pub fn spawn(config: AgentConfig, provider: Option<Provider>, tools: Tools) -> AgentHandle {
     spawn_with_session(config, provider, tools, Sessions::Off)
@@ -84,7 +85,7 @@ pub enum Sessions {
     Resume(SessionStore, SessionLog, Restored),
 }
 
-/// Starts the agent task, saving the conversation as `sessions` says.
+/// Starts the agent's worker, saving the conversation as `sessions` says.
 pub fn spawn_with_session(
     config: AgentConfig,
     provider: Option<Provider>,
@@ -96,7 +97,7 @@ pub fn spawn_with_session(
     let (event_tx, events) = mpsc::unbounded_channel();
     let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
     let workspace = tools.workspace().clone();
-    let mut agent = task::Agent::new(config, provider, tools, outbox, inbox);
+    let mut agent = worker::Agent::new(config, provider, tools, outbox, inbox);
     match sessions {
         Sessions::Off => {}
         Sessions::New(store) => agent.conversation.state.save_to(Journal::new_in(store)),

@@ -1,4 +1,4 @@
-//! Everything the agent task owns, and the one place it changes.
+//! Everything the agent's worker owns, and the one place it changes.
 //!
 //! `State` holds what front ends see — a [`Snapshot`], whose large parts are shared, so sending
 //! one is a handful of pointer copies — together with the undo stack and the [`Journal`] the

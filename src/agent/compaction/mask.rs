@@ -238,6 +238,7 @@ fn elided_input(call: &ToolCall) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::compaction::fixtures::board_input;
     use crate::agent::journal::compaction::apply_masks;
 
     use crate::message::Message;
@@ -261,13 +262,7 @@ mod tests {
     }
 
     fn board(done: usize) -> Value {
-        let items: Vec<Value> = (1..=8)
-            .map(|i| {
-                json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"),
-                "status": if i <= done { "completed" } else { "pending" }})
-            })
-            .collect();
-        json!({ "items": items })
+        board_input(8, done)
     }
 
     fn task() -> History {

@@ -4,7 +4,7 @@
 //! `systemMessage` as a note, a workspace hook that lost its trust as an error; `/hooks`' view
 //! brought up to date. What a hook's answer means is decided where its event happens: the
 //! call's road (`road::before`, `road::after`), the board (`task_completed`), the turn's start
-//! and end (`prompt_hooks`), compaction and the session's start (`agent::task`).
+//! and end (`prompt_hooks`), compaction and the session's start (`agent::worker`).
 
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::{Stop, Turn, during_turn};

@@ -29,9 +29,10 @@ mod turn_diff;
 pub(super) mod undo;
 mod watches;
 
-use super::context::ContextMeter;
+use super::compaction::ContextMeter;
 pub(super) use super::event::INTERRUPTED;
 use super::event::{AgentEvent, TurnOutcome};
+pub(in crate::agent) use super::listening::{Stop, during_turn};
 use super::plan_mode;
 use super::services::Services;
 use super::snapshot::Activity;
@@ -42,7 +43,7 @@ use crate::llm::{Completion, Provider, RequestShape, StopReason, ToolSpec};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tools::{ToolCall, ToolSet, Tools};
 pub use budget::GO_ON;
-pub(in crate::agent) use request::{Failure, during_turn, on_stream_event};
+pub(in crate::agent) use request::Failure;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 use undo::UndoGroup;
@@ -62,15 +63,6 @@ pub const CONFIGURE_HELP: &str = configure_help!();
 /// What the person is told when they send a prompt with no model configured.
 pub const NO_PROVIDER_HELP: &str =
     concat!(configure_help!(), " Type /demo to watch the built-in demo meanwhile.");
-
-/// Why a turn stopped before the model finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::agent) enum Stop {
-    /// The person interrupted it.
-    Interrupted,
-    /// The front end is gone or asked to quit: end the task.
-    Quit,
-}
 
 /// A turn over one conversation (`Conversation::turn`): what it borrows of the conversation, the
 /// front end's channels, and the workspace's services. The turn code is all `impl Turn`.
@@ -141,7 +133,7 @@ impl Turn<'_> {
         });
     }
 
-    /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the task should end.
+    /// Runs one user turn to its end. Returns `Some(Stop::Quit)` when the worker should end.
     /// With no prompt, the turn carries on from the history as it is (a resumed session whose
     /// last turn did not end); if the model already answered, there is nothing to do.
     async fn run_turn(&mut self, prompt: Option<String>) -> Option<Stop> {
@@ -278,7 +270,8 @@ impl Turn<'_> {
         self.state.add_usage(completion.usage);
         self.meter.reported(completion.usage.input_tokens);
         if completion.usage.input_tokens > 0 {
-            self.show_context(completion.usage.input_tokens + completion.usage.output_tokens);
+            let tokens = completion.usage.input_tokens + completion.usage.output_tokens;
+            self.state.set_context(self.meter.usage(tokens));
         }
         let total = self.state.view().usage;
         self.emit(AgentEvent::Usage {

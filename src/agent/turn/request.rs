@@ -3,16 +3,13 @@
 //! and the person heard meanwhile — an interrupt, a prompt to queue, a board edit.
 
 use super::{Stop, Turn};
-use crate::agent::command::Command;
-use crate::agent::context::ContextMeter;
+use crate::agent::compaction::{self, ContextMeter, Why};
 use crate::agent::event::AgentEvent;
-use crate::agent::services::Services;
+use crate::agent::listening::{during_turn, on_stream_event};
 use crate::agent::snapshot::Activity;
-use crate::agent::state::{Outbox, State};
-use crate::agent::{approval_switch, board_edits};
+use crate::hooks::Event;
 use crate::llm::{ChatRequest, Completion, LlmError, StreamEvent};
 use crate::message::{History, Usage};
-use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// How a request ended when it did not produce an answer.
@@ -25,6 +22,15 @@ pub(in crate::agent) enum Failure {
     Context(String),
 }
 
+impl From<compaction::Failed> for Failure {
+    fn from(failed: compaction::Failed) -> Self {
+        match failed {
+            compaction::Failed::Stopped(stop) => Self::Stopped(stop),
+            compaction::Failed::DoesNotFit(text) => Self::Context(text),
+        }
+    }
+}
+
 /// Refusals as too long one request may meet, each followed by a further compaction.
 const MAX_REFUSALS: u32 = 3;
 
@@ -35,26 +41,52 @@ impl Turn<'_> {
         if self.provider.is_none() {
             return Err(Failure::NotConfigured);
         }
-        self.fit_context().await?;
+        self.compact(Why::BeforeRequest).await?;
         let mut refusals = 0;
         loop {
             match self.send().await {
                 Err(Failure::Provider(err)) => match err.overflow() {
                     Some(overflow) if refusals < MAX_REFUSALS => {
                         refusals += 1;
-                        self.shrink_after_refusal(overflow).await?;
+                        self.compact(Why::Refused(overflow)).await?;
                     }
                     Some(_) => {
                         let tokens = self.meter.estimate(&self.state.view().history);
-                        return Err(Failure::Context(format!(
-                            "{err}. {}",
-                            self.does_not_fit(tokens)
-                        )));
+                        let fits = compaction::does_not_fit(self.meter, tokens);
+                        return Err(Failure::Context(format!("{err}. {fits}")));
                     }
                     None => return Err(Failure::Provider(err)),
                 },
                 other => return other,
             }
+        }
+    }
+
+    /// Compacts the history as compaction decides for `why` (`agent::compaction`), running the
+    /// PreCompact hooks its plan names before the work, as the turn runs every hook. Returns
+    /// whether the history changed.
+    pub(in crate::agent) async fn compact(&mut self, why: Why) -> Result<bool, compaction::Failed> {
+        let Some(plan) = compaction::plan(&mut self.compaction(), why)? else {
+            return Ok(false);
+        };
+        if let Some((query, fields)) = plan.pre_compact() {
+            self.fire_hooks(Event::PreCompact, query, fields, None)
+                .await
+                .map_err(compaction::Failed::Stopped)?;
+        }
+        compaction::carry_out(&mut self.compaction(), plan).await
+    }
+
+    /// The conversation's parts that compaction works on.
+    fn compaction(&mut self) -> compaction::Parts<'_> {
+        compaction::Parts {
+            state: self.state,
+            meter: self.meter,
+            config: self.config,
+            outbox: self.outbox,
+            provider: self.provider,
+            inbox: self.inbox,
+            services: self.services,
         }
     }
 
@@ -129,97 +161,4 @@ fn interrupted_usage(meter: &mut ContextMeter, history: &History, partial: &str)
         output_tokens: meter.tokens(u64::try_from(partial.len()).unwrap_or(u64::MAX)),
         ..Usage::default()
     }
-}
-
-/// Handles a command that arrives while a turn runs. Returns why the turn must stop, if it must.
-pub(in crate::agent) fn during_turn(
-    state: &mut State,
-    outbox: &Outbox,
-    services: &Services,
-    command: Option<Command>,
-) -> Option<Stop> {
-    match command {
-        None | Some(Command::Quit) => Some(Stop::Quit),
-        Some(Command::Cancel) => Some(Stop::Interrupted),
-        Some(Command::Submit(prompt)) => {
-            state.queue(prompt);
-            state.publish(outbox);
-            None
-        }
-        Some(Command::EditBoard(edit)) => {
-            board_edits::edit(state, outbox, &edit);
-            None
-        }
-        Some(Command::PlanMode(on)) => {
-            board_edits::plan_mode(state, outbox, on);
-            None
-        }
-        Some(Command::Approval(mode)) => {
-            approval_switch::switch(services, state, outbox, mode);
-            None
-        }
-        Some(Command::ListSessions) => {
-            state.list_sessions();
-            state.publish(outbox);
-            None
-        }
-        Some(
-            Command::Resume(_)
-            | Command::Shell(_)
-            | Command::SwitchModel(_)
-            | Command::ShowDiff
-            | Command::ShowSandbox
-            | Command::Clear
-            | Command::Undo
-            | Command::StartDemo
-            | Command::PlayDemo
-            | Command::Continue
-            | Command::Compact
-            | Command::ApprovePlan
-            | Command::Hooks(_),
-        ) => {
-            state.emit(AgentEvent::Notice {
-                text: "Wait for the turn to end, or press Esc to interrupt it first.".into(),
-            });
-            state.publish(outbox);
-            None
-        }
-        Some(Command::Approve { .. }) => None,
-    }
-}
-
-/// Shows what a request reports as it streams: its text (when `show_text`: the answer is to be
-/// shown as it comes) and its retries. A delta costs what its own length does, however long the
-/// answer has grown (see `streaming`).
-pub(in crate::agent) fn on_stream_event(
-    state: &mut State,
-    outbox: &Outbox,
-    show_text: bool,
-    event: StreamEvent,
-) {
-    match event {
-        StreamEvent::TextDelta(delta) => {
-            if !show_text {
-                return;
-            }
-            state.stream_text(&delta);
-            state.set_activity(Activity::Thinking);
-        }
-        StreamEvent::Retrying { attempt, delay, reason } => {
-            state.end_streaming();
-            state.set_activity(Activity::Retrying {
-                attempt,
-                until: Instant::now() + delay,
-                reason: reason.clone(),
-            });
-            state.emit(AgentEvent::Retry {
-                attempt,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                reason,
-            });
-            state.flush(outbox);
-        }
-        StreamEvent::Sent(sent) => state.set_last_sent(sent),
-    }
-    state.publish(outbox);
 }

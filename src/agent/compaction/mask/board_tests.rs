@@ -3,34 +3,10 @@
 //! newest board call was rejected.
 
 use super::*;
+use crate::agent::compaction::fixtures::{board_input, round};
 use crate::agent::journal::compaction::apply_masks;
 use crate::board::Board;
 use crate::message::Message;
-
-/// One round: a call and its answer.
-fn round(id: &str, name: &str, input: Value, result: &str, is_error: bool) -> [Message; 2] {
-    [
-        Message::assistant(vec![ContentBlock::ToolUse { id: id.into(), name: name.into(), input }]),
-        Message {
-            role: Role::User,
-            content: vec![ContentBlock::ToolResult {
-                tool_use_id: id.into(),
-                content: result.into(),
-                is_error,
-            }],
-        },
-    ]
-}
-
-/// A plan of `steps` items, with their ids.
-fn plan_of(steps: usize) -> Value {
-    let items: Vec<Value> = (1..=steps)
-        .map(|i| {
-            json!({"id": i.to_string(), "text": format!("Step number {i} of the plan"), "status": "pending"})
-        })
-        .collect();
-    json!({ "items": items })
-}
 
 /// The history of a task: the plan, a big command, `updates` (each accepted or not, as the
 /// board answers it), then three more big commands; with each board call's answer, and the
@@ -40,7 +16,7 @@ fn task(updates: &[Value]) -> (History, Vec<(String, String)>, Board) {
     let mut board = Board::default();
     let mut history = vec![Message::user_text("Do it.")];
     let mut answers = Vec::new();
-    let first = plan_of(8);
+    let first = board_input(8, 0);
     let answer = board.update(&first).unwrap();
     history.extend(round("plan", "todo", first, &answer, false));
     answers.push(("plan".to_owned(), answer));

@@ -11,7 +11,7 @@ use crate::tools::sandbox::report;
 use crate::tools::withheld;
 
 impl Agent {
-    /// Does what `command` asks. Returns `Some(Stop::Quit)` when the task should end.
+    /// Does what `command` asks. Returns `Some(Stop::Quit)` when the worker should end.
     pub(in crate::agent) async fn between_turns(&mut self, command: Command) -> Option<Stop> {
         match command {
             Command::Shell(line) => {

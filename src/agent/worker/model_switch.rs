@@ -65,7 +65,7 @@ impl Agent {
         let mut turn = self.turn();
         turn.tell_request_shape();
         let tokens = turn.meter.estimate(&turn.state.view().history);
-        turn.show_context(tokens);
+        turn.state.set_context(turn.meter.usage(tokens));
         turn.emit(AgentEvent::Notice {
             text: format!(
                 "Model: {model} ({}) from the next request on; context window {window} tokens.",

@@ -1,4 +1,5 @@
-//! The agent task itself: waits for commands and runs user turns one after another.
+//! The agent's worker, the tokio task `agent::spawn` starts: waits for commands and runs user
+//! turns one after another.
 //!
 //! Between turns it answers the person's commands (clear, undo, the demo, board edits, plan
 //! mode and its approval); during a turn the turn code (`turn`) listens for them instead. It
@@ -6,6 +7,7 @@
 //! workspace's services (`Services`), which each turn borrows.
 
 use crate::agent::command::Command;
+use crate::agent::compaction::{self, Why};
 use crate::agent::config::AgentConfig;
 use crate::agent::conversation::{Conversation, Link};
 use crate::agent::event::AgentEvent;
@@ -14,7 +16,7 @@ use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
 use crate::agent::turn::hooks::for_model;
 use crate::agent::turn::jobs_watch;
-use crate::agent::turn::{Stop, Turn};
+use crate::agent::turn::{NO_PROVIDER_HELP, Stop, Turn};
 use crate::agent::{approval_switch, board_edits};
 use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::{Provider, WireFormat};
@@ -33,12 +35,12 @@ const SOURCE_STARTUP: &str = "startup";
 const SOURCE_RESUME: &str = "resume";
 const SOURCE_CLEAR: &str = "clear";
 
-/// The agent task's conversation, channels and services.
+/// The worker's conversation, channels and services.
 pub(in crate::agent) struct Agent {
     pub conversation: Conversation,
     pub link: Link,
     pub services: Services,
-    /// The demo's temporary workspace, removed when the task ends.
+    /// The demo's temporary workspace, removed when the worker ends.
     pub(super) demo_dir: Option<tempfile::TempDir>,
     /// How many commands' background jobs had ended at the last look for what they left.
     jobs_seen: usize,
@@ -153,7 +155,7 @@ impl Agent {
                     }
                 }
                 Command::Compact => {
-                    if self.turn().compact_now().await == Some(Stop::Quit) {
+                    if self.compact_now().await == Some(Stop::Quit) {
                         break;
                     }
                 }
@@ -223,6 +225,17 @@ impl Agent {
         });
         let prompt = turn.approval_prompt();
         turn.run(Some(prompt)).await
+    }
+
+    /// `/compact`: summarises the work so far now, between turns.
+    async fn compact_now(&mut self) -> Option<Stop> {
+        let mut turn = self.turn();
+        if turn.provider.is_none() {
+            turn.emit(AgentEvent::Error { text: NO_PROVIDER_HELP.to_owned() });
+            return None;
+        }
+        let done = turn.compact(Why::Asked).await;
+        compaction::tell_asked(turn.state, turn.outbox, done)
     }
 
     /// Runs queued prompts until none are left, or the person interrupts one: then the rest go

@@ -8,6 +8,7 @@
 //! Keel compacts when the estimate passes `compact_at` of the window less `max_tokens`.
 //! `mask` and `summary` are the two ways of compacting, cheapest first.
 
+use crate::agent::snapshot::ContextUse;
 use crate::llm::Overflow;
 use crate::message::{History, Message};
 use std::io::Write;
@@ -99,6 +100,11 @@ impl ContextMeter {
 
     pub fn max_tokens(&self) -> u64 {
         self.max_tokens
+    }
+
+    /// `tokens` of the window in use, as the status bar shows it.
+    pub fn usage(&self, tokens: u64) -> ContextUse {
+        ContextUse { tokens, window: self.window }
     }
 
     /// The tokens the prompt may take at most: the window less what the answer may take.
