@@ -216,3 +216,36 @@ fn cut_of(stop: Stop) -> Cut {
         Stop::Quit => Cut::Quitting,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::children::watch::Ended;
+    use serde_json::json;
+
+    #[test]
+    fn a_child_its_budget_stopped_is_reported_with_the_reason_and_its_item_left_open() {
+        let input = json!({"prompt": "Fix it", "item": "2"});
+        let call = ToolCall { id: "t1".into(), name: "task".into(), input: input.clone() };
+        let delegation = Delegation::decode(&input).unwrap();
+        let mut child = Child::new("a1".into(), call, delegation);
+        child.did.push("read_file a.rs → done".into());
+        let reason = crate::agent::children::Budget { rounds: 3, input_tokens: 1_000 }
+            .spent(3, 0, || 0)
+            .unwrap();
+        child.ended = Some(Ended {
+            outcome: TurnOutcome::MaxRounds,
+            text: String::new(),
+            error: Some(reason),
+        });
+        assert_eq!(status_of(&child, None), ChildStatus::Stopped);
+        assert_eq!(status_of(&child, Some(Stop::Interrupted)), ChildStatus::Interrupted);
+        let why = report::why_stopped(&child, None);
+        assert_eq!(
+            report::failure(&child, &why),
+            "The child agent a1 (item #2) stopped before it finished: it used its budget of 3 \
+             model responses (max_child_rounds). Item #2 stays in progress.\nWhat it did (1 tool \
+             call):\n- read_file a.rs → done"
+        );
+    }
+}
