@@ -210,6 +210,21 @@ mod tests {
     }
 
     #[test]
+    fn what_a_call_does_is_decided_by_its_input() {
+        let item = json!({"prompt": "do it", "item": "3"});
+        let look = json!({"prompt": "look"});
+        let general = Effect::Delegates { may_change: true };
+        assert_eq!(Task.effect_of(&item), general);
+        assert!(general.changes_workspace() && general.starts_child());
+        assert!(!Task.runs_beside_others(&item));
+        let explorer = Task.effect_of(&look);
+        assert_eq!(explorer, Effect::Delegates { may_change: false });
+        assert!(!explorer.changes_workspace() && explorer.starts_child());
+        assert!(Task.runs_beside_others(&look));
+        assert!(!Task.runs_beside_others(&json!({"prompt": ""})), "a call that cannot run");
+    }
+
+    #[test]
     fn bad_arguments_say_what_is_wrong() {
         let err = |input: Value| Delegation::decode(&input).unwrap_err().to_string();
         assert!(err(json!({})).contains("missing required argument `prompt`"));

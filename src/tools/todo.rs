@@ -64,3 +64,23 @@ impl Tool for Todo {
         .boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::{ToolCall, ToolContext, Tools, Workspace};
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn outside_a_conversation_todo_and_task_say_there_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+        let ctx = ToolContext::bare(CancellationToken::new());
+        let items = json!({"items": [{"id": "1", "text": "x", "status": "pending"}]});
+        let call = ToolCall { id: "t".into(), name: "todo".into(), input: items };
+        let todo = tools.run_tool(&super::Todo, &call, &ctx).await;
+        assert!(todo.is_error && todo.for_model == super::NO_BOARD, "{todo:?}");
+        let task = tools.run("task", &json!({"prompt": "look"}), &ctx).await;
+        assert!(task.is_error && task.for_model.contains("no conversation holds one"), "{task:?}");
+    }
+}

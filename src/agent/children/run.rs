@@ -29,8 +29,8 @@ const NOT_STARTED: &str = "the turn was interrupted before this child agent star
 /// What a child's call answers when the parent's run stage is gone.
 const NO_PARENT: &str = "The child agent never ran: the conversation that started it has ended.";
 
-/// A child made and ready to run: its conversation, its link, its first message.
-struct Made {
+/// A child made and not yet run: its conversation, its link, its first message.
+struct ReadyChild {
     conversation: Conversation,
     link: Link,
     message: String,
@@ -71,7 +71,7 @@ impl Children<'_> {
     }
 
     /// The child's conversation and link, and its first message, as the parent stood at `start`.
-    fn make(&self, delegation: &Delegation, start: Start) -> (Made, Ends) {
+    fn make(&self, delegation: &Delegation, start: Start) -> (ReadyChild, Ends) {
         let message = brief::first_message(
             start.request.as_deref(),
             start.board.as_ref(),
@@ -79,13 +79,13 @@ impl Children<'_> {
             &delegation.prompt,
         );
         let (conversation, link, ends) = self.spawn(delegation, &start);
-        (Made { conversation, link, message }, ends)
+        (ReadyChild { conversation, link, message }, ends)
     }
 
     /// Runs the child's one turn to its end, hearing it meanwhile and passing the person's
     /// interrupt on; its conversation and channels end with it.
-    async fn watch(&self, child: &mut Child, ends: &mut Ends, made: Made) {
-        let Made { mut conversation, mut link, message } = made;
+    async fn watch(&self, child: &mut Child, ends: &mut Ends, made: ReadyChild) {
+        let ReadyChild { mut conversation, mut link, message } = made;
         let services = self.services;
         let turn = async move {
             let mut turn = conversation.turn(&mut link, services);
