@@ -63,6 +63,9 @@ pub struct ToolOutcome {
     pub already_done: Option<String>,
     /// What a search found, in a few words (`12 matches in 3 files`), shown beside its call.
     pub tally: Option<String>,
+    /// The call was cut short by a stop of its own (a child agent the person stopped through
+    /// its approval): shown as interrupted, not failed.
+    pub cut_short: bool,
 }
 
 /// How a command ran, as the agent needs to know it (all zero for other tools).

@@ -161,6 +161,7 @@ impl Children<'_> {
         };
         outcome.for_display = format!("{}\n\n{}", child.progress(), outcome.for_display);
         outcome.changes.clone_from(&child.changes);
+        outcome.cut_short = outcome.is_error && child.status == ChildStatus::Interrupted;
         outcome
     }
 

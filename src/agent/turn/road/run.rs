@@ -192,7 +192,7 @@ impl Turn<'_> {
                     self.state.publish(self.outbox);
                 }
                 Some(told) = told.recv() => {
-                    if let Some(why) = self.take_told(told, &mut asking).await {
+                    if let Some(why) = self.take_told(told, &mut asking, stop).await {
                         stop = stop.or(Some(why));
                         seat.children.cut(why);
                     }
@@ -216,7 +216,7 @@ impl Turn<'_> {
         };
         // What the calls told before they ended and was not taken in yet.
         while let Ok(told) = told.try_recv() {
-            if let Some(why) = self.take_told(told, &mut asking).await {
+            if let Some(why) = self.take_told(told, &mut asking, stop).await {
                 stop = stop.or(Some(why));
             }
         }
@@ -225,9 +225,19 @@ impl Turn<'_> {
     }
 
     /// Takes in what a running call told; why the turn must stop, if the person interrupted a
-    /// board update's hooks.
-    async fn take_told(&mut self, told: Told, asking: &mut Asking) -> Option<Stop> {
+    /// board update's hooks. Once the turn is stopping (`stop`), the board takes no new work:
+    /// a `todo` update or an item to start is refused, the board as it was.
+    async fn take_told(
+        &mut self,
+        told: Told,
+        asking: &mut Asking,
+        stop: Option<Stop>,
+    ) -> Option<Stop> {
         match told {
+            Told::Board { update, answer } if stop.is_some() && update.starts_work() => {
+                let _ = answer.send(Err(INTERRUPTED.to_owned()));
+                None
+            }
             Told::Board { update, answer } => {
                 let (answered, stop) = self.take_board(update).await;
                 let _ = answer.send(answered);
@@ -256,6 +266,7 @@ pub(super) fn finished(mut outcome: ToolOutcome, stop: Option<Stop>) -> Finished
             }
             (ToolStatus::Interrupted, outcome)
         }
+        None if outcome.cut_short => (ToolStatus::Interrupted, outcome),
         None if outcome.is_error => (ToolStatus::Failed, outcome),
         None => (ToolStatus::Succeeded, outcome),
     }

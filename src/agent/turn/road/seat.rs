@@ -33,6 +33,14 @@ pub(in crate::agent) enum BoardUpdate {
     CompleteItem(String),
 }
 
+impl BoardUpdate {
+    /// Whether the update sets new work going (a `todo` update, an item started), as against
+    /// closing work done (a child's item completed).
+    pub fn starts_work(&self) -> bool {
+        !matches!(self, Self::CompleteItem(_))
+    }
+}
+
 /// A call's handle on its conversation.
 pub(in crate::agent) struct Seat<'a> {
     told: UnboundedSender<Told>,
