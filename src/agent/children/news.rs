@@ -5,10 +5,10 @@
 //! the approval it asks for, shown in the parent's approval box until the person answers it
 //! ([`Asking`]).
 
-use super::watch::Heard;
 use crate::agent::command::{Command, Decision};
 use crate::agent::event::AgentEvent;
-use crate::agent::snapshot::{Activity, ApprovalRequest, ChildAgent, ChildStatus};
+use crate::agent::journal::Record;
+use crate::agent::snapshot::{Activity, ApprovalRequest, ChildAgent, ChildStatus, Snapshot};
 use crate::agent::state::{Outbox, State};
 use crate::agent::turn::round::running;
 use crate::message::Usage;
@@ -27,8 +27,12 @@ pub(in crate::agent) enum News {
     /// A child has its place and starts: the parent names it, shows and tells it
     /// (`agent_start`), and answers with what the child is made from ([`Start`]).
     Starts { call: ToolCall, delegation: Delegation, answer: oneshot::Sender<Start> },
-    /// Something the child said: an event (relayed under its id), a snapshot, a log record.
-    Heard { id: String, heard: Heard },
+    /// An event of the child's, relayed under its id.
+    Event { id: String, event: AgentEvent },
+    /// The child's conversation, for the screen.
+    Snapshot { id: String, snapshot: Box<Snapshot> },
+    /// A record of the child's session log, kept with the parent's.
+    Record { id: String, record: Record },
     /// What it does now and has done, for the tool pane and its row.
     Progress(Box<Progress>),
     /// It asks for an approval; the person's answer goes back on `commands`.
@@ -138,17 +142,15 @@ pub(in crate::agent) fn take(state: &mut State, outbox: &Outbox, asking: &mut As
         News::Starts { call, delegation, answer } => {
             let _ = answer.send(start(state, outbox, &call, &delegation));
         }
-        News::Heard { id, heard: Heard::Record(record) } => state.record_child(&id, record),
-        News::Heard { id, heard: Heard::Snapshot(snapshot) } => {
+        News::Record { id, record } => state.record_child(&id, record),
+        News::Snapshot { id, snapshot } => {
             state.update_child(&id, |view| view.view = Some(snapshot));
             state.publish(outbox);
         }
-        News::Heard { id, heard: Heard::Event(event) } => {
+        News::Event { id, event } => {
             state.emit(AgentEvent::Child { agent: id, event: Box::new(event) });
             state.flush(outbox);
         }
-        // A request comes with where its answer goes, as `News::Asks`.
-        News::Heard { heard: Heard::Asks(_), .. } => {}
         News::Progress(progress) => {
             let Progress { id, call, started, text, tool, rounds, usage } = *progress;
             state.update_tool(running(&call, started, &text));

@@ -121,7 +121,7 @@ impl Children<'_> {
         match heard {
             Heard::Record(record) => {
                 child.learn_record(&record);
-                self.tell(News::Heard { id, heard: Heard::Record(record) });
+                self.tell(News::Record { id, record });
             }
             Heard::Event(event) => {
                 if child.learn(&event) {
@@ -135,10 +135,10 @@ impl Children<'_> {
                         usage: child.usage,
                     })));
                 }
-                self.tell(News::Heard { id, heard: Heard::Event(event) });
+                self.tell(News::Event { id, event });
             }
             Heard::Snapshot(snapshot) => {
-                self.tell(News::Heard { id, heard: Heard::Snapshot(snapshot) });
+                self.tell(News::Snapshot { id, snapshot });
             }
             Heard::Asks(request) => {
                 self.tell(News::Asks { id, request, commands: commands.clone() });

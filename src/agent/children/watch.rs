@@ -47,7 +47,7 @@ pub(super) struct Ended {
 
 /// One thing heard from a child.
 #[derive(Debug)]
-pub(in crate::agent) enum Heard {
+pub(super) enum Heard {
     Event(AgentEvent),
     Snapshot(Box<Snapshot>),
     Record(Record),
