@@ -15,7 +15,12 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn run_true(runtime: &tokio::runtime::Runtime, tools: &Tools) {
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    };
     let outcome = runtime.block_on(tools.run("bash", &json!({"command": "true"}), &ctx));
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.for_model);
 }

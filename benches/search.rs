@@ -79,8 +79,13 @@ fn source(index: usize) -> String {
     text
 }
 
-fn ctx() -> ToolContext {
-    ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None }
+fn ctx() -> ToolContext<'static> {
+    ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    }
 }
 
 /// The three ways to search, for one search.

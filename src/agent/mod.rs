@@ -95,7 +95,7 @@ pub fn spawn_with_session(
     let (commands, inbox) = mpsc::unbounded_channel();
     let (snapshot_tx, snapshots) = mpsc::unbounded_channel();
     let (event_tx, events) = mpsc::unbounded_channel();
-    let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx };
+    let outbox = state::Outbox { snapshots: snapshot_tx, events: event_tx, asks: None };
     let workspace = tools.workspace().clone();
     let mut agent = worker::Agent::new(config, provider, tools, outbox, inbox);
     match sessions {

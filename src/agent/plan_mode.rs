@@ -42,7 +42,7 @@ pub const REFUSED: &str = "Plan mode: ";
 /// run in the read-only sandbox, so that any command may run and none can write.
 pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String> {
     let name = tool.name();
-    match tool.effect() {
+    match tool.effect_of(input) {
         Effect::WritesFiles => Some(format!(
             "{REFUSED}`{name}` is not allowed, since nothing may change until the person \
              approves the plan. Put this change on the board as a step instead."
@@ -64,13 +64,14 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool) -> Option<String>
         )),
         // A child of a plan-mode conversation runs under read-only rules; an item is work the
         // plan has yet to be approved for.
-        Effect::Delegates => Delegation::decode(input).ok()?.item().map(|item| {
+        effect if effect.starts_child() => Delegation::decode(input).ok()?.item().map(|item| {
             format!(
                 "{REFUSED}item #{item} cannot be handed to a child until the person approves \
                  the plan. Call task without an item to explore what the plan needs."
             )
         }),
-        Effect::Reads | Effect::Plans | Effect::ReachesOutside { marked_read_only: true } => None,
+        // Reading, the board, and what reaches out marked read-only.
+        _ => None,
     }
 }
 

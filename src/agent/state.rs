@@ -44,11 +44,20 @@ use tokio::sync::mpsc::UnboundedSender;
 pub(super) struct Outbox {
     pub snapshots: UnboundedSender<Snapshot>,
     pub events: UnboundedSender<AgentEvent>,
+    /// A child's: where the approvals it asks for go, to its parent's approval box.
+    pub asks: Option<UnboundedSender<Arc<ApprovalRequest>>>,
 }
 
 impl Outbox {
     pub fn event(&self, event: AgentEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// Tells a child's parent of the approval it waits for (`agent::children::news`).
+    pub fn ask(&self, request: &Arc<ApprovalRequest>) {
+        if let Some(asks) = &self.asks {
+            let _ = asks.send(Arc::clone(request));
+        }
     }
 }
 

@@ -28,9 +28,9 @@ impl ToolCall {
         }
     }
 
-    /// What the call's tool does; `None` for a name no tool has.
+    /// What the call does; `None` for a name no tool has.
     pub fn effect(&self) -> Option<Effect> {
-        registry::describe(&self.name).map(|tool| tool.effect())
+        registry::describe(&self.name).map(|tool| tool.effect_of(&self.input))
     }
 
     /// One line naming what the call does: the command, the path, the board update; the tool's

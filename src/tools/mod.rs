@@ -9,6 +9,7 @@
 pub mod bash;
 pub(crate) mod beneath;
 pub mod call;
+pub mod conversation;
 pub mod diff;
 pub mod entry;
 pub mod files;
@@ -62,6 +63,9 @@ pub struct ToolOutcome {
     pub already_done: Option<String>,
     /// What a search found, in a few words (`12 matches in 3 files`), shown beside its call.
     pub tally: Option<String>,
+    /// The call was cut short by a stop of its own (a child agent the person stopped through
+    /// its approval): shown as interrupted, not failed.
+    pub cut_short: bool,
 }
 
 /// How a command ran, as the agent needs to know it (all zero for other tools).
@@ -101,8 +105,8 @@ pub struct FileChange {
 }
 
 /// What a running tool may use besides its arguments.
-#[derive(Debug, Clone)]
-pub struct ToolContext {
+#[derive(Clone)]
+pub struct ToolContext<'a> {
     /// Fires when the person interrupts the turn: stop and kill what was started.
     pub cancel: CancellationToken,
     /// Live output as it is produced, for the tool pane (bash only).
@@ -110,6 +114,26 @@ pub struct ToolContext {
     /// What a command waits for before it runs (undo's snapshot of the workspace); `None`: it
     /// runs at once.
     pub gate: Option<gate::Gate>,
+    /// The conversation the call runs in (`todo`'s board, `task`'s children); `None` outside
+    /// one.
+    pub conversation: Option<&'a dyn conversation::Conversation>,
+}
+
+impl ToolContext<'_> {
+    /// A context outside any conversation, with nothing to wait for and no live output.
+    pub fn bare(cancel: CancellationToken) -> Self {
+        Self { cancel, live_output: None, gate: None, conversation: None }
+    }
+}
+
+impl std::fmt::Debug for ToolContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cancel", &self.cancel)
+            .field("gate", &self.gate)
+            .field("conversation", &self.conversation.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a tool call could not do what it was asked; the text is written for the model to act on.
@@ -244,7 +268,7 @@ impl Tools {
         &self,
         name: &str,
         input: &serde_json::Value,
-        ctx: &ToolContext,
+        ctx: &ToolContext<'_>,
     ) -> ToolOutcome {
         let call = ToolCall { id: String::new(), name: name.to_owned(), input: input.clone() };
         match registry::ToolSet::new(false, self.mcp.clone()).resolve(&call) {
@@ -260,7 +284,7 @@ impl Tools {
         &self,
         tool: &dyn Tool,
         call: &ToolCall,
-        ctx: &ToolContext,
+        ctx: &ToolContext<'_>,
     ) -> ToolOutcome {
         let mut outcome = tool.run(call, self, ctx).await;
         if let Cow::Owned(defused) = crate::tags::defuse(&outcome.for_model) {

@@ -66,7 +66,7 @@ impl ToolSet {
     pub fn new(board: bool, mcp: Hub) -> Self {
         let own = BUILTIN
             .iter()
-            .filter(|tool| board || tool.effect() != Effect::Plans)
+            .filter(|tool| board || !tool.effect().updates_board())
             .cloned()
             .collect();
         Self { own, mcp, read_only: None, mcp_reading_only: false }
@@ -79,7 +79,7 @@ impl ToolSet {
     /// read-only rules, when they do (an explorer's always do).
     pub fn for_child(&self, explore: bool, read_only: Option<String>) -> Self {
         let keeps = |effect: Effect| match effect {
-            Effect::Plans | Effect::Delegates => false,
+            effect if effect.updates_board() || effect.starts_child() => false,
             _ if explore => effect.only_reads() || effect == Effect::RunsCommand,
             _ => true,
         };

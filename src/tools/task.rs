@@ -1,8 +1,10 @@
 //! The `task` tool: a step handed to a child agent that starts with a clean context and answers
 //! with its final report alone. Its facts live here like any tool's — the input, its checks, the
-//! line that names a call; its run is the conversation's, since a child is a second
-//! conversation over the same workspace: the call's road hands a call whose tool
-//! [`Effect::Delegates`] to the conversation (`agent::children`), never to [`Tool::run`].
+//! line that names a call, what a call does (an explorer reads and runs beside the other
+//! explorers of its response; a child on an item may change the workspace). A child is a second
+//! conversation over the same workspace, so a call's run decodes its input once and hands the
+//! [`Delegation`] to the conversation's handle in its context ([`Conversation::delegate`](super::conversation::Conversation::delegate),
+//! `agent::children`), which runs the child to its end.
 
 use crate::tools::tool::{self, Effect, Masking, Tool};
 use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
@@ -140,7 +142,17 @@ impl Tool for Task {
     }
 
     fn effect(&self) -> Effect {
-        Effect::Delegates
+        Effect::Delegates { may_change: true }
+    }
+
+    /// A general child may change the workspace; an explorer only reads.
+    fn effect_of(&self, input: &Value) -> Effect {
+        let may_change = Delegation::decode(input).is_ok_and(|task| task.may_change());
+        Effect::Delegates { may_change }
+    }
+
+    fn runs_beside_others(&self, input: &Value) -> bool {
+        Delegation::decode(input).is_ok_and(|task| task.runs_together())
     }
 
     /// `#3 Run the tests` with an item, `explore: Find the config loader` without.
@@ -160,11 +172,20 @@ impl Tool for Task {
 
     fn run<'a>(
         &'a self,
-        _call: &'a ToolCall,
+        call: &'a ToolCall,
         _on: &'a Tools,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
-        async { ToolOutcome::error(NO_CONVERSATION) }.boxed()
+        async move {
+            let Some(conversation) = ctx.conversation else {
+                return ToolOutcome::error(NO_CONVERSATION);
+            };
+            match Delegation::decode(&call.input) {
+                Ok(delegation) => conversation.delegate(call, delegation).await,
+                Err(err) => ToolOutcome::error(err.to_string()),
+            }
+        }
+        .boxed()
     }
 
     fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
@@ -186,6 +207,21 @@ mod tests {
         assert!(!without.may_change() && without.runs_together());
         let general = Delegation::decode(&json!({"prompt": "x", "kind": "general"})).unwrap();
         assert!(general.may_change() && !general.runs_together());
+    }
+
+    #[test]
+    fn what_a_call_does_is_decided_by_its_input() {
+        let item = json!({"prompt": "do it", "item": "3"});
+        let look = json!({"prompt": "look"});
+        let general = Effect::Delegates { may_change: true };
+        assert_eq!(Task.effect_of(&item), general);
+        assert!(general.changes_workspace() && general.starts_child());
+        assert!(!Task.runs_beside_others(&item));
+        let explorer = Task.effect_of(&look);
+        assert_eq!(explorer, Effect::Delegates { may_change: false });
+        assert!(!explorer.changes_workspace() && explorer.starts_child());
+        assert!(Task.runs_beside_others(&look));
+        assert!(!Task.runs_beside_others(&json!({"prompt": ""})), "a call that cannot run");
     }
 
     #[test]

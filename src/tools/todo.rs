@@ -1,7 +1,7 @@
-//! The `todo` tool: the model's plan on the board (`crate::board`). Its facts live here like any
-//! tool's; its update is the conversation's own, since the board is the conversation's state:
-//! the call's road hands a call whose tool [`Effect::Plans`] to the conversation
-//! (`agent::State::propose_board`, through the turn's TaskCompleted hooks), never to [`Tool::run`].
+//! The `todo` tool: the model's plan on the board (`crate::board`). The board is the
+//! conversation's state, so a call updates it through the conversation's handle in its context
+//! ([`Conversation::update_board`](super::conversation::Conversation::update_board): the board's validation, then the TaskCompleted hooks), and
+//! answers with the board rendered, or why the update was refused (the board unchanged).
 
 use crate::board;
 use crate::tools::tool::{Effect, Masking, Tool};
@@ -48,10 +48,39 @@ impl Tool for Todo {
 
     fn run<'a>(
         &'a self,
-        _call: &'a ToolCall,
+        call: &'a ToolCall,
         _on: &'a Tools,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
-        async { ToolOutcome::error(NO_BOARD) }.boxed()
+        async move {
+            let Some(conversation) = ctx.conversation else {
+                return ToolOutcome::error(NO_BOARD);
+            };
+            match conversation.update_board(call, &call.input).await {
+                Ok(board) => ToolOutcome::ok(board),
+                Err(refused) => ToolOutcome::error(refused),
+            }
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::{ToolCall, ToolContext, Tools, Workspace};
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn outside_a_conversation_todo_and_task_say_there_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = Tools::new(Workspace::new(dir.path()).unwrap());
+        let ctx = ToolContext::bare(CancellationToken::new());
+        let items = json!({"items": [{"id": "1", "text": "x", "status": "pending"}]});
+        let call = ToolCall { id: "t".into(), name: "todo".into(), input: items };
+        let todo = tools.run_tool(&super::Todo, &call, &ctx).await;
+        assert!(todo.is_error && todo.for_model == super::NO_BOARD, "{todo:?}");
+        let task = tools.run("task", &json!({"prompt": "look"}), &ctx).await;
+        assert!(task.is_error && task.for_model.contains("no conversation holds one"), "{task:?}");
     }
 }

@@ -33,15 +33,34 @@ pub enum Effect {
     /// server marks it so (`readOnlyHint`): a claim of a program keel does not control, enough
     /// for the modes that only read, never for running it unasked.
     ReachesOutside { marked_read_only: bool },
-    /// Hands a step to a child agent (`task`): the conversation runs it, and each of the child's
-    /// own calls takes its own road, approved and confined as the parent's would be.
-    Delegates,
+    /// Hands a step to a child agent (`task`), a conversation of its own whose every call takes
+    /// its own road, approved and confined as the parent's would be. `may_change`: the child
+    /// may change the workspace (undo snapshots around it, as around a command); one that may
+    /// not only explores, and runs beside the other explorers of its response.
+    Delegates { may_change: bool },
 }
 
 impl Effect {
     /// Whether the call may change something: the calls an approval mode decides on.
     pub fn changes_things(self) -> bool {
         matches!(self, Self::WritesFiles | Self::RunsCommand | Self::ReachesOutside { .. })
+    }
+
+    /// Whether the call may change the workspace, so that undo's group begins before it: what
+    /// approval decides on, and a child that may change things (snapshotted around, as a
+    /// command is).
+    pub fn changes_workspace(self) -> bool {
+        self.changes_things() || self == Self::Delegates { may_change: true }
+    }
+
+    /// Whether the call updates the conversation's board (`todo`).
+    pub fn updates_board(self) -> bool {
+        self == Self::Plans
+    }
+
+    /// Whether the call starts a child agent (`max_children_per_response` counts it).
+    pub fn starts_child(self) -> bool {
+        matches!(self, Self::Delegates { .. })
     }
 
     /// Whether a call has a line in the tool pane: every one but a board update, the board
@@ -90,8 +109,18 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// Checks the input before anything else happens to the call; the error says what is wrong.
     fn check_input(&self, input: &Value) -> Result<(), ToolError>;
-    /// What a call does to the world.
+    /// What a call of it may do to the world, whatever its input.
     fn effect(&self) -> Effect;
+    /// What this call does to the world: by default the tool's [`Tool::effect`]; a tool whose
+    /// calls differ by their input (`task`) decides per call.
+    fn effect_of(&self, _input: &Value) -> Effect {
+        self.effect()
+    }
+    /// Whether this call runs at once with the calls next to it in the response that say the
+    /// same (the explorers of `task`); by default each call runs on its own.
+    fn runs_beside_others(&self, _input: &Value) -> bool {
+        false
+    }
     /// One line naming what a call does: the command, the path, the board update.
     fn summary(&self, input: &Value) -> String;
     /// What masking keeps of an old result.
@@ -101,7 +130,7 @@ pub trait Tool: Send + Sync {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome>;
 
     /// What a call does, whole, for the person to approve: by default its summary.

@@ -45,7 +45,12 @@ fn run_behind(
     cancel: &CancellationToken,
 ) -> tokio::task::JoinHandle<ToolOutcome> {
     let (tools, input) = (tools.clone(), json!({ "command": command }));
-    let ctx = ToolContext { cancel: cancel.clone(), live_output: None, gate: Some(gate) };
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        live_output: None,
+        gate: Some(gate),
+        conversation: None,
+    };
     tokio::spawn(async move { tools.run("bash", &input, &ctx).await })
 }
 
@@ -149,7 +154,12 @@ async fn the_snapshot_before_a_command_is_written_before_the_command_runs() {
 async fn a_sandbox_that_came_up_says_so_before_its_command_can_end() {
     let work = tempfile::tempdir().unwrap();
     let tools = tools(work.path(), true);
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    };
     for run in 0..SHORT_COMMANDS {
         let outcome = tools.run("bash", &json!({ "command": "true" }), &ctx).await;
         assert!(!outcome.is_error && !outcome.command.sandbox_down, "run {run}: {outcome:?}");
@@ -173,7 +183,12 @@ async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
         ..Sandbox::assumed_for_commands(Policy::default(), work.path(), KeelFolders::default())
     };
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    };
     let outcome = tools.run("bash", &json!({ "command": "touch ran.txt" }), &ctx).await;
     assert!(outcome.is_error && outcome.command.sandbox_down, "{outcome:?}");
     assert!(

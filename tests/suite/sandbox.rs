@@ -29,7 +29,12 @@ fn workspace_policy() -> Policy {
 }
 
 async fn bash(tools: &Tools, command: &str) -> ToolOutcome {
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    };
     tools.run("bash", &json!({ "command": command }), &ctx).await
 }
 

@@ -26,7 +26,12 @@ async fn sandboxed_bash(root: &Path, command: &str) -> ToolOutcome {
         sandbox.availability
     );
     let tools = Tools::new(Workspace::new(root).unwrap()).with_sandbox(sandbox);
-    let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    };
     tools.run("bash", &json!({ "command": command }), &ctx).await
 }
 

@@ -287,8 +287,12 @@ async fn non_utf8_output_is_shown_lossily() {
 async fn live_output_arrives_while_the_command_runs() {
     let (_dir, tools) = workspace();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    let context =
-        ToolContext { cancel: CancellationToken::new(), live_output: Some(sender), gate: None };
+    let context = ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: Some(sender),
+        gate: None,
+        conversation: None,
+    };
     // The command waits for a file the test creates only after the first chunk arrived:
     // that chunk cannot have come with the end of the command.
     let gate = tools.workspace().root().join("go-on");

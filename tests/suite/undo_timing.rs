@@ -54,7 +54,12 @@ async fn a_command_says_whether_it_left_a_process_running() {
     for mode in [Mode::Workspace, Mode::Off] {
         let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);
         let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
-        let ctx = ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None };
+        let ctx = ToolContext {
+            cancel: CancellationToken::new(),
+            live_output: None,
+            gate: None,
+            conversation: None,
+        };
         let done = tools.run("bash", &json!({ "command": "echo done" }), &ctx).await;
         assert!(!done.command.left_running, "{mode:?}: {done:?}");
         let background = json!({ "command": "sleep 2 > /dev/null 2>&1 &" });

@@ -18,8 +18,13 @@ pub fn workspace() -> (TempDir, Tools) {
     (dir, tools)
 }
 
-pub fn ctx() -> ToolContext {
-    ToolContext { cancel: CancellationToken::new(), live_output: None, gate: None }
+pub fn ctx() -> ToolContext<'static> {
+    ToolContext {
+        cancel: CancellationToken::new(),
+        live_output: None,
+        gate: None,
+        conversation: None,
+    }
 }
 
 pub async fn run(tools: &Tools, name: &str, input: Value) -> ToolOutcome {

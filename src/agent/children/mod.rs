@@ -12,19 +12,28 @@
 //! `max_child_tokens`), and so does its parent's: its responses count against the prompt's
 //! `--max-rounds`. One response starts at most `max_children_per_response` children.
 //!
+//! The `task` tool's run hands its decoded call to [`Children::run`] through the conversation's
+//! handle (`turn::road::seat`); the parent's run stage owns the parent's state, and takes in
+//! what the children tell it ([`news`]).
+//!
 //! - `spawn`: a child's conversation and channels, made from the parent's;
 //! - `brief`: what its first request holds besides the system prompt;
 //! - `rules`: the read-only rules a child may run under, and why;
 //! - `per_response`: the children one response may start (`max_children_per_response`);
-//! - `run`: the parent's run stage for `task` calls — the board item started, the children run
-//!   (explorers of one response together, at most `max_parallel_agents` at once) while the
-//!   parent relays the person's answers and interrupts, the item completed on success;
-//! - `watch`: what the parent learns from a running child's events, snapshots and log records;
+//! - `places`: how many run at once (`max_parallel_agents`), in the order they asked;
+//! - `item`: the board item a child does, started and completed;
+//! - `run`: one child run to its end — its place, its item started, the person's interrupt
+//!   passed on, its item completed on success;
+//! - `watch`: what a child's run hears from it, and learns;
+//! - `news`: what the parent's run stage learns from its children, approvals included;
 //! - `report`: the answer the parent's model reads;
 //! - `settings`: how a conversation's children run, and their budget.
 
 mod brief;
-mod per_response;
+pub(super) mod item;
+pub(super) mod news;
+pub(super) mod per_response;
+mod places;
 mod report;
 mod rules;
 mod run;
@@ -32,8 +41,70 @@ pub(super) mod settings;
 mod spawn;
 mod watch;
 
+use crate::agent::config::AgentConfig;
+use crate::agent::services::Services;
+use crate::agent::turn::Stop;
+use crate::agent::turn::bounds::Bounds;
+use crate::agent::turn::road::seat::Told;
+use crate::llm::Provider;
+use crate::tools::ToolSet;
 pub use rules::{UNDER_PLAN_MODE, refusal};
 pub use settings::{
     Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
     DEFAULT_MAX_CHILDREN_PER_RESPONSE, DEFAULT_MAX_PARALLEL_AGENTS,
 };
+use std::sync::{Arc, OnceLock};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// The children of one run stage of a conversation (one `task` call, or the explorers of one
+/// response together): what they are made from, the places they run in, where they tell the
+/// parent what happens, and the person's interrupt.
+pub(in crate::agent) struct Children<'a> {
+    /// The parent's settings: its children's (`ChildSettings`, their budget) among them.
+    config: &'a AgentConfig,
+    provider: Option<&'a Arc<Provider>>,
+    /// The parent's tools, of which a child gets its share.
+    toolset: &'a ToolSet,
+    /// The parent's turn's bounds, shared with the children.
+    bounds: &'a Arc<Bounds>,
+    services: &'a Services,
+    places: places::Places,
+    /// The parent's run stage.
+    told: UnboundedSender<Told>,
+    /// Fires when the person interrupts the parent's turn, or keel quits ([`Children::cut`]).
+    cancel: CancellationToken,
+    cut: OnceLock<Stop>,
+}
+
+impl<'a> Children<'a> {
+    /// The children of a conversation with `config`, its model, tools and turn's bounds, over
+    /// `services`; they tell the parent's run stage on `told`, and stop when `cancel` fires.
+    pub fn new(
+        (config, provider, toolset): (&'a AgentConfig, Option<&'a Arc<Provider>>, &'a ToolSet),
+        bounds: &'a Arc<Bounds>,
+        services: &'a Services,
+        told: UnboundedSender<Told>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let places = places::Places::new(config.children.max_parallel);
+        Self {
+            config,
+            provider,
+            toolset,
+            bounds,
+            services,
+            places,
+            told,
+            cancel,
+            cut: OnceLock::new(),
+        }
+    }
+
+    /// The parent's turn stops (`why`): the children running are told, the ones waiting never
+    /// start.
+    pub fn cut(&self, why: Stop) {
+        let _ = self.cut.set(why);
+        self.cancel.cancel();
+    }
+}

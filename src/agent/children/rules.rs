@@ -22,9 +22,6 @@ nothing may change until the person approves the plan. Report what you would cha
 pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool, why: &str) -> Option<String> {
     let name = tool.name();
     match tool.effect() {
-        Effect::WritesFiles | Effect::Plans | Effect::Delegates => {
-            Some(format!("`{name}` is not allowed: {why}"))
-        }
         Effect::RunsCommand if confined => None,
         Effect::RunsCommand => {
             let command = tool.command(input).unwrap_or_default();
@@ -37,6 +34,8 @@ pub fn refusal(tool: &dyn Tool, input: &Value, confined: bool, why: &str) -> Opt
              (readOnlyHint): {why}"
         )),
         Effect::Reads | Effect::ReachesOutside { marked_read_only: true } => None,
+        // Writes, the board, a child of its own: none is a read-only child's.
+        _ => Some(format!("`{name}` is not allowed: {why}")),
     }
 }
 

@@ -1,273 +1,154 @@
-//! The parent's run stage for `task` calls: each call's board item started through the board's
-//! validation, its child run while the parent listens — relaying the person's answers to the
-//! child that asked and their interrupt to every child, keeping the board editable and new
-//! prompts queued — and, once it ends, the item completed through the same validation when the
-//! child succeeded, and the answer the parent's model reads (`report`).
+//! One child run to its end, inside its `task` call's run: a place among the children running
+//! at once, its board item started through the board's validation, its conversation made and
+//! run while what it says is passed on to the parent ([`News`]) — the person's interrupt passed
+//! on to it — and, once it ends, its item completed through the same validation when it
+//! succeeded, and the answer the parent's model reads (`report`).
 //!
-//! One call runs one child; the explorers of one response (`runs_together`) run side by side, at
-//! most `max_parallel_agents` at a time, each answering its own call. The children are futures
-//! of the parent's task, borrowing the same services: no thread and no second set of watchers.
+//! A child is a future of its parent's task, borrowing the same services: no thread and no
+//! second set of watchers. Whatever changes the parent's state is a message to the parent's run
+//! stage, which owns it (`turn::road::seat`).
 
+use super::Children;
 use super::brief;
+use super::news::{News, Progress, Start};
 use super::report::{self, Cut};
-use super::watch::{Child, next_heard, relay_answer};
+use super::spawn::Ends;
+use super::watch::{Child, Heard, drain, next_heard};
 use crate::agent::command::Command;
 use crate::agent::conversation::{Conversation, Link};
-use crate::agent::event::{AgentEvent, INTERRUPTED, TurnOutcome};
-use crate::agent::services::Services;
-use crate::agent::snapshot::{Activity, ToolStatus};
-use crate::agent::snapshot::{ChildAgent, ChildStatus};
-use crate::agent::turn::road::Finished;
-use crate::agent::turn::{Stop, Turn, during_turn};
-use crate::board::Status;
+use crate::agent::event::{INTERRUPTED, TurnOutcome};
+use crate::agent::snapshot::ChildStatus;
+use crate::agent::turn::Stop;
+use crate::agent::turn::road::seat::{BoardUpdate, Told};
 use crate::tools::task::Delegation;
 use crate::tools::{ToolCall, ToolOutcome};
-use futures_util::future::BoxFuture;
-use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde_json::json;
-use std::collections::VecDeque;
-use std::sync::Arc;
-use std::time::Instant;
+use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
-/// A child ready to start: which it is, its conversation and link, its first message.
-struct Launch {
-    index: usize,
+/// What a child's call answers when the parent's turn stopped before the child had a place.
+const NOT_STARTED: &str = "the turn was interrupted before this child agent started.";
+/// What a child's call answers when the parent's run stage is gone.
+const NO_PARENT: &str = "The child agent never ran: the conversation that started it has ended.";
+
+/// A child made and not yet run: its conversation, its link, its first message.
+struct ReadyChild {
     conversation: Conversation,
     link: Link,
     message: String,
 }
 
-impl<'a> Turn<'a> {
-    /// Whether `call` is an explorer that runs beside the others of its response.
-    pub(in crate::agent) fn runs_together(&self, call: &ToolCall) -> bool {
-        let delegates = self
-            .toolset
-            .find(&call.name)
-            .is_some_and(|tool| tool.effect() == crate::tools::Effect::Delegates);
-        delegates && Delegation::decode(&call.input).is_ok_and(|task| task.runs_together())
-    }
-
-    /// Runs the children of `calls` (approved `task` calls) and answers each.
-    pub(in crate::agent) async fn delegate(
-        &mut self,
-        calls: &[&ToolCall],
-    ) -> Vec<(Finished, Option<Stop>)> {
-        let mut answers: Vec<Option<(Finished, Option<Stop>)>> =
-            calls.iter().map(|_| None).collect();
-        let mut children = Vec::new();
-        let mut slots = Vec::new();
-        let mut launches = VecDeque::new();
-        for (slot, call) in calls.iter().enumerate() {
-            match self.prepare_child(call).await {
-                Ok((child, conversation, link, message)) => {
-                    let index = children.len();
-                    launches.push_back(Launch { index, conversation, link, message });
-                    children.push(child);
-                    slots.push(slot);
-                }
-                Err(why) => {
-                    answers[slot] = Some(((ToolStatus::Failed, ToolOutcome::error(why)), None));
-                }
-            }
-        }
-        let stop = self.run_children(&mut children, launches).await;
-        for (child, slot) in children.iter().zip(slots) {
-            answers[slot] = Some((self.answer(child, stop).await, stop));
-        }
-        answers
-            .into_iter()
-            .map(|answer| {
-                answer.unwrap_or_else(|| {
-                    ((ToolStatus::Failed, ToolOutcome::error("The child agent never ran.")), None)
-                })
-            })
-            .collect()
-    }
-
-    /// A child for `call`, its item started: or why it cannot run (the call's error).
-    async fn prepare_child(
-        &mut self,
-        call: &ToolCall,
-    ) -> Result<(Child, Conversation, Link, String), String> {
-        let delegation = Delegation::decode(&call.input).map_err(|err| err.to_string())?;
-        if let Some(item) = delegation.item() {
-            self.start_item(item).await?;
-        }
-        let view = self.state.view();
-        let request = brief::request_of(&view.history);
-        let board = self.state.board_on().then_some(&*view.board);
-        let message =
-            brief::first_message(request.as_deref(), board, delegation.item(), &delegation.prompt);
-        let (conversation, link, ends) = self.spawn_child(&delegation);
-        Ok((Child::new(call.clone(), delegation, ends), conversation, link, message))
-    }
-
-    /// Starts board item `item` through the board's validation: blockers completed, no other
-    /// item in progress. A refusal says why, and nothing is handed over.
-    async fn start_item(&mut self, item: &str) -> Result<(), String> {
-        if !self.state.board_on() {
-            return Err("The board is off in this session (--no-todo), so there is no item to \
-                        hand over: call task without an item."
-                .to_owned());
-        }
-        match self.state.view().board.get(item).map(|entry| entry.status) {
-            None => Err(format!(
-                "Item #{item} is not on the board: add it with todo first, or call task without \
-                 an item. Nothing was handed over."
-            )),
-            Some(Status::Completed) => Err(format!(
-                "Item #{item} is already completed: hand over an open item, or call task \
-                 without an item. Nothing was handed over."
-            )),
-            Some(Status::InProgress) => Ok(()),
-            Some(Status::Pending) => {
-                let start = json!({"update": [{"id": item, "status": "in_progress"}]});
-                self.apply_board_update(&start).await.map(drop).map_err(|(why, _)| {
-                    format!("Item #{item} cannot start: {why}. Nothing was handed over.")
-                })
-            }
-        }
-    }
-
-    /// Runs the children as their places allow, listening to them and to the person, until
-    /// every one has ended. Returns why the parent's turn must stop, if it must.
-    async fn run_children(
-        &mut self,
-        children: &mut [Child],
-        mut launches: VecDeque<Launch>,
-    ) -> Option<Stop> {
-        let services: &'a Services = self.services;
-        let places = self.config.children.max_parallel.max(1);
-        // The children read the parent's plan mode at each call: said now, and again after each
-        // command the person sends while they run.
-        self.bounds.set_plan_mode(self.state.view().plan_mode);
-        let mut running = FuturesUnordered::new();
-        let mut stop = None;
-        while running.len() < places
-            && let Some(launch) = launches.pop_front()
-        {
-            self.started(&mut children[launch.index]);
-            running.push(run_child(launch, services));
-        }
-        while !running.is_empty() {
-            tokio::select! {
-                biased;
-                (index, heard) = next_heard(children) => {
-                    if self.heard(&mut children[index], heard) {
-                        self.show_asking(children);
-                    }
-                }
-                Some(index) = running.next() => {
-                    for heard in children[index].drain() {
-                        self.heard(&mut children[index], heard);
-                    }
-                    children[index].asking = None;
-                    self.ended(&mut children[index], stop);
-                    self.show_asking(children);
-                    if stop.is_none()
-                        && let Some(launch) = launches.pop_front()
-                    {
-                        self.started(&mut children[launch.index]);
-                        running.push(run_child(launch, services));
-                    }
-                }
-                command = self.inbox.recv(), if stop.is_none() => {
-                    stop = self.relay(children, command);
-                    self.bounds.set_plan_mode(self.state.view().plan_mode);
-                }
-            }
-        }
-        self.state.set_pending_approval(None);
-        self.state.set_activity(Activity::Thinking);
-        stop
-    }
-
-    /// A child starts: it takes its id, is shown and told (`agent_start`).
-    fn started(&mut self, child: &mut Child) {
-        child.id = self.state.next_child_id();
-        let began = Instant::now();
-        child.started = Some(began);
-        let item = child.delegation.item().map(str::to_owned);
-        let label = child.delegation.label();
-        let kind = child.delegation.kind();
-        self.state.add_child(ChildAgent {
-            id: child.id.as_str().into(),
-            call_id: child.call.id.as_str().into(),
-            label: label.as_str().into(),
-            item: item.as_deref().map(Arc::from),
-            kind,
-            status: ChildStatus::Running,
-            tool: None,
-            rounds: 0,
-            usage: crate::message::Usage::default(),
-            view: None,
-        });
-        self.state.set_activity(Activity::RunningTool { name: child.call.name.clone() });
-        self.emit(AgentEvent::AgentStart {
-            agent: child.id.clone(),
-            call_id: child.call.id.clone(),
-            kind: kind.as_str().to_owned(),
-            label,
-            item,
-        });
-        self.state.publish(self.outbox);
-    }
-
-    /// A child's turn is over: how it stands, shown and told (`agent_end`).
-    fn ended(&mut self, child: &mut Child, stop: Option<Stop>) {
-        child.status = match (&child.ended, stop) {
-            (Some(ended), _) if ended.outcome == TurnOutcome::Success => ChildStatus::Done,
-            (_, Some(_)) => ChildStatus::Interrupted,
-            (Some(ended), _) => match ended.outcome {
-                TurnOutcome::MaxRounds => ChildStatus::Stopped,
-                TurnOutcome::Interrupted => ChildStatus::Interrupted,
-                _ => ChildStatus::Failed,
-            },
-            (None, None) => ChildStatus::Failed,
+impl Children<'_> {
+    /// Runs `delegation`, `call`'s step, in a child to its end; the call's answer.
+    pub async fn run(&self, call: &ToolCall, delegation: Delegation) -> ToolOutcome {
+        let Some(_place) = self.places.take(&self.cancel).await else {
+            return ToolOutcome::error(format!("{INTERRUPTED}: {NOT_STARTED}"));
         };
-        let status = child.status;
-        self.state.update_child(&child.id, |view| {
-            view.status = status;
-            view.tool = None;
-        });
-        let error =
-            (status != ChildStatus::Done).then(|| report::why_stopped(child, stop.map(cut_of)));
-        self.emit(AgentEvent::AgentEnd {
-            agent: child.id.clone(),
-            status,
+        if let Some(item) = delegation.item()
+            && let Err(why) = self.board(BoardUpdate::StartItem(item.to_owned())).await
+        {
+            return ToolOutcome::error(why);
+        }
+        let (answer, started) = oneshot::channel();
+        self.tell(News::Starts { call: call.clone(), delegation: delegation.clone(), answer });
+        let Ok(start) = started.await else {
+            return ToolOutcome::error(NO_PARENT);
+        };
+        let id = start.id.clone();
+        let (made, mut ends) = self.make(&delegation, start);
+        let mut child = Child::new(id, call.clone(), delegation);
+        self.watch(&mut child, &mut ends, made).await;
+        let stop = self.cut.get().copied();
+        child.status = status_of(&child, stop);
+        let error = (child.status != ChildStatus::Done)
+            .then(|| report::why_stopped(&child, stop.map(cut_of)));
+        self.tell(News::Ended {
+            id: child.id.clone(),
+            status: child.status,
             rounds: child.rounds,
-            input_tokens: child.usage.input_tokens,
-            output_tokens: child.usage.output_tokens,
+            usage: child.usage,
             error,
         });
+        self.answer(&child, stop).await
     }
 
-    /// A command from the person while children run: an answer goes to the child that asked,
-    /// an interrupt (or quitting) to every child; the rest is taken as during any turn.
-    fn relay(&mut self, children: &[Child], command: Option<Command>) -> Option<Stop> {
-        let stop = match command {
-            Some(Command::Approve { id, decision }) => {
-                relay_answer(children, &id, |call| Command::Approve { id: call, decision });
-                return None;
-            }
-            Some(Command::Cancel) => (Stop::Interrupted, Command::Cancel),
-            None | Some(Command::Quit) => (Stop::Quit, Command::Quit),
-            other => return during_turn(self.state, self.outbox, self.services, other),
+    /// The child's conversation and link, and its first message, as the parent stood at `start`.
+    fn make(&self, delegation: &Delegation, start: Start) -> (ReadyChild, Ends) {
+        let message = brief::first_message(
+            start.request.as_deref(),
+            start.board.as_ref(),
+            delegation.item(),
+            &delegation.prompt,
+        );
+        let (conversation, link, ends) = self.spawn(delegation, &start);
+        (ReadyChild { conversation, link, message }, ends)
+    }
+
+    /// Runs the child's one turn to its end, hearing it meanwhile and passing the person's
+    /// interrupt on; its conversation and channels end with it.
+    async fn watch(&self, child: &mut Child, ends: &mut Ends, made: ReadyChild) {
+        let ReadyChild { mut conversation, mut link, message } = made;
+        let services = self.services;
+        let turn = async move {
+            let mut turn = conversation.turn(&mut link, services);
+            turn.tell_request_shape();
+            let _ = turn.run(Some(message)).await;
         };
-        for child in children.iter().filter(|child| child.started.is_some()) {
-            let _ = child.ends.commands.send(stop.1.clone());
+        tokio::pin!(turn);
+        let commands = ends.commands.clone();
+        let mut told_cut = false;
+        loop {
+            tokio::select! {
+                biased;
+                Some(heard) = next_heard(ends) => self.hear(child, heard, &commands),
+                () = &mut turn => break,
+                () = self.cancel.cancelled(), if !told_cut => {
+                    told_cut = true;
+                    let command = match self.cut.get() {
+                        Some(Stop::Quit) => Command::Quit,
+                        _ => Command::Cancel,
+                    };
+                    let _ = commands.send(command);
+                }
+            }
         }
-        Some(stop.0)
+        for heard in drain(ends) {
+            self.hear(child, heard, &commands);
+        }
+    }
+
+    /// Takes in what the child said, and tells the parent.
+    fn hear(&self, child: &mut Child, heard: Heard, commands: &UnboundedSender<Command>) {
+        let id = child.id.clone();
+        match heard {
+            Heard::Record(record) => {
+                child.learn_record(&record);
+                self.tell(News::Record { id, record });
+            }
+            Heard::Event(event) => {
+                if child.learn(&event) {
+                    self.tell(News::Progress(Box::new(Progress {
+                        id: id.clone(),
+                        call: child.call.clone(),
+                        started: child.started,
+                        text: child.progress(),
+                        tool: child.running.last().map(|(_, line)| line.clone()),
+                        rounds: child.rounds,
+                        usage: child.usage,
+                    })));
+                }
+                self.tell(News::Event { id, event });
+            }
+            Heard::Snapshot(snapshot) => {
+                self.tell(News::Snapshot { id, snapshot });
+            }
+            Heard::Asks(request) => {
+                self.tell(News::Asks { id, request, commands: commands.clone() });
+            }
+        }
     }
 
     /// The answer to a child's call: its report (and the board, its item completed), or the
     /// error that says why it stopped.
-    async fn answer(&mut self, child: &Child, stop: Option<Stop>) -> Finished {
-        if child.started.is_none() {
-            let why =
-                format!("{INTERRUPTED}: the turn was interrupted before this child agent started.");
-            return (ToolStatus::Interrupted, ToolOutcome::error(why));
-        }
+    async fn answer(&self, child: &Child, stop: Option<Stop>) -> ToolOutcome {
         let mut outcome = if child.status == ChildStatus::Done {
             self.completed(child).await
         } else {
@@ -280,34 +161,52 @@ impl<'a> Turn<'a> {
         };
         outcome.for_display = format!("{}\n\n{}", child.progress(), outcome.for_display);
         outcome.changes.clone_from(&child.changes);
-        let status = match (outcome.is_error, child.status) {
-            (false, _) => ToolStatus::Succeeded,
-            (true, ChildStatus::Interrupted) => ToolStatus::Interrupted,
-            (true, _) => ToolStatus::Failed,
-        };
-        (status, outcome)
+        outcome.cut_short = outcome.is_error && child.status == ChildStatus::Interrupted;
+        outcome
     }
 
     /// A child that finished: its item completed through the board's validation and its
     /// TaskCompleted hooks, and its report with the board; or, when the board (or a hook)
     /// refuses the completion, the report as an error.
-    async fn completed(&mut self, child: &Child) -> ToolOutcome {
+    async fn completed(&self, child: &Child) -> ToolOutcome {
         let Some(item) = child.delegation.item() else {
             return ToolOutcome::ok(report::success(child, None));
         };
-        let done = json!({"update": [{"id": item, "status": "completed"}]});
-        match self.apply_board_update(&done).await {
-            Ok(board) => {
-                self.state.board_shown();
-                ToolOutcome::ok(report::success(child, Some(&board)))
-            }
-            Err((why, _)) => ToolOutcome::error(format!(
+        match self.board(BoardUpdate::CompleteItem(item.to_owned())).await {
+            Ok(board) => ToolOutcome::ok(report::success(child, Some(&board))),
+            Err(why) => ToolOutcome::error(format!(
                 "The child agent {} finished, but item #{item} could not be completed: {why}. Its \
                  report:\n\n{}",
                 child.id,
                 report::success(child, None)
             )),
         }
+    }
+
+    /// Has the parent's board take `update`: the board rendered, or why it was refused.
+    async fn board(&self, update: BoardUpdate) -> Result<String, String> {
+        let (answer, answered) = oneshot::channel();
+        let _ = self.told.send(Told::Board { update, answer });
+        answered.await.unwrap_or_else(|_| Err(NO_PARENT.to_owned()))
+    }
+
+    /// Tells the parent's run stage.
+    fn tell(&self, news: News) {
+        let _ = self.told.send(Told::Child(news));
+    }
+}
+
+/// How a child whose turn is over stands: its own turn's outcome, or the parent's stop.
+fn status_of(child: &Child, stop: Option<Stop>) -> ChildStatus {
+    match (&child.ended, stop) {
+        (Some(ended), _) if ended.outcome == TurnOutcome::Success => ChildStatus::Done,
+        (_, Some(_)) => ChildStatus::Interrupted,
+        (Some(ended), _) => match ended.outcome {
+            TurnOutcome::MaxRounds => ChildStatus::Stopped,
+            TurnOutcome::Interrupted => ChildStatus::Interrupted,
+            _ => ChildStatus::Failed,
+        },
+        (None, None) => ChildStatus::Failed,
     }
 }
 
@@ -319,14 +218,35 @@ fn cut_of(stop: Stop) -> Cut {
     }
 }
 
-/// A child's one turn, to its end; yields which child it was. Its conversation and channels end
-/// with it.
-fn run_child(launch: Launch, services: &Services) -> BoxFuture<'_, usize> {
-    Box::pin(async move {
-        let Launch { index, mut conversation, mut link, message } = launch;
-        let mut turn = conversation.turn(&mut link, services);
-        turn.tell_request_shape();
-        let _ = turn.run(Some(message)).await;
-        index
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::children::watch::Ended;
+    use serde_json::json;
+
+    #[test]
+    fn a_child_its_budget_stopped_is_reported_with_the_reason_and_its_item_left_open() {
+        let input = json!({"prompt": "Fix it", "item": "2"});
+        let call = ToolCall { id: "t1".into(), name: "task".into(), input: input.clone() };
+        let delegation = Delegation::decode(&input).unwrap();
+        let mut child = Child::new("a1".into(), call, delegation);
+        child.did.push("read_file a.rs → done".into());
+        let reason = crate::agent::children::Budget { rounds: 3, input_tokens: 1_000 }
+            .spent(3, 0, || 0)
+            .unwrap();
+        child.ended = Some(Ended {
+            outcome: TurnOutcome::MaxRounds,
+            text: String::new(),
+            error: Some(reason),
+        });
+        assert_eq!(status_of(&child, None), ChildStatus::Stopped);
+        assert_eq!(status_of(&child, Some(Stop::Interrupted)), ChildStatus::Interrupted);
+        let why = report::why_stopped(&child, None);
+        assert_eq!(
+            report::failure(&child, &why),
+            "The child agent a1 (item #2) stopped before it finished: it used its budget of 3 \
+             model responses (max_child_rounds). Item #2 stays in progress.\nWhat it did (1 tool \
+             call):\n- read_file a.rs → done"
+        );
+    }
 }

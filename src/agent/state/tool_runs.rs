@@ -22,7 +22,8 @@ impl State {
         if matches!(status, ToolStatus::Succeeded | ToolStatus::Running) && hint.is_none() {
             return;
         }
-        let rejected = call.effect() == Some(Effect::Plans) && status == ToolStatus::Failed;
+        let rejected =
+            call.effect().is_some_and(Effect::updates_board) && status == ToolStatus::Failed;
         let reason = rejected.then(|| result.lines().next().unwrap_or_default().into());
         self.view.call_marks.insert(call.id.clone(), CallMark { status, hint, reason });
     }

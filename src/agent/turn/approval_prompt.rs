@@ -43,7 +43,10 @@ impl Turn<'_> {
     /// and plan mode stay editable and new prompts queue.
     pub(in crate::agent) async fn wait_for_answer(&mut self, request: ApprovalRequest) -> Decision {
         let id = request.id.clone();
-        self.state.set_pending_approval(Some(Arc::new(request)));
+        let request = Arc::new(request);
+        // A child's request goes to its parent's box, where the person answers it.
+        self.outbox.ask(&request);
+        self.state.set_pending_approval(Some(request));
         self.state.set_activity(Activity::AwaitingApproval);
         self.state.publish(self.outbox);
         let decision = loop {

@@ -26,20 +26,10 @@ impl Turn<'_> {
                  --max-rounds or max_rounds). {GO_ON}"
             ));
         };
-        if rounds >= budget.rounds {
-            return Some(format!(
-                "it used its budget of {} model responses (max_child_rounds)",
-                budget.rounds
-            ));
-        }
         let used = self.state.view().usage.input_tokens;
-        let next = self.meter.estimate(&self.state.view().history);
-        if used.saturating_add(next) > budget.input_tokens {
-            return Some(format!(
-                "its next request, about {next} input tokens, would take it past its budget of \
-                 {} (max_child_tokens) with the {used} it has used",
-                budget.input_tokens
-            ));
+        let next = || self.meter.estimate(&self.state.view().history);
+        if let Some(spent) = budget.spent(rounds, used, next) {
+            return Some(spent);
         }
         (!self.bounds.take_round()).then(|| {
             format!(

@@ -4,11 +4,12 @@
 //! person's board changes and the reminder after them, when there are any — go into the history
 //! as one user message.
 
+use crate::agent::children::per_response;
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{ToolRun, ToolStatus};
 use crate::agent::turn::INTERRUPTED;
 use crate::agent::turn::output_limit::cut_call_message;
-use crate::agent::turn::road::Taken;
+use crate::agent::turn::road::{Taken, runs_beside_others};
 use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
 use crate::tools::diff::FileDiff;
@@ -30,7 +31,8 @@ impl Turn<'_> {
         // workspace is as the round leaves it.
         let mut settled = false;
         // The children one response may start: its `task` calls past the bound are not run.
-        let (past_bound, delegations) = self.past_children_bound(&calls);
+        let settings = &self.config.children;
+        let (past_bound, delegations) = per_response::past_bound(settings, self.toolset, &calls);
         let mut calls = calls.into_iter().zip(past_bound).peekable();
         while let Some((call, past_bound)) = calls.next() {
             let takens = if stop.is_some() {
@@ -39,13 +41,15 @@ impl Turn<'_> {
                 let why = cut_call_message(self.config.max_tokens);
                 vec![self.answer_unrun(&call, ToolStatus::Failed, &why)]
             } else if past_bound {
-                let why = self.past_bound_answer(delegations);
+                let why = per_response::answer(&self.config.children, delegations);
                 vec![self.answer_unrun(&call, ToolStatus::Failed, &why)]
-            } else if self.runs_together(&call) {
+            } else if runs_beside_others(self.toolset, &call) {
                 // The explorers that follow in the response run beside this one.
                 let mut group = vec![call];
                 while let Some((next, _)) = calls.next_if(|(next, past_bound)| {
-                    !past_bound && cut != Some(next.id.as_str()) && self.runs_together(next)
+                    !past_bound
+                        && cut != Some(next.id.as_str())
+                        && runs_beside_others(self.toolset, next)
                 }) {
                     group.push(next);
                 }

@@ -5,37 +5,60 @@
 //! as it was, and the model reads `Item {id}: cannot be completed: {reason}`.
 //!
 //! Every update of the board for the model goes through [`Turn::apply_board_update`]: the
-//! model's `todo` ([`Turn::update_board`]) and a child agent's item started and completed.
+//! model's `todo` and a child agent's item started and completed, each asked for by its call's
+//! run through the conversation's handle ([`Turn::take_board`]).
 
+use crate::agent::children::item;
+use crate::agent::turn::road::seat::BoardUpdate;
 use crate::agent::turn::{INTERRUPTED, Stop, Turn};
 use crate::board::{Board, BoardError, BoardItem, Status};
 use crate::hooks::{Event, Query};
-use crate::tools::ToolOutcome;
 use serde_json::{Map, Value, json};
 
 impl Turn<'_> {
-    /// Applies a `todo` update from call `id`, asking the TaskCompleted hooks first about every
-    /// item it completes; returns the answer, and why the turn must stop if the person
-    /// interrupted meanwhile (the board then stays as it was).
-    pub(in crate::agent) async fn update_board(
+    /// Takes a board update a call asked for: the board rendered, or why it was refused (the
+    /// board as it was); and why the turn must stop, if the person interrupted meanwhile.
+    pub(in crate::agent) async fn take_board(
         &mut self,
-        id: &str,
-        input: &Value,
-    ) -> (ToolOutcome, Option<Stop>) {
-        self.state.board_shown();
-        match self.apply_board_update(input).await {
-            Ok(answer) => {
-                self.state.answered_with_board(id);
-                (ToolOutcome::ok(answer), None)
+        update: BoardUpdate,
+    ) -> (Result<String, String>, Option<Stop>) {
+        match update {
+            BoardUpdate::Todo { call, input } => {
+                // A `todo` call counts as the round's board call, valid or not.
+                self.state.board_shown();
+                match self.apply_board_update(&input).await {
+                    Ok(board) => {
+                        self.state.answered_with_board(&call);
+                        (Ok(board), None)
+                    }
+                    Err((refused, stop)) => (Err(refused), stop),
+                }
             }
-            Err((refused, stop)) => (ToolOutcome::error(refused), stop),
+            BoardUpdate::StartItem(id) => match item::start(self.state, &id) {
+                Err(why) => (Err(why), None),
+                Ok(None) => (Ok(String::new()), None),
+                Ok(Some(start)) => match self.apply_board_update(&start).await {
+                    Ok(board) => (Ok(board), None),
+                    Err((why, stop)) => (Err(item::not_started(&id, &why)), stop),
+                },
+            },
+            BoardUpdate::CompleteItem(id) => {
+                match self.apply_board_update(&item::completion(&id)).await {
+                    Ok(board) => {
+                        // The child's answer carries the whole board.
+                        self.state.board_shown();
+                        (Ok(board), None)
+                    }
+                    Err((why, stop)) => (Err(why), stop),
+                }
+            }
         }
     }
 
     /// Applies an update, either form, through the board's validation and the TaskCompleted
     /// hooks of every item it completes; returns the whole board rendered, or why it was refused
     /// (the board as it was) and why the turn must stop if the person interrupted meanwhile.
-    pub(in crate::agent) async fn apply_board_update(
+    async fn apply_board_update(
         &mut self,
         input: &Value,
     ) -> Result<String, (String, Option<Stop>)> {

@@ -95,7 +95,7 @@ pub async fn run(
     root: &Path,
     args: &BashArgs,
     sandbox: &Sandbox,
-    ctx: &ToolContext,
+    ctx: &ToolContext<'_>,
 ) -> ToolOutcome {
     let launch = sandbox.launch(root);
     let sandboxed = !launch.prefix.is_empty();

@@ -43,7 +43,7 @@ impl Tool for Bash {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         async move {
             let args = match tool::decode::<BashArgs>(self, &call.input) {

@@ -115,7 +115,7 @@ impl Session {
         &mut self,
         supervised: &mut Supervised,
         deadline: Instant,
-        ctx: &ToolContext,
+        ctx: &ToolContext<'_>,
     ) -> Watched {
         let mut err_buf = vec![0u8; READ_CHUNK];
         let mut exit: Option<Status> = None;

@@ -45,7 +45,7 @@ impl Tool for EditFile {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        _ctx: &'a ToolContext,
+        _ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         on.file_job(tool::decode::<EditArgs>(self, &call.input), |workspace, args| {
             plan_edit(workspace, &args)?.apply()

@@ -43,7 +43,7 @@ impl Tool for ReadFile {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        _ctx: &'a ToolContext,
+        _ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         on.file_job(tool::decode::<ReadArgs>(self, &call.input), |workspace, args| {
             super::read(workspace, &args).map(ToolOutcome::ok)

@@ -45,7 +45,7 @@ impl Tool for WriteFile {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        _ctx: &'a ToolContext,
+        _ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         on.file_job(tool::decode::<WriteArgs>(self, &call.input), |workspace, args| {
             plan_write(workspace, &args)?.apply()

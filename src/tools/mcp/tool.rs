@@ -70,7 +70,7 @@ impl Tool for McpTool {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         async move { on.mcp().call(&self.exposed, &call.input, &ctx.cancel).await }.boxed()
     }

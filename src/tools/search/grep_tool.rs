@@ -44,7 +44,7 @@ impl Tool for Grep {
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
-        ctx: &'a ToolContext,
+        ctx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
         let stop = ctx.cancel.clone();
         let args = tool::decode::<GrepArgs>(self, &call.input);

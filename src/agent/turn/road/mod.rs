@@ -6,17 +6,18 @@
 //!    replaces its input (prepared again), an allow or ask is handed to approval;
 //! 3. **approve** (`approve`): the approval mode's verdict, a repeated step answered as such,
 //!    the person asked;
-//! 4. **run** (`run`): the command's gate, its live output, the person's interrupt — or, for a
-//!    tool that plans, the conversation's board taking the update (its TaskCompleted hooks
-//!    first); for one that delegates, a child conversation doing the step (`agent::children`);
+//! 4. **run** (`run`): the tool runs with the conversation's handle in its context (`seat`:
+//!    `todo` updates the board through it, `task` runs a child) — the command's gate, its live
+//!    output, what the call tells the conversation, the person's interrupt;
 //! 5. **after** (`after`): the PostToolUse hooks, and what the hooks said for the model put
 //!    with the result;
 //! 6. **settle** (`settle`): a sandbox that did not come up, the repositories a command may have
 //!    touched, the steps done, and the record of how the call ended.
 //!
 //! A stage that ends a call hands it straight to settling: every call gets exactly one result.
-//! The explorers of one response take their roads side by side (`together`): each is prepared
-//! and approved in turn, they run at once, and each is settled in turn.
+//! The calls of one response that run beside each other (`task`'s explorers) take their roads
+//! side by side (`together`): each is prepared and approved in turn, they run at once, and each
+//! is settled in turn.
 //! Undo's opening snapshot of the workspace is taken alongside, from the call's taking up to its
 //! run (`turn::undo`).
 
@@ -25,8 +26,11 @@ mod approve;
 mod before;
 mod prepare;
 mod run;
+pub(in crate::agent) mod seat;
 mod settle;
 mod together;
+
+pub(in crate::agent) use together::runs_beside_others;
 
 use crate::agent::children;
 use crate::agent::snapshot::ToolStatus;
@@ -35,7 +39,6 @@ use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
 use crate::message::ContentBlock;
 use crate::tools::sandbox::Mode as SandboxMode;
-use crate::tools::task::Delegation;
 use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, ToolSet, Tools};
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,14 +86,12 @@ impl Turn<'_> {
     /// Takes one call down its road, and answers it.
     pub(in crate::agent) async fn take_call(&mut self, call: ToolCall) -> Taken {
         let tool = self.toolset.resolve(&call);
-        let effect = tool.as_ref().ok().map(|tool| tool.effect());
+        let effect = tool.as_ref().ok().map(|tool| tool.effect_of(&call.input));
         // Undo must know the workspace as it was before the tool touches it. The snapshot is
         // taken while the call is approved and its sandbox starts; the command waits for it, and
         // is taken up once it is recorded: a front end that sees its start knows undo covers it.
         let snapshot_due = match effect {
-            Some(effect) if changes_workspace(effect, &call) => {
-                self.before_changing_tool(effect).await
-            }
+            Some(effect) if effect.changes_workspace() => self.before_changing_tool(effect).await,
             _ => false,
         };
         let opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
@@ -104,7 +105,7 @@ impl Turn<'_> {
                 return self.settle_unknown(&call, failed).await;
             }
         };
-        let effect = tool.effect();
+        let effect = tool.effect_of(&call.input);
         let mut on = OnRoad {
             call,
             tool,
@@ -173,14 +174,5 @@ impl<'a> Turn<'a> {
             return Some(Rules::Child(children::UNDER_PLAN_MODE));
         }
         self.state.view().plan_mode.then_some(Rules::PlanMode)
-    }
-}
-
-/// Whether a call of a tool with `effect` may change the workspace: undo's group begins before
-/// it. A general child (`task`) may, like a command: what it does is snapshotted around it.
-fn changes_workspace(effect: Effect, call: &ToolCall) -> bool {
-    match effect {
-        Effect::Delegates => Delegation::decode(&call.input).is_ok_and(|task| task.may_change()),
-        effect => effect.changes_things(),
     }
 }

@@ -1,12 +1,22 @@
-//! The run stage: a tool that plans hands its update to the conversation's board, one that
-//! delegates its step to a child conversation (`agent::children`); any other runs
-//! in the workspace — a command held at undo's gate until the opening snapshot is recorded, its
-//! live output in the tool pane, the person's interrupt listened for throughout. A command that
-//! started in the bwrap assumed while the sandbox's probe ran, and never ran because bwrap could
-//! not set up, runs again under Landlock where the probe found that instead.
+//! The run stage: the call's tool runs — a command held at undo's gate until the opening
+//! snapshot is recorded, its live output in the tool pane, the person's interrupt listened for
+//! throughout. A command that started in the bwrap assumed while the sandbox's probe ran, and
+//! never ran because bwrap could not set up, runs again under Landlock where the probe found
+//! that instead.
+//!
+//! Every call runs with the conversation's handle in its context (`seat`): `todo` updates the
+//! board through it and `task` runs its child through it, and what they tell the conversation
+//! meanwhile — a board update to apply, a child's progress, records and approval requests — is
+//! taken in here, by the one owner of the conversation's state. The person's answer to a
+//! child's request goes back to that child; their interrupt reaches the children through the
+//! context's cancellation.
 
+use super::seat::{Seat, Told};
 use super::{Finished, OnRoad};
 use crate::agent::approval::Verdict;
+use crate::agent::children::Children;
+use crate::agent::children::news::{self, Asking};
+use crate::agent::command::Command;
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
 use crate::agent::turn::undo::Opening;
@@ -16,29 +26,30 @@ use crate::tools::gate::Gate;
 use crate::tools::sandbox::Confinement;
 use crate::tools::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Tool, ToolCall, ToolContext, ToolOutcome, Tools};
-use futures_util::future::OptionFuture;
+use futures_util::future::{OptionFuture, join_all};
+use std::future::poll_fn;
+use std::task::Poll;
 use std::time::Instant;
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio_util::sync::CancellationToken;
 
 /// How much of a running command's newest output the tool pane keeps.
 const LIVE_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+/// One call to run: its tool, what it runs on, what it waits for, when it began.
+pub(in crate::agent) struct Live<'r> {
+    pub tool: &'r dyn Tool,
+    pub call: &'r ToolCall,
+    pub tools: Tools,
+    pub gate: Option<Gate>,
+    pub began: Instant,
+}
 
 impl Turn<'_> {
     /// Runs an approved call; returns how it ended and why the turn must stop after it, if it
     /// must.
     pub(super) async fn run_call(&mut self, on: &mut OnRoad) -> (Finished, Option<Stop>) {
         let call = &on.call;
-        if on.effect == Effect::Plans {
-            // The board is the conversation's own: it takes the update itself.
-            let (outcome, stop) = self.update_board(&call.id, &call.input).await;
-            let status = match (&stop, outcome.is_error) {
-                (Some(_), _) => ToolStatus::Interrupted,
-                (None, true) => ToolStatus::Failed,
-                (None, false) => ToolStatus::Succeeded,
-            };
-            return ((status, outcome), stop);
-        }
         let tools = if on.effect == Effect::RunsCommand {
             let tools = match &on.assumed {
                 // Read-only rules that came on since the call was approved hold it too.
@@ -60,16 +71,6 @@ impl Turn<'_> {
                 None
             }
         };
-        if on.effect == Effect::Delegates {
-            // A child is a conversation of the parent's: it runs the step itself
-            // (`agent::children`), once undo's snapshot before it is recorded.
-            on.started = Instant::now();
-            self.state.update_tool(running(call, on.started, ""));
-            let mut answered = self.delegate(&[call]).await;
-            return answered.pop().unwrap_or_else(|| {
-                ((ToolStatus::Failed, crate::tools::ToolOutcome::error("No child ran.")), None)
-            });
-        }
         on.started = Instant::now();
         let (mut outcome, mut stop) =
             self.run_live(&*on.tool, call, &tools, gate.clone(), &mut on.opening, on.started).await;
@@ -90,17 +91,7 @@ impl Turn<'_> {
         // The time a command was held at its gate is keel's, not the command's.
         on.started += outcome.command.held;
         self.state.set_activity(Activity::Thinking);
-        match stop {
-            Some(why) => {
-                outcome.is_error = true;
-                if !outcome.for_model.contains(INTERRUPTED) {
-                    outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
-                }
-                ((ToolStatus::Interrupted, outcome), Some(why))
-            }
-            None if outcome.is_error => ((ToolStatus::Failed, outcome), None),
-            None => ((ToolStatus::Succeeded, outcome), None),
-        }
+        (finished(outcome, stop), stop)
     }
 
     /// Whether a command whose assumed sandbox did not come up can run now, in the sandbox the
@@ -112,9 +103,7 @@ impl Turn<'_> {
         confined && self.services.approvals().check(tool, &call.input, self.toolset) == Verdict::Run
     }
 
-    /// Runs `call` of `tool` on `tools` to its end, from `began`: its live output into the tool
-    /// pane, the opening snapshot (when one is taken) recorded as it is written, the person's
-    /// interrupt listened for. Returns how it ended, and why the turn must stop, if it must.
+    /// Runs `call` of `tool` on `tools` to its end, from `began` (see [`Turn::run_lives`]).
     pub(in crate::agent) async fn run_live(
         &mut self,
         tool: &dyn Tool,
@@ -124,43 +113,176 @@ impl Turn<'_> {
         opening: &mut Option<Opening>,
         began: Instant,
     ) -> (ToolOutcome, Option<Stop>) {
-        self.state.set_activity(Activity::RunningTool { name: call.name.clone() });
-        self.state.update_tool(running(call, began, ""));
-        self.state.publish(self.outbox);
+        let live = Live { tool, call, tools: tools.clone(), gate, began };
+        let (mut outcomes, stop) = self.run_lives(vec![live], opening).await;
+        (outcomes.pop().unwrap_or_default(), stop)
+    }
+
+    /// Runs `lives` at once to their ends, each with the conversation's handle: their live output
+    /// into the tool pane, what they tell the conversation taken in, the opening snapshot (when
+    /// one is taken, for the first) recorded as it is written, the person's interrupt listened
+    /// for. Returns how each ended, in order, and why the turn must stop, if it must.
+    pub(in crate::agent) async fn run_lives(
+        &mut self,
+        lives: Vec<Live<'_>>,
+        opening: &mut Option<Opening>,
+    ) -> (Vec<ToolOutcome>, Option<Stop>) {
+        for live in lives.iter().filter(|live| in_pane(live)) {
+            self.state.set_activity(Activity::RunningTool { name: live.call.name.clone() });
+            self.state.update_tool(running(live.call, live.began, ""));
+            self.state.publish(self.outbox);
+        }
+        // The children read the parent's plan mode at each call: said now, and again after each
+        // command the person sends while they run.
+        let parent = !self.config.is_child();
+        if parent {
+            self.bounds.set_plan_mode(self.state.view().plan_mode);
+        }
         let cancel = CancellationToken::new();
-        let (live_tx, mut live_rx) = mpsc::unbounded_channel();
-        let ctx = ToolContext { cancel: cancel.clone(), live_output: Some(live_tx), gate };
-        let run = tools.run_tool(tool, call, &ctx);
-        tokio::pin!(run);
-        let mut live = String::new();
+        let (told_tx, mut told) = mpsc::unbounded_channel();
+        let conversation = (self.config, self.provider, self.toolset);
+        let children = Children::new(
+            conversation,
+            self.bounds,
+            self.services,
+            told_tx.clone(),
+            cancel.clone(),
+        );
+        let seat = Seat::new(told_tx, children);
+        let (mut outputs, ctxs): (Vec<_>, Vec<_>) = lives
+            .iter()
+            .map(|live| {
+                let (live_tx, live_rx) = mpsc::unbounded_channel();
+                let ctx = ToolContext {
+                    cancel: cancel.clone(),
+                    live_output: Some(live_tx),
+                    gate: live.gate.clone(),
+                    conversation: Some(&seat),
+                };
+                (live_rx, ctx)
+            })
+            .unzip();
+        let runs = join_all(
+            lives
+                .iter()
+                .zip(&ctxs)
+                .map(|(live, ctx)| live.tools.run_tool(live.tool, live.call, ctx)),
+        );
+        tokio::pin!(runs);
+        let mut shown = vec![String::new(); lives.len()];
+        let mut asking = Asking::default();
         let mut stop = None;
-        let outcome = loop {
+        let outcomes = loop {
             tokio::select! {
-                outcome = &mut run => break outcome,
+                outcomes = &mut runs => break outcomes,
                 taken = OptionFuture::from(opening.as_mut().map(|opening| &mut opening.task)),
                     if opening.is_some() =>
                 {
-                    if let (Some(taken), Some(opening)) = (taken, opening.take()) {
-                        self.opening_taken(taken, opening.opener, call);
+                    if let (Some(taken), Some(opening), Some(live)) =
+                        (taken, opening.take(), lives.first())
+                    {
+                        self.opening_taken(taken, opening.opener, live.call);
                     }
                 }
-                Some(chunk) = live_rx.recv() => {
-                    live.push_str(&chunk);
-                    keep_tail(&mut live, LIVE_OUTPUT_TAIL_BYTES);
-                    self.state.update_tool(running(call, began, &live));
+                (index, chunk) = next_output(&mut outputs) => {
+                    let (live, text) = (&lives[index], &mut shown[index]);
+                    text.push_str(&chunk);
+                    keep_tail(text, LIVE_OUTPUT_TAIL_BYTES);
+                    self.state.update_tool(running(live.call, live.began, text));
                     self.state.publish(self.outbox);
                 }
+                Some(told) = told.recv() => {
+                    if let Some(why) = self.take_told(told, &mut asking, stop).await {
+                        stop = stop.or(Some(why));
+                        seat.children.cut(why);
+                    }
+                }
                 command = self.inbox.recv(), if stop.is_none() => {
+                    if let Some(Command::Approve { id, decision }) = &command
+                        && asking.relay(self.state, self.outbox, id, *decision)
+                    {
+                        continue;
+                    }
                     let services = self.services;
                     if let Some(why) = during_turn(self.state, self.outbox, services, command) {
-                        cancel.cancel();
+                        seat.children.cut(why);
                         stop = Some(why);
+                    }
+                    if parent {
+                        self.bounds.set_plan_mode(self.state.view().plan_mode);
                     }
                 }
             }
         };
-        (outcome, stop)
+        // What the calls told before they ended and was not taken in yet.
+        while let Ok(told) = told.try_recv() {
+            if let Some(why) = self.take_told(told, &mut asking, stop).await {
+                stop = stop.or(Some(why));
+            }
+        }
+        asking.close(self.state);
+        (outcomes, stop)
     }
+
+    /// Takes in what a running call told; why the turn must stop, if the person interrupted a
+    /// board update's hooks. Once the turn is stopping (`stop`), the board takes no new work:
+    /// a `todo` update or an item to start is refused, the board as it was.
+    async fn take_told(
+        &mut self,
+        told: Told,
+        asking: &mut Asking,
+        stop: Option<Stop>,
+    ) -> Option<Stop> {
+        match told {
+            Told::Board { update, answer } if stop.is_some() && update.starts_work() => {
+                let _ = answer.send(Err(INTERRUPTED.to_owned()));
+                None
+            }
+            Told::Board { update, answer } => {
+                let (answered, stop) = self.take_board(update).await;
+                let _ = answer.send(answered);
+                stop
+            }
+            Told::Child(news) => {
+                news::take(self.state, self.outbox, asking, news);
+                None
+            }
+        }
+    }
+}
+
+/// Whether a call has a line in the tool pane while it runs: every one but a board update.
+fn in_pane(live: &Live<'_>) -> bool {
+    live.tool.effect_of(&live.call.input).shown_in_tool_pane()
+}
+
+/// How a call ended, from its outcome and the turn's stop: interrupted, failed or done.
+pub(super) fn finished(mut outcome: ToolOutcome, stop: Option<Stop>) -> Finished {
+    match stop {
+        Some(_) => {
+            outcome.is_error = true;
+            if !outcome.for_model.contains(INTERRUPTED) {
+                outcome.for_model = format!("{INTERRUPTED}\n{}", outcome.for_model);
+            }
+            (ToolStatus::Interrupted, outcome)
+        }
+        None if outcome.cut_short => (ToolStatus::Interrupted, outcome),
+        None if outcome.is_error => (ToolStatus::Failed, outcome),
+        None => (ToolStatus::Succeeded, outcome),
+    }
+}
+
+/// The next chunk of live output any of the calls wrote, with the call's index.
+async fn next_output(outputs: &mut [UnboundedReceiver<String>]) -> (usize, String) {
+    poll_fn(|cx| {
+        for (index, output) in outputs.iter_mut().enumerate() {
+            if let Poll::Ready(Some(chunk)) = output.poll_recv(cx) {
+                return Poll::Ready((index, chunk));
+            }
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// Drops the start of `text` so at most `limit` bytes remain, cutting at a character boundary.

@@ -1,14 +1,22 @@
-//! The explorers of one response (`task` calls with no item, `agent::children`) take their roads
-//! side by side: each is taken up, prepared and approved in its turn (the before stage
-//! included), then the ones still on their road run at once — one child each — and each is
-//! taken through after and settle in its turn. A call a stage ended is settled in its place.
+//! The calls of one response that run beside each other (the tool says so of the call,
+//! [`Tool::runs_beside_others`]: `task`'s explorers) take their roads side by side: each is
+//! taken up, prepared and approved in its turn (the before stage included), then the ones still
+//! on their road run at once (at most `max_parallel_agents` children at a time,
+//! `agent::children`), and each is taken through after and settle in its turn. A call a stage
+//! ended is settled in its place.
 
+use super::run::{Live, finished};
 use super::{Finished, OnRoad, Taken};
 use crate::agent::event::INTERRUPTED;
-use crate::agent::snapshot::ToolStatus;
+use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::{Stop, Turn};
-use crate::tools::{ToolCall, ToolOutcome};
+use crate::tools::{ToolCall, ToolOutcome, ToolSet};
 use std::time::Instant;
+
+/// Whether `call` runs beside the calls next to it in its response that say the same.
+pub(in crate::agent) fn runs_beside_others(toolset: &ToolSet, call: &ToolCall) -> bool {
+    toolset.find(&call.name).is_some_and(|tool| tool.runs_beside_others(&call.input))
+}
 
 /// Where one call of the group stands before the run.
 enum Standing {
@@ -22,8 +30,8 @@ enum Standing {
 }
 
 impl Turn<'_> {
-    /// Takes `calls` — explorers of one response — down their roads together; their answers
-    /// in order.
+    /// Takes `calls` — of one response, each of which runs beside the others — down their
+    /// roads together; their answers in order.
     pub(in crate::agent) async fn take_calls_together(&mut self, calls: &[ToolCall]) -> Vec<Taken> {
         let mut standing = Vec::with_capacity(calls.len());
         let mut stop = None;
@@ -37,7 +45,7 @@ impl Turn<'_> {
                     continue;
                 }
             };
-            let effect = tool.effect();
+            let effect = tool.effect_of(&call.input);
             let mut on = OnRoad {
                 call: call.clone(),
                 tool,
@@ -56,14 +64,7 @@ impl Turn<'_> {
                 }
             }
         }
-        let ready: Vec<&ToolCall> = standing
-            .iter()
-            .filter_map(|standing| match standing {
-                Standing::Ready(on) if stop.is_none() => Some(&on.call),
-                _ => None,
-            })
-            .collect();
-        let mut ran = self.delegate(&ready).await.into_iter();
+        let mut ran = self.run_ready(&mut standing, stop).await.into_iter();
         let mut taken = Vec::with_capacity(calls.len());
         for (call, standing) in calls.iter().zip(standing) {
             taken.push(match standing {
@@ -84,5 +85,41 @@ impl Turn<'_> {
             });
         }
         taken
+    }
+
+    /// Runs the calls of `standing` still on their road, at once, unless the turn is stopping
+    /// (`stop`); how each ended, in order.
+    async fn run_ready(
+        &mut self,
+        standing: &mut [Standing],
+        stop: Option<Stop>,
+    ) -> Vec<(Finished, Option<Stop>)> {
+        if stop.is_some() {
+            return Vec::new();
+        }
+        let began = Instant::now();
+        let mut ready: Vec<&mut OnRoad> = standing
+            .iter_mut()
+            .filter_map(|standing| match standing {
+                Standing::Ready(on) => Some(on),
+                _ => None,
+            })
+            .collect();
+        for on in &mut ready {
+            on.started = began;
+        }
+        let lives = ready
+            .iter()
+            .map(|on| Live {
+                tool: &*on.tool,
+                call: &on.call,
+                tools: self.tools.clone(),
+                gate: None,
+                began,
+            })
+            .collect();
+        let (outcomes, stop) = self.run_lives(lives, &mut None).await;
+        self.state.set_activity(Activity::Thinking);
+        outcomes.into_iter().map(|outcome| (finished(outcome, stop), stop)).collect()
     }
 }
