@@ -53,7 +53,7 @@ impl Conversation {
             state,
             meter: ContextMeter::new(window, WindowSource::Configured, 0.8, 0),
             config: AgentConfig::default(),
-            outbox: Outbox { snapshots, events },
+            outbox: Outbox { snapshots, events, asks: None },
             events: events_rx,
             _snapshots: snapshots_rx,
             inbox,

@@ -84,7 +84,7 @@ mod tests {
     use crate::agent::config::AgentConfig;
     use crate::agent::event::AgentEvent;
     use crate::agent::state::Outbox;
-    use crate::agent::task::Agent;
+    use crate::agent::worker::Agent;
     use crate::board::Board;
     use crate::tools::{ToolCall, ToolOutcome, Tools, Workspace};
     use serde_json::{Value, json};
