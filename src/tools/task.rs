@@ -4,15 +4,12 @@
 //! conversation over the same workspace: the call's road hands a call whose tool
 //! [`Effect::Delegates`] to the conversation (`agent::children`), never to [`Tool::run`].
 
-use crate::tools::tool::{self, Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use crate::tools::tool::{self, Declared, Effect, Masking, Schema, Tool};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// The tool's name as the model calls it.
-pub const TOOL_NAME: &str = "task";
 
 /// What the model reads of the tool, besides its schema: when a child is worth it, and what an
 /// item does.
@@ -29,6 +26,20 @@ const LABEL_MAX_CHARS: usize = 48;
 
 /// `task`.
 pub struct Task;
+
+/// The JSON schema of a call's input.
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string"},
+            "item": {"type": "string"},
+            "kind": {"type": "string", "enum": ["general", "explore"]},
+            "description": {"type": "string"}
+        },
+        "required": ["prompt"]
+    })
+}
 
 /// What kind of child a call asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -114,25 +125,9 @@ impl Delegation {
 }
 
 impl Tool for Task {
-    fn name(&self) -> &str {
-        TOOL_NAME
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string"},
-                "item": {"type": "string"},
-                "kind": {"type": "string", "enum": ["general", "explore"]},
-                "description": {"type": "string"}
-            },
-            "required": ["prompt"]
-        })
+    fn declared(&self) -> Declared<'_> {
+        Declared::new(names::TASK, DESCRIPTION, Schema::Made(schema), Effect::Delegates)
+            .named_by("prompt")
     }
 
     fn check_input(&self, input: &Value) -> Result<(), ToolError> {
@@ -165,10 +160,6 @@ impl Tool for Task {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutcome> {
         async { ToolOutcome::error(NO_CONVERSATION) }.boxed()
-    }
-
-    fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
-        tool::field_detail(self, &call.input, "prompt")
     }
 }
 

@@ -8,6 +8,7 @@
 //! `registry::tests` checks what the compiler cannot (unique names, schemas that are objects).
 
 use super::files::repeat::Repeated;
+use super::names::ToolNames;
 use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace, files};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -80,33 +81,123 @@ pub enum Masking {
     Board,
 }
 
-/// A tool the model can call.
-pub trait Tool: Send + Sync {
-    /// The name the model calls it by.
-    fn name(&self) -> &str;
+/// What a tool states of itself once; [`Tool`]'s defaults answer from it.
+#[derive(Clone, Copy)]
+pub struct Declared<'a> {
+    /// Its names: the model's, Claude Code's, the screen's ([`super::names`]).
+    pub names: ToolNames<'a>,
     /// What the model reads of it, besides the schema. Sent with every request: short.
-    fn description(&self) -> &str;
+    pub description: &'a str,
     /// The JSON schema of its input.
-    fn schema(&self) -> Value;
-    /// Checks the input before anything else happens to the call; the error says what is wrong.
-    fn check_input(&self, input: &Value) -> Result<(), ToolError>;
+    pub schema: Schema<'a>,
     /// What a call does to the world.
-    fn effect(&self) -> Effect;
-    /// One line naming what a call does: the command, the path, the board update.
-    fn summary(&self, input: &Value) -> String;
-    /// What masking keeps of an old result.
-    fn masking(&self) -> Masking;
-    /// Runs a call to its end. Never fails: whatever went wrong is an error outcome.
-    fn run<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        on: &'a Tools,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutcome>;
+    pub effect: Effect,
+    /// What masking keeps of an old result: by default, what its effect suggests.
+    pub masking: Masking,
+    /// The string argument a call is named by (a command, a path): its first line is the call's
+    /// summary, the whole of it what the person approves. `None`: the tool's name, unless the
+    /// tool says more itself.
+    pub named_by: Option<&'static str>,
+}
 
-    /// What a call does, whole, for the person to approve: by default its summary.
+/// Where a tool's input schema comes from.
+#[derive(Clone, Copy)]
+pub enum Schema<'a> {
+    /// Made by keel, when asked.
+    Made(fn() -> Value),
+    /// As a server listed it.
+    Listed(&'a Value),
+}
+
+impl<'a> Declared<'a> {
+    /// A tool called `names`, described to the model as `description`, taking what `schema`
+    /// says, doing `effect`; masked as its effect suggests, each call named by the tool's name.
+    pub const fn new(
+        names: ToolNames<'a>,
+        description: &'a str,
+        schema: Schema<'a>,
+        effect: Effect,
+    ) -> Self {
+        let masking = match effect {
+            Effect::Reads => Masking::Read,
+            Effect::RunsCommand => Masking::Command,
+            Effect::Plans => Masking::Board,
+            Effect::WritesFiles | Effect::ReachesOutside { .. } | Effect::Delegates => {
+                Masking::Call
+            }
+        };
+        Self { names, description, schema, effect, masking, named_by: None }
+    }
+
+    /// The same, each call named by its argument `field`.
+    pub const fn named_by(self, field: &'static str) -> Self {
+        Self { named_by: Some(field), ..self }
+    }
+
+    /// The same, masked as `masking` says.
+    pub const fn masked(self, masking: Masking) -> Self {
+        Self { masking, ..self }
+    }
+}
+
+/// What a tool's run is: a future that ends in the call's outcome.
+pub type ToolRun<'a> = BoxFuture<'a, ToolOutcome>;
+
+/// A tool the model can call. A tool states what it is once ([`Tool::declared`]) and how a call
+/// runs ([`Tool::run`]); the rest has defaults it overrides only where it differs.
+pub trait Tool: Send + Sync {
+    /// What it states of itself: names, description, schema, effect, masking, what names a call.
+    fn declared(&self) -> Declared<'_>;
+
+    /// Runs a call to its end. Never fails: whatever went wrong is an error outcome.
+    fn run<'a>(&'a self, call: &'a ToolCall, on: &'a Tools, ctx: &'a ToolContext) -> ToolRun<'a>;
+
+    /// The name the model calls it by.
+    fn name(&self) -> &str {
+        self.declared().names.model
+    }
+
+    /// What the model reads of it, besides the schema.
+    fn description(&self) -> &str {
+        self.declared().description
+    }
+
+    /// The JSON schema of its input.
+    fn schema(&self) -> Value {
+        match self.declared().schema {
+            Schema::Made(make) => make(),
+            Schema::Listed(schema) => schema.clone(),
+        }
+    }
+
+    /// Checks the input before anything else happens to the call; the error says what is wrong.
+    /// By default: that the input has the schema's shape (what [`decode`] checks first).
+    fn check_input(&self, input: &Value) -> Result<(), ToolError> {
+        check_shape(self.name(), &self.schema(), input).map_err(ToolError::InvalidArguments)
+    }
+
+    /// What a call does to the world.
+    fn effect(&self) -> Effect {
+        self.declared().effect
+    }
+
+    /// One line naming what a call does: the command, the path, the board update. By default
+    /// the first line of the argument it is named by, else the tool's name.
+    fn summary(&self, input: &Value) -> String {
+        let named = self.declared().named_by.and_then(|field| text_field(input, field));
+        named.map_or_else(|| self.name().to_owned(), first_line)
+    }
+
+    /// What masking keeps of an old result.
+    fn masking(&self) -> Masking {
+        self.declared().masking
+    }
+
+    /// What a call does, whole, for the person to approve: by default the argument it is named
+    /// by, exactly as the model sent it, else its summary.
     fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
-        self.summary(&call.input)
+        let named = self.declared().named_by.and_then(|field| text_field(&call.input, field));
+        named.map_or_else(|| self.summary(&call.input), str::to_owned)
     }
 
     /// Whether a call would change nothing at all, so that there is nothing to approve (an edit
@@ -151,12 +242,6 @@ pub fn first_line(text: &str) -> String {
 /// line, or the tool's name when the call has none.
 pub fn field_summary(tool: &dyn Tool, input: &Value, field: &str) -> String {
     text_field(input, field).map_or_else(|| tool.name().to_owned(), first_line)
-}
-
-/// What a call named by its argument `field` does, whole: that argument exactly as the model
-/// sent it, or the summary when the call has none.
-pub fn field_detail(tool: &dyn Tool, input: &Value, field: &str) -> String {
-    text_field(input, field).map_or_else(|| tool.summary(input), str::to_owned)
 }
 
 /// The string argument `field` of `input`, if there is one.

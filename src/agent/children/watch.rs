@@ -223,7 +223,7 @@ impl Turn<'_> {
         let activity = if asking.is_some() {
             Activity::AwaitingApproval
         } else {
-            Activity::RunningTool { name: crate::tools::task::TOOL_NAME.to_owned() }
+            Activity::RunningTool { name: crate::tools::names::TASK.model.to_owned() }
         };
         self.state.set_pending_approval(asking.map(Arc::new));
         self.state.set_activity(activity);

@@ -20,11 +20,10 @@
 
 mod answer;
 mod glob;
-pub mod glob_tool;
 mod grep;
-pub mod grep_tool;
 mod pattern;
 mod scope;
+pub mod searching;
 
 pub use answer::tally_of;
 pub use glob::glob;
