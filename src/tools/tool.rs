@@ -1,11 +1,13 @@
 //! One tool, as one impl: everything keel needs to know of a tool the model can call.
 //!
-//! A tool says its name and the schema the model reads, checks its input, says what it does to
-//! the world ([`Effect`]), names a call in one line, says what masking keeps of an old result
-//! ([`Masking`]), and runs. Approval, plan mode, masking and the read-only lists ask the tool;
-//! none of them matches on a name. Adding a tool is a file with its impl and one line in
-//! [`super::registry`]; a tool that forgot a property does not compile, and
-//! `registry::tests` checks what the compiler cannot (unique names, schemas that are objects).
+//! A tool states once what it is ([`Declared`]: its names, the schema the model reads, what it
+//! does to the world — [`Effect`] —, what masking keeps of an old result — [`Masking`] —, the
+//! argument a call is named by) and how a call runs; checking the input, naming a call in one
+//! line and whole have defaults it overrides only where it differs. Approval, plan mode,
+//! masking and the read-only lists ask the tool; none of them matches on a name. Adding a tool
+//! is a file with its impl, a row in [`super::names`] and one line in [`super::registry`]; a
+//! tool that forgot a property does not compile, and the tests of both check what the compiler
+//! cannot (unique names, one row each, schemas that are objects).
 
 use super::files::repeat::Repeated;
 use super::names::ToolNames;

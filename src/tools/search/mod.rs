@@ -142,33 +142,30 @@ impl From<Result<Found, SearchError>> for ToolOutcome {
 }
 
 pub fn grep_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string"},
-            "path": {"type": "string"},
-            "glob": {"type": "string"},
-            "ignore_case": {"type": "boolean"},
-            "context": {"type": "integer"},
-            "output": {"type": "string", "enum": ["content", "files", "count"]},
-            "limit": {"type": "integer", "minimum": 1},
-            "offset": {"type": "integer"}
-        },
-        "required": ["pattern"]
-    })
+    search_schema(json!({
+        "glob": {"type": "string"},
+        "ignore_case": {"type": "boolean"},
+        "context": {"type": "integer"},
+        "output": {"type": "string", "enum": ["content", "files", "count"]}
+    }))
 }
 
 pub fn glob_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string"},
-            "path": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1},
-            "offset": {"type": "integer"}
-        },
-        "required": ["pattern"]
-    })
+    search_schema(json!({}))
+}
+
+/// The schema of a search's arguments: the pattern, the folder, the page, and `more`.
+fn search_schema(more: Value) -> Value {
+    let mut properties = json!({
+        "pattern": {"type": "string"},
+        "path": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1},
+        "offset": {"type": "integer"}
+    });
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
+        all.extend(more);
+    }
+    json!({"type": "object", "properties": properties, "required": ["pattern"]})
 }
 
 /// A search call in one line: the pattern, then the path and the glob filter when given
