@@ -4,7 +4,7 @@
 //! conversation over the same workspace: the call's road hands a call whose tool
 //! [`Effect::Delegates`] to the conversation (`agent::children`), never to [`Tool::run`].
 
-use crate::tools::tool::{self, Declared, Effect, Masking, Schema, Tool};
+use crate::tools::tool::{self, Declared, Effect, Schema, Tool};
 use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
@@ -147,10 +147,6 @@ impl Tool for Task {
             },
             Err(_) => tool::field_summary(self, input, "prompt"),
         }
-    }
-
-    fn masking(&self) -> Masking {
-        Masking::Call
     }
 
     fn run<'a>(

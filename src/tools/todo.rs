@@ -4,7 +4,7 @@
 //! (`agent::State::propose_board`, through the turn's TaskCompleted hooks), never to [`Tool::run`].
 
 use crate::board;
-use crate::tools::tool::{Declared, Effect, Masking, Schema, Tool};
+use crate::tools::tool::{Declared, Effect, Schema, Tool};
 use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
@@ -33,10 +33,6 @@ impl Tool for Todo {
 
     fn summary(&self, input: &Value) -> String {
         board::summarize_update(input)
-    }
-
-    fn masking(&self) -> Masking {
-        Masking::Board
     }
 
     fn run<'a>(

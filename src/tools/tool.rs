@@ -327,3 +327,46 @@ fn describe(value: &Value) -> String {
         Value::Object(_) => "an object".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::registry::describe;
+    use serde_json::json;
+
+    fn tool(name: &str) -> std::sync::Arc<dyn Tool> {
+        describe(name).unwrap()
+    }
+
+    #[test]
+    fn masking_follows_the_effect_unless_a_tool_says_otherwise() {
+        let masking: Vec<Masking> = ["bash", "read_file", "write_file", "grep", "todo", "task"]
+            .into_iter()
+            .map(|name| tool(name).masking())
+            .collect();
+        use Masking::{Board, Call, Command, Read, Search};
+        assert_eq!(masking, [Command, Read, Call, Search, Board, Call]);
+        assert_eq!(tool("mcp__fs__read").masking(), Call);
+    }
+
+    #[test]
+    fn a_call_is_named_by_its_declared_argument_else_by_the_tool() {
+        let bash = tool("bash");
+        assert_eq!(bash.name(), "bash");
+        assert_eq!(bash.summary(&json!({"command": "ls\nrm x"})), "ls …");
+        assert_eq!(bash.summary(&json!({})), "bash");
+        assert_eq!(tool("edit_file").summary(&json!({"path": "src/a.rs"})), "src/a.rs");
+        assert_eq!(tool("glob").summary(&json!({"pattern": "*.rs", "path": "src"})), "*.rs src");
+    }
+
+    #[test]
+    fn the_input_is_checked_against_the_schema_by_default() {
+        let err = tool("read_file").check_input(&json!({"path": 3})).unwrap_err().to_string();
+        assert!(err.contains("argument `path` must be a string"), "{err}");
+        let err = tool("bash").check_input(&json!({})).unwrap_err().to_string();
+        assert!(err.contains("missing required argument `command`"), "{err}");
+        assert!(tool("write_file").check_input(&json!({"path": "a", "content": ""})).is_ok());
+        let unknown = json!({"pattern": "x", "-i": true});
+        assert!(tool("grep").check_input(&unknown).is_err(), "a search decodes whole");
+    }
+}

@@ -195,6 +195,18 @@ mod tests {
     }
 
     #[test]
+    fn both_schemas_take_the_pattern_the_folder_and_the_page_and_grep_its_own() {
+        let keys = |schema: Value| -> Vec<String> {
+            schema["properties"].as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(keys(glob_schema()), ["limit", "offset", "path", "pattern"]);
+        let grep = ["context", "glob", "ignore_case", "limit", "offset", "output", "path"];
+        assert_eq!(keys(grep_schema()), [&grep[..], &["pattern"]].concat());
+        assert_eq!(grep_schema()["required"], json!(["pattern"]));
+        assert_eq!(glob_schema()["properties"]["limit"]["minimum"], 1);
+    }
+
+    #[test]
     fn unknown_and_misspelt_arguments_are_refused_by_name() {
         let err = serde_json::from_value::<GrepArgs>(json!({"pattern": "x", "-i": true}));
         assert!(err.unwrap_err().to_string().contains("unknown field `-i`"));
