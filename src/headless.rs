@@ -198,7 +198,7 @@ fn print_plan(
 /// Whether `event` prints a line of progress, after which a board held back is no longer the
 /// last thing said.
 fn shows_progress(event: &AgentEvent) -> bool {
-    let board = |name: &str| name == crate::board::TOOL_NAME;
+    let board = |name: &str| name == crate::tools::names::TODO.model;
     match event {
         AgentEvent::ToolStart { name, .. } => !board(name),
         AgentEvent::ToolEnd { name, is_error, .. } => *is_error || !board(name),

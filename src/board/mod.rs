@@ -21,8 +21,6 @@ use serde_json::{Value, json};
 use std::fmt::Write as _;
 use thiserror::Error;
 
-/// The tool's name as the model calls it.
-pub const TOOL_NAME: &str = "todo";
 /// The tool's description as the model reads it: the two forms, the cheap way to keep the board
 /// (changes only, alongside a step's own call) and the rule a model runs into. When to plan and
 /// the rhythm of updates are the system prompt's (`crate::prompt`); both go in every request.

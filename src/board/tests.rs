@@ -376,7 +376,7 @@ fn the_schema_tells_the_model_the_rules_it_is_held_to() {
     {
         assert!(TOOL_DESCRIPTION.contains(rule), "the description lost {rule:?}");
     }
-    let tool = json!({"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": schema});
+    let tool = json!({"name": crate::tools::names::TODO.model, "description": TOOL_DESCRIPTION, "input_schema": schema});
     assert!(tool.to_string().len() <= 640, "{} bytes", tool.to_string().len());
 }
 

@@ -55,7 +55,7 @@ pub(super) fn print_progress(
             if *is_error {
                 let first = output.lines().next().unwrap_or_default();
                 writeln!(err, "  ✗ {} failed: {}{hint}", visible(name), visible(first))?;
-            } else if name != crate::board::TOOL_NAME {
+            } else if name != crate::tools::names::TODO.model {
                 let took = tool_time(*duration_us);
                 let mark = if hint.is_empty() { "✓" } else { "⚠" };
                 match (exit_code, tally) {

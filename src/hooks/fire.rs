@@ -9,7 +9,8 @@ use super::fired::{Fired, Ran};
 use super::place::{Place, Plan};
 use super::protocol::{self, Common, Reply, Verdict};
 use super::reading::{self, Copied};
-use super::{HOW_TO_TRUST, Hooks, names, run};
+use super::{HOW_TO_TRUST, Hooks, run};
+use crate::tools::names;
 use crate::tools::sandbox::Sandbox;
 use serde_json::{Map, Value};
 

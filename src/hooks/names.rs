@@ -1,30 +1,14 @@
-//! Claude Code's names beside keel's, so that hooks written for Claude Code run unchanged: the
-//! tools' names (`bash` is `Bash`, `read_file` is `Read`, …; an MCP tool's `mcp__server__tool`
-//! is the same in both), and the fields of a tool's input where the two differ (`path` is
-//! `file_path`, absolute; `old_text` is `old_string`; …).
+//! Claude Code's names for the fields of a tool's input beside keel's, so that hooks written for
+//! Claude Code run unchanged: where the two differ (`path` is `file_path`, absolute; `old_text`
+//! is `old_string`; …). The tools' own names, `bash` as `Bash`, are the table's
+//! ([`crate::tools::names`]).
 //!
 //! A hook reads the input with both sets of names, and may answer with either in
 //! `updatedInput`: what it changed is taken back into keel's names ([`from_claude`]).
 
+use crate::tools::names;
 use serde_json::{Map, Value};
 use std::path::Path;
-
-/// keel's tool names and Claude Code's for the same tool.
-const TOOL_NAMES: [(&str, &str); 8] = [
-    ("bash", "Bash"),
-    ("read_file", "Read"),
-    ("write_file", "Write"),
-    ("edit_file", "Edit"),
-    ("grep", "Grep"),
-    ("glob", "Glob"),
-    ("todo", "TodoWrite"),
-    ("task", "Task"),
-];
-
-/// Claude Code's name for the tool keel calls `name`: itself when they agree (MCP tools).
-pub fn claude_name(name: &str) -> &str {
-    TOOL_NAMES.iter().find(|(keel, _)| *keel == name).map_or(name, |(_, claude)| claude)
-}
 
 /// How one field is named in Claude Code, and how its value is said there.
 #[derive(Clone, Copy)]
@@ -39,15 +23,16 @@ enum Field {
 
 /// The fields a tool's input names differently in Claude Code.
 fn fields(tool: &str) -> &'static [Field] {
-    match tool {
-        "read_file" | "write_file" => &[Field::Path("path", "file_path")],
-        "edit_file" => &[
+    let Some(row) = names::by_model(tool) else { return &[] };
+    match *row {
+        names::READ_FILE | names::WRITE_FILE => &[Field::Path("path", "file_path")],
+        names::EDIT_FILE => &[
             Field::Path("path", "file_path"),
             Field::Renamed("old_text", "old_string"),
             Field::Renamed("new_text", "new_string"),
         ],
-        "bash" => &[Field::Renamed("timeout_ms", "timeout")],
-        "todo" => &[Field::Todos],
+        names::BASH => &[Field::Renamed("timeout_ms", "timeout")],
+        names::TODO => &[Field::Todos],
         _ => &[],
     }
 }
@@ -143,13 +128,6 @@ fn from_claude_value(field: Field, value: &Value, workspace: &Path) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn tools_have_claude_codes_names_and_mcp_tools_keep_theirs() {
-        assert_eq!(claude_name("bash"), "Bash");
-        assert_eq!(claude_name("todo"), "TodoWrite");
-        assert_eq!(claude_name("mcp__fs__read"), "mcp__fs__read");
-    }
 
     #[test]
     fn an_edit_reads_with_both_names_and_a_change_under_either_comes_back() {

@@ -14,13 +14,12 @@
 //!   reading them is allowed.
 
 mod atomic;
-pub mod edit_file;
+pub mod changing;
 mod open;
 mod planned_change;
 mod read;
 pub mod read_file;
 pub mod repeat;
-pub mod write_file;
 
 pub(crate) use atomic::{is_keel_temp, remove_leftover_temps, write_atomically};
 pub use planned_change::{PlannedChange, Repeat, plan_edit, plan_write};

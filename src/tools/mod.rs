@@ -16,6 +16,7 @@ pub mod files;
 pub mod gate;
 pub mod guard;
 pub mod mcp;
+pub mod names;
 pub mod output;
 pub mod pending;
 pub mod preview;

@@ -7,9 +7,10 @@
 //! for what is said of old calls (summaries, masking).
 
 use super::bash::tool::Bash;
-use super::files::{edit_file::EditFile, read_file::ReadFile, write_file::WriteFile};
+use super::files::changing::{EDIT_FILE, WRITE_FILE};
+use super::files::read_file::ReadFile;
 use super::mcp::{Hub, is_mcp, tool::McpTool};
-use super::search::{glob_tool::Glob, grep_tool::Grep};
+use super::search::searching::{GLOB, GREP};
 use super::task::Task;
 use super::todo::Todo;
 use super::tool::{Effect, Tool};
@@ -23,10 +24,10 @@ static BUILTIN: LazyLock<[Arc<dyn Tool>; 8]> = LazyLock::new(|| {
         Arc::new(Todo),
         Arc::new(Bash),
         Arc::new(ReadFile),
-        Arc::new(WriteFile),
-        Arc::new(EditFile),
-        Arc::new(Grep),
-        Arc::new(Glob),
+        Arc::new(WRITE_FILE),
+        Arc::new(EDIT_FILE),
+        Arc::new(GREP),
+        Arc::new(GLOB),
         Arc::new(Task),
     ]
 });
@@ -39,6 +40,12 @@ pub fn describe(name: &str) -> Option<Arc<dyn Tool>> {
 
 fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
     BUILTIN.iter().find(|tool| tool.name() == name).cloned()
+}
+
+/// The names of keel's own tools, in order.
+#[cfg(test)]
+pub(super) fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|tool| tool.name()).collect()
 }
 
 /// The tools one conversation offers its model.

@@ -6,15 +6,12 @@
 //! [`Delegation`] to the conversation's handle in its context ([`Conversation::delegate`](super::conversation::Conversation::delegate),
 //! `agent::children`), which runs the child to its end.
 
-use crate::tools::tool::{self, Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use crate::tools::tool::{self, Declared, Effect, Schema, Tool};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// The tool's name as the model calls it.
-pub const TOOL_NAME: &str = "task";
 
 /// What the model reads of the tool, besides its schema: when a child is worth it, and what an
 /// item does.
@@ -31,6 +28,20 @@ const LABEL_MAX_CHARS: usize = 48;
 
 /// `task`.
 pub struct Task;
+
+/// The JSON schema of a call's input.
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string"},
+            "item": {"type": "string"},
+            "kind": {"type": "string", "enum": ["general", "explore"]},
+            "description": {"type": "string"}
+        },
+        "required": ["prompt"]
+    })
+}
 
 /// What kind of child a call asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -115,34 +126,17 @@ impl Delegation {
     }
 }
 
+/// What a `task` call may do, whatever its input: a general child may change the workspace.
+const MAY_CHANGE: Effect = Effect::Delegates { may_change: true };
+
 impl Tool for Task {
-    fn name(&self) -> &str {
-        TOOL_NAME
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string"},
-                "item": {"type": "string"},
-                "kind": {"type": "string", "enum": ["general", "explore"]},
-                "description": {"type": "string"}
-            },
-            "required": ["prompt"]
-        })
+    fn declared(&self) -> Declared<'_> {
+        Declared::new(names::TASK, DESCRIPTION, Schema::Made(schema), MAY_CHANGE)
+            .named_by("prompt")
     }
 
     fn check_input(&self, input: &Value) -> Result<(), ToolError> {
         Delegation::decode(input).map(drop)
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::Delegates { may_change: true }
     }
 
     /// A general child may change the workspace; an explorer only reads.
@@ -166,10 +160,6 @@ impl Tool for Task {
         }
     }
 
-    fn masking(&self) -> Masking {
-        Masking::Call
-    }
-
     fn run<'a>(
         &'a self,
         call: &'a ToolCall,
@@ -186,10 +176,6 @@ impl Tool for Task {
             }
         }
         .boxed()
-    }
-
-    fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
-        tool::field_detail(self, &call.input, "prompt")
     }
 }
 

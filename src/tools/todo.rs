@@ -4,8 +4,8 @@
 //! answers with the board rendered, or why the update was refused (the board unchanged).
 
 use crate::board;
-use crate::tools::tool::{Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use crate::tools::tool::{Declared, Effect, Schema, Tool};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -17,16 +17,9 @@ pub struct Todo;
 const NO_BOARD: &str = "todo updates the conversation's board, and no conversation holds one here.";
 
 impl Tool for Todo {
-    fn name(&self) -> &str {
-        board::TOOL_NAME
-    }
-
-    fn description(&self) -> &str {
-        board::TOOL_DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        board::input_schema()
+    fn declared(&self) -> Declared<'_> {
+        let schema = Schema::Made(board::input_schema);
+        Declared::new(names::TODO, board::TOOL_DESCRIPTION, schema, Effect::Plans)
     }
 
     /// The board validates its input itself, and says exactly what is wrong (docs/board.md).
@@ -34,16 +27,8 @@ impl Tool for Todo {
         Ok(())
     }
 
-    fn effect(&self) -> Effect {
-        Effect::Plans
-    }
-
     fn summary(&self, input: &Value) -> String {
         board::summarize_update(input)
-    }
-
-    fn masking(&self) -> Masking {
-        Masking::Board
     }
 
     fn run<'a>(

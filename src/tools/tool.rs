@@ -1,13 +1,16 @@
 //! One tool, as one impl: everything keel needs to know of a tool the model can call.
 //!
-//! A tool says its name and the schema the model reads, checks its input, says what it does to
-//! the world ([`Effect`]), names a call in one line, says what masking keeps of an old result
-//! ([`Masking`]), and runs. Approval, plan mode, masking and the read-only lists ask the tool;
-//! none of them matches on a name. Adding a tool is a file with its impl and one line in
-//! [`super::registry`]; a tool that forgot a property does not compile, and
-//! `registry::tests` checks what the compiler cannot (unique names, schemas that are objects).
+//! A tool states once what it is ([`Declared`]: its names, the schema the model reads, what it
+//! does to the world — [`Effect`] —, what masking keeps of an old result — [`Masking`] —, the
+//! argument a call is named by) and how a call runs; checking the input, naming a call in one
+//! line and whole have defaults it overrides only where it differs. Approval, plan mode,
+//! masking and the read-only lists ask the tool; none of them matches on a name. Adding a tool
+//! is a file with its impl, a row in [`super::names`] and one line in [`super::registry`]; a
+//! tool that forgot a property does not compile, and the tests of both check what the compiler
+//! cannot (unique names, one row each, schemas that are objects).
 
 use super::files::repeat::Repeated;
+use super::names::ToolNames;
 use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace, files};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -99,43 +102,140 @@ pub enum Masking {
     Board,
 }
 
-/// A tool the model can call.
-pub trait Tool: Send + Sync {
-    /// The name the model calls it by.
-    fn name(&self) -> &str;
+/// What a tool states of itself once; [`Tool`]'s defaults answer from it.
+#[derive(Clone, Copy)]
+pub struct Declared<'a> {
+    /// Its names: the model's, Claude Code's, the screen's ([`super::names`]).
+    pub names: ToolNames<'a>,
     /// What the model reads of it, besides the schema. Sent with every request: short.
-    fn description(&self) -> &str;
+    pub description: &'a str,
     /// The JSON schema of its input.
-    fn schema(&self) -> Value;
-    /// Checks the input before anything else happens to the call; the error says what is wrong.
-    fn check_input(&self, input: &Value) -> Result<(), ToolError>;
-    /// What a call of it may do to the world, whatever its input.
-    fn effect(&self) -> Effect;
-    /// What this call does to the world: by default the tool's [`Tool::effect`]; a tool whose
-    /// calls differ by their input (`task`) decides per call.
-    fn effect_of(&self, _input: &Value) -> Effect {
-        self.effect()
+    pub schema: Schema<'a>,
+    /// What a call does to the world.
+    pub effect: Effect,
+    /// What masking keeps of an old result: by default, what its effect suggests.
+    pub masking: Masking,
+    /// The string argument a call is named by (a command, a path): its first line is the call's
+    /// summary, the whole of it what the person approves. `None`: the tool's name, unless the
+    /// tool says more itself.
+    pub named_by: Option<&'static str>,
+}
+
+/// Where a tool's input schema comes from.
+#[derive(Clone, Copy)]
+pub enum Schema<'a> {
+    /// Made by keel, when asked.
+    Made(fn() -> Value),
+    /// As a server listed it.
+    Listed(&'a Value),
+}
+
+impl<'a> Declared<'a> {
+    /// A tool called `names`, described to the model as `description`, taking what `schema`
+    /// says, doing `effect`; masked as its effect suggests, each call named by the tool's name.
+    pub const fn new(
+        names: ToolNames<'a>,
+        description: &'a str,
+        schema: Schema<'a>,
+        effect: Effect,
+    ) -> Self {
+        let masking = match effect {
+            Effect::Reads => Masking::Read,
+            Effect::RunsCommand => Masking::Command,
+            Effect::Plans => Masking::Board,
+            Effect::WritesFiles | Effect::ReachesOutside { .. } | Effect::Delegates { .. } => {
+                Masking::Call
+            }
+        };
+        Self { names, description, schema, effect, masking, named_by: None }
     }
-    /// Whether this call runs at once with the calls next to it in the response that say the
-    /// same (the explorers of `task`); by default each call runs on its own.
-    fn runs_beside_others(&self, _input: &Value) -> bool {
-        false
+
+    /// The same, each call named by its argument `field`.
+    pub const fn named_by(self, field: &'static str) -> Self {
+        Self { named_by: Some(field), ..self }
     }
-    /// One line naming what a call does: the command, the path, the board update.
-    fn summary(&self, input: &Value) -> String;
-    /// What masking keeps of an old result.
-    fn masking(&self) -> Masking;
+
+    /// The same, masked as `masking` says.
+    pub const fn masked(self, masking: Masking) -> Self {
+        Self { masking, ..self }
+    }
+}
+
+/// What a tool's run is: a future that ends in the call's outcome.
+pub type ToolRun<'a> = BoxFuture<'a, ToolOutcome>;
+
+/// A tool the model can call. A tool states what it is once ([`Tool::declared`]) and how a call
+/// runs ([`Tool::run`]); the rest has defaults it overrides only where it differs.
+pub trait Tool: Send + Sync {
+    /// What it states of itself: names, description, schema, effect, masking, what names a call.
+    fn declared(&self) -> Declared<'_>;
+
     /// Runs a call to its end. Never fails: whatever went wrong is an error outcome.
     fn run<'a>(
         &'a self,
         call: &'a ToolCall,
         on: &'a Tools,
         ctx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, ToolOutcome>;
+    ) -> ToolRun<'a>;
 
-    /// What a call does, whole, for the person to approve: by default its summary.
+    /// The name the model calls it by.
+    fn name(&self) -> &str {
+        self.declared().names.model
+    }
+
+    /// What the model reads of it, besides the schema.
+    fn description(&self) -> &str {
+        self.declared().description
+    }
+
+    /// The JSON schema of its input.
+    fn schema(&self) -> Value {
+        match self.declared().schema {
+            Schema::Made(make) => make(),
+            Schema::Listed(schema) => schema.clone(),
+        }
+    }
+
+    /// Checks the input before anything else happens to the call; the error says what is wrong.
+    /// By default: that the input has the schema's shape (what [`decode`] checks first).
+    fn check_input(&self, input: &Value) -> Result<(), ToolError> {
+        check_shape(self.name(), &self.schema(), input).map_err(ToolError::InvalidArguments)
+    }
+
+    /// What a call of it may do to the world, whatever its input.
+    fn effect(&self) -> Effect {
+        self.declared().effect
+    }
+
+    /// What this call does to the world: by default the tool's [`Tool::effect`]; a tool whose
+    /// calls differ by their input (`task`) decides per call.
+    fn effect_of(&self, _input: &Value) -> Effect {
+        self.effect()
+    }
+
+    /// Whether this call runs at once with the calls next to it in the response that say the
+    /// same (the explorers of `task`); by default each call runs on its own.
+    fn runs_beside_others(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// One line naming what a call does: the command, the path, the board update. By default
+    /// the first line of the argument it is named by, else the tool's name.
+    fn summary(&self, input: &Value) -> String {
+        let named = self.declared().named_by.and_then(|field| text_field(input, field));
+        named.map_or_else(|| self.name().to_owned(), first_line)
+    }
+
+    /// What masking keeps of an old result.
+    fn masking(&self) -> Masking {
+        self.declared().masking
+    }
+
+    /// What a call does, whole, for the person to approve: by default the argument it is named
+    /// by, exactly as the model sent it, else its summary.
     fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
-        self.summary(&call.input)
+        let named = self.declared().named_by.and_then(|field| text_field(&call.input, field));
+        named.map_or_else(|| self.summary(&call.input), str::to_owned)
     }
 
     /// Whether a call would change nothing at all, so that there is nothing to approve (an edit
@@ -180,12 +280,6 @@ pub fn first_line(text: &str) -> String {
 /// line, or the tool's name when the call has none.
 pub fn field_summary(tool: &dyn Tool, input: &Value, field: &str) -> String {
     text_field(input, field).map_or_else(|| tool.name().to_owned(), first_line)
-}
-
-/// What a call named by its argument `field` does, whole: that argument exactly as the model
-/// sent it, or the summary when the call has none.
-pub fn field_detail(tool: &dyn Tool, input: &Value, field: &str) -> String {
-    text_field(input, field).map_or_else(|| tool.summary(input), str::to_owned)
 }
 
 /// The string argument `field` of `input`, if there is one.
@@ -267,5 +361,48 @@ fn describe(value: &Value) -> String {
         }
         Value::Array(_) => "an array".to_owned(),
         Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::registry::describe;
+    use serde_json::json;
+
+    fn tool(name: &str) -> std::sync::Arc<dyn Tool> {
+        describe(name).unwrap()
+    }
+
+    #[test]
+    fn masking_follows_the_effect_unless_a_tool_says_otherwise() {
+        let masking: Vec<Masking> = ["bash", "read_file", "write_file", "grep", "todo", "task"]
+            .into_iter()
+            .map(|name| tool(name).masking())
+            .collect();
+        use Masking::{Board, Call, Command, Read, Search};
+        assert_eq!(masking, [Command, Read, Call, Search, Board, Call]);
+        assert_eq!(tool("mcp__fs__read").masking(), Call);
+    }
+
+    #[test]
+    fn a_call_is_named_by_its_declared_argument_else_by_the_tool() {
+        let bash = tool("bash");
+        assert_eq!(bash.name(), "bash");
+        assert_eq!(bash.summary(&json!({"command": "ls\nrm x"})), "ls …");
+        assert_eq!(bash.summary(&json!({})), "bash");
+        assert_eq!(tool("edit_file").summary(&json!({"path": "src/a.rs"})), "src/a.rs");
+        assert_eq!(tool("glob").summary(&json!({"pattern": "*.rs", "path": "src"})), "*.rs src");
+    }
+
+    #[test]
+    fn the_input_is_checked_against_the_schema_by_default() {
+        let err = tool("read_file").check_input(&json!({"path": 3})).unwrap_err().to_string();
+        assert!(err.contains("argument `path` must be a string"), "{err}");
+        let err = tool("bash").check_input(&json!({})).unwrap_err().to_string();
+        assert!(err.contains("missing required argument `command`"), "{err}");
+        assert!(tool("write_file").check_input(&json!({"path": "a", "content": ""})).is_ok());
+        let unknown = json!({"pattern": "x", "-i": true});
+        assert!(tool("grep").check_input(&unknown).is_err(), "a search decodes whole");
     }
 }

@@ -127,7 +127,7 @@ impl Asking {
         let activity = if asking.is_some() {
             Activity::AwaitingApproval
         } else {
-            Activity::RunningTool { name: crate::tools::task::TOOL_NAME.to_owned() }
+            Activity::RunningTool { name: crate::tools::names::TASK.model.to_owned() }
         };
         self.shown = true;
         state.set_pending_approval(asking.map(Arc::new));

@@ -10,7 +10,7 @@ use crate::agent::event::AgentEvent;
 use crate::agent::turn::{Stop, Turn, during_turn};
 use crate::hooks::{Event, Fired, Outcome, Query, Verdict, names};
 use crate::tags::Tag;
-use crate::tools::ToolCall;
+use crate::tools::{self, ToolCall};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -132,7 +132,7 @@ pub(in crate::agent) fn tool_fields(
     workspace: &std::path::Path,
 ) -> Map<String, Value> {
     let mut fields = Map::new();
-    fields.insert("tool_name".into(), json!(names::claude_name(&call.name)));
+    fields.insert("tool_name".into(), json!(tools::names::claude_name(&call.name)));
     fields.insert("keel_tool_name".into(), json!(call.name));
     fields
         .insert("tool_input".into(), names::with_claude_fields(&call.name, &call.input, workspace));

@@ -1,50 +1,21 @@
 //! The `bash` tool: one shell command in the workspace, in the sandbox ([`super::run`]).
 
 use super::{BashArgs, DESCRIPTION, schema};
-use crate::tools::tool::{self, Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use crate::tools::tool::{self, Declared, Effect, Schema, Tool, ToolRun};
+use crate::tools::{ToolCall, ToolContext, ToolOutcome, Tools, names};
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 /// `bash`.
 pub struct Bash;
 
 impl Tool for Bash {
-    fn name(&self) -> &str {
-        "bash"
+    fn declared(&self) -> Declared<'_> {
+        Declared::new(names::BASH, DESCRIPTION, Schema::Made(schema), Effect::RunsCommand)
+            .named_by("command")
     }
 
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        schema()
-    }
-
-    fn check_input(&self, input: &Value) -> Result<(), ToolError> {
-        tool::decode::<BashArgs>(self, input).map(drop)
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::RunsCommand
-    }
-
-    fn summary(&self, input: &Value) -> String {
-        tool::field_summary(self, input, "command")
-    }
-
-    fn masking(&self) -> Masking {
-        Masking::Command
-    }
-
-    fn run<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        on: &'a Tools,
-        ctx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
+    fn run<'a>(&'a self, call: &'a ToolCall, on: &'a Tools, ctx: &'a ToolContext) -> ToolRun<'a> {
         async move {
             let args = match tool::decode::<BashArgs>(self, &call.input) {
                 Ok(args) => args,
@@ -54,10 +25,6 @@ impl Tool for Bash {
             super::run(on.workspace().root(), &args, sandbox, ctx).await
         }
         .boxed()
-    }
-
-    fn detail(&self, call: &ToolCall, _on: &Tools) -> String {
-        tool::field_detail(self, &call.input, "command")
     }
 
     fn command<'a>(&self, input: &'a Value) -> Option<&'a str> {

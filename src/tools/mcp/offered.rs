@@ -92,30 +92,22 @@ fn cap(listed: Vec<Listed>) -> Capped {
             tools.push((name, description, schema, read_only));
         }
     }
-    let mut parts = Vec::new();
-    if !over_count.is_empty() {
-        parts.push(format!(
-            "{} past the first {MAX_TOOLS} ({})",
-            count(over_count.len()),
-            names(&over_count)
-        ));
-    }
-    if !over_schema.is_empty() {
-        parts.push(format!(
-            "{} whose input schema is over {} KiB ({})",
-            count(over_schema.len()),
-            MAX_SCHEMA_BYTES / 1024,
-            names(&over_schema)
-        ));
-    }
-    if !over_budget.is_empty() {
-        parts.push(format!(
-            "{} past the {} KiB of descriptions and schemas keel takes from one server ({})",
-            count(over_budget.len()),
-            MAX_SERVER_BYTES / 1024,
-            names(&over_budget)
-        ));
-    }
+    let left_out = [
+        (over_count, format!("past the first {MAX_TOOLS}")),
+        (over_schema, format!("whose input schema is over {} KiB", MAX_SCHEMA_BYTES / 1024)),
+        (
+            over_budget,
+            format!(
+                "past the {} KiB of descriptions and schemas keel takes from one server",
+                MAX_SERVER_BYTES / 1024
+            ),
+        ),
+    ];
+    let parts: Vec<String> = left_out
+        .iter()
+        .filter(|(tools, _)| !tools.is_empty())
+        .map(|(tools, why)| format!("{} {why} ({})", count(tools.len()), names(tools)))
+        .collect();
     let mut note = (!parts.is_empty()).then(|| {
         format!(
             "offers the model {} of its {total} tools: left out {}",

@@ -5,10 +5,10 @@
 //! it cannot be called, and the history's old calls of it are summarised and masked alike.
 
 use super::RemoteTool;
-use crate::tools::tool::{Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
+use crate::tools::names::ToolNames;
+use crate::tools::tool::{Declared, Effect, Schema, Tool, ToolRun};
+use crate::tools::{ToolCall, ToolContext, ToolError, Tools};
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 /// One MCP tool, as listed by its server, or known only by the name the model used.
@@ -32,18 +32,21 @@ impl McpTool {
 }
 
 impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.exposed
+    /// Anything its server does, marked read-only when the server says so (`readOnlyHint`); its
+    /// one name stands for the model, for Claude Code's hooks and on the screen.
+    fn declared(&self) -> Declared<'_> {
+        let (description, schema, marked_read_only) = match &self.listed {
+            Some((_, tool)) => {
+                (&*tool.description, Schema::Listed(&tool.input_schema), tool.read_only)
+            }
+            None => ("", Schema::Made(any_object), false),
+        };
+        let effect = Effect::ReachesOutside { marked_read_only };
+        Declared::new(ToolNames::same(&self.exposed), description, schema, effect)
     }
 
-    fn description(&self) -> &str {
-        self.listed.as_ref().map_or("", |(_, tool)| &tool.description)
-    }
-
-    fn schema(&self) -> Value {
-        self.listed
-            .as_ref()
-            .map_or_else(|| json!({"type": "object"}), |(_, tool)| tool.input_schema.clone())
+    fn run<'a>(&'a self, call: &'a ToolCall, on: &'a Tools, ctx: &'a ToolContext) -> ToolRun<'a> {
+        async move { on.mcp().call(&self.exposed, &call.input, &ctx.cancel).await }.boxed()
     }
 
     /// The server checks the arguments against its own schema, and answers what is wrong.
@@ -51,28 +54,9 @@ impl Tool for McpTool {
         Ok(())
     }
 
-    /// Anything its server does; marked read-only when the server says so (`readOnlyHint`).
-    fn effect(&self) -> Effect {
-        let marked_read_only = self.listed.as_ref().is_some_and(|(_, tool)| tool.read_only);
-        Effect::ReachesOutside { marked_read_only }
-    }
-
     /// Its arguments are its own: all of them, as compact JSON.
     fn summary(&self, input: &Value) -> String {
         crate::tools::tool::first_line(&input.to_string())
-    }
-
-    fn masking(&self) -> Masking {
-        Masking::Call
-    }
-
-    fn run<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        on: &'a Tools,
-        ctx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        async move { on.mcp().call(&self.exposed, &call.input, &ctx.cancel).await }.boxed()
     }
 
     /// The server, its own name for the tool, and the arguments as pretty JSON.
@@ -85,4 +69,9 @@ impl Tool for McpTool {
             None => arguments,
         }
     }
+}
+
+/// The schema of a tool no server lists: any object.
+fn any_object() -> Value {
+    json!({"type": "object"})
 }

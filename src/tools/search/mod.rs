@@ -20,11 +20,10 @@
 
 mod answer;
 mod glob;
-pub mod glob_tool;
 mod grep;
-pub mod grep_tool;
 mod pattern;
 mod scope;
+pub mod searching;
 
 pub use answer::tally_of;
 pub use glob::glob;
@@ -143,33 +142,30 @@ impl From<Result<Found, SearchError>> for ToolOutcome {
 }
 
 pub fn grep_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string"},
-            "path": {"type": "string"},
-            "glob": {"type": "string"},
-            "ignore_case": {"type": "boolean"},
-            "context": {"type": "integer"},
-            "output": {"type": "string", "enum": ["content", "files", "count"]},
-            "limit": {"type": "integer", "minimum": 1},
-            "offset": {"type": "integer"}
-        },
-        "required": ["pattern"]
-    })
+    search_schema(json!({
+        "glob": {"type": "string"},
+        "ignore_case": {"type": "boolean"},
+        "context": {"type": "integer"},
+        "output": {"type": "string", "enum": ["content", "files", "count"]}
+    }))
 }
 
 pub fn glob_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string"},
-            "path": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1},
-            "offset": {"type": "integer"}
-        },
-        "required": ["pattern"]
-    })
+    search_schema(json!({}))
+}
+
+/// The schema of a search's arguments: the pattern, the folder, the page, and `more`.
+fn search_schema(more: Value) -> Value {
+    let mut properties = json!({
+        "pattern": {"type": "string"},
+        "path": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1},
+        "offset": {"type": "integer"}
+    });
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
+        all.extend(more);
+    }
+    json!({"type": "object", "properties": properties, "required": ["pattern"]})
 }
 
 /// A search call in one line: the pattern, then the path and the glob filter when given
@@ -196,6 +192,18 @@ mod tests {
         assert_eq!(summary(&input).as_deref(), Some("NEEDLE src/ *.rs"));
         assert_eq!(summary(&json!({"pattern": "a b"})).as_deref(), Some("a b"));
         assert_eq!(summary(&json!({"path": "src"})), None);
+    }
+
+    #[test]
+    fn both_schemas_take_the_pattern_the_folder_and_the_page_and_grep_its_own() {
+        let keys = |schema: Value| -> Vec<String> {
+            schema["properties"].as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(keys(glob_schema()), ["limit", "offset", "path", "pattern"]);
+        let grep = ["context", "glob", "ignore_case", "limit", "offset", "output", "path"];
+        assert_eq!(keys(grep_schema()), [&grep[..], &["pattern"]].concat());
+        assert_eq!(grep_schema()["required"], json!(["pattern"]));
+        assert_eq!(glob_schema()["properties"]["limit"]["minimum"], 1);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::super::wrap::{Prefix, hard_wrap, wrap};
 use super::command_wrap::wrap_command;
 use super::pane;
 use crate::agent::{ApprovalRequest, Asking, Decision};
+use crate::tools::names::screen_name;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Position, Rect};
@@ -237,7 +238,7 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
         })
         .collect();
     lines.push(Line::from(vec![
-        Span::styled(crate::visible::one_line(&request.tool), theme::TOOL_NAME),
+        Span::styled(crate::visible::one_line(screen_name(&request.tool)), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),
     ]));
     let room = width.saturating_sub(INDENT.len());

@@ -10,6 +10,7 @@ use super::super::text::{
 use super::super::theme;
 use super::super::wrap::{Prefix, wrap};
 use crate::agent::{CallMark, Entry, ToolStatus};
+use crate::tools::names::screen_name;
 use crate::visible::one_line as one_line_of;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -80,7 +81,7 @@ pub(super) fn layout_entry(entry: &Entry, width: usize, fold: Fold) -> Vec<Line<
         Entry::ToolCall { name, summary, .. } => vec![one_line(
             vec![
                 Span::styled(format!("{MARGIN}▸ "), theme::TOOL_CALL),
-                Span::styled(one_line_of(name), theme::TOOL_NAME),
+                Span::styled(one_line_of(screen_name(name)), theme::TOOL_NAME),
                 Span::raw(" "),
             ],
             &one_line_of(summary),
@@ -202,7 +203,7 @@ fn strip_tags(text: &str) -> &str {
 /// network` on a command that exited 0.
 pub(super) fn call_mark(name: &str, mark: &CallMark) -> (String, Style) {
     let (text, style) = match mark.status {
-        ToolStatus::Failed if name == crate::board::TOOL_NAME => match &mark.reason {
+        ToolStatus::Failed if name == crate::tools::names::TODO.model => match &mark.reason {
             Some(reason) => return (format!(" ✗ rejected: {reason}"), theme::RUN_FAILED),
             None => ("✗ rejected", theme::RUN_FAILED),
         },

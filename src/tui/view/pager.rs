@@ -18,6 +18,7 @@ use super::inspector::search::{Search, Typed};
 use super::inspector::text::row_line;
 use super::pane;
 use crate::agent::{Snapshot, ToolRun, TurnDiff};
+use crate::tools::names::screen_name;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
@@ -292,7 +293,7 @@ impl Pager {
         let output = &self.output;
         let lines = output.lines.len();
         let tail = format!(" · {lines} line{} ", if lines == 1 { "" } else { "s" });
-        let lead = format!(" {} ", output.name);
+        let lead = format!(" {} ", screen_name(&output.name));
         let room = width.saturating_sub(4 + text_width(&lead) + text_width(&tail));
         let summary = truncate(&first_line(&output.summary), room).into_owned();
         Line::from(vec![

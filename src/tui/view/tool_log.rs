@@ -9,6 +9,7 @@ use super::super::theme;
 use super::{pane, spinner};
 use crate::agent::{ToolRun, ToolStatus};
 use crate::tools::bash::hint::SandboxHint;
+use crate::tools::names::screen_name;
 use crate::visible::one_line;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -123,7 +124,7 @@ fn header(
     now: Instant,
 ) -> Line<'static> {
     let (mark, style) = mark(run, frame);
-    let name = one_line(&run.name);
+    let name = one_line(screen_name(&run.name));
     let lead = format!("{mark} {name} ");
     let tail_of = |tally: Option<&str>, timed| {
         let outcome = outcome(run, tally, now, timed);

@@ -152,12 +152,11 @@ fn is_newer_xy(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{assert_refused, words};
     use super::*;
 
     fn check_line(line: &str) -> Verdict {
-        let args: Vec<Option<String>> =
-            line.split_whitespace().map(|word| Some(word.to_owned())).collect();
-        check(&args)
+        check(&words(line))
     }
 
     #[test]
@@ -175,17 +174,15 @@ mod tests {
 
     #[test]
     fn actions_that_write_or_run_and_unknown_primaries_are_refused() {
-        for (line, why) in [
+        let cases = [
             (". -delete", "`find -delete` writes"),
             (". -name x -exec rm {} ;", "`find -exec` writes"),
             (". -fprint out", "`find -fprint`"),
             (". -fls out", "`find -fls`"),
             (". -frobnicate", "`find -frobnicate` is not a test"),
             (". -newerXY x", "`find -newerXY`"),
-        ] {
-            let err = check_line(line).expect_err(line);
-            assert!(err.contains(why), "find {line}: {err}");
-        }
+        ];
+        assert_refused(check_line, &cases);
         assert!(check(&[Some(".".into()), None]).unwrap_err().contains("computed"));
         let debug = [Some("-D".into()), None, Some(".".into())];
         assert!(check(&debug).unwrap_err().contains("value of `find -D` is computed"));

@@ -38,8 +38,10 @@ pub struct Options {
     pub with_value: &'static str,
     /// Short options allowed that may take a value within the word.
     pub optional_value: &'static str,
-    /// Long options allowed, without their `--`.
-    pub long: &'static [(&'static str, Takes)],
+    /// Long options allowed, without their `--`, a word each in groups: `NAME` takes no value,
+    /// `NAME=` a value, `NAME=?` a value only within the word (`getopt_long`'s `no_argument`,
+    /// `required_argument`, `optional_argument`).
+    pub long: &'static [&'static str],
     /// Short options refused: they write files or run another program.
     pub refused_short: &'static str,
     /// Long options refused, listed so that a prefix of one is known for what it is.
@@ -92,7 +94,15 @@ impl Options {
             Some((name, value)) => (name, Some(value)),
             None => (long, None),
         };
-        let allowed = self.long.iter().map(|(option, takes)| (*option, Some(*takes)));
+        let allowed = self.long.iter().flat_map(|group| group.split_whitespace());
+        let allowed = allowed.map(|word| {
+            let (option, takes) = match word.split_once('=') {
+                Some((option, "?")) => (option, Takes::OptionalValue),
+                Some((option, _)) => (option, Takes::Value),
+                None => (word, Takes::Nothing),
+            };
+            (option, Some(takes))
+        });
         let refused = self.refused_long.iter().map(|option| (*option, None));
         let known: Vec<(&str, Option<Takes>)> = allowed.chain(refused).collect();
         let exact = known.iter().find(|(option, _)| *option == name);
@@ -170,12 +180,7 @@ mod tests {
         flags: "ab",
         with_value: "k",
         optional_value: "M",
-        long: &[
-            ("alpha", Takes::Nothing),
-            ("key", Takes::Value),
-            ("check", Takes::OptionalValue),
-            ("compare", Takes::Nothing),
-        ],
+        long: &["alpha key= check=? compare"],
         refused_short: "o",
         refused_long: &["output", "compress"],
         abbreviations: true,

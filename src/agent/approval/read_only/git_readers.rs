@@ -9,7 +9,7 @@
 //! long options only as spelled — `--outp` is an error to it — so no abbreviation is taken.
 
 use super::Verdict;
-use super::getopt::{Options, Takes};
+use super::getopt::Options;
 
 /// `git`'s subcommands that only read, and the options each may take.
 const SUBCOMMANDS: &[(&str, &Options)] =
@@ -66,23 +66,9 @@ const STATUS: Options = Options {
     with_value: "",
     optional_value: "u",
     long: &[
-        ("short", Takes::Nothing),
-        ("branch", Takes::Nothing),
-        ("show-stash", Takes::Nothing),
-        ("porcelain", Takes::OptionalValue),
-        ("long", Takes::Nothing),
-        ("verbose", Takes::Nothing),
-        ("untracked-files", Takes::OptionalValue),
-        ("ignore-submodules", Takes::OptionalValue),
-        ("ignored", Takes::OptionalValue),
-        ("column", Takes::OptionalValue),
-        ("no-column", Takes::Nothing),
-        ("ahead-behind", Takes::Nothing),
-        ("no-ahead-behind", Takes::Nothing),
-        ("renames", Takes::Nothing),
-        ("no-renames", Takes::Nothing),
-        ("find-renames", Takes::OptionalValue),
-        ("null", Takes::Nothing),
+        "short branch show-stash porcelain=? long verbose untracked-files=? ignore-submodules=? \
+         ignored=? column=? no-column ahead-behind no-ahead-behind renames no-renames \
+         find-renames=? null",
     ],
     refused_short: "",
     refused_long: &[],
@@ -108,203 +94,48 @@ const DIFF: Options = Options { program: "git diff", ..LOG };
 /// The long options that write a file or run a program.
 const REFUSED: &[&str] = &["output", "ext-diff", "textconv", "show-signature", "stdin"];
 
-const REVISION_AND_DIFF: &[(&str, Takes)] = &[
+const REVISION_AND_DIFF: &[&str] = &[
     // What is shown of each commit.
-    ("oneline", Takes::Nothing),
-    ("pretty", Takes::OptionalValue),
-    ("format", Takes::Value),
-    ("abbrev-commit", Takes::Nothing),
-    ("no-abbrev-commit", Takes::Nothing),
-    ("abbrev", Takes::OptionalValue),
-    ("no-abbrev", Takes::Nothing),
-    ("encoding", Takes::Value),
-    ("expand-tabs", Takes::OptionalValue),
-    ("no-expand-tabs", Takes::Nothing),
-    ("notes", Takes::OptionalValue),
-    ("no-notes", Takes::Nothing),
-    ("show-notes", Takes::OptionalValue),
-    ("relative-date", Takes::Nothing),
-    ("date", Takes::Value),
-    ("parents", Takes::Nothing),
-    ("children", Takes::Nothing),
-    ("left-right", Takes::Nothing),
-    ("graph", Takes::Nothing),
-    ("show-linear-break", Takes::OptionalValue),
-    ("decorate", Takes::OptionalValue),
-    ("no-decorate", Takes::Nothing),
-    ("decorate-refs", Takes::Value),
-    ("decorate-refs-exclude", Takes::Value),
-    ("clear-decorations", Takes::Nothing),
-    ("source", Takes::Nothing),
-    ("use-mailmap", Takes::Nothing),
-    ("no-use-mailmap", Takes::Nothing),
-    ("mailmap", Takes::Nothing),
-    ("no-mailmap", Takes::Nothing),
-    ("full-diff", Takes::Nothing),
-    ("log-size", Takes::Nothing),
+    "oneline pretty=? format= abbrev-commit no-abbrev-commit abbrev=? no-abbrev encoding= \
+     expand-tabs=? no-expand-tabs notes=? no-notes show-notes=? relative-date date= parents \
+     children left-right graph show-linear-break=? decorate=? no-decorate decorate-refs= \
+     decorate-refs-exclude= clear-decorations source use-mailmap no-use-mailmap mailmap \
+     no-mailmap full-diff log-size",
     // Which commits.
-    ("max-count", Takes::Value),
-    ("skip", Takes::Value),
-    ("since", Takes::Value),
-    ("after", Takes::Value),
-    ("since-as-filter", Takes::Value),
-    ("until", Takes::Value),
-    ("before", Takes::Value),
-    ("author", Takes::Value),
-    ("committer", Takes::Value),
-    ("grep-reflog", Takes::Value),
-    ("grep", Takes::Value),
-    ("all-match", Takes::Nothing),
-    ("invert-grep", Takes::Nothing),
-    ("regexp-ignore-case", Takes::Nothing),
-    ("basic-regexp", Takes::Nothing),
-    ("extended-regexp", Takes::Nothing),
-    ("fixed-strings", Takes::Nothing),
-    ("perl-regexp", Takes::Nothing),
-    ("remove-empty", Takes::Nothing),
-    ("merges", Takes::Nothing),
-    ("no-merges", Takes::Nothing),
-    ("min-parents", Takes::Value),
-    ("max-parents", Takes::Value),
-    ("no-min-parents", Takes::Nothing),
-    ("no-max-parents", Takes::Nothing),
-    ("first-parent", Takes::Nothing),
-    ("exclude-first-parent-only", Takes::Nothing),
-    ("not", Takes::Nothing),
-    ("all", Takes::Nothing),
-    ("branches", Takes::OptionalValue),
-    ("tags", Takes::OptionalValue),
-    ("remotes", Takes::OptionalValue),
-    ("glob", Takes::Value),
-    ("exclude", Takes::Value),
-    ("reflog", Takes::Nothing),
-    ("alternate-refs", Takes::Nothing),
-    ("single-worktree", Takes::Nothing),
-    ("ignore-missing", Takes::Nothing),
-    ("cherry-mark", Takes::Nothing),
-    ("cherry-pick", Takes::Nothing),
-    ("left-only", Takes::Nothing),
-    ("right-only", Takes::Nothing),
-    ("cherry", Takes::Nothing),
-    ("walk-reflogs", Takes::Nothing),
-    ("merge", Takes::Nothing),
-    ("boundary", Takes::Nothing),
-    ("simplify-by-decoration", Takes::Nothing),
-    ("show-pulls", Takes::Nothing),
-    ("full-history", Takes::Nothing),
-    ("dense", Takes::Nothing),
-    ("sparse", Takes::Nothing),
-    ("simplify-merges", Takes::Nothing),
-    ("ancestry-path", Takes::OptionalValue),
-    ("date-order", Takes::Nothing),
-    ("author-date-order", Takes::Nothing),
-    ("topo-order", Takes::Nothing),
-    ("reverse", Takes::Nothing),
-    ("no-walk", Takes::OptionalValue),
-    ("do-walk", Takes::Nothing),
-    ("follow", Takes::Nothing),
-    ("root", Takes::Nothing),
+    "max-count= skip= since= after= since-as-filter= until= before= author= committer= \
+     grep-reflog= grep= all-match invert-grep regexp-ignore-case basic-regexp extended-regexp \
+     fixed-strings perl-regexp remove-empty merges no-merges min-parents= max-parents= \
+     no-min-parents no-max-parents first-parent exclude-first-parent-only not all branches=? \
+     tags=? remotes=? glob= exclude= reflog alternate-refs single-worktree ignore-missing \
+     cherry-mark cherry-pick left-only right-only cherry walk-reflogs merge boundary \
+     simplify-by-decoration show-pulls full-history dense sparse simplify-merges ancestry-path=? \
+     date-order author-date-order topo-order reverse no-walk=? do-walk follow root",
     // How each change is shown.
-    ("patch", Takes::Nothing),
-    ("no-patch", Takes::Nothing),
-    ("raw", Takes::Nothing),
-    ("patch-with-raw", Takes::Nothing),
-    ("patch-with-stat", Takes::Nothing),
-    ("name-only", Takes::Nothing),
-    ("name-status", Takes::Nothing),
-    ("stat", Takes::OptionalValue),
-    ("shortstat", Takes::Nothing),
-    ("numstat", Takes::Nothing),
-    ("summary", Takes::Nothing),
-    ("compact-summary", Takes::Nothing),
-    ("dirstat", Takes::OptionalValue),
-    ("cumulative", Takes::Nothing),
-    ("dirstat-by-file", Takes::OptionalValue),
-    ("unified", Takes::Value),
-    ("output-indicator-new", Takes::Value),
-    ("output-indicator-old", Takes::Value),
-    ("output-indicator-context", Takes::Value),
-    ("full-index", Takes::Nothing),
-    ("binary", Takes::Nothing),
-    ("color", Takes::OptionalValue),
-    ("no-color", Takes::Nothing),
-    ("color-moved", Takes::OptionalValue),
-    ("no-color-moved", Takes::Nothing),
-    ("color-moved-ws", Takes::Value),
-    ("no-color-moved-ws", Takes::Nothing),
-    ("color-words", Takes::OptionalValue),
-    ("word-diff", Takes::OptionalValue),
-    ("word-diff-regex", Takes::Value),
-    ("no-renames", Takes::Nothing),
-    ("rename-empty", Takes::Nothing),
-    ("no-rename-empty", Takes::Nothing),
-    ("check", Takes::Nothing),
-    ("ws-error-highlight", Takes::Value),
-    ("find-renames", Takes::OptionalValue),
-    ("find-copies", Takes::OptionalValue),
-    ("find-copies-harder", Takes::Nothing),
-    ("break-rewrites", Takes::OptionalValue),
-    ("irreversible-delete", Takes::Nothing),
-    ("diff-filter", Takes::Value),
-    ("find-object", Takes::Value),
-    ("pickaxe-all", Takes::Nothing),
-    ("pickaxe-regex", Takes::Nothing),
-    ("skip-to", Takes::Value),
-    ("rotate-to", Takes::Value),
-    ("relative", Takes::OptionalValue),
-    ("no-relative", Takes::Nothing),
-    ("text", Takes::Nothing),
-    ("ignore-cr-at-eol", Takes::Nothing),
-    ("ignore-space-at-eol", Takes::Nothing),
-    ("ignore-space-change", Takes::Nothing),
-    ("ignore-all-space", Takes::Nothing),
-    ("ignore-blank-lines", Takes::Nothing),
-    ("ignore-matching-lines", Takes::Value),
-    ("inter-hunk-context", Takes::Value),
-    ("function-context", Takes::Nothing),
-    ("exit-code", Takes::Nothing),
-    ("quiet", Takes::Nothing),
-    ("no-ext-diff", Takes::Nothing),
-    ("no-textconv", Takes::Nothing),
-    ("ignore-submodules", Takes::OptionalValue),
-    ("src-prefix", Takes::Value),
-    ("dst-prefix", Takes::Value),
-    ("no-prefix", Takes::Nothing),
-    ("default-prefix", Takes::Nothing),
-    ("line-prefix", Takes::Value),
-    ("ita-invisible-in-index", Takes::Nothing),
-    ("ita-visible-in-index", Takes::Nothing),
-    ("minimal", Takes::Nothing),
-    ("patience", Takes::Nothing),
-    ("histogram", Takes::Nothing),
-    ("anchored", Takes::Value),
-    ("diff-algorithm", Takes::Value),
-    ("indent-heuristic", Takes::Nothing),
-    ("no-indent-heuristic", Takes::Nothing),
-    ("submodule", Takes::OptionalValue),
-    ("cc", Takes::Nothing),
-    ("combined-all-paths", Takes::Nothing),
-    ("diff-merges", Takes::Value),
-    ("no-diff-merges", Takes::Nothing),
-    ("remerge-diff", Takes::Nothing),
+    "patch no-patch raw patch-with-raw patch-with-stat name-only name-status stat=? shortstat \
+     numstat summary compact-summary dirstat=? cumulative dirstat-by-file=? unified= \
+     output-indicator-new= output-indicator-old= output-indicator-context= full-index binary \
+     color=? no-color color-moved=? no-color-moved color-moved-ws= no-color-moved-ws \
+     color-words=? word-diff=? word-diff-regex= no-renames rename-empty no-rename-empty check \
+     ws-error-highlight= find-renames=? find-copies=? find-copies-harder break-rewrites=? \
+     irreversible-delete diff-filter= find-object= pickaxe-all pickaxe-regex skip-to= rotate-to= \
+     relative=? no-relative text ignore-cr-at-eol ignore-space-at-eol ignore-space-change \
+     ignore-all-space ignore-blank-lines ignore-matching-lines= inter-hunk-context= \
+     function-context exit-code quiet no-ext-diff no-textconv ignore-submodules=? src-prefix= \
+     dst-prefix= no-prefix default-prefix line-prefix= ita-invisible-in-index \
+     ita-visible-in-index minimal patience histogram anchored= diff-algorithm= indent-heuristic \
+     no-indent-heuristic submodule=? cc combined-all-paths diff-merges= no-diff-merges \
+     remerge-diff",
     // What `git diff` compares.
-    ("cached", Takes::Nothing),
-    ("staged", Takes::Nothing),
-    ("merge-base", Takes::Nothing),
-    ("no-index", Takes::Nothing),
-    ("base", Takes::Nothing),
-    ("ours", Takes::Nothing),
-    ("theirs", Takes::Nothing),
+    "cached staged merge-base no-index base ours theirs",
 ];
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{assert_refused, words};
     use super::*;
 
     fn check_line(line: &str) -> Verdict {
-        let args: Vec<Option<String>> =
-            line.split_whitespace().map(|word| Some(word.to_owned())).collect();
-        check(&args)
+        check(&words(line))
     }
 
     #[test]
@@ -327,7 +158,7 @@ mod tests {
 
     #[test]
     fn options_that_write_or_run_are_refused_however_spelled() {
-        for (line, why) in [
+        let cases = [
             ("diff --output=patch.txt", "`git diff --output=patch.txt` writes"),
             ("log --output x", "`git log --output` writes"),
             ("show --ext-diff", "`git show --ext-diff` writes files or runs"),
@@ -339,10 +170,8 @@ mod tests {
             ("--exec-path=/x log", "`git --exec-path=/x`"),
             ("commit -m x", "`git commit` is not one"),
             ("status --porc", "`git status --porc` is not an option"),
-        ] {
-            let err = check_line(line).expect_err(line);
-            assert!(err.contains(why), "git {line}: {err}");
-        }
+        ];
+        assert_refused(check_line, &cases);
         assert!(check(&[Some("-C".into()), None, Some("log".into())]).is_err());
         assert!(check(&[]).unwrap_err().contains("alone"));
     }

@@ -275,8 +275,28 @@ fn pieces_of(pieces: &[WordPieceWithSource], depth: usize) -> Result<Option<Stri
     Ok(known)
 }
 
+/// What the checkers' tests share.
+#[cfg(test)]
+mod testing {
+    use super::Verdict;
+
+    /// The words of `line`, each as written.
+    pub fn words(line: &str) -> Vec<Option<String>> {
+        line.split_whitespace().map(|word| Some(word.to_owned())).collect()
+    }
+
+    /// Asserts that `check` refuses each line of `cases`, saying its reason.
+    pub fn assert_refused(check: impl Fn(&str) -> Verdict, cases: &[(&str, &str)]) {
+        for (line, why) in cases {
+            let err = check(line).expect_err(line);
+            assert!(err.contains(why), "{line}: {err}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::assert_refused;
     use super::*;
 
     #[test]
@@ -320,7 +340,7 @@ mod tests {
 
     #[test]
     fn writers_redirections_and_unknown_programs_are_refused() {
-        for (cmd, why) in [
+        let cases = [
             ("rm -rf target", "`rm` is not one of the read-only programs"),
             ("echo hi > notes.txt", "redirects output to `notes.txt`"),
             ("cat a >> b", "redirects output to `b`"),
@@ -361,10 +381,8 @@ mod tests {
             ("cat <(touch z)", "`touch` is not one"),
             ("ls >& listing.txt", "redirects output to `listing.txt`"),
             ("echo hi > 1", "redirects output to `1`"),
-        ] {
-            let err = check_read_only(cmd).expect_err(cmd);
-            assert!(err.contains(why), "{cmd}: {err}");
-        }
+        ];
+        assert_refused(check_read_only, &cases);
     }
 
     #[test]
