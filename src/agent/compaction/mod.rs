@@ -213,7 +213,8 @@ impl Turn<'_> {
             ("custom_instructions".to_owned(), "".into()),
         ]);
         let query = crate::hooks::Query::Value(trigger);
-        self.fire_hooks(crate::hooks::Event::PreCompact, query, fields, None)
+        crate::agent::turn::hooks::HookRunner::new(self.parts())
+            .fire(crate::hooks::Event::PreCompact, query, fields, None)
             .await
             .map(drop)
             .map_err(Failure::Stopped)

@@ -8,26 +8,27 @@
 //! call gets one saying so); the reminder goes after the tool results of the round that made it
 //! due.
 
-mod approval_prompt;
+pub(super) mod approval_prompt;
 pub(super) mod bounds;
 mod budget;
+pub(super) mod handle;
 pub(super) mod hooks;
 pub(super) mod jobs_watch;
 mod mcp_tools;
 pub(super) use mcp_tools::next_change as next_mcp_change;
-mod nested_repos;
+pub(super) mod nested_repos;
 mod output_limit;
 mod persons_command;
 mod plan_turn;
 mod prompt_hooks;
-mod repeated_step;
+pub(super) mod repeated_step;
 mod request;
 pub(super) mod road;
 pub(super) mod round;
 mod task_completed;
 mod turn_diff;
 pub(super) mod undo;
-mod watches;
+pub(super) mod watches;
 
 use super::context::ContextMeter;
 pub(super) use super::event::INTERRUPTED;
@@ -119,7 +120,7 @@ impl Turn<'_> {
         self.state.clock_turn(true);
         let stop = self.run_turn(prompt).await;
         self.state.clock_turn(false);
-        self.end_undo_group().await;
+        self.undo.end(self.state).await;
         stop
     }
 
@@ -244,7 +245,7 @@ impl Turn<'_> {
                 break (TurnOutcome::Interrupted, None, Some(stop));
             }
         };
-        self.look_for_nested_repositories().await;
+        nested_repos::look_for_nested_repositories(self.parts()).await;
         self.finish_turn(TurnEnd { outcome, error, text: last_text, rounds, stop_reason });
         stop
     }
@@ -307,7 +308,7 @@ impl Turn<'_> {
 
     fn finish_turn(&mut self, end: TurnEnd) {
         let TurnEnd { outcome, error, text, rounds, stop_reason } = end;
-        self.look_at_repository_again();
+        watches::look_at_repository_again(self.parts());
         self.state.end_streaming();
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);
