@@ -26,6 +26,8 @@ mod request;
 pub(super) mod road;
 pub(super) mod round;
 mod task_completed;
+#[cfg(test)]
+mod test_parts;
 mod turn_diff;
 pub(super) mod undo;
 pub(super) mod watches;

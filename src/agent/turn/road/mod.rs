@@ -79,6 +79,23 @@ pub(in crate::agent) struct OnRoad {
     pub hook_notes: Vec<String>,
 }
 
+impl OnRoad {
+    /// `call` of `tool` at the start of its road, undo's `opening` snapshot being taken for it.
+    pub fn new(call: ToolCall, tool: Arc<dyn Tool>, opening: Option<Opening>) -> Self {
+        let effect = tool.effect();
+        Self {
+            call,
+            tool,
+            effect,
+            assumed: None,
+            started: Instant::now(),
+            opening,
+            permission: None,
+            hook_notes: Vec::new(),
+        }
+    }
+}
+
 /// Where a stage leaves a call: on to the next stage, or ended there (and why the turn must
 /// stop, when it must).
 type Stage = Result<(), (Finished, Option<Stop>)>;
@@ -135,17 +152,7 @@ pub(in crate::agent) async fn take_call(turn: &mut Turn<'_>, call: ToolCall) -> 
             return settle_unknown(turn.parts(), &call, failed);
         }
     };
-    let effect = tool.effect();
-    let mut on = OnRoad {
-        call,
-        tool,
-        effect,
-        assumed: None,
-        started: Instant::now(),
-        opening,
-        permission: None,
-        hook_notes: Vec::new(),
-    };
+    let mut on = OnRoad::new(call, tool, opening);
     let (finished, stop) = match drive(turn, &mut on).await {
         Ok(ran) => ran,
         Err(ended) => ended,

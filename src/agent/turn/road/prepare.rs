@@ -85,3 +85,67 @@ fn argument_problem(input: &Value) -> Option<String> {
     };
     tool_input::invalid_input_message(&tool_input::parse(&raw))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::config::ApprovalMode;
+    use crate::agent::turn::test_parts::TestParts;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn bad_arguments_are_answered_with_the_error() {
+        let mut parts = TestParts::new(ApprovalMode::Auto);
+        let mut on = parts.on_road("c1", "write_file", json!({ "path": 7 }));
+        let mut turn = parts.turn();
+        let ended = prepare(&mut CallContext::new(&mut on, turn.parts())).await;
+        let Err(((status, outcome), stop)) = ended else { panic!("bad arguments went on") };
+        assert_eq!(status, ToolStatus::Failed);
+        assert!(outcome.is_error && outcome.for_model.contains("content"), "{}", outcome.for_model);
+        assert_eq!(stop, None);
+    }
+
+    #[tokio::test]
+    async fn arguments_that_are_not_an_object_are_answered_before_the_tool_looks() {
+        let mut parts = TestParts::new(ApprovalMode::Auto);
+        let mut on = parts.on_road("c1", "read_file", json!("{\"path\": "));
+        let mut turn = parts.turn();
+        let ended = prepare(&mut CallContext::new(&mut on, turn.parts())).await;
+        let Err(((status, outcome), _)) = ended else { panic!("broken JSON went on") };
+        assert_eq!(status, ToolStatus::Failed);
+        assert!(outcome.is_error);
+    }
+
+    #[tokio::test]
+    async fn plan_mode_refuses_a_write_and_lets_a_read_through() {
+        let mut parts = TestParts::new(ApprovalMode::Auto);
+        parts.conversation.state.set_plan_mode(true);
+        let input = json!({ "path": "a.txt", "content": "hi\n" });
+        let mut write = parts.on_road("c1", "write_file", input);
+        let mut read = parts.on_road("c2", "read_file", json!({ "path": "a.txt" }));
+        let mut turn = parts.turn();
+        let ended = prepare(&mut CallContext::new(&mut write, turn.parts())).await;
+        let Err(((status, outcome), None)) = ended else { panic!("plan mode let a write by") };
+        assert_eq!(status, ToolStatus::Refused(Refusal::PlanMode));
+        assert!(
+            outcome.is_error && outcome.for_model.starts_with(plan::REFUSED),
+            "{}",
+            outcome.for_model
+        );
+        assert!(prepare(&mut CallContext::new(&mut read, turn.parts())).await.is_ok());
+        assert!(!parts.root().join("a.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_child_under_read_only_rules_is_refused_with_its_reason() {
+        let mut parts = TestParts::new(ApprovalMode::Auto);
+        let toolset = parts.conversation.toolset.for_child(false, Some("it explores".into()));
+        parts.conversation.toolset = toolset;
+        let mut on = parts.on_road("c1", "write_file", json!({ "path": "a", "content": "" }));
+        let mut turn = parts.turn();
+        let ended = prepare(&mut CallContext::new(&mut on, turn.parts())).await;
+        let Err(((status, outcome), None)) = ended else { panic!("a read-only child wrote") };
+        assert_eq!(status, ToolStatus::Refused(Refusal::ReadOnly));
+        assert!(outcome.for_model.contains("it explores"), "{}", outcome.for_model);
+    }
+}

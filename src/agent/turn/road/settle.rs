@@ -59,3 +59,92 @@ pub(in crate::agent) fn settle_unknown(
     conv.record_result(shared.tools, call, true, status, &outcome, Instant::now());
     Taken { result, effect: None, left_running: false, stop: None }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::config::ApprovalMode;
+    use crate::agent::event::AgentEvent;
+    use crate::agent::snapshot::Refusal;
+    use crate::agent::turn::road::take_call;
+    use crate::agent::turn::test_parts::TestParts;
+    use crate::message::ContentBlock;
+    use serde_json::{Value, json};
+
+    /// How many `ToolStart` and `ToolEnd` events the front ends got for call `id`.
+    fn starts_and_ends(told: &[AgentEvent], id: &str) -> (usize, usize) {
+        let starts = told
+            .iter()
+            .filter(|event| matches!(event, AgentEvent::ToolStart { id: at, .. } if at == id));
+        let ends = told
+            .iter()
+            .filter(|event| matches!(event, AgentEvent::ToolEnd { id: at, .. } if at == id));
+        (starts.count(), ends.count())
+    }
+
+    /// The history's answer in `taken`: its call's id and whether it is an error.
+    fn answer(taken: &Taken) -> (&str, bool) {
+        match &taken.result {
+            ContentBlock::ToolResult { tool_use_id, is_error, .. } => (tool_use_id, *is_error),
+            other => panic!("not a result: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_call_gets_exactly_one_result_however_far_it_went() {
+        let mut parts = TestParts::new(ApprovalMode::ReadOnly);
+        std::fs::write(parts.root().join("a.txt"), "hello\n").expect("the file is written");
+        let calls: [(&str, &str, Value, bool); 4] = [
+            ("ran", "read_file", json!({ "path": "a.txt" }), false),
+            ("bad", "read_file", json!({}), true),
+            ("refused", "write_file", json!({ "path": "b.txt", "content": "" }), true),
+            ("unknown", "rm_rf", json!({}), true),
+        ];
+        let mut turn = parts.turn();
+        let mut taken = Vec::new();
+        for (id, name, input, _) in &calls {
+            let call = ToolCall { id: (*id).into(), name: (*name).into(), input: input.clone() };
+            taken.push(take_call(&mut turn, call).await);
+        }
+        let told = parts.told();
+        for ((id, _, _, is_error), taken) in calls.iter().zip(&taken) {
+            assert_eq!(answer(taken), (*id, *is_error));
+            assert_eq!(starts_and_ends(&told, id), (1, 1), "{id}: {told:?}");
+            assert_eq!(taken.stop, None);
+        }
+        assert!(!parts.root().join("b.txt").exists());
+        let marks = &parts.conversation.state.view().call_marks;
+        assert_eq!(
+            marks.get("refused").map(|mark| mark.status),
+            Some(ToolStatus::Refused(Refusal::ReadOnly))
+        );
+        assert_eq!(marks.get("bad").map(|mark| mark.status), Some(ToolStatus::Failed));
+        assert!(marks.get("ran").is_none(), "a call that succeeded needs no mark");
+    }
+
+    #[tokio::test]
+    async fn a_call_is_recorded_as_it_ended() {
+        let mut parts = TestParts::new(ApprovalMode::Auto);
+        let mut on = parts.on_road("c1", "read_file", json!({ "path": "a.txt" }));
+        let ended = (ToolStatus::Declined, ToolOutcome::error("declined"));
+        let mut turn = parts.turn();
+        let taken =
+            settle(&mut CallContext::new(&mut on, turn.parts()), ended, Some(Stop::Interrupted))
+                .await;
+        assert_eq!(answer(&taken), ("c1", true));
+        assert_eq!(taken.stop, Some(Stop::Interrupted));
+        assert_eq!(taken.effect, Some(Effect::Reads));
+        let view = parts.conversation.state.view();
+        assert_eq!(view.call_marks.get("c1").map(|mark| mark.status), Some(ToolStatus::Declined));
+        let pane = view.tools.iter().find(|run| run.id == "c1").expect("the call is in the pane");
+        assert_eq!(pane.status, ToolStatus::Declined);
+        let told = parts.told();
+        let ended = told.iter().find_map(|event| match event {
+            AgentEvent::ToolEnd { id, is_error, output, .. } if id == "c1" => {
+                Some((*is_error, output.clone()))
+            }
+            _ => None,
+        });
+        assert_eq!(ended, Some((true, "declined".to_owned())));
+    }
+}
