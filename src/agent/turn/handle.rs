@@ -66,15 +66,7 @@ impl<'a> Turn<'a> {
 impl<'t> Handle<'t> {
     /// The same handle, borrowed for a shorter errand.
     pub fn reborrow(&mut self) -> Handle<'_> {
-        Handle {
-            config: self.config,
-            toolset: self.toolset,
-            state: self.state,
-            undo: self.undo,
-            bounds: self.bounds,
-            inbox: self.inbox,
-            outbox: self.outbox,
-        }
+        Handle { state: self.state, undo: self.undo, inbox: self.inbox, ..*self }
     }
 
     /// Tells of something that happened (`State::emit`), and sends it to the front ends at once.

@@ -1,11 +1,10 @@
-//! Where a turn runs hooks (`crate::hooks`), in the sandbox its calls run in, and how what they
-//! said is told: each run as a
-//! `hook` event (a line in the conversation when it blocked or failed), a hook's
+//! Where a conversation runs hooks (`crate::hooks`): a [`HookRunner`] over its parts fires them
+//! in the sandbox its calls run in, listening to the person meanwhile, and tells what they said:
+//! each run as a `hook` event (a line in the conversation when it blocked or failed), a hook's
 //! `systemMessage` as a note, a workspace hook that lost its trust as an error; `/hooks`' view
 //! brought up to date. What a hook's answer means is decided where its event happens: the
 //! call's road (`road::before`, `road::after`), the board (`task_completed`), the turn's start
 //! and end (`prompt_hooks`), compaction and the session's start (`agent::task`).
-
 use crate::agent::event::AgentEvent;
 use crate::agent::services::Services;
 use crate::agent::turn::handle::{Handle, Parts, Shared};

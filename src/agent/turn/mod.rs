@@ -76,7 +76,8 @@ pub(in crate::agent) enum Stop {
 }
 
 /// A turn over one conversation (`Conversation::turn`): what it borrows of the conversation, the
-/// front end's channels, and the workspace's services. The turn code is all `impl Turn`.
+/// front end's channels, and the workspace's services. `impl Turn` is the loop; what a call or a
+/// service touches of it is handed out as its parts (`handle`).
 pub(in crate::agent) struct Turn<'a> {
     pub config: &'a AgentConfig,
     /// The model, shared with the conversation's children.
@@ -128,8 +129,7 @@ impl Turn<'_> {
 
     /// Tells of something that happened (`State::emit`), and sends it to the front ends at once.
     pub(in crate::agent) fn emit(&mut self, event: AgentEvent) {
-        self.state.emit(event);
-        self.state.flush(self.outbox);
+        self.parts().0.emit(event);
     }
 
     /// Tells front ends what each request carries besides the history, so the inspector shows

@@ -1,5 +1,7 @@
 //! One call's road: every tool call — `todo` and the MCP servers' tools included — takes the same
-//! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`):
+//! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`).
+//! Each stage is a function of the call's own context ([`CallContext`]: the call on its road, a
+//! handle on its conversation, the workspace's services it may use), never of the whole turn:
 //!
 //! 1. **prepare** (`prepare`): the arguments checked, plan mode's refusal;
 //! 2. **before** (`before`): the PreToolUse hooks — a block ends the call, an `updatedInput`
