@@ -76,15 +76,9 @@ impl Turn<'_> {
                         let why = ToolOutcome::error(INTERRUPTED);
                         ((ToolStatus::Interrupted, why), stop)
                     });
-                    let (finished, stop) =
-                        super::after(&mut super::CallContext::new(&mut on, self.parts()), ran)
-                            .await;
-                    super::settle(
-                        &mut super::CallContext::new(&mut on, self.parts()),
-                        finished,
-                        stop,
-                    )
-                    .await
+                    let mut cx = super::CallContext::new(&mut on, self.parts());
+                    let (finished, stop) = super::after(&mut cx, ran).await;
+                    super::settle(&mut cx, finished, stop).await
                 }
                 Standing::Ended(mut on, (finished, stop)) => {
                     super::settle(
