@@ -1,109 +1,108 @@
-//! Where a turn runs hooks (`crate::hooks`), in the sandbox its calls run in, and how what they
-//! said is told: each run as a
-//! `hook` event (a line in the conversation when it blocked or failed), a hook's
+//! Where a conversation runs hooks (`crate::hooks`): a [`HookRunner`] over its parts fires them
+//! in the sandbox its calls run in, listening to the person meanwhile, and tells what they said:
+//! each run as a `hook` event (a line in the conversation when it blocked or failed), a hook's
 //! `systemMessage` as a note, a workspace hook that lost its trust as an error; `/hooks`' view
 //! brought up to date. What a hook's answer means is decided where its event happens: the
 //! call's road (`road::before`, `road::after`), the board (`task_completed`), the turn's start
 //! and end (`prompt_hooks`), compaction and the session's start (`agent::worker`).
 
 use crate::agent::event::AgentEvent;
-use crate::agent::turn::{Stop, Turn, during_turn};
+use crate::agent::services::Services;
+use crate::agent::turn::handle::{Handle, Parts, Shared};
+use crate::agent::turn::{Stop, during_turn};
 use crate::hooks::{Event, Fired, Outcome, Query, Verdict, names};
 use crate::tags::Tag;
-use crate::tools::{self, ToolCall};
+use crate::tools::{self, ToolCall, Tools};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// The most of a changed input the model is shown in the note that says it changed.
 const CHANGED_INPUT_CHARS: usize = 2000;
 
-impl Turn<'_> {
+/// Runs a conversation's hooks in the sandbox its calls run in, and tells what they did.
+pub(in crate::agent) struct HookRunner<'t> {
+    conv: Handle<'t>,
+    shared: Shared<'t>,
+}
+
+impl<'t> HookRunner<'t> {
+    /// The runner for the conversation `conv`, over the workspace's `shared` services.
+    pub fn new((conv, shared): Parts<'t>) -> Self {
+        Self { conv, shared }
+    }
+
     /// Runs `event`'s hooks that `query` matches, listening to the person meanwhile: an
     /// interrupt (or the front end leaving) stops waiting, and the hooks are killed. `call`: the
     /// tool call they run for. Tells what they did.
-    pub(in crate::agent) async fn fire_hooks(
-        &mut self,
+    pub async fn fire(
+        mut self,
         event: Event,
         query: Query<'_>,
         fields: Map<String, Value>,
         call: Option<&str>,
     ) -> Result<Fired, Stop> {
-        let hooks = Arc::clone(&self.services.hooks);
+        let hooks = Arc::clone(&self.shared.services.hooks);
         if !hooks.has(event) {
             return Ok(Fired::default());
         }
-        let mode = self.services.approvals().mode();
-        let common = self.state.hook_common(hooks.workspace(), mode);
-        let sandbox = self.sandbox_for_hooks().await;
+        let mode = self.shared.services.approvals().mode();
+        let common = self.conv.state.hook_common(hooks.workspace(), mode);
+        let sandbox = self.sandbox().await;
         let fired = hooks.fire(event, query, &common, fields, &sandbox);
         tokio::pin!(fired);
         let fired = loop {
             tokio::select! {
                 fired = &mut fired => break fired,
-                command = self.inbox.recv() => {
+                command = self.conv.inbox.recv() => {
+                    let services = self.shared.services;
                     if let Some(stop) =
-                        during_turn(self.state, self.outbox, self.services, command)
+                        during_turn(self.conv.state, self.conv.outbox, services, command)
                     {
                         return Err(stop);
                     }
                 }
             }
         };
-        self.tell_hooks(&fired, call);
+        self.tell(&fired, call);
         Ok(fired)
     }
 
-    /// As [`Turn::fire_hooks`], between turns: the person's commands wait in the inbox until the
+    /// As [`HookRunner::fire`], between turns: the person's commands wait in the inbox until the
     /// hooks are done.
-    pub(in crate::agent) async fn fire_hooks_between_turns(
-        &mut self,
+    pub async fn fire_between_turns(
+        mut self,
         event: Event,
         query: Query<'_>,
         fields: Map<String, Value>,
     ) -> Fired {
-        let hooks = Arc::clone(&self.services.hooks);
+        let hooks = Arc::clone(&self.shared.services.hooks);
         if !hooks.has(event) {
             return Fired::default();
         }
-        let mode = self.services.approvals().mode();
-        let common = self.state.hook_common(hooks.workspace(), mode);
-        let sandbox = self.sandbox_for_hooks().await;
+        let mode = self.shared.services.approvals().mode();
+        let common = self.conv.state.hook_common(hooks.workspace(), mode);
+        let sandbox = self.sandbox().await;
         let fired = hooks.fire(event, query, &common, fields, &sandbox).await;
-        self.tell_hooks(&fired, None);
+        self.tell(&fired, None);
         fired
     }
 
     /// The sandbox hooks that run confined run in: the one this conversation's calls run in now
     /// (read-only in plan mode), once its probe has answered.
-    async fn sandbox_for_hooks(&self) -> crate::tools::Sandbox {
-        self.tools.probing_sandbox().settled().await;
-        self.tools_for_call().sandbox().clone()
-    }
-
-    /// `tools` whose commands cannot change what the trusted workspace hooks run: the files
-    /// they name read-only, the folders above them pinned (`Hooks::kept`).
-    pub(in crate::agent) fn keep_hook_files(
-        &self,
-        tools: crate::tools::Tools,
-    ) -> crate::tools::Tools {
-        let kept = self.services.hooks.kept();
-        if kept.is_empty() {
-            return tools;
-        }
-        let mut sandbox = tools.sandbox().clone();
-        kept.keep_in(&mut sandbox);
-        tools.with_sandbox(sandbox)
+    async fn sandbox(&self) -> crate::tools::Sandbox {
+        self.shared.tools.probing_sandbox().settled().await;
+        self.shared.tools_for(self.conv.read_only_rules()).sandbox().clone()
     }
 
     /// Tells what the hooks did, and brings `/hooks`' view up to date.
-    fn tell_hooks(&mut self, fired: &Fired, call: Option<&str>) {
+    fn tell(&mut self, fired: &Fired, call: Option<&str>) {
         for ran in &fired.runs {
             let text = match &ran.reply.verdict {
                 Verdict::Fine => String::new(),
                 Verdict::Blocked(text) | Verdict::Failed(text) => text.clone(),
             };
             let command = crate::visible::one_line(&ran.command);
-            self.emit(AgentEvent::Hook {
+            self.conv.emit(AgentEvent::Hook {
                 event: ran.event,
                 command: command.clone(),
                 outcome: Outcome::of(&ran.reply.verdict),
@@ -112,17 +111,29 @@ impl Turn<'_> {
                 duration_ms: u64::try_from(ran.took.as_millis()).unwrap_or(u64::MAX),
             });
             if let Some(message) = &ran.reply.message {
-                self.emit(AgentEvent::Notice {
+                self.conv.emit(AgentEvent::Notice {
                     text: format!("{} hook `{command}`: {message}", ran.event),
                 });
             }
         }
         if let Some(lost) = &fired.lost_trust {
-            self.emit(AgentEvent::Error { text: lost.clone() });
+            self.conv.emit(AgentEvent::Error { text: lost.clone() });
         }
-        self.state.set_hooks(self.services.hooks.view());
-        self.state.publish(self.outbox);
+        self.conv.state.set_hooks(self.shared.services.hooks.view());
+        self.conv.state.publish(self.conv.outbox);
     }
+}
+
+/// `tools` whose commands cannot change what the trusted workspace hooks run: the files they
+/// name read-only, the folders above them pinned (`Hooks::kept`).
+pub(in crate::agent) fn keep_hook_files(services: &Services, tools: Tools) -> Tools {
+    let kept = services.hooks.kept();
+    if kept.is_empty() {
+        return tools;
+    }
+    let mut sandbox = tools.sandbox().clone();
+    kept.keep_in(&mut sandbox);
+    tools.with_sandbox(sandbox)
 }
 
 /// The tool fields of a PreToolUse or PostToolUse input: `tool_name` as Claude Code names the

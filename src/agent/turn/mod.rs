@@ -8,26 +8,29 @@
 //! call gets one saying so); the reminder goes after the tool results of the round that made it
 //! due.
 
-mod approval_prompt;
+pub(super) mod approval_prompt;
 pub(super) mod bounds;
 mod budget;
+pub(super) mod handle;
 pub(super) mod hooks;
 pub(super) mod jobs_watch;
 mod mcp_tools;
 pub(super) use mcp_tools::next_change as next_mcp_change;
-mod nested_repos;
+pub(super) mod nested_repos;
 mod output_limit;
 mod persons_command;
 mod plan_turn;
 mod prompt_hooks;
-mod repeated_step;
+pub(super) mod repeated_step;
 mod request;
 pub(super) mod road;
 pub(super) mod round;
 mod task_completed;
+#[cfg(test)]
+mod test_parts;
 mod turn_diff;
 pub(super) mod undo;
-mod watches;
+pub(super) mod watches;
 
 use super::compaction::ContextMeter;
 pub(super) use super::event::INTERRUPTED;
@@ -65,7 +68,8 @@ pub const NO_PROVIDER_HELP: &str =
     concat!(configure_help!(), " Type /demo to watch the built-in demo meanwhile.");
 
 /// A turn over one conversation (`Conversation::turn`): what it borrows of the conversation, the
-/// front end's channels, and the workspace's services. The turn code is all `impl Turn`.
+/// front end's channels, and the workspace's services. `impl Turn` is the loop; what a call or a
+/// service touches of it is handed out as its parts (`handle`).
 pub(in crate::agent) struct Turn<'a> {
     pub config: &'a AgentConfig,
     /// The model, shared with the conversation's children.
@@ -111,14 +115,13 @@ impl Turn<'_> {
         self.state.clock_turn(true);
         let stop = self.run_turn(prompt).await;
         self.state.clock_turn(false);
-        self.end_undo_group().await;
+        self.undo.end(self.state).await;
         stop
     }
 
     /// Tells of something that happened (`State::emit`), and sends it to the front ends at once.
     pub(in crate::agent) fn emit(&mut self, event: AgentEvent) {
-        self.state.emit(event);
-        self.state.flush(self.outbox);
+        self.parts().0.emit(event);
     }
 
     /// Tells front ends what each request carries besides the history, so the inspector shows
@@ -236,7 +239,7 @@ impl Turn<'_> {
                 break (TurnOutcome::Interrupted, None, Some(stop));
             }
         };
-        self.look_for_nested_repositories().await;
+        nested_repos::look_for_nested_repositories(self.parts()).await;
         self.finish_turn(TurnEnd { outcome, error, text: last_text, rounds, stop_reason });
         stop
     }
@@ -300,7 +303,7 @@ impl Turn<'_> {
 
     fn finish_turn(&mut self, end: TurnEnd) {
         let TurnEnd { outcome, error, text, rounds, stop_reason } = end;
-        self.look_at_repository_again();
+        watches::look_at_repository_again(self.parts());
         self.state.end_streaming();
         self.state.set_activity(Activity::Idle);
         self.state.set_pending_approval(None);

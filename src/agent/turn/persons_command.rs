@@ -8,7 +8,8 @@
 
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Activity, ToolStatus};
-use crate::agent::turn::{Stop, Turn};
+use crate::agent::turn::handle::tools_for_call;
+use crate::agent::turn::{Stop, Turn, watches};
 use crate::tags::Tag;
 use crate::tools::{Effect, ToolCall};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,8 +39,8 @@ impl Turn<'_> {
             self.emit(AgentEvent::Error { text: "! needs a command: !ls, !git status.".into() });
             return None;
         }
-        self.settle_sandbox().await;
-        let tools = self.tools_for_call();
+        watches::settle_sandbox(self.services, self.state).await;
+        let tools = tools_for_call(self.parts());
         if let Some(why) = tools.sandbox().problem() {
             let text = format!(
                 "The command did not run: keel {why}. Run it in your own shell, or start keel \
@@ -60,17 +61,18 @@ impl Turn<'_> {
         let id = format!("{ID_PREFIX}{}", RUN.fetch_add(1, Ordering::Relaxed) + 1);
         let input = serde_json::json!({ "command": command });
         let call = ToolCall { id, name: bash.name().to_owned(), input };
-        self.take_up(&call);
+        self.parts().0.take_up(&call);
         let started = Instant::now();
         let (mut outcome, stop) =
             self.run_live(&*bash, &call, &tools, None, &mut None, started).await;
-        self.look_at_repository(&mut outcome);
+        watches::look_at_repository(self.parts(), &mut outcome);
         let status = match (stop, outcome.is_error) {
             (Some(_), _) => ToolStatus::Interrupted,
             (None, true) => ToolStatus::Failed,
             (None, false) => ToolStatus::Succeeded,
         };
-        self.record_result(&call, true, status, &outcome, started);
+        let tools = self.tools;
+        self.parts().0.record_result(tools, &call, true, status, &outcome, started);
         self.state.set_activity(Activity::Idle);
         self.state.owe_model(note(&command, &outcome.for_model));
         let ended = match outcome.exit_code {

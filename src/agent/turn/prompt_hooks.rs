@@ -7,7 +7,7 @@
 //! blocks cannot keep a turn going for ever.
 
 use crate::agent::event::AgentEvent;
-use crate::agent::turn::hooks::for_model;
+use crate::agent::turn::hooks::{HookRunner, for_model};
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::{Event, Query};
 use crate::message::{ContentBlock, Message, Role};
@@ -33,8 +33,8 @@ impl Turn<'_> {
         prompt: &str,
     ) -> Result<Vec<ContentBlock>, NotSent> {
         let fields = Map::from_iter([("prompt".to_owned(), Value::from(prompt))]);
-        let fired = self
-            .fire_hooks(Event::UserPromptSubmit, Query::Nothing, fields, None)
+        let fired = HookRunner::new(self.parts())
+            .fire(Event::UserPromptSubmit, Query::Nothing, fields, None)
             .await
             .map_err(NotSent::Stopped)?;
         if fired.blocked().is_some() {
@@ -63,7 +63,7 @@ impl Turn<'_> {
             ("last_assistant_message".to_owned(), json!(last_text)),
         ]);
         let event = if self.config.is_child() { Event::SubagentStop } else { Event::Stop };
-        let fired = self.fire_hooks(event, Query::Nothing, fields, None).await?;
+        let fired = HookRunner::new(self.parts()).fire(event, Query::Nothing, fields, None).await?;
         let Some(reason) = fired.blocked() else {
             return Ok(false);
         };

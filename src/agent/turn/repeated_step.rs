@@ -5,64 +5,64 @@
 //! out its change anyway, and a repeat writes nothing), and is told the same after it.
 
 use crate::agent::approval::Verdict;
+use crate::agent::state::State;
 use crate::agent::steps_done::{self, Repeated};
-use crate::agent::turn::Turn;
-use crate::agent::turn::road::OnRoad;
-use crate::tools::{Tool, ToolCall, ToolOutcome};
+use crate::agent::turn::road::CallContext;
+use crate::tools::{Tool, ToolCall, ToolOutcome, Tools};
 
-impl Turn<'_> {
-    /// The answer to a write or an edit that would repeat a step already done, before it is
-    /// asked for or refused (`verdict`); `None` for any other call, and for one that runs
-    /// without asking (its own run says what happens: [`Turn::tell_when_done`]).
-    pub(in crate::agent) async fn repeated_step(
-        &self,
-        on: &OnRoad,
-        verdict: &Verdict,
-    ) -> Option<ToolOutcome> {
-        if matches!(verdict, Verdict::Run) || !on.effect.records_its_changes() {
-            return None;
-        }
-        let (tool, input) = (on.tool.clone(), on.call.input.clone());
-        let workspace = self.tools.workspace().clone();
-        // Planning reads the file: off the async threads, as the tools themselves do.
-        let planned = tokio::task::spawn_blocking(move || tool.planned_change(&input, &workspace))
-            .await
-            .ok()??;
-        let (plan, repeated) = planned;
-        plan.repeat?;
-        let step = self.state.find_step(&plan.display, repeated);
-        Some(ToolOutcome::ok(format!("{} {}", plan.report(), steps_done::when_done(step))))
+/// The answer to a write or an edit that would repeat a step already done, before it is asked
+/// for or refused (`verdict`); `None` for any other call, and for one that runs without asking
+/// (its own run says what happens: [`tell_when_done`]).
+pub(in crate::agent) async fn repeated_step(
+    cx: &CallContext<'_>,
+    verdict: &Verdict,
+) -> Option<ToolOutcome> {
+    let on = &*cx.on;
+    if matches!(verdict, Verdict::Run) || !on.effect.records_its_changes() {
+        return None;
     }
+    let (tool, input) = (on.tool.clone(), on.call.input.clone());
+    let workspace = cx.shared.tools.workspace().clone();
+    // Planning reads the file: off the async threads, as the tools themselves do.
+    let planned = tokio::task::spawn_blocking(move || tool.planned_change(&input, &workspace))
+        .await
+        .ok()??;
+    let (plan, repeated) = planned;
+    plan.repeat?;
+    let step = cx.conv.state.find_step(&plan.display, repeated);
+    Some(ToolOutcome::ok(format!("{} {}", plan.report(), steps_done::when_done(step))))
+}
 
-    /// Tells a call that ran without asking, and found its step already done, when that step
-    /// was done: the same answer [`Turn::repeated_step`] gives before asking.
-    pub(in crate::agent) fn tell_when_done(
-        &self,
-        tool: &dyn Tool,
-        call: &ToolCall,
-        outcome: &mut ToolOutcome,
-    ) {
-        let Some(path) = outcome.already_done.take() else { return };
-        let Some(repeated) = tool.repeat_of(&call.input) else { return };
-        let when = steps_done::when_done(self.state.find_step(&path, repeated));
-        *outcome = ToolOutcome::ok(format!("{} {when}", outcome.for_model));
-    }
+/// Tells a call that ran without asking, and found its step already done, when that step was
+/// done (the steps `state` noted): the same answer [`repeated_step`] gives before asking.
+pub(in crate::agent) fn tell_when_done(
+    state: &State,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    outcome: &mut ToolOutcome,
+) {
+    let Some(path) = outcome.already_done.take() else { return };
+    let Some(repeated) = tool.repeat_of(&call.input) else { return };
+    let when = steps_done::when_done(state.find_step(&path, repeated));
+    *outcome = ToolOutcome::ok(format!("{} {when}", outcome.for_model));
+}
 
-    /// Notes the files a write or an edit changed, for the repeated-step answer.
-    pub(in crate::agent) fn note_steps(
-        &mut self,
-        tool: &dyn Tool,
-        call: &ToolCall,
-        outcome: &ToolOutcome,
-    ) {
-        let edit = match tool.repeat_of(&call.input) {
-            Some(Repeated::Edit(digest)) => Some(digest),
-            Some(Repeated::Content(_)) => None,
-            None => return,
-        };
-        for change in &outcome.changes {
-            let path = self.tools.workspace().display(&change.path);
-            self.state.record_step(path, steps_done::content_digest(&change.after), edit);
-        }
+/// Notes in `state` the files a write or an edit on `tools` changed, for the repeated-step
+/// answer.
+pub(in crate::agent) fn note_steps(
+    state: &mut State,
+    tools: &Tools,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    outcome: &ToolOutcome,
+) {
+    let edit = match tool.repeat_of(&call.input) {
+        Some(Repeated::Edit(digest)) => Some(digest),
+        Some(Repeated::Content(_)) => None,
+        None => return,
+    };
+    for change in &outcome.changes {
+        let path = tools.workspace().display(&change.path);
+        state.record_step(path, steps_done::content_digest(&change.after), edit);
     }
 }

@@ -70,7 +70,8 @@ impl Turn<'_> {
             return Ok(false);
         };
         if let Some((query, fields)) = plan.pre_compact() {
-            self.fire_hooks(Event::PreCompact, query, fields, None)
+            crate::agent::turn::hooks::HookRunner::new(self.parts())
+                .fire(Event::PreCompact, query, fields, None)
                 .await
                 .map_err(compaction::Failed::Stopped)?;
         }

@@ -5,14 +5,12 @@
 //! as one user message.
 
 use crate::agent::children::per_response;
-use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{ToolRun, ToolStatus};
 use crate::agent::turn::INTERRUPTED;
 use crate::agent::turn::output_limit::cut_call_message;
-use crate::agent::turn::road::{Taken, runs_beside_others};
+use crate::agent::turn::road::{self, Taken, runs_beside_others};
 use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
-use crate::tools::diff::FileDiff;
 use crate::tools::{Effect, ToolCall, ToolOutcome};
 use std::time::Instant;
 
@@ -55,7 +53,7 @@ impl Turn<'_> {
                 }
                 self.take_calls_together(&group).await
             } else {
-                vec![self.take_call(call).await]
+                vec![road::take_call(self, call).await]
             };
             for taken in takens {
                 if let Some(effect) = taken.effect.filter(|effect| effect.changes_things()) {
@@ -75,7 +73,7 @@ impl Turn<'_> {
         self.state.push_results(results);
         self.state.publish(self.outbox);
         if settled && stop.is_none() {
-            self.start_closing_snapshot();
+            self.undo.start_closing_snapshot(self.state);
         }
         stop
     }
@@ -83,67 +81,16 @@ impl Turn<'_> {
     /// Answers a call that is not run — the turn is stopping, the call was cut off at the
     /// output limit, or it is a `task` call past the response's bound of children — with `why`.
     fn answer_unrun(&mut self, call: &ToolCall, status: ToolStatus, why: &str) -> Taken {
-        self.take_up(call);
+        let (mut conv, shared) = self.parts();
+        conv.take_up(call);
         let outcome = ToolOutcome::error(why);
-        self.record_result(call, true, status, &outcome, Instant::now());
+        conv.record_result(shared.tools, call, true, status, &outcome, Instant::now());
         Taken {
             result: result_block(&call.id, &outcome),
             effect: None,
             left_running: false,
             stop: None,
         }
-    }
-
-    /// Tells of a call keel takes up (its line in the conversation, `tool_start` for `-p`) before
-    /// it runs — for a call the workspace is snapshotted for, once the snapshot is recorded, so a
-    /// printing front end that sees it knows undo covers what it does.
-    pub(in crate::agent) fn take_up(&mut self, call: &ToolCall) {
-        self.emit(AgentEvent::ToolStart {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            input: call.input.clone(),
-            summary: crate::visible::one_line(&call.summary()),
-        });
-    }
-
-    /// Updates the tool pane (`in_pane`: board updates stay out of it, the board itself is
-    /// pinned beside it) and tells printing front ends how a call ended.
-    pub(in crate::agent) fn record_result(
-        &mut self,
-        call: &ToolCall,
-        in_pane: bool,
-        status: ToolStatus,
-        outcome: &ToolOutcome,
-        started: Instant,
-    ) {
-        let duration = started.elapsed();
-        self.state.mark_call(call, status, &outcome.for_model);
-        if let Some(tally) = &outcome.tally {
-            self.state.note_tally(&call.id, tally);
-        }
-        if in_pane {
-            self.state.update_tool(ToolRun {
-                status,
-                exit_code: outcome.exit_code,
-                duration: Some(duration),
-                output: outcome.for_display.as_str().into(),
-                ..running(call, started, "")
-            });
-        }
-        self.emit(AgentEvent::ToolEnd {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            is_error: outcome.is_error,
-            exit_code: outcome.exit_code,
-            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-            output: outcome.for_model.clone(),
-            tally: outcome.tally.clone(),
-            diff: outcome
-                .changes
-                .first()
-                .map(|change| FileDiff::of_change(self.tools.workspace(), change)),
-        });
     }
 }
 

@@ -67,11 +67,13 @@ impl Turn<'_> {
         let completing = newly_completed(&self.state.view().board, &board);
         for item in completing {
             let fields = task_fields(&item, &board);
-            let fired =
-                match self.fire_hooks(Event::TaskCompleted, Query::Nothing, fields, None).await {
-                    Ok(fired) => fired,
-                    Err(stop) => return Err((INTERRUPTED.to_owned(), Some(stop))),
-                };
+            let fired = match crate::agent::turn::hooks::HookRunner::new(self.parts())
+                .fire(Event::TaskCompleted, Query::Nothing, fields, None)
+                .await
+            {
+                Ok(fired) => fired,
+                Err(stop) => return Err((INTERRUPTED.to_owned(), Some(stop))),
+            };
             if let Some(reason) = fired.blocked() {
                 let refused = BoardError::CompletionRefused { id: item.id.clone(), reason };
                 return Err((refused.to_string(), None));

@@ -19,7 +19,8 @@
 //! waits for it before it runs. A call that does not run has it recorded all the same, as
 //! before any command.
 
-use crate::agent::turn::Turn;
+use crate::agent::state::State;
+use crate::agent::turn::handle::Handle;
 use crate::tools::gate::{self, Gate, Opener};
 use crate::tools::undo::{ObjectId, ShadowError};
 use crate::tools::{Effect, ToolCall};
@@ -61,27 +62,27 @@ pub(in crate::agent) struct Opening {
     pub(in crate::agent) gate: Gate,
 }
 
-impl Turn<'_> {
+impl UndoGroup {
     /// Before a tool that can change the workspace: begins the turn's undo group. Returns whether
     /// the workspace must be snapshotted before this tool runs (it is the turn's first command).
-    pub(in crate::agent) async fn before_changing_tool(&mut self, effect: Effect) -> bool {
+    pub async fn before_changing_tool(&mut self, state: &mut State, effect: Effect) -> bool {
         // Taken before this tool, the early closing snapshot is not the turn's last state.
-        if let Some(early) = self.undo.closing.take() {
+        if let Some(early) = self.closing.take() {
             let _ = early.await;
         }
-        if self.undo.stage == TurnUndo::Idle {
-            self.state.begin_turn();
-            self.undo.stage = TurnUndo::Files;
+        if self.stage == TurnUndo::Idle {
+            state.begin_turn();
+            self.stage = TurnUndo::Files;
         }
-        self.undo.stage == TurnUndo::Files && !effect.records_its_changes()
+        self.stage == TurnUndo::Files && !effect.records_its_changes()
     }
 
     /// Starts the snapshot before the turn's first command, and the gate that holds the command
-    /// until it is recorded ([`Turn::opening_taken`]); `None` when no snapshot can be taken
-    /// (recorded as such: the command runs at once).
-    pub(in crate::agent) fn start_snapshot_before_commands(&mut self) -> Option<Opening> {
-        let Some(shadow) = self.state.snapshot_source() else {
-            self.before_commands(None);
+    /// until it is recorded ([`opening_taken`]); `None` when no snapshot can be taken (recorded
+    /// as such: the command runs at once).
+    pub fn start_snapshot_before_commands(&mut self, state: &mut State) -> Option<Opening> {
+        let Some(shadow) = state.snapshot_source() else {
+            self.before_commands(state, None);
             return None;
         };
         let (opener, gate) = gate::closed();
@@ -89,40 +90,12 @@ impl Turn<'_> {
         Some(Opening { task, opener, gate })
     }
 
-    /// Waits for the opening snapshot, if one is being taken, and settles it
-    /// ([`Turn::opening_taken`]).
-    pub(in crate::agent) async fn settle_opening(
-        &mut self,
-        opening: &mut Option<Opening>,
-        call: &ToolCall,
-    ) {
-        if let Some(opening) = opening.take() {
-            let taken = opening.task.await;
-            self.opening_taken(taken, opening.opener, call);
-        }
-    }
-
-    /// The opening snapshot is written: it is recorded, the call is taken up, and then the
-    /// command may run.
-    pub(in crate::agent) fn opening_taken(
-        &mut self,
-        taken: Taken,
-        opener: Opener,
-        call: &ToolCall,
-    ) {
-        let before = self.snapshot_taken(taken);
-        self.before_commands(before);
-        self.take_up(call);
-        opener.open();
-    }
-
     /// A round whose last changing tool was a command that left nothing running has ended:
     /// the workspace is as the turn leaves it unless a later tool changes it, so the closing
     /// snapshot is started now, while the model is asked what next.
-    pub(in crate::agent) fn start_closing_snapshot(&mut self) {
-        if self.undo.stage == TurnUndo::Commands && self.undo.closing.is_none() {
-            self.undo.closing = self
-                .state
+    pub fn start_closing_snapshot(&mut self, state: &mut State) {
+        if self.stage == TurnUndo::Commands && self.closing.is_none() {
+            self.closing = state
                 .snapshot_source()
                 .map(|shadow| tokio::task::spawn_blocking(move || shadow.snapshot()));
         }
@@ -130,9 +103,9 @@ impl Turn<'_> {
 
     /// The turn is over: a turn that ran a command is snapshotted as it left the workspace (by
     /// the early closing snapshot, when nothing could change it since).
-    pub(in crate::agent) async fn end_undo_group(&mut self) {
-        let early = self.undo.closing.take();
-        if std::mem::take(&mut self.undo.stage) != TurnUndo::Commands {
+    pub async fn end(&mut self, state: &mut State) {
+        let early = self.closing.take();
+        if std::mem::take(&mut self.stage) != TurnUndo::Commands {
             if let Some(early) = early {
                 let _ = early.await;
             }
@@ -141,38 +114,65 @@ impl Turn<'_> {
         let after = match early {
             Some(early) => {
                 let taken = early.await;
-                self.snapshot_taken(taken)
+                snapshot_taken(state, taken)
             }
-            None => self.snapshot().await,
+            None => snapshot(state).await,
         };
         if let Some(after) = after {
-            self.state.end_turn(after);
+            state.end_turn(after);
         }
     }
 
     /// Records the snapshot before the turn's first command (`None`: none could be taken, and
     /// undo will not cover what commands do).
-    fn before_commands(&mut self, before: Option<ObjectId>) {
-        self.undo.stage = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
-        self.state.before_commands(before);
+    fn before_commands(&mut self, state: &mut State, before: Option<ObjectId>) {
+        self.stage = if before.is_some() { TurnUndo::Commands } else { TurnUndo::Blind };
+        state.before_commands(before);
     }
+}
 
-    /// Snapshots the workspace off the async threads; `None` when the session has no shadow
-    /// repository or the snapshot failed (the person is told once).
-    async fn snapshot(&mut self) -> Option<ObjectId> {
-        let shadow = self.state.snapshot_source()?;
-        let taken = tokio::task::spawn_blocking(move || shadow.snapshot()).await;
-        self.snapshot_taken(taken)
+/// Waits for the opening snapshot, if one is being taken, and settles it ([`opening_taken`]).
+pub(in crate::agent) async fn settle_opening(
+    conv: &mut Handle<'_>,
+    opening: &mut Option<Opening>,
+    call: &ToolCall,
+) {
+    if let Some(opening) = opening.take() {
+        let taken = opening.task.await;
+        opening_taken(conv, taken, opening.opener, call);
     }
+}
 
-    fn snapshot_taken(&mut self, taken: Taken) -> Option<ObjectId> {
-        match taken {
-            Ok(Ok(tree)) => Some(tree),
-            Ok(Err(err)) => {
-                self.state.snapshot_failed(&err);
-                None
-            }
-            Err(_) => None,
+/// The opening snapshot is written: it is recorded, the call is taken up, and then the command
+/// may run.
+pub(in crate::agent) fn opening_taken(
+    conv: &mut Handle<'_>,
+    taken: Taken,
+    opener: Opener,
+    call: &ToolCall,
+) {
+    let before = snapshot_taken(conv.state, taken);
+    conv.undo.before_commands(conv.state, before);
+    conv.take_up(call);
+    opener.open();
+}
+
+/// Snapshots the workspace off the async threads; `None` when the session has no shadow
+/// repository or the snapshot failed (the person is told once).
+async fn snapshot(state: &mut State) -> Option<ObjectId> {
+    let shadow = state.snapshot_source()?;
+    let taken = tokio::task::spawn_blocking(move || shadow.snapshot()).await;
+    snapshot_taken(state, taken)
+}
+
+/// The snapshot `taken`, or `None` when it failed (the person is told once).
+fn snapshot_taken(state: &mut State, taken: Taken) -> Option<ObjectId> {
+    match taken {
+        Ok(Ok(tree)) => Some(tree),
+        Ok(Err(err)) => {
+            state.snapshot_failed(&err);
+            None
         }
+        Err(_) => None,
     }
 }

@@ -15,7 +15,7 @@ use crate::agent::journal::Journal;
 use crate::agent::services::Services;
 use crate::agent::snapshot::{ApprovalRequest, Asking};
 use crate::agent::state::ModelLabel;
-use crate::agent::turn::Stop;
+use crate::agent::turn::{Stop, approval_prompt, watches};
 use crate::llm::scripted::{DemoPlace, HUMAN_PACE, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
 use crate::tools::sandbox::Sandbox;
@@ -74,7 +74,7 @@ impl Agent {
             return None;
         };
         let (prompt, commands) = (script.prompt().to_owned(), script.commands());
-        self.turn().settle_sandbox().await;
+        watches::settle_sandbox(&self.services, &mut self.conversation.state).await;
         if self.services.tools.sandbox().problem().is_some() {
             let folder = self.services.tools.workspace().root().display().to_string();
             let request = ApprovalRequest {
@@ -92,7 +92,7 @@ impl Agent {
                 )),
                 agent: None,
             };
-            match self.turn().wait_for_answer(request).await {
+            match approval_prompt::wait_for_answer(self.turn().parts(), request).await {
                 Decision::Once | Decision::Always => self.run_demo_unconfined(),
                 Decision::Deny => {}
                 Decision::DenyAndStop => {

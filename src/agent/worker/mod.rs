@@ -14,9 +14,9 @@ use crate::agent::event::AgentEvent;
 use crate::agent::services::Services;
 use crate::agent::snapshot::Activity;
 use crate::agent::state::{ModelLabel, Outbox, State};
-use crate::agent::turn::hooks::for_model;
-use crate::agent::turn::jobs_watch;
+use crate::agent::turn::hooks::{HookRunner, for_model};
 use crate::agent::turn::{NO_PROVIDER_HELP, Stop, Turn};
+use crate::agent::turn::{jobs_watch, nested_repos, watches};
 use crate::agent::{approval_switch, board_edits};
 use crate::hooks::{Event, HooksCommand, Query};
 use crate::llm::{Provider, WireFormat};
@@ -284,8 +284,9 @@ impl Agent {
     async fn session_start(&mut self, source: &str) {
         let fields = serde_json::Map::from_iter([("source".to_owned(), source.into())]);
         let mut turn = self.turn();
-        let fired =
-            turn.fire_hooks_between_turns(Event::SessionStart, Query::Value(source), fields).await;
+        let fired = HookRunner::new(turn.parts())
+            .fire_between_turns(Event::SessionStart, Query::Value(source), fields)
+            .await;
         let context = fired
             .context()
             .into_iter()
@@ -319,8 +320,8 @@ impl Agent {
     async fn look_while_jobs_run(&mut self) {
         self.jobs_seen = jobs::ended();
         let mut turn = self.turn();
-        let commondir_again = turn.look_at_repository_again();
-        let repository_again = turn.look_for_nested_repositories().await;
+        let commondir_again = watches::look_at_repository_again(turn.parts());
+        let repository_again = nested_repos::look_for_nested_repositories(turn.parts()).await;
         if !(commondir_again || repository_again) {
             return;
         }

@@ -1,5 +1,7 @@
 //! One call's road: every tool call — `todo` and the MCP servers' tools included — takes the same
-//! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`):
+//! stages, in this order, each deciding by what the call's tool says of itself (`tools::Tool`).
+//! Each stage is a function of the call's own context ([`CallContext`]: the call on its road, a
+//! handle on its conversation, the workspace's services it may use), never of the whole turn:
 //!
 //! 1. **prepare** (`prepare`): the arguments checked, plan mode's refusal;
 //! 2. **before** (`before`): the PreToolUse hooks — a block ends the call, an `updatedInput`
@@ -32,14 +34,18 @@ mod together;
 
 pub(in crate::agent) use together::runs_beside_others;
 
-use crate::agent::children;
 use crate::agent::snapshot::ToolStatus;
+use crate::agent::turn::handle::{Handle, Parts, Shared};
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
 use crate::message::ContentBlock;
-use crate::tools::sandbox::Mode as SandboxMode;
-use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, ToolSet, Tools};
+use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, Tools};
+pub(in crate::agent) use after::after;
+use approve::approve;
+use before::before;
+use prepare::prepare;
+pub(in crate::agent) use settle::{settle, settle_unknown};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -78,35 +84,11 @@ pub(in crate::agent) struct OnRoad {
     pub hook_notes: Vec<String>,
 }
 
-/// Where a stage leaves a call: on to the next stage, or ended there (and why the turn must
-/// stop, when it must).
-type Stage = Result<(), (Finished, Option<Stop>)>;
-
-impl Turn<'_> {
-    /// Takes one call down its road, and answers it.
-    pub(in crate::agent) async fn take_call(&mut self, call: ToolCall) -> Taken {
-        let tool = self.toolset.resolve(&call);
-        let effect = tool.as_ref().ok().map(|tool| tool.effect_of(&call.input));
-        // Undo must know the workspace as it was before the tool touches it. The snapshot is
-        // taken while the call is approved and its sandbox starts; the command waits for it, and
-        // is taken up once it is recorded: a front end that sees its start knows undo covers it.
-        let snapshot_due = match effect {
-            Some(effect) if effect.changes_workspace() => self.before_changing_tool(effect).await,
-            _ => false,
-        };
-        let opening = snapshot_due.then(|| self.start_snapshot_before_commands()).flatten();
-        if opening.is_none() {
-            self.take_up(&call);
-        }
-        let tool = match tool {
-            Ok(tool) => tool,
-            Err(unknown) => {
-                let failed = (ToolStatus::Failed, ToolOutcome::error(unknown.to_string()));
-                return self.settle_unknown(&call, failed).await;
-            }
-        };
+impl OnRoad {
+    /// `call` of `tool` at the start of its road, undo's `opening` snapshot being taken for it.
+    pub fn new(call: ToolCall, tool: Arc<dyn Tool>, opening: Option<Opening>) -> Self {
         let effect = tool.effect_of(&call.input);
-        let mut on = OnRoad {
+        Self {
             call,
             tool,
             effect,
@@ -115,40 +97,89 @@ impl Turn<'_> {
             opening,
             permission: None,
             hook_notes: Vec::new(),
-        };
-        let (finished, stop) = match self.drive(&mut on).await {
-            Ok(ran) => ran,
-            Err(ended) => ended,
-        };
-        self.settle(on, finished, stop).await
-    }
-
-    /// The stages from prepare to after; `Err` when a stage ended the call before it ran.
-    async fn drive(
-        &mut self,
-        on: &mut OnRoad,
-    ) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
-        self.ready(on).await?;
-        let ran = self.run_call(on).await;
-        Ok(self.after(on, ran).await)
-    }
-
-    /// The stages before run: prepare, before, approve; `Err` when one ended the call.
-    pub(in crate::agent) async fn ready(&mut self, on: &mut OnRoad) -> Stage {
-        self.prepare(on).await?;
-        self.before(on).await?;
-        self.approve(on).await
-    }
-
-    /// The tools as a call runs them: under read-only rules (plan mode, a child's), commands run
-    /// in a read-only sandbox.
-    pub(in crate::agent) fn tools_for_call(&self) -> Tools {
-        if self.read_only_rules().is_some() {
-            self.tools.confined_to(SandboxMode::ReadOnly)
-        } else {
-            self.tools.clone()
         }
     }
+}
+
+/// Where a stage leaves a call: on to the next stage, or ended there (and why the turn must
+/// stop, when it must).
+type Stage = Result<(), (Finished, Option<Stop>)>;
+
+/// A call on its road with what it may touch: the stages are functions of it.
+pub(in crate::agent) struct CallContext<'c> {
+    pub on: &'c mut OnRoad,
+    /// Its conversation.
+    pub conv: Handle<'c>,
+    /// The workspace's services it may use.
+    pub shared: Shared<'c>,
+}
+
+impl<'c> CallContext<'c> {
+    /// The context of `on`, over a conversation's parts (`Turn::parts`).
+    pub fn new(on: &'c mut OnRoad, (conv, shared): Parts<'c>) -> Self {
+        Self { on, conv, shared }
+    }
+
+    /// The conversation's parts, for an errand of the call's.
+    pub fn parts(&mut self) -> Parts<'_> {
+        (self.conv.reborrow(), self.shared)
+    }
+
+    /// The tools as this call runs them: under read-only rules (plan mode, a child's), commands
+    /// run in a read-only sandbox.
+    pub fn tools_for_call(&self) -> Tools {
+        self.shared.tools_for(self.conv.read_only_rules())
+    }
+}
+
+/// Takes one call down its road, and answers it.
+pub(in crate::agent) async fn take_call(turn: &mut Turn<'_>, call: ToolCall) -> Taken {
+    let tool = turn.toolset.resolve(&call);
+    let effect = tool.as_ref().ok().map(|tool| tool.effect_of(&call.input));
+    // Undo must know the workspace as it was before the tool touches it. The snapshot is taken
+    // while the call is approved and its sandbox starts; the command waits for it, and is taken
+    // up once it is recorded: a front end that sees its start knows undo covers it.
+    let snapshot_due = match effect {
+        Some(effect) if effect.changes_workspace() => {
+            turn.undo.before_changing_tool(turn.state, effect).await
+        }
+        _ => false,
+    };
+    let opening =
+        snapshot_due.then(|| turn.undo.start_snapshot_before_commands(turn.state)).flatten();
+    if opening.is_none() {
+        turn.parts().0.take_up(&call);
+    }
+    let tool = match tool {
+        Ok(tool) => tool,
+        Err(unknown) => {
+            let failed = (ToolStatus::Failed, ToolOutcome::error(unknown.to_string()));
+            return settle_unknown(turn.parts(), &call, failed);
+        }
+    };
+    let mut on = OnRoad::new(call, tool, opening);
+    let (finished, stop) = match drive(turn, &mut on).await {
+        Ok(ran) => ran,
+        Err(ended) => ended,
+    };
+    settle(&mut CallContext::new(&mut on, turn.parts()), finished, stop).await
+}
+
+/// The stages from prepare to after; `Err` when a stage ended the call before it ran.
+async fn drive(
+    turn: &mut Turn<'_>,
+    on: &mut OnRoad,
+) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
+    ready(&mut CallContext::new(on, turn.parts())).await?;
+    let ran = turn.run_call(on).await;
+    Ok(after(&mut CallContext::new(on, turn.parts()), ran).await)
+}
+
+/// The stages before run: prepare, before, approve; `Err` when one ended the call.
+pub(in crate::agent) async fn ready(cx: &mut CallContext<'_>) -> Stage {
+    prepare(cx).await?;
+    before(cx).await?;
+    approve(cx).await
 }
 
 /// The read-only rules a call is held to, and why.
@@ -158,21 +189,4 @@ pub(in crate::agent) enum Rules<'a> {
     PlanMode,
     /// A child's rules, for this reason: it explores, or its parent is in plan mode.
     Child(&'a str),
-}
-
-impl<'a> Turn<'a> {
-    /// The read-only rules this conversation's calls are held to at this moment, if any: its own
-    /// plan mode; a child's tool set's (an explorer, or a child started under plan mode); or, for
-    /// a child, its parent's plan mode as the parent said it last (`turn::bounds`), so that the
-    /// person's Shift+Tab reaches a running child at its next call.
-    pub(in crate::agent) fn read_only_rules(&self) -> Option<Rules<'a>> {
-        let toolset: &'a ToolSet = self.toolset;
-        if let Some(why) = toolset.read_only() {
-            return Some(Rules::Child(why));
-        }
-        if self.config.is_child() && self.bounds.plan_mode() {
-            return Some(Rules::Child(children::UNDER_PLAN_MODE));
-        }
-        self.state.view().plan_mode.then_some(Rules::PlanMode)
-    }
 }

@@ -21,6 +21,14 @@ use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
+use crate::agent::turn::{
+    handle::tools_for_call,
+    hooks::keep_hook_files,
+    nested_repos,
+    repeated_step::tell_when_done,
+    undo::{opening_taken, settle_opening},
+    watches::settle_sandbox,
+};
 use crate::agent::turn::{Stop, Turn};
 use crate::tools::gate::Gate;
 use crate::tools::sandbox::Confinement;
@@ -53,21 +61,21 @@ impl Turn<'_> {
         let tools = if on.effect == Effect::RunsCommand {
             let tools = match &on.assumed {
                 // Read-only rules that came on since the call was approved hold it too.
-                Some(sandbox) if self.read_only_rules().is_some() => {
+                Some(sandbox) if self.parts().0.read_only_rules().is_some() => {
                     self.tools.clone().with_sandbox(sandbox.at_most(SandboxMode::ReadOnly))
                 }
                 Some(sandbox) => self.tools.clone().with_sandbox(sandbox.clone()),
-                None => self.tools_for_call(),
+                None => tools_for_call(self.parts()),
             };
-            let tools = self.protect_nested_repositories(tools).await;
-            self.keep_hook_files(tools)
+            let tools = nested_repos::protect_nested_repositories(self.parts(), tools).await;
+            keep_hook_files(self.services, tools)
         } else {
             self.tools.clone()
         };
         let gate = match &on.opening {
             Some(opening) if on.effect == Effect::RunsCommand => Some(opening.gate.clone()),
             _ => {
-                self.settle_opening(&mut on.opening, call).await;
+                settle_opening(&mut self.parts().0, &mut on.opening, call).await;
                 None
             }
         };
@@ -82,12 +90,13 @@ impl Turn<'_> {
             && self.confined_instead(&*on.tool, call).await
         {
             on.assumed = None;
-            let tools = self.protect_nested_repositories(self.tools_for_call()).await;
+            let tools = tools_for_call(self.parts());
+            let tools = nested_repos::protect_nested_repositories(self.parts(), tools).await;
             on.started = Instant::now();
             (outcome, stop) =
                 self.run_live(&*on.tool, call, &tools, gate, &mut on.opening, on.started).await;
         }
-        self.tell_when_done(&*on.tool, call, &mut outcome);
+        tell_when_done(self.state, &*on.tool, call, &mut outcome);
         // The time a command was held at its gate is keel's, not the command's.
         on.started += outcome.command.held;
         self.state.set_activity(Activity::Thinking);
@@ -98,8 +107,9 @@ impl Turn<'_> {
     /// probe found (waited for here): one that confines it, where the approval rules still let
     /// it run unasked.
     async fn confined_instead(&mut self, tool: &dyn Tool, call: &ToolCall) -> bool {
-        self.settle_sandbox().await;
-        let confined = self.tools_for_call().sandbox().confinement() == Confinement::Confined;
+        settle_sandbox(self.services, self.state).await;
+        let confined =
+            tools_for_call(self.parts()).sandbox().confinement() == Confinement::Confined;
         confined && self.services.approvals().check(tool, &call.input, self.toolset) == Verdict::Run
     }
 
@@ -181,7 +191,7 @@ impl Turn<'_> {
                     if let (Some(taken), Some(opening), Some(live)) =
                         (taken, opening.take(), lives.first())
                     {
-                        self.opening_taken(taken, opening.opener, live.call);
+                        opening_taken(&mut self.parts().0, taken, opening.opener, live.call);
                     }
                 }
                 (index, chunk) = next_output(&mut outputs) => {

@@ -36,7 +36,7 @@ impl Turn<'_> {
         let mut standing = Vec::with_capacity(calls.len());
         let mut stop = None;
         for call in calls {
-            self.take_up(call);
+            self.parts().0.take_up(call);
             let tool = match self.toolset.resolve(call) {
                 Ok(tool) => tool,
                 Err(unknown) => {
@@ -56,7 +56,7 @@ impl Turn<'_> {
                 permission: None,
                 hook_notes: Vec::new(),
             };
-            match self.ready(&mut on).await {
+            match super::ready(&mut super::CallContext::new(&mut on, self.parts())).await {
                 Ok(()) => standing.push(Standing::Ready(on)),
                 Err(ended) => {
                     stop = stop.or(ended.1);
@@ -77,11 +77,19 @@ impl Turn<'_> {
                         let why = ToolOutcome::error(INTERRUPTED);
                         ((ToolStatus::Interrupted, why), stop)
                     });
-                    let (finished, stop) = self.after(&mut on, ran).await;
-                    self.settle(on, finished, stop).await
+                    let mut cx = super::CallContext::new(&mut on, self.parts());
+                    let (finished, stop) = super::after(&mut cx, ran).await;
+                    super::settle(&mut cx, finished, stop).await
                 }
-                Standing::Ended(on, (finished, stop)) => self.settle(on, finished, stop).await,
-                Standing::Unknown(failed) => self.settle_unknown(call, failed).await,
+                Standing::Ended(mut on, (finished, stop)) => {
+                    super::settle(
+                        &mut super::CallContext::new(&mut on, self.parts()),
+                        finished,
+                        stop,
+                    )
+                    .await
+                }
+                Standing::Unknown(failed) => super::settle_unknown(self.parts(), call, failed),
             });
         }
         taken
