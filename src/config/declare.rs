@@ -196,11 +196,13 @@ impl Shown for SandboxMode {
 /// Writes, from the table of settings (see `settings.rs`), `FileSettings` (a config file: every
 /// field optional, unknown keys refused), `FlagSettings` (the command line: `#[arg(skip)]` for a
 /// setting no flag sets), `Given` (each setting from its highest source, else its default),
-/// `SETTINGS`, and the functions that read the environment, apply precedence, and hold a
-/// workspace's file to what it may set.
+/// `SETTINGS`, the functions that read the environment, apply precedence, and hold a
+/// workspace's file to what it may set, and the copy of the agent's settings (`#[agent = FIELD]`:
+/// the `AgentConfig` field a setting goes to, from `Config`'s of the same name).
 macro_rules! settings {
     ($(
         $(#[doc = $doc:literal])*
+        $(#[agent = $agent:ident])?
         #[arg($($arg:tt)*)]
         $name:ident: $type:ty $(= $default:expr)?, workspace: $rule:ident $(, env: $env:expr)?;
     )*) => {
@@ -237,6 +239,28 @@ macro_rules! settings {
                 env: $crate::config::declare::optional!($($env)?),
             },
         )*];
+
+        impl $crate::config::Config {
+            /// `agent` with the settings it takes as resolved (`#[agent = FIELD]` in the table).
+            pub(super) fn settings_into(
+                &self,
+                agent: $crate::agent::AgentConfig,
+            ) -> $crate::agent::AgentConfig {
+                $crate::agent::AgentConfig { $($($agent: self.$name.clone(),)?)* ..agent }
+            }
+        }
+
+        #[cfg(test)]
+        impl FileSettings {
+            /// The keys this file sets, in the table's order.
+            pub fn keys(&self) -> Vec<&'static str> {
+                let mut keys = Vec::new();
+                $(if self.$name.is_some() {
+                    keys.push(stringify!($name));
+                })*
+                keys
+            }
+        }
 
         impl From<&FlagSettings> for FileSettings {
             /// The flags as one more layer of settings.
@@ -304,8 +328,12 @@ macro_rules! given_type {
 
 /// A setting's value once resolved: its default where none of the sources set it.
 macro_rules! with_default {
-    ($value:expr) => { $value };
-    ($value:expr, $default:expr) => { $value.unwrap_or_else(|| $default) };
+    ($value:expr) => {
+        $value
+    };
+    ($value:expr, $default:expr) => {
+        $value.unwrap_or_else(|| $default)
+    };
 }
 
 /// Whether the flag's attributes give it a flag at all.

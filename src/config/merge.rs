@@ -141,7 +141,10 @@ fn checked(
         project_settings,
         mcp_json: None,
         hooks,
-        child_budget: Budget { rounds: given.max_child_rounds, input_tokens: given.max_child_tokens },
+        child_budget: Budget {
+            rounds: given.max_child_rounds,
+            input_tokens: given.max_child_tokens,
+        },
         max_parallel_agents: given.max_parallel_agents,
         max_children_per_response: given.max_children_per_response,
     })

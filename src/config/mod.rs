@@ -100,29 +100,20 @@ impl Config {
     /// with what only the front end knows (the system prompt with the project's instructions,
     /// whether the board is on, whether the session starts in plan mode).
     pub fn agent_config(&self, system_prompt: String, board: bool, plan: bool) -> AgentConfig {
-        AgentConfig {
+        self.settings_into(AgentConfig {
             system_prompt,
-            max_tokens: self.max_tokens,
-            thinking_budget: self.thinking_budget,
-            nag_threshold: self.nag_threshold,
-            nag_message: self.nag_message.clone(),
-            max_rounds: self.max_rounds,
-            approval: self.approval,
-            context_window: self.context_window,
             context_window_assumed: !self.context_window_set,
-            compact_at: self.compact_at,
             board,
             plan,
             routes: crate::llm::Routes::new(default_window),
-            hooks: std::sync::Arc::default(),
             children: ChildSettings {
                 budget: self.child_budget,
                 max_parallel: self.max_parallel_agents,
                 max_per_response: self.max_children_per_response,
                 ..ChildSettings::default()
             },
-            budget: None,
-        }
+            ..AgentConfig::default()
+        })
     }
 
     /// The one line that tells the person what the workspace's file was not allowed to set.

@@ -1,9 +1,9 @@
 //! Every setting, declared once: its name and type, its default, the flag that sets it (clap's
-//! attributes; `skip` for none), its environment variable, and what a workspace's own file may do
-//! with it (`declare::Workspace`). From this table `declare::settings!` writes the config file's
+//! attributes; `skip` for none), its environment variable, what a workspace's own file may do
+//! with it (`declare::Workspace`), and the agent's field it goes to (`#[agent = FIELD]`). From this table `declare::settings!` writes the config file's
 //! `FileSettings`, the command line's `FlagSettings`, the precedence of the sources (`Given`) and
-//! what a workspace may set (`restrict`, `taken`). A new setting is one entry here; `merge` reads
-//! it into `Config` where the agent or the front end needs it.
+//! what a workspace may set (`restrict`, `taken`), and the agent's copy. A new setting is one
+//! entry here, and a field where it is used (`Config`, built in `merge`; `AgentConfig`).
 //!
 //! A flag's doc is its `--help`. The order is the order keel names settings in, in "took …" and
 //! "ignored …".
@@ -44,24 +44,35 @@ settings! {
     api_key: String, workspace: Never, env: Env::OfProvider(WireFormat::key_variable);
 
     /// Output tokens per model response.
+    #[agent = max_tokens]
     #[arg(long, value_name = "N")]
     max_tokens: u32 = DEFAULT_MAX_TOKENS, workspace: May;
 
     /// Let the model think before it answers, with this many tokens of the output limit
     /// (Anthropic extended thinking; at least 1024, below --max-tokens; 0 = off).
+    #[agent = thinking_budget]
     #[arg(long = "thinking", value_name = "BUDGET")]
     thinking_budget: u32, workspace: May;
 
     /// Tool rounds without a todo update before keel reminds the model (0 = never; `auto`:
     /// one more than the model's own steady rhythm, and at least 3).
+    #[agent = nag_threshold]
     #[arg(long, value_name = "N|auto")]
     nag_threshold: NagThreshold = NagThreshold::default(), workspace: May;
 
     /// The reminder's text: keel's own voice, so the person's file alone sets it.
+    #[agent = nag_message]
     #[arg(skip)]
     nag_message: String = DEFAULT_NAG_MESSAGE.to_owned(), workspace: Never;
 
+    /// The model's context window in tokens; keel compacts the conversation to stay within it
+    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
+    #[agent = context_window]
+    #[arg(long, value_name = "N")]
+    context_window: u32, workspace: May;
+
     /// Model responses one prompt may take before keel stops it (at least 1).
+    #[agent = max_rounds]
     #[arg(long, value_name = "N", value_parser = at_least_one_round)]
     max_rounds: u32 = DEFAULT_MAX_ROUNDS, workspace: May;
 
@@ -88,15 +99,12 @@ settings! {
     readable_paths: Vec<PathBuf> = Vec::new(), workspace: Never;
 
     /// When to ask before running commands and writing files [default: ask in the TUI, auto with -p].
+    #[agent = approval]
     #[arg(long, value_enum)]
     approval: ApprovalMode = ApprovalMode::Ask, workspace: Tightens;
 
-    /// The model's context window in tokens; keel compacts the conversation to stay within it
-    /// [default: the figure for the model's family, else 128000; a server's refusal corrects it].
-    #[arg(long, value_name = "N")]
-    context_window: u32, workspace: May;
-
     /// The share of the context window, less max_tokens, at which keel compacts the history.
+    #[agent = compact_at]
     #[arg(skip)]
     compact_at: f64 = DEFAULT_COMPACT_AT, workspace: May;
 
@@ -143,3 +151,6 @@ fn at_least_one_round(value: &str) -> Result<u32, String> {
         Err(err) => Err(format!("{err}: give a number of model responses, such as 100")),
     }
 }
+
+#[cfg(test)]
+mod tests;
