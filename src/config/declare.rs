@@ -66,9 +66,18 @@ pub struct Layers<'a> {
     pub front: &'a super::FileSettings,
 }
 
-/// The first of `layers` that holds a value.
-pub fn first<T: Clone>(layers: [&Option<T>; 5]) -> Option<T> {
-    layers.into_iter().find_map(Clone::clone)
+impl<'a> Layers<'a> {
+    /// The layers a setting is taken from, the highest first, by what a workspace may do with
+    /// it: the workspace's file comes first where it may only tighten (`restrict` left a value
+    /// there only if no looser than the person's).
+    pub fn in_order(&self, workspace: Workspace) -> [&'a super::FileSettings; 5] {
+        match workspace {
+            Workspace::Tightens => [self.project, self.flags, self.env, self.user, self.front],
+            Workspace::May | Workspace::Never | Workspace::Trusted => {
+                [self.flags, self.env, self.project, self.user, self.front]
+            }
+        }
+    }
 }
 
 /// A setting the environment may hold, read from its variable's text.
@@ -281,14 +290,16 @@ macro_rules! settings {
         }
 
         impl $crate::config::declare::Layers<'_> {
-            /// Each setting from the first layer that sets it — flags, environment, workspace,
-            /// person's file, front end — else its default. A setting the workspace may only
-            /// tighten takes the workspace's first: `restrict` left it there only if no looser.
+            /// Each setting from the first layer that sets it (`in_order`), else its default.
             pub fn given(&self) -> Given {
                 let layers = self;
                 Given {$(
                     $name: $crate::config::declare::with_default!(
-                        $crate::config::declare::precedence!($rule, layers, $name) $(, $default)?
+                        layers
+                            .in_order($crate::config::declare::Workspace::$rule)
+                            .into_iter()
+                            .find_map(|layer| layer.$name.clone())
+                        $(, $default)?
                     ),
                 )*}
             }
@@ -365,28 +376,6 @@ macro_rules! from_env {
     };
 }
 
-/// The order of the sources for a setting, by what the workspace may do with it.
-macro_rules! precedence {
-    (Tightens, $layers:ident, $name:ident) => {
-        $crate::config::declare::first([
-            &$layers.project.$name,
-            &$layers.flags.$name,
-            &$layers.env.$name,
-            &$layers.user.$name,
-            &$layers.front.$name,
-        ])
-    };
-    ($rule:ident, $layers:ident, $name:ident) => {
-        $crate::config::declare::first([
-            &$layers.flags.$name,
-            &$layers.env.$name,
-            &$layers.project.$name,
-            &$layers.user.$name,
-            &$layers.front.$name,
-        ])
-    };
-}
-
 /// What a workspace may do with one setting, applied to its file.
 macro_rules! restrict {
     (May, $($rest:tt)*) => {};
@@ -418,6 +407,4 @@ macro_rules! taken {
     };
 }
 
-pub(crate) use {
-    from_env, given_type, is_flag, optional, precedence, restrict, settings, taken, with_default,
-};
+pub(crate) use {from_env, given_type, is_flag, optional, restrict, settings, taken, with_default};

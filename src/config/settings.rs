@@ -1,12 +1,13 @@
 //! Every setting, declared once: its name and type, its default, the flag that sets it (clap's
 //! attributes; `skip` for none), its environment variable, what a workspace's own file may do
-//! with it (`declare::Workspace`), and the agent's field it goes to (`#[agent = FIELD]`). From this table `declare::settings!` writes the config file's
-//! `FileSettings`, the command line's `FlagSettings`, the precedence of the sources (`Given`) and
-//! what a workspace may set (`restrict`, `taken`), and the agent's copy. A new setting is one
-//! entry here, and a field where it is used (`Config`, built in `merge`; `AgentConfig`).
+//! with it (`declare::Workspace`), and the agent's field it goes to (`#[agent = FIELD]`). From
+//! this table `declare::settings!` writes the config file's `FileSettings`, the command line's
+//! `FlagSettings`, the precedence of the sources (`Given`), what a workspace may set (`restrict`,
+//! `taken`) and the agent's copy. A new setting is one entry here, and a field where it is used
+//! (`Config`, built in `merge`; `AgentConfig`).
 //!
-//! A flag's doc is its `--help`. The order is the order keel names settings in, in "took …" and
-//! "ignored …".
+//! A flag's doc is its `--help`. The order is the order keel names settings in: in `--help`, in
+//! "took …" and in "ignored …".
 
 use super::declare::{Env, settings};
 use crate::agent::{

@@ -88,6 +88,11 @@ const ORDERS: &[Order] = &[
     Order { name: "max_children_per_response", loosen: ("4", "20"), tighten: ("4", "2") },
 ];
 
+fn sample_of(name: &str) -> &'static Sample {
+    let sample = SAMPLES.iter().find(|sample| sample.name == name);
+    sample.unwrap_or_else(|| panic!("no sample for `{name}`: add one to SAMPLES"))
+}
+
 fn file(name: &str, value: &str) -> FileSettings {
     parse_file(Path::new("test.toml"), &format!("{name} = {value}\n")).unwrap()
 }
@@ -117,9 +122,7 @@ fn every_setting_reads_back_the_same_from_a_file_a_flag_and_the_environment() {
     assert_eq!(SAMPLES.len(), SETTINGS.len(), "one sample per setting");
     for declared in SETTINGS {
         let name = declared.name;
-        let Some(sample) = SAMPLES.iter().find(|sample| sample.name == name) else {
-            panic!("no sample for `{name}`: add one to SAMPLES");
-        };
+        let sample = sample_of(name);
         let from_file = file(name, sample.toml);
         assert_eq!(from_file.keys(), [name], "{name}: the file sets it, and it alone");
         assert_ne!(given(&none, &none, &from_file), given(&none, &none, &none), "{name}");
@@ -153,9 +156,8 @@ fn a_workspace_cannot_loosen_what_it_may_only_tighten_and_its_stricter_value_win
     let tightened = SETTINGS.iter().filter(|declared| declared.workspace == Workspace::Tightens);
     for declared in tightened {
         let name = declared.name;
-        let Some(order) = ORDERS.iter().find(|order| order.name == name) else {
-            panic!("no order for `{name}`: add one to ORDERS");
-        };
+        let order = ORDERS.iter().find(|order| order.name == name);
+        let order = order.unwrap_or_else(|| panic!("no order for `{name}`: add one to ORDERS"));
         // Looser than the person's file, or the person's flag: not taken, and said where it
         // asked for more than a budget (a budget's lower simply holds).
         let (person, asked) = order.loosen;
@@ -186,9 +188,7 @@ fn a_workspace_sets_nothing_that_is_the_persons_alone() {
     let persons = SETTINGS.iter().filter(|declared| declared.workspace == Workspace::Never);
     for declared in persons {
         let name = declared.name;
-        let Some(sample) = SAMPLES.iter().find(|sample| sample.name == name) else {
-            panic!("no sample for `{name}`");
-        };
+        let sample = sample_of(name);
         let (kept, ignored) = restrict(&file(name, sample.toml), &given(&none, &none, &none));
         assert_eq!(kept, none, "{name}");
         assert_eq!(ignored, [crate::config::Ignored::Key(name)], "{name}");
