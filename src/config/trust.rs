@@ -60,11 +60,6 @@ pub fn notice(ignored: &[Ignored]) -> Option<String> {
     ))
 }
 
-/// How much a mode lets run without asking: read-only < ask < auto.
-pub fn looseness(mode: ApprovalMode) -> u8 {
-    mode.looseness()
-}
-
 /// The mode as `--approval` and the config files spell it.
 pub fn approval_name(mode: ApprovalMode) -> &'static str {
     mode.name()
