@@ -1,8 +1,8 @@
-//! How a setting is declared. [`settings!`](crate::config::declare::settings) reads one table —
-//! each setting's name, type, default, flag, environment variable, and what a workspace's own
-//! file may do with it — and writes from it the config file's struct, the flags' struct, the
-//! precedence of the sources, and what a workspace is allowed. The table itself is `settings.rs`;
-//! what no table can say (the provider's defaults, the checks across settings) is `merge`'s.
+//! How a setting is declared. `settings!` reads one table — each setting's name, type, default,
+//! flag, environment variable, and what a workspace's own file may do with it — and writes from
+//! it the config file's struct, the flags' struct, the precedence of the sources, and what a
+//! workspace is allowed. The table itself is `settings.rs`; what no table can say (the
+//! provider's defaults, the checks across settings) is `merge`'s.
 
 mod value;
 
