@@ -88,6 +88,11 @@ const ORDERS: &[Order] = &[
     Order { name: "max_children_per_response", loosen: ("4", "20"), tighten: ("4", "2") },
 ];
 
+/// The settings a workspace may do this with.
+fn names(workspace: Workspace) -> impl Iterator<Item = &'static str> {
+    SETTINGS.iter().filter(move |declared| declared.workspace == workspace).map(|d| d.name)
+}
+
 fn sample_of(name: &str) -> &'static Sample {
     let sample = SAMPLES.iter().find(|sample| sample.name == name);
     sample.unwrap_or_else(|| panic!("no sample for `{name}`: add one to SAMPLES"))
@@ -153,41 +158,48 @@ fn every_setting_reads_back_the_same_from_a_file_a_flag_and_the_environment() {
 #[test]
 fn a_workspace_cannot_loosen_what_it_may_only_tighten_and_its_stricter_value_wins() {
     let none = FileSettings::default();
-    let tightened = SETTINGS.iter().filter(|declared| declared.workspace == Workspace::Tightens);
-    for declared in tightened {
-        let name = declared.name;
+    for name in names(Workspace::Tightens) {
         let order = ORDERS.iter().find(|order| order.name == name);
         let order = order.unwrap_or_else(|| panic!("no order for `{name}`: add one to ORDERS"));
         // Looser than the person's file, or the person's flag: not taken, and said where it
         // asked for more than a budget (a budget's lower simply holds).
-        let (person, asked) = order.loosen;
-        let (person, project) = (file(name, person), file(name, asked));
-        for (flag, user) in [(&none, &person), (&person, &none)] {
+        both_ways(name, order.loosen, |flag, user, project| {
             let persons = given(flag, &none, user);
-            let (kept, ignored) = restrict(&project, &persons);
-            assert!(kept.keys().is_empty() && taken(&kept).is_empty(), "{name}: {asked} taken");
+            let (kept, ignored) = restrict(project, &persons);
+            assert!(kept.keys().is_empty() && taken(&kept).is_empty(), "{name}: taken");
             assert!(ignored.iter().all(|why| why.to_string().contains(name)), "{ignored:?}");
             assert_eq!(given(flag, &kept, user), persons, "{name}: the person's value holds");
-        }
+        });
         // Stricter: taken, named, and it wins over the person's file and flag alike.
-        let (person, asked) = order.tighten;
-        let (person, project) = (file(name, person), file(name, asked));
-        for (flag, user) in [(&none, &person), (&person, &none)] {
-            let (kept, ignored) = restrict(&project, &given(flag, &none, user));
+        let asked = order.tighten.1;
+        both_ways(name, order.tighten, |flag, user, project| {
+            let (kept, ignored) = restrict(project, &given(flag, &none, user));
             assert!(ignored.is_empty(), "{name}: {ignored:?}");
             assert_eq!(taken(&kept), [format!("{name} = {asked}")], "{name}");
-            let workspaces = given(&none, &none, &project);
+            let workspaces = given(&none, &none, project);
             assert_eq!(given(flag, &kept, user), workspaces, "{name}: {asked} wins");
-        }
+        });
+    }
+}
+
+/// `check(flags, user, project)` with the person's value in their file, then as a flag, and the
+/// workspace's `asked` in its file.
+fn both_ways(
+    name: &str,
+    (person, asked): (&str, &str),
+    check: impl Fn(&FileSettings, &FileSettings, &FileSettings),
+) {
+    let none = FileSettings::default();
+    let (person, project) = (file(name, person), file(name, asked));
+    for (flags, user) in [(&none, &person), (&person, &none)] {
+        check(flags, user, &project);
     }
 }
 
 #[test]
 fn a_workspace_sets_nothing_that_is_the_persons_alone() {
     let none = FileSettings::default();
-    let persons = SETTINGS.iter().filter(|declared| declared.workspace == Workspace::Never);
-    for declared in persons {
-        let name = declared.name;
+    for name in names(Workspace::Never) {
         let sample = sample_of(name);
         let (kept, ignored) = restrict(&file(name, sample.toml), &given(&none, &none, &none));
         assert_eq!(kept, none, "{name}");
