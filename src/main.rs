@@ -1,5 +1,5 @@
 //! The `keel` binary: the process-wide set-up (the command supervisor's entry point, signals,
-//! the runtime), then [`launch::prepare`] and [`launch::Launch::run`].
+//! the runtime), then [`launch::prepare`] and [`launch::Running::run`].
 
 mod launch;
 
@@ -78,6 +78,6 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     match launch::prepare(cli).await? {
         Prepared::Done(code) => Ok(code),
-        Prepared::Launch(launch) => launch.run().await,
+        Prepared::Running(running) => running.run().await,
     }
 }

@@ -3,33 +3,30 @@
 //! `~/.config/keel/config.toml` (or `$XDG_CONFIG_HOME/keel/config.toml`) > defaults.
 //!
 //! The workspace's file is the project's, not the person's: it may not set the provider, its URL
-//! or key, nor loosen approvals (see `trust`), and keel says what it took from it. Reading files
-//! is `file`'s job; this module merges. Model prices (`[prices."MODEL"]`, see `pricing`) only
-//! change what the status bar shows, and come from the person's own file alone: a project could
-//! otherwise show its costly model as free.
+//! or key, nor loosen approvals (see `trust`), and keel says what it took from it. Each setting
+//! is declared once, in `settings`' table (`declare` reads it); reading files is `file`'s job,
+//! merging `merge`'s. Model prices (`[prices."MODEL"]`, see `pricing`) only change what the
+//! status bar shows, and come from the person's own file alone: a project could otherwise show
+//! its costly model as free.
 
 pub mod advice;
-mod children;
+pub mod declare;
 mod file;
 pub mod mcp_import;
 pub mod mcp_json;
-mod sandbox_policy;
+mod merge;
 mod settings;
 pub mod trust;
 pub mod window;
 
 pub use crate::state_home::user_config_path;
 pub use file::{parse_file, read_file};
-pub use settings::{FileSettings, FlagSettings, ZERO_ROUNDS};
+pub use merge::{MIN_THINKING_BUDGET, merge};
+pub use settings::{FileSettings, FlagSettings, Given, SETTINGS, ZERO_ROUNDS};
 pub use trust::Ignored;
 pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 
-use crate::agent::{
-    AgentConfig, ApprovalMode, Budget, ChildSettings, DEFAULT_COMPACT_AT, DEFAULT_MAX_ROUNDS,
-    DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
-};
-use crate::hooks::Origin;
-use crate::hooks::config::check as check_hooks;
+use crate::agent::{AgentConfig, ApprovalMode, Budget, ChildSettings, NagThreshold};
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Prices};
 use crate::tools::mcp::config::Transport;
@@ -103,29 +100,20 @@ impl Config {
     /// with what only the front end knows (the system prompt with the project's instructions,
     /// whether the board is on, whether the session starts in plan mode).
     pub fn agent_config(&self, system_prompt: String, board: bool, plan: bool) -> AgentConfig {
-        AgentConfig {
+        self.settings_into(AgentConfig {
             system_prompt,
-            max_tokens: self.max_tokens,
-            thinking_budget: self.thinking_budget,
-            nag_threshold: self.nag_threshold,
-            nag_message: self.nag_message.clone(),
-            max_rounds: self.max_rounds,
-            approval: self.approval,
-            context_window: self.context_window,
             context_window_assumed: !self.context_window_set,
-            compact_at: self.compact_at,
             board,
             plan,
             routes: crate::llm::Routes::new(default_window),
-            hooks: std::sync::Arc::default(),
             children: ChildSettings {
                 budget: self.child_budget,
                 max_parallel: self.max_parallel_agents,
                 max_per_response: self.max_children_per_response,
                 ..ChildSettings::default()
             },
-            budget: None,
-        }
+            ..AgentConfig::default()
+        })
     }
 
     /// The one line that tells the person what the workspace's file was not allowed to set.
@@ -229,23 +217,6 @@ pub enum ConfigError {
     ZeroChildBudget(&'static str),
 }
 
-/// The smallest thinking budget the Messages API accepts.
-pub const MIN_THINKING_BUDGET: u32 = 1024;
-
-/// The thinking budget, checked against what the API takes: 0 is off.
-fn thinking_budget(budget: Option<u32>, max_tokens: u32) -> Result<Option<u32>, ConfigError> {
-    match budget {
-        None | Some(0) => Ok(None),
-        Some(budget) if budget < MIN_THINKING_BUDGET => {
-            Err(ConfigError::ThinkingTooSmall { budget })
-        }
-        Some(budget) if budget >= max_tokens => {
-            Err(ConfigError::ThinkingOverOutput { budget, max_tokens })
-        }
-        Some(budget) => Ok(Some(budget)),
-    }
-}
-
 /// Merges flags, environment (through `env`) and the two config files. `default_approval` is
 /// the front end's own (ask in the TUI, auto with `-p`).
 pub fn resolve(
@@ -262,137 +233,4 @@ pub fn resolve(
     let mut config = merge(flags, env, &project, &user, default_approval)?;
     config.mcp_json = mcp_json::find(workspace);
     Ok(config)
-}
-
-/// The precedence rules, apart from any file system.
-pub fn merge(
-    flags: &FlagSettings,
-    env: &dyn Fn(&str) -> Option<String>,
-    project: &FileSettings,
-    user: &FileSettings,
-    default_approval: ApprovalMode,
-) -> Result<Config, ConfigError> {
-    let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    // The person's own approval mode: the project's file may only make it stricter.
-    let person = flags.approval.or(user.approval).unwrap_or(default_approval);
-    let (sandbox, sandbox_ignored) = sandbox_policy::resolve(flags, project, user);
-    let (project, mut ignored) = trust::restrict(project, person);
-    ignored.extend(sandbox_ignored);
-    let project_settings = trust::taken(&project, &ignored);
-    let project = &project;
-    let files = [project, user];
-    let from_files =
-        |pick: &dyn Fn(&FileSettings) -> Option<String>| files.iter().find_map(|f| pick(f));
-
-    let env_provider = match env("KEEL_PROVIDER") {
-        Some(value) => Some(
-            WireFormat::parse(&value)
-                .ok_or(ConfigError::BadProvider { variable: "KEEL_PROVIDER", value })?,
-        ),
-        None => None,
-    };
-    let provider = flags
-        .provider
-        .or(env_provider)
-        .or(user.provider)
-        .or_else(|| WireFormat::ALL.into_iter().find(|kind| env(kind.key_variable()).is_some()))
-        .or_else(|| user.api_key.is_some().then_some(WireFormat::Anthropic));
-
-    let kind = provider.unwrap_or(WireFormat::Anthropic);
-    let api_key = env(kind.key_variable()).or_else(|| user.api_key.clone());
-    let base_url = flags
-        .base_url
-        .clone()
-        .or_else(|| env(kind.base_url_variable()))
-        .or_else(|| user.base_url.clone())
-        .unwrap_or_else(|| match kind {
-            WireFormat::Anthropic => DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
-            WireFormat::OpenAi => DEFAULT_OPENAI_BASE_URL.to_owned(),
-        });
-    let model = flags
-        .model
-        .clone()
-        .or_else(|| env("KEEL_MODEL"))
-        .or_else(|| from_files(&|f| f.model.clone()))
-        .unwrap_or_else(|| match kind {
-            WireFormat::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_owned(),
-            WireFormat::OpenAi => DEFAULT_OPENAI_MODEL.to_owned(),
-        });
-    // What is left of the project's approval is stricter than the person's: it wins.
-    let (approval, approval_source) = match (project.approval, flags.approval, user.approval) {
-        (Some(mode), _, _) => (mode, ApprovalSource::ProjectFile),
-        (None, Some(mode), _) => (mode, ApprovalSource::Flag),
-        (None, None, Some(mode)) => (mode, ApprovalSource::UserFile),
-        (None, None, None) => (default_approval, ApprovalSource::Default),
-    };
-    let number = |flag: Option<u32>, pick: fn(&FileSettings) -> Option<u32>, default: u32| {
-        flag.or_else(|| files.iter().find_map(|f| pick(f))).unwrap_or(default)
-    };
-    let max_tokens = number(flags.max_tokens, |f| f.max_tokens, DEFAULT_MAX_TOKENS);
-    let budget = flags.thinking_budget.or_else(|| files.iter().find_map(|f| f.thinking_budget));
-    let window = flags.context_window.or_else(|| files.iter().find_map(|f| f.context_window));
-    if let Some(window) = window.filter(|window| *window <= max_tokens) {
-        return Err(ConfigError::WindowTooSmall { window, max_tokens });
-    }
-    let compact_at = files.iter().find_map(|f| f.compact_at).unwrap_or(DEFAULT_COMPACT_AT);
-    if !(compact_at > 0.0 && compact_at <= 1.0) {
-        return Err(ConfigError::BadCompactAt(compact_at));
-    }
-    let context_window = window.unwrap_or_else(|| default_window(&model));
-    let max_rounds = number(flags.max_rounds, |f| f.max_rounds, DEFAULT_MAX_ROUNDS);
-    if max_rounds == 0 {
-        return Err(ConfigError::ZeroRounds);
-    }
-    // The person's own prices only: `trust::restrict` left the project's out.
-    let prices = user.prices.clone().unwrap_or_default();
-    let mut mcp_servers = Vec::new();
-    for (name, server) in user.mcp_servers.iter().flatten() {
-        let checked = server
-            .check(name)
-            .map_err(|why| ConfigError::BadMcpServer { name: name.clone(), why })?;
-        mcp_servers.push(checked);
-    }
-    let mut hooks = Vec::new();
-    for (file, origin, config) in [
-        ("your config file", Origin::Person, &user.hooks),
-        ("the workspace's .keel/config.toml", Origin::Workspace, &project.hooks),
-    ] {
-        let checked = config.as_ref().map_or(Ok(Vec::new()), |c| check_hooks(c, origin));
-        hooks.extend(checked.map_err(|why| ConfigError::BadHooks { file, why })?);
-    }
-    let children::Limits { budget: child_budget, max_parallel_agents, max_children_per_response } =
-        children::resolve(project, user)?;
-    Ok(Config {
-        provider,
-        model,
-        base_url,
-        api_key,
-        max_tokens,
-        thinking_budget: thinking_budget(budget, max_tokens)?,
-        nag_threshold: flags
-            .nag_threshold
-            .or_else(|| files.iter().find_map(|f| f.nag_threshold))
-            .unwrap_or_default(),
-        nag_message: from_files(&|f| f.nag_message.clone())
-            .unwrap_or_else(|| DEFAULT_NAG_MESSAGE.to_owned()),
-        max_rounds,
-        approval,
-        context_window,
-        context_window_set: window.is_some(),
-        compact_at,
-        approval_source,
-        ignored,
-        prices: Prices::new(prices)?,
-        sandbox,
-        mcp_servers,
-        pass_env: user.pass_env.clone().unwrap_or_default(),
-        hidden_paths: user.hidden_paths.clone().unwrap_or_default(),
-        readable_paths: user.readable_paths.clone().unwrap_or_default(),
-        project_settings,
-        mcp_json: None,
-        hooks,
-        child_budget,
-        max_parallel_agents,
-        max_children_per_response,
-    })
 }

@@ -1,6 +1,6 @@
-//! Starting keel: [`prepare`] turns the command line into a [`Launch`] — the agent spawned with
+//! Starting keel: [`prepare`] turns the command line into [`Running`] — the agent spawned with
 //! its provider, tools and session, and the front end it goes to — or answers a sub-command on
-//! its own; [`Launch::run`] hands the agent to that front end and waits for it.
+//! its own; [`Running::run`] hands the agent to that front end and waits for it.
 
 mod hooks;
 mod prepare;
@@ -34,11 +34,11 @@ pub enum Prepared {
     /// A sub-command, answered: its exit code.
     Done(ExitCode),
     /// The agent, ready for its front end.
-    Launch(Box<Launch>),
+    Running(Box<Running>),
 }
 
 /// The agent, running, and the front end it goes to.
-pub struct Launch {
+pub struct Running {
     handle: AgentHandle,
     front: Front,
     /// The MCP servers, stopped when the front end is done.
@@ -57,7 +57,7 @@ enum Front {
     Tui { start: Option<Command>, options: TuiOptions },
 }
 
-impl Launch {
+impl Running {
     /// Runs the front end to its end; the exit code says how the run went.
     pub async fn run(self) -> color_eyre::Result<ExitCode> {
         let Self { handle, front, mcp, demo_dir, session_tmp } = self;

@@ -4,7 +4,7 @@
 //! front end chosen with what it starts with. A sub-command is answered at the first step that
 //! has what it needs (`sub_commands`), and launches nothing.
 
-use super::{Front, Launch, Prepared, UsageError, provider, sandbox, sessions, sub_commands};
+use super::{Front, Prepared, Running, UsageError, provider, sandbox, sessions, sub_commands};
 use color_eyre::eyre::WrapErr;
 use keel::agent::journal;
 use keel::agent::{self, AgentConfig, ApprovalMode, Command};
@@ -50,7 +50,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         .chain(hooks.untrusted_notice())
         .collect();
     // Probed meanwhile: `-p` tells of a missing sandbox, Landlock in its place or no process
-    // bound once the probe answers (`Launch::run`).
+    // bound once the probe answers (`Running::run`).
     let sandboxing = sandbox::start(&config, &workspace, &env, &mut notices)?;
     let hidden = workspace.hidden();
     if let Some(code) = sub_commands::on_config(&cli, &config, &sandboxing.probing, hidden) {
@@ -73,7 +73,7 @@ pub async fn prepare(cli: Cli) -> color_eyre::Result<Prepared> {
         return Ok(Prepared::Done(sub_commands::mcp_list(&mcp).await));
     }
     let settled = Settled { workspace, demo_dir, config, hooks, notices, sandboxing, mcp };
-    launch(&cli, settled).map(|launch| Prepared::Launch(Box::new(launch)))
+    launch(&cli, settled).map(|running| Prepared::Running(Box::new(running)))
 }
 
 /// What the launch has settled before the agent starts.
@@ -129,7 +129,7 @@ fn hooks(
 }
 
 /// The agent spawned over what is settled, and the front end it goes to.
-fn launch(cli: &Cli, settled: Settled) -> color_eyre::Result<Launch> {
+fn launch(cli: &Cli, settled: Settled) -> color_eyre::Result<Running> {
     let Settled { workspace, demo_dir, config, hooks, mut notices, sandboxing, mcp } = settled;
     let headless = cli.print.is_some();
     let resuming = cli.continue_session || cli.resume.is_some();
@@ -206,7 +206,7 @@ fn launch(cli: &Cli, settled: Settled) -> color_eyre::Result<Launch> {
     let handle = agent::spawn_with_session(agent_config, provider, tools, sessions);
     let front = front(cli, &config, opening, probing);
     let session_tmp = sandboxing.session_tmp;
-    Ok(Launch { handle, front, mcp, demo_dir, session_tmp })
+    Ok(Running { handle, front, mcp, demo_dir, session_tmp })
 }
 
 /// The agent's settings: the system prompts with the project's instructions, the routes
