@@ -10,8 +10,9 @@
 //! the text can neither end the section early nor speak as keel. It is text
 //! and nothing else: keel takes no setting from it. JSON escaping of the request does the rest.
 
+use crate::runtime::Workspace;
 use crate::tags::Tag;
-use crate::tools::{Workspace, files};
+use crate::tools::files;
 use std::io::Read;
 
 /// The files looked for at the workspace root, in order; the first that exists is read.

@@ -32,9 +32,9 @@ use crate::hooks::Origin;
 use crate::hooks::config::check as check_hooks;
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Prices};
+use crate::runtime::sandbox::Policy as SandboxPolicy;
+use crate::runtime::withheld::Withholding;
 use crate::tools::mcp::config::Transport;
-use crate::tools::sandbox::Policy as SandboxPolicy;
-use crate::tools::withheld::Withholding;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 

@@ -5,7 +5,7 @@
 
 use super::trust::Ignored;
 use super::{FileSettings, FlagSettings};
-use crate::tools::sandbox::Policy;
+use crate::runtime::sandbox::Policy;
 
 /// The policy from the flags, the person's file and the project's file, and what of the
 /// project's file was left out.
@@ -47,7 +47,7 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::sandbox::Mode;
+    use crate::runtime::sandbox::Mode;
 
     fn file(sandbox: Option<Mode>, network: Option<bool>) -> FileSettings {
         FileSettings { sandbox, network, ..FileSettings::default() }

@@ -5,7 +5,7 @@
 use crate::agent::{ApprovalMode, NagThreshold};
 use crate::llm::WireFormat;
 use crate::pricing::Price;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,10 +41,10 @@ pub struct FileSettings {
     /// MCP servers by name; only the person's own file may name them.
     pub mcp_servers: Option<BTreeMap<String, crate::tools::mcp::ServerConfig>>,
     /// Variables withheld as secrets that commands and MCP servers may see anyway; the person's
-    /// own file only (see `tools::withheld`).
+    /// own file only (see `runtime::withheld`).
     pub pass_env: Option<Vec<String>>,
     /// More paths hidden from commands and the model's tools (`~/…` or absolute); the person's
-    /// own file only (see `tools::sandbox::hidden`).
+    /// own file only (see `runtime::sandbox::hidden`).
     pub hidden_paths: Option<Vec<PathBuf>>,
     /// Paths of keel's hidden list to let through; the person's own file only.
     pub readable_paths: Option<Vec<PathBuf>>,

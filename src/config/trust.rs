@@ -13,7 +13,7 @@
 
 use super::{FileSettings, PROJECT_CONFIG};
 use crate::agent::ApprovalMode;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// The keys a project's file may not set at all.

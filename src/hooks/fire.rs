@@ -10,7 +10,7 @@ use super::place::{Place, Plan};
 use super::protocol::{self, Common, Reply, Verdict};
 use super::reading::{self, Copied};
 use super::{HOW_TO_TRUST, Hooks, names, run};
-use crate::tools::sandbox::Sandbox;
+use crate::runtime::sandbox::Sandbox;
 use serde_json::{Map, Value};
 
 /// What a hook's matcher is matched against when an event fires.

@@ -15,7 +15,7 @@
 use super::command_paths::named_files;
 use super::config::HookSpec;
 use super::trust::TrustStore;
-use crate::tools::sandbox::Overlay;
+use crate::runtime::sandbox::Overlay;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read as _, Write as _};
@@ -104,7 +104,7 @@ pub(super) fn copies_folder(store: Option<&TrustStore>) -> std::io::Result<tempf
         return tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir();
     };
     let folder = store.copies();
-    crate::tools::undo::shadow::create_private_dir(&folder)?;
+    crate::runtime::undo::shadow::create_private_dir(&folder)?;
     tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir_in(folder)
 }
 

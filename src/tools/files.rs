@@ -26,7 +26,8 @@ pub(crate) use atomic::{is_keel_temp, remove_leftover_temps, write_atomically};
 pub use planned_change::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
-use super::{ToolError, Workspace};
+use super::ToolError;
+use crate::runtime::Workspace;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -7,30 +7,19 @@
 //! agent loop.
 
 pub mod bash;
-pub(crate) mod beneath;
 pub mod call;
-pub mod diff;
-pub mod entry;
 pub mod files;
-pub mod gate;
-pub mod guard;
 pub mod mcp;
 pub mod output;
-pub mod pending;
 pub mod preview;
-pub mod programs;
 pub mod registry;
-pub mod sandbox;
 pub mod search;
-pub mod size_limit;
-pub mod supervisor;
 pub mod task;
 pub mod todo;
 pub mod tool;
-pub mod undo;
-pub mod withheld;
-pub mod workspace;
 
+use crate::runtime::sandbox::{self, Sandbox};
+use crate::runtime::{Workspace, gate};
 use crate::tools::mcp::Hub;
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -39,9 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use call::ToolCall;
 pub use registry::ToolSet;
-pub use sandbox::Sandbox;
 pub use tool::{Effect, Masking, Tool};
-pub use workspace::Workspace;
 
 /// What a finished tool call produced.
 #[derive(Debug, Clone, Default, PartialEq)]

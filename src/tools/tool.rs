@@ -8,7 +8,8 @@
 //! `registry::tests` checks what the compiler cannot (unique names, schemas that are objects).
 
 use super::files::repeat::Repeated;
-use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace, files};
+use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, files};
+use crate::runtime::Workspace;
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

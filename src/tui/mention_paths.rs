@@ -6,7 +6,7 @@
 //! The list is made when a mention starts and kept while it is typed, so a keypress never walks
 //! the tree; a huge workspace is listed only up to [`MAX_FILES`] files.
 
-use crate::tools::sandbox::hidden::Hidden;
+use crate::runtime::sandbox::hidden::Hidden;
 use std::path::Path;
 
 /// The most files listed for completion.
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn paths_hidden_from_the_model_are_not_listed() {
-        use crate::tools::sandbox::hidden::{Entry, Kind, Why};
+        use crate::runtime::sandbox::hidden::{Entry, Kind, Why};
         let dir = tempfile::tempdir().unwrap();
         let root = &dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("secrets")).unwrap();

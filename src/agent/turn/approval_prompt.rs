@@ -7,7 +7,7 @@ use crate::agent::snapshot::{Activity, ApprovalRequest, Asking};
 use crate::agent::turn::Turn;
 use crate::agent::turn::road::OnRoad;
 use crate::agent::{approval_switch, board_edits};
-use crate::tools::sandbox::Sandbox;
+use crate::runtime::sandbox::Sandbox;
 use crate::tools::{Effect, preview};
 use std::sync::Arc;
 

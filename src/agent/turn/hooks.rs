@@ -75,7 +75,7 @@ impl Turn<'_> {
 
     /// The sandbox hooks that run confined run in: the one this conversation's calls run in now
     /// (read-only in plan mode), once its probe has answered.
-    async fn sandbox_for_hooks(&self) -> crate::tools::Sandbox {
+    async fn sandbox_for_hooks(&self) -> crate::runtime::Sandbox {
         self.tools.probing_sandbox().settled().await;
         self.tools_for_call().sandbox().clone()
     }

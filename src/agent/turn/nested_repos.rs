@@ -6,8 +6,8 @@
 use crate::agent::event::AgentEvent;
 use crate::agent::services::{MAX_PROTECTED, Noted};
 use crate::agent::turn::Turn;
+use crate::runtime::sandbox::nested;
 use crate::tools::Tools;
-use crate::tools::sandbox::nested;
 
 impl Turn<'_> {
     /// Before a command: the look as the session opened is done (what a command makes is new);

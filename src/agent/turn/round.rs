@@ -11,7 +11,7 @@ use crate::agent::turn::output_limit::cut_call_message;
 use crate::agent::turn::road::Taken;
 use crate::agent::turn::{Stop, Turn};
 use crate::message::ContentBlock;
-use crate::tools::diff::FileDiff;
+use crate::runtime::change::FileDiff;
 use crate::tools::{Effect, ToolCall, ToolOutcome};
 use std::time::Instant;
 

@@ -5,7 +5,8 @@
 use crate::agent::approval::Verdict;
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::Turn;
-use crate::tools::{Effect, Sandbox, Tool, ToolOutcome};
+use crate::runtime::Sandbox;
+use crate::tools::{Effect, Tool, ToolOutcome};
 use serde_json::Value;
 
 impl Turn<'_> {

@@ -21,8 +21,9 @@
 //! - A file with several hard links gets a new inode: its other names keep the old content.
 
 use super::open::{check_regular, io_error, used_error};
-use crate::tools::workspace::swapped;
-use crate::tools::{ToolError, Workspace, beneath, pending};
+use crate::runtime::workspace::swapped;
+use crate::runtime::{Workspace, beneath, pending};
+use crate::tools::ToolError;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Write};
@@ -102,7 +103,7 @@ pub(crate) fn write_atomically(
     }
     let failed = |step, source| write_failed(display, target.is_some(), step, source);
     // Each name is noted outside the workspace before the file is made, so that a kill at any
-    // point before the rename is cleaned up at the next start (`tools::pending`).
+    // point before the rename is cleaned up at the next start (`runtime::pending`).
     let noting = |temp: &Path| pending::note(workspace.pending_dir(), &relative.join(temp));
     let (mut file, temp, note) = create_temp(dir, name.as_os_str(), target.as_ref(), noting)
         .map_err(|err| {

@@ -3,8 +3,9 @@
 
 use super::repeat::{Repeated, edit_digest};
 use super::{EDIT_DESCRIPTION, EditArgs, PlannedChange, edit_schema, plan_edit};
+use crate::runtime::Workspace;
 use crate::tools::tool::{self, Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use serde_json::Value;

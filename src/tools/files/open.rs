@@ -9,7 +9,8 @@
 //! file is checked again with `fstat`, so a swap between the check and the open is caught before
 //! a single byte is read.
 
-use crate::tools::{ToolError, Workspace, beneath};
+use crate::runtime::{Workspace, beneath};
+use crate::tools::ToolError;
 use std::fs::{File, FileType, Metadata};
 use std::io;
 use std::os::unix::fs::FileTypeExt;

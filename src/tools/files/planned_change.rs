@@ -10,8 +10,9 @@
 use super::atomic::write_atomically;
 use super::open::{check_regular, existing, io_error, open_regular};
 use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
+use crate::runtime::Workspace;
 use crate::tags;
-use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
+use crate::tools::{FileChange, ToolError, ToolOutcome};
 use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};

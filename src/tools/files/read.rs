@@ -10,7 +10,8 @@ use super::open::{io_error, open_regular};
 use super::{
     DEFAULT_READ_LIMIT, MAX_LINE_BYTES, MAX_READ_OUTPUT_BYTES, MAX_READ_SCAN_BYTES, ReadArgs,
 };
-use crate::tools::{ToolError, Workspace};
+use crate::runtime::Workspace;
+use crate::tools::ToolError;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, Take};
 

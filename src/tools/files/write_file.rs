@@ -3,8 +3,9 @@
 
 use super::repeat::{Repeated, content_digest};
 use super::{PlannedChange, WRITE_DESCRIPTION, WriteArgs, plan_write, write_schema};
+use crate::runtime::Workspace;
 use crate::tools::tool::{self, Effect, Masking, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use serde_json::Value;

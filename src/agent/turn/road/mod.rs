@@ -34,9 +34,10 @@ use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{Stop, Turn};
 use crate::hooks::Permission;
 use crate::message::ContentBlock;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::Sandbox;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use crate::tools::task::Delegation;
-use crate::tools::{Effect, Sandbox, Tool, ToolCall, ToolOutcome, ToolSet, Tools};
+use crate::tools::{Effect, Tool, ToolCall, ToolOutcome, ToolSet, Tools};
 use std::sync::Arc;
 use std::time::Instant;
 
