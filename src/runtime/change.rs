@@ -1,6 +1,7 @@
-//! A file's change as a unified diff, with its counts of lines added and removed: what the
-//! approval box shows before a write or an edit, what the conversation and the pager show after
-//! one, and what `/diff` shows of a prompt's changes.
+//! A file's change: what a write left and what the file held before ([`FileChange`], what undo
+//! records of a file tool's call), and as a unified diff with its counts of lines added and
+//! removed ([`FileDiff`]): what the approval box shows before a write or an edit, what the
+//! conversation and the pager show after one, and what `/diff` shows of a prompt's changes.
 //!
 //! The text is `similar`'s unified diff with `a/` and `b/` headers (`/dev/null` for a file that
 //! did not exist, or no longer does); its hunk headers carry the line numbers a front end draws
@@ -8,13 +9,24 @@
 
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
+use std::path::PathBuf;
 
 /// Lines of unchanged context around each change.
 pub const CONTEXT_LINES: usize = 3;
 /// Content beyond this size is summarised rather than diffed, to keep every view quick.
 pub const MAX_DIFF_BYTES: usize = 1024 * 1024;
 
-/// One file's change.
+/// One file a call wrote, and what it held before (`None`: it did not exist).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileChange {
+    pub path: PathBuf,
+    pub before: Option<Vec<u8>>,
+    pub after: Vec<u8>,
+    /// How many folders above the file the write created (it made them to put the file in).
+    pub created_folders: usize,
+}
+
+/// One file's change, as a diff.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileDiff {
     /// The path relative to the workspace, as the model and the person read it.
@@ -69,10 +81,7 @@ impl FileDiff {
     }
 
     /// What a file tool's recorded change did, its path as `workspace` shows it.
-    pub fn of_change(
-        workspace: &crate::runtime::Workspace,
-        change: &crate::tools::FileChange,
-    ) -> Self {
+    pub fn of_change(workspace: &crate::runtime::Workspace, change: &FileChange) -> Self {
         let path = workspace.display(&change.path);
         Self::new(&path, change.before.as_deref(), Some(&change.after))
     }

@@ -18,6 +18,7 @@ pub mod task;
 pub mod todo;
 pub mod tool;
 
+use crate::runtime::change::FileChange;
 use crate::runtime::sandbox::{self, Sandbox};
 use crate::runtime::{Workspace, gate};
 use crate::tools::mcp::Hub;
@@ -75,16 +76,6 @@ impl ToolOutcome {
         let text = text.into();
         Self { for_model: text.clone(), for_display: text, ..Self::default() }
     }
-}
-
-/// One file a tool call wrote, and what it held before (`None`: it did not exist).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FileChange {
-    pub path: PathBuf,
-    pub before: Option<Vec<u8>>,
-    pub after: Vec<u8>,
-    /// How many folders above the file the write created (it made them to put the file in).
-    pub created_folders: usize,
 }
 
 /// What a running tool may use besides its arguments.

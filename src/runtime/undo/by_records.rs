@@ -5,7 +5,7 @@
 use super::place::{CHANGED_SINCE, Content, Place, remove_created_folders};
 use super::report::Outcome;
 use crate::runtime::Workspace;
-use crate::tools::FileChange;
+use crate::runtime::change::FileChange;
 
 /// Puts back the files of one prompt's records, newest change first.
 pub(super) fn undo(workspace: &Workspace, changes: &[FileChange]) -> Vec<(String, Outcome)> {

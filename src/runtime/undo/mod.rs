@@ -28,7 +28,7 @@ pub use report::UndoReport;
 pub use shadow::{ObjectId, Shadow, ShadowError};
 
 use crate::runtime::Workspace;
-use crate::tools::FileChange;
+use crate::runtime::change::FileChange;
 
 /// The name of git's per-folder ignore rules.
 const IGNORE_FILE: &str = ".gitignore";
