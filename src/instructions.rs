@@ -11,6 +11,7 @@
 //! and nothing else: keel takes no setting from it. JSON escaping of the request does the rest.
 
 use crate::runtime::Workspace;
+use crate::runtime::path_error::PathError;
 use crate::tags::Tag;
 use crate::tools::files;
 use std::io::Read;
@@ -69,7 +70,7 @@ pub fn find(workspace: &Workspace) -> Found {
     for file in FILES {
         let mut opened = match files::open_for_reading(workspace, file) {
             Ok(opened) => opened,
-            Err(crate::tools::ToolError::NotFound { .. }) => continue,
+            Err(PathError::NotFound { .. }) => continue,
             Err(err) => return Found::Refused { file, reason: err.to_string() },
         };
         let size = opened.metadata().map(|meta| meta.len()).unwrap_or(0);

@@ -9,8 +9,7 @@
 //! file of every note whose process is gone — only a regular file whose name is one keel makes,
 //! reached through the workspace's descriptor — and the note.
 
-use super::{Workspace, beneath};
-use crate::tools::files;
+use super::{Workspace, atomic, beneath};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use std::os::fd::AsFd;
@@ -72,7 +71,7 @@ fn remove_temp(workspace: &Workspace, relative: &Path) -> bool {
     let (Some(folder), Some(name)) = (relative.parent(), relative.file_name()) else {
         return false;
     };
-    if !files::is_keel_temp(name.as_bytes()) {
+    if !atomic::is_keel_temp(name.as_bytes()) {
         return false;
     }
     let Ok(dir) = workspace.open_folder(&workspace.root().join(folder)) else { return false };

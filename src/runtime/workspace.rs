@@ -22,8 +22,8 @@
 //! `super::beneath`), so a folder swapped for a symlink between the two is refused, not followed.
 
 use super::beneath;
+use super::path_error::PathError;
 use super::sandbox::hidden::Hidden;
-use crate::tools::ToolError;
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -130,7 +130,7 @@ impl Workspace {
     ///
     /// The part of the path that exists is returned canonical (no symlinks, no `..`); the part
     /// that does not exist yet follows it as plain names.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
         if path.is_empty() {
             return Err(self.invalid(path, "the path is empty"));
         }
@@ -150,16 +150,16 @@ impl Workspace {
         let (existing, rest) = split_existing(&normal);
         let real = existing.canonicalize().map_err(|source| {
             if existing.symlink_metadata().is_ok_and(|meta| meta.is_symlink()) {
-                ToolError::InvalidPath {
+                PathError::InvalidPath {
                     path: path.to_owned(),
                     reason: format!("it is a symlink whose target cannot be followed ({source})"),
                 }
             } else {
-                ToolError::Io { path: path.to_owned(), source }
+                PathError::Io { path: path.to_owned(), source }
             }
         })?;
         if !real.starts_with(&self.root) {
-            return Err(ToolError::SymlinkEscape {
+            return Err(PathError::SymlinkEscape {
                 path: path.to_owned(),
                 target: real,
                 root: self.root.clone(),
@@ -167,7 +167,7 @@ impl Workspace {
         }
         let real = rest.iter().fold(real, |acc, name| acc.join(name));
         match self.inside.holding(&real) {
-            Some(hidden) => Err(ToolError::Hidden {
+            Some(hidden) => Err(PathError::Hidden {
                 path: path.to_owned(),
                 reason: hidden.reason(),
                 how: hidden.how_to_allow(),
@@ -178,7 +178,7 @@ impl Workspace {
 
     /// Like [`Workspace::resolve`], for a path about to be written: also refuses anything inside
     /// `.git/` (at any depth) or the root's `.keel/`, judged on the real path.
-    pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, ToolError> {
+    pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, PathError> {
         let real = self.resolve(path)?;
         let relative = real.strip_prefix(&self.root).unwrap_or(&real);
         let names: Vec<&OsStr> = relative
@@ -201,7 +201,7 @@ impl Workspace {
         } else {
             format!("inside {folder}/")
         };
-        Err(ToolError::ProtectedPath { path: self.display(&real), place, reason })
+        Err(PathError::ProtectedPath { path: self.display(&real), place, reason })
     }
 
     /// `path` as the person and the model should read it: relative to the root when inside it.
@@ -213,12 +213,12 @@ impl Workspace {
         }
     }
 
-    fn outside(&self, path: &str) -> ToolError {
-        ToolError::OutsideWorkspace { path: path.to_owned(), root: self.root.clone() }
+    fn outside(&self, path: &str) -> PathError {
+        PathError::OutsideWorkspace { path: path.to_owned(), root: self.root.clone() }
     }
 
-    fn invalid(&self, path: &str, reason: &str) -> ToolError {
-        ToolError::InvalidPath { path: path.to_owned(), reason: reason.to_owned() }
+    fn invalid(&self, path: &str, reason: &str) -> PathError {
+        PathError::InvalidPath { path: path.to_owned(), reason: reason.to_owned() }
     }
 }
 

@@ -19,11 +19,11 @@ pub mod todo;
 pub mod tool;
 
 use crate::runtime::change::FileChange;
+use crate::runtime::path_error::PathError;
 use crate::runtime::sandbox::{self, Sandbox};
 use crate::runtime::{Workspace, gate};
 use crate::tools::mcp::Hub;
 use std::borrow::Cow;
-use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -93,25 +93,9 @@ pub struct ToolContext {
 /// Why a tool call could not do what it was asked; the text is written for the model to act on.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    #[error(
-        "Path `{path}` is outside the workspace {}; tools may only use files inside it.",
-        .root.display()
-    )]
-    OutsideWorkspace { path: String, root: PathBuf },
-    #[error(
-        "Path `{path}` leads through a symlink to {}, which is outside the workspace {}.",
-        .target.display(),
-        .root.display()
-    )]
-    SymlinkEscape { path: String, target: PathBuf, root: PathBuf },
-    #[error("Invalid path `{path}`: {reason}.")]
-    InvalidPath { path: String, reason: String },
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("`{path}` does not exist (write_file creates new files).")]
-    NotFound { path: String },
-    #[error("`{path}` is a directory, not a file; list it with bash (`ls`).")]
-    IsDirectory { path: String },
+    /// A path the call named could not be used.
+    #[error(transparent)]
+    Path(#[from] PathError),
     #[error(
         "`{path}` looks like a binary file (it contains NUL bytes); read_file only reads text."
     )]
@@ -122,20 +106,6 @@ pub enum ToolError {
         "`{path}` is {size} bytes, more than the {limit} bytes this tool changes; use bash instead."
     )]
     TooLarge { path: String, size: u64, limit: u64 },
-    #[error(
-        "`{path}` is {kind}, not a regular file; the file tools only read and write regular files \
-         (reading a FIFO or a device could wait forever)."
-    )]
-    NotRegularFile { path: String, kind: &'static str },
-    #[error("`{path}` is {place}, which keel never changes: {reason}.")]
-    ProtectedPath { path: String, place: String, reason: &'static str },
-    #[error(
-        "`{path}` is hidden from the model: {reason}. keel neither reads nor writes it for you, \
-         and commands see it empty; only the person can let it through, by {how}."
-    )]
-    Hidden { path: String, reason: String, how: String },
-    #[error("Could not write `{path}`: {step}{source}; {left}.")]
-    WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
     #[error(
         "Line {offset} of `{path}` lies beyond its first {window} bytes, which is as far as \
          read_file reads (they hold {lines} whole lines); read it with bash, e.g. `{command}`."

@@ -8,9 +8,9 @@
 //! beneath the workspace's (`runtime::beneath`), never by name from `/`, so a folder swapped for a
 //! symlink while undo runs is refused, not followed; files are written with the atomic writer.
 
+use crate::runtime::atomic::write_atomically;
 use crate::runtime::workspace::swapped;
 use crate::runtime::{Workspace, beneath};
-use crate::tools::files::write_atomically;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::PermissionsExt;

@@ -37,10 +37,10 @@ mod protected;
 pub use probe::probe;
 pub use protected::protected_names;
 
-use super::super::supervisor::Launch;
 use super::confine;
 use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
+use crate::runtime::supervisor::Launch;
 use protected::{Protect, protected};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

@@ -71,7 +71,7 @@ fn run(args: &[OsString], landlock: Option<&landlock::Spec>) -> ExitCode {
         .into_iter()
         .flat_map(|(ready, go)| [ready, go].into_iter().filter_map(inherited_fd));
     let keep: Vec<_> = named.chain(gate_fds).collect();
-    if let Err(err) = super::super::supervisor::inherited::close_all_but(&keep) {
+    if let Err(err) = crate::runtime::supervisor::inherited::close_all_but(&keep) {
         eprintln!("keel: cannot confine the command: {err}");
         return ExitCode::FAILURE;
     }

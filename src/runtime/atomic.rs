@@ -21,9 +21,9 @@
 //! - A file with several hard links gets a new inode: its other names keep the old content.
 
 use super::open::{check_regular, io_error, used_error};
-use crate::runtime::workspace::swapped;
-use crate::runtime::{Workspace, beneath, pending};
-use crate::tools::ToolError;
+use super::path_error::PathError;
+use super::workspace::swapped;
+use super::{Workspace, beneath, pending};
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Write};
@@ -63,9 +63,9 @@ pub(crate) fn write_atomically(
     path: &Path,
     display: &str,
     content: &[u8],
-) -> Result<Written, ToolError> {
+) -> Result<Written, PathError> {
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(ToolError::InvalidPath {
+        return Err(PathError::InvalidPath {
             path: display.to_owned(),
             reason: "it names no file".to_owned(),
         });
@@ -129,13 +129,13 @@ pub(crate) fn write_atomically(
 
 /// Why a write failed, and that the file was left as it was; a file-size limit (`EFBIG`) is
 /// named as such.
-fn write_failed(display: &str, existed: bool, step: &'static str, source: io::Error) -> ToolError {
+fn write_failed(display: &str, existed: bool, step: &'static str, source: io::Error) -> PathError {
     let step = if source.raw_os_error() == Some(rustix::io::Errno::FBIG.raw_os_error()) {
         "the file would exceed the size limit: "
     } else {
         step
     };
-    ToolError::WriteFailed {
+    PathError::WriteFailed {
         path: display.to_owned(),
         step,
         source,

@@ -9,15 +9,15 @@
 //! file is checked again with `fstat`, so a swap between the check and the open is caught before
 //! a single byte is read.
 
-use crate::runtime::{Workspace, beneath};
-use crate::tools::ToolError;
+use super::path_error::PathError;
+use super::{Workspace, beneath};
 use std::fs::{File, FileType, Metadata};
 use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// What kind of file `file_type` is, in words for an error; `None` for a regular file.
-pub(super) fn irregular_kind(file_type: FileType) -> Option<&'static str> {
+pub(crate) fn irregular_kind(file_type: FileType) -> Option<&'static str> {
     if file_type.is_file() {
         None
     } else if file_type.is_fifo() {
@@ -36,25 +36,25 @@ pub(super) fn irregular_kind(file_type: FileType) -> Option<&'static str> {
 }
 
 /// Refuses a folder, a FIFO, a socket or a device, from metadata already at hand.
-pub(super) fn check_regular(meta: &Metadata, display: &str) -> Result<(), ToolError> {
+pub(crate) fn check_regular(meta: &Metadata, display: &str) -> Result<(), PathError> {
     if meta.is_dir() {
-        return Err(ToolError::IsDirectory { path: display.to_owned() });
+        return Err(PathError::IsDirectory { path: display.to_owned() });
     }
     match irregular_kind(meta.file_type()) {
         None => Ok(()),
-        Some(kind) => Err(ToolError::NotRegularFile { path: display.to_owned(), kind }),
+        Some(kind) => Err(PathError::NotRegularFile { path: display.to_owned(), kind }),
     }
 }
 
 /// Opens the regular file at `path` (a real path from `Workspace::resolve`) for reading, with its
 /// metadata as the opened file reports it. Never blocks, never reads: see the module doc.
-pub(super) fn open_regular(
+pub(crate) fn open_regular(
     workspace: &Workspace,
     path: &Path,
     display: &str,
-) -> Result<(File, Metadata), ToolError> {
+) -> Result<(File, Metadata), PathError> {
     let meta = existing(workspace, path, display)?
-        .ok_or_else(|| ToolError::NotFound { path: display.to_owned() })?;
+        .ok_or_else(|| PathError::NotFound { path: display.to_owned() })?;
     check_regular(&meta, display)?;
     let relative = workspace.below(path).map_err(|source| io_error(display, source))?;
     let file = beneath::open_for_reading(workspace.dir(), relative)
@@ -65,19 +65,19 @@ pub(super) fn open_regular(
 }
 
 /// The file's metadata without following a final symlink; `None` when nothing is there.
-pub(super) fn existing(
+pub(crate) fn existing(
     workspace: &Workspace,
     path: &Path,
     display: &str,
-) -> Result<Option<Metadata>, ToolError> {
+) -> Result<Option<Metadata>, PathError> {
     let relative = workspace.below(path).map_err(|source| io_error(display, source))?;
     beneath::metadata(workspace.dir(), relative).map_err(|source| used_error(display, source))
 }
 
 /// The error for a resolved path that could not be used: swapped since the check, or plain I/O.
-pub(super) fn used_error(display: &str, source: io::Error) -> ToolError {
+pub(crate) fn used_error(display: &str, source: io::Error) -> PathError {
     if beneath::is_swapped(&source) {
-        ToolError::InvalidPath {
+        PathError::InvalidPath {
             path: display.to_owned(),
             reason: "it or a folder above it was replaced (by a symlink?) after the path was \
                      checked, so it was not touched; try again"
@@ -88,16 +88,16 @@ pub(super) fn used_error(display: &str, source: io::Error) -> ToolError {
     }
 }
 
-pub(super) fn not_found_or_io(display: &str, source: io::Error) -> ToolError {
+pub(crate) fn not_found_or_io(display: &str, source: io::Error) -> PathError {
     if source.kind() == io::ErrorKind::NotFound {
-        ToolError::NotFound { path: display.to_owned() }
+        PathError::NotFound { path: display.to_owned() }
     } else {
         io_error(display, source)
     }
 }
 
-pub(super) fn io_error(display: &str, source: io::Error) -> ToolError {
-    ToolError::Io { path: display.to_owned(), source }
+pub(crate) fn io_error(display: &str, source: io::Error) -> PathError {
+    PathError::Io { path: display.to_owned(), source }
 }
 
 #[cfg(test)]
@@ -108,8 +108,8 @@ mod tests {
     fn devices_are_named_without_being_opened() {
         let null = std::fs::metadata("/dev/null").unwrap();
         let err = check_regular(&null, "null").unwrap_err();
-        assert!(matches!(err, ToolError::NotRegularFile { kind: "a character device", .. }));
+        assert!(matches!(err, PathError::NotRegularFile { kind: "a character device", .. }));
         let folder = std::fs::metadata("/").unwrap();
-        assert!(matches!(check_regular(&folder, "/"), Err(ToolError::IsDirectory { .. })));
+        assert!(matches!(check_regular(&folder, "/"), Err(PathError::IsDirectory { .. })));
     }
 }
