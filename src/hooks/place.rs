@@ -26,7 +26,7 @@ use super::config::{HookSpec, Origin};
 use super::reading::Reading;
 use crate::runtime::environment;
 use crate::runtime::sandbox::{Confinement, Overlay, Sandbox};
-use crate::runtime::supervisor::Launch;
+use crate::runtime::supervisor::ShellStart;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
@@ -73,7 +73,7 @@ enum Environment {
 /// How one hook run starts: its launch, its environment, its input.
 #[derive(Debug)]
 pub struct Plan {
-    launch: Launch,
+    launch: ShellStart,
     /// The files it names are seen through their private copies.
     from_copies: bool,
     environment: Environment,
@@ -100,7 +100,7 @@ impl Plan {
             BASH.as_ref(),
             &sandbox.policy.writable_places(workspace),
         )?;
-        let unconfined = Launch { shell: Some(shell.clone()), ..Launch::default() };
+        let unconfined = ShellStart { shell: Some(shell.clone()), ..ShellStart::default() };
         let mut plan = Self {
             launch: unconfined,
             from_copies: false,
@@ -130,11 +130,11 @@ impl Plan {
         let input_path = plan.input.path().to_path_buf();
         let mut overlays: Vec<Overlay> = reading.map(|r| r.copies.clone()).unwrap_or_default();
         overlays.push(Overlay { source: input_path.clone(), target: input_path.clone() });
-        let (launch, bound) = sandbox.launch_with(workspace, &overlays);
+        let (launch, bound) = sandbox.shell_start_with(workspace, &overlays);
         if bound && let Some(uncopied) = reading.and_then(|r| r.uncopied.first()) {
             return Err(format!("`{uncopied}` could not be copied for it to run from"));
         }
-        plan.launch = Launch { shell: Some(shell), ..launch };
+        plan.launch = ShellStart { shell: Some(shell), ..launch };
         plan.from_copies = bound;
         if bound {
             plan.mount_point = mount_point(&input_path, sandbox);
@@ -143,7 +143,7 @@ impl Plan {
     }
 
     /// How the supervisor starts the hook.
-    pub fn launch(&self) -> &Launch {
+    pub fn launch(&self) -> &ShellStart {
         &self.launch
     }
 

@@ -17,7 +17,6 @@ pub mod git_dirs;
 pub mod hidden;
 pub mod keel_folders;
 pub mod landlock;
-mod launch;
 pub mod nested;
 mod notices;
 mod policy;
@@ -27,12 +26,13 @@ pub mod real_path;
 pub mod report;
 pub mod repository;
 pub mod session_tmp;
+mod shell_start;
 
 pub use availability::{Availability, BWRAP_VARIABLE, DEFAULT_BWRAP, INSTALL_HINT};
 pub use keel_folders::KeelFolders;
-pub use launch::Overlay;
 pub use policy::{Mode, Policy};
 pub use probing::Probing;
+pub use shell_start::Overlay;
 
 use std::path::PathBuf;
 

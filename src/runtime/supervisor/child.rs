@@ -15,7 +15,7 @@
 
 use super::protocol::{GO, KILL, Report, Status};
 use super::protocol::{HELD_GO, HELD_READY};
-use super::{Launch, pids_cgroup, placeholders, procfs};
+use super::{ShellStart, pids_cgroup, placeholders, procfs};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -56,7 +56,7 @@ enum Event {
 
 /// Runs the supervisor for `command` (through the sandbox, when `launch` has one); stdin must be
 /// the socket keel holds the other end of.
-pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
+pub fn main(command: &OsStr, launch: &ShellStart) -> ExitCode {
     let in_use = placeholders::hold(&launch.placeholders);
     // keel names a bound only where the command needs a cgroup of its own (as root, sandboxed,
     // without keel's pen). Without one the command runs unbounded, as it would unsandboxed.
@@ -84,7 +84,7 @@ pub fn main(command: &OsStr, launch: &Launch) -> ExitCode {
 
 /// Runs the command to its end; `clear_up` is called once every process of it is gone, before
 /// keel is told so.
-fn supervise(command: &OsStr, launch: &Launch, clear_up: &mut dyn FnMut()) -> ExitCode {
+fn supervise(command: &OsStr, launch: &ShellStart, clear_up: &mut dyn FnMut()) -> ExitCode {
     // keel blocks SIGXFSZ for itself; the person's command meets a size limit as usual.
     crate::runtime::size_limit::restore_default();
     let Some(control) = control_socket() else {
@@ -238,7 +238,7 @@ fn gate_pipes() -> Result<([std::os::fd::OwnedFd; 2], HeldGate), String> {
 /// own messages (see [`SandboxSaid`]), and the gate the shell waits at.
 fn start(
     command: &OsStr,
-    launch: &Launch,
+    launch: &ShellStart,
 ) -> Result<(Pid, Option<SandboxSaid>, Option<HeldGate>), String> {
     nix::unistd::setsid().map_err(|err| format!("cannot start a new session: {err}"))?;
     nix::sys::prctl::set_child_subreaper(true)

@@ -66,13 +66,13 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> ExitCode {
     let mut number = || args.next().and_then(|number| number.to_str()?.parse::<u64>().ok());
     let count = number().and_then(|count| usize::try_from(count).ok()).unwrap_or(0);
     let placeholders: Vec<PathBuf> = args.by_ref().take(count).map(PathBuf::from).collect();
-    let launch = Launch { prefix: args.collect(), placeholders, max_processes, shell };
+    let launch = ShellStart { prefix: args.collect(), placeholders, max_processes, shell };
     child::main(&command, &launch)
 }
 
 /// How the shell is started: directly, or through a sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Launch {
+pub struct ShellStart {
     /// The sandbox's program and arguments ([`sandbox::bwrap::prefix`]); `bash -c command`
     /// follows them, held at the sandbox's last step until [`Supervised::release`]. Empty:
     /// `bash` is started directly.
@@ -185,7 +185,7 @@ impl Supervised {
     pub async fn start(
         command: &str,
         cwd: &Path,
-        launch: &Launch,
+        launch: &ShellStart,
         configure: impl FnOnce(&mut Command),
     ) -> Result<(Self, Output), StartError> {
         let program = PROGRAM.get().ok_or(StartError::NotConfigured)?;

@@ -27,7 +27,7 @@ mod watch;
 use super::{CommandRun, ToolContext, ToolOutcome};
 use crate::runtime::environment;
 use crate::runtime::sandbox::Sandbox;
-use crate::runtime::supervisor::{KillReport, Launch, Supervised};
+use crate::runtime::supervisor::{KillReport, ShellStart, Supervised};
 use crate::runtime::{guard, programs};
 use report::Ending;
 use serde::Deserialize;
@@ -98,7 +98,7 @@ pub async fn run(
     sandbox: &Sandbox,
     ctx: &ToolContext,
 ) -> ToolOutcome {
-    let launch = sandbox.launch(root);
+    let launch = sandbox.shell_start(root);
     let sandboxed = !launch.prefix.is_empty();
     // The kernel confines a sandboxed command; the guard is the only line where none does.
     if !sandboxed && let Err(reason) = guard::check_command_in(&args.command, root) {
@@ -115,7 +115,7 @@ pub async fn run(
         Ok(shell) => shell,
         Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
     };
-    let launch = Launch { shell: Some(shell), ..launch };
+    let launch = ShellStart { shell: Some(shell), ..launch };
     if let Some(gate) = &ctx.gate
         && !sandboxed
         && !gate.opened(&ctx.cancel).await

@@ -40,7 +40,7 @@ pub use protected::protected_names;
 use super::confine;
 use super::keel_folders::{KeelFolders, Keep};
 use super::{Mode, Policy};
-use crate::runtime::supervisor::Launch;
+use crate::runtime::supervisor::ShellStart;
 use protected::{Protect, protected};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -104,7 +104,7 @@ pub struct Setup<'a> {
 /// How the supervisor starts `bash -c COMMAND` confined: the program and arguments before it, and
 /// the empty folders bwrap makes to cover missing protected paths, which the supervisor removes
 /// once the sandbox is gone (so nothing of keel stays in the workspace).
-pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
+pub fn shell_start(policy: &Policy, setup: &Setup<'_>) -> ShellStart {
     let mut placeholders = Vec::new();
     let mut args: Vec<OsString> = vec![setup.bwrap.into()];
     args.extend(BASE.iter().map(OsString::from));
@@ -197,7 +197,7 @@ pub fn launch(policy: &Policy, setup: &Setup<'_>) -> Launch {
     push(&[CHDIR.as_ref(), setup.workspace.as_os_str(), "--".as_ref()]);
     let limit = policy.process_limit();
     push(&[setup.keel.as_os_str(), confine::ENTRY_ARG.as_ref(), limit.to_string().as_ref()]);
-    Launch { prefix: args, placeholders, max_processes: Some(limit), shell: None }
+    ShellStart { prefix: args, placeholders, max_processes: Some(limit), shell: None }
 }
 
 /// `flag` with `path` as both what is bound and where: a path bound onto itself.
@@ -225,8 +225,8 @@ mod tests {
     use crate::runtime::sandbox::Overlay;
     use crate::runtime::sandbox::hidden::Hidden;
 
-    fn arguments(launch: &Launch) -> Vec<String> {
-        launch.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
+    fn arguments(start: &ShellStart) -> Vec<String> {
+        start.prefix.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
     }
 
     fn position(args: &[String], window: &[&str]) -> usize {
@@ -258,7 +258,7 @@ mod tests {
             pinned: &[],
             folders: &folders,
         };
-        let args = arguments(&launch(&Policy::default(), &setup));
+        let args = arguments(&shell_start(&Policy::default(), &setup));
         let text = |path: &Path| path.display().to_string();
         let (bin, secrets, key, keel) = (text(&bin), text(&secrets), text(&key), text(&keel));
         let empty = text(&empty);
@@ -294,7 +294,7 @@ mod tests {
             pinned: &pinned,
             folders: &folders,
         };
-        let line = arguments(&launch(&Policy::default(), &setup)).join(" ");
+        let line = arguments(&shell_start(&Policy::default(), &setup)).join(" ");
         let (hooks, check) = (work.join("hooks"), work.join("hooks/check.sh"));
         let pin = format!("--bind {0} {0}", hooks.display());
         let kept = format!("--ro-bind {0} {0}", check.display());

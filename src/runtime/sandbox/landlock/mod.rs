@@ -23,7 +23,7 @@ pub mod spec;
 pub use spec::Spec;
 
 use super::{KeelFolders, Mode, Policy, bwrap, confine};
-use crate::runtime::supervisor::Launch;
+use crate::runtime::supervisor::ShellStart;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -98,12 +98,12 @@ pub fn spec(
 
 /// How the supervisor starts a command confined by `spec`: keel's binary `keel` as its last
 /// step, told the spec and the bound on the command's processes.
-pub fn launch(policy: &Policy, keel: &Path, spec: &Spec) -> Launch {
+pub fn shell_start(policy: &Policy, keel: &Path, spec: &Spec) -> ShellStart {
     let limit = policy.process_limit();
     let mut prefix: Vec<OsString> = vec![keel.into(), ENTRY_ARG.into()];
     prefix.extend(spec.to_args());
     prefix.push(limit.to_string().into());
-    Launch { prefix, placeholders: Vec::new(), max_processes: Some(limit), shell: None }
+    ShellStart { prefix, placeholders: Vec::new(), max_processes: Some(limit), shell: None }
 }
 
 /// Confines this process with `spec`: the rules built and enforced, every capability dropped.
@@ -217,12 +217,12 @@ mod tests {
     }
 
     #[test]
-    fn the_launch_line_ends_with_the_bound() {
+    fn the_start_line_ends_with_the_bound() {
         let policy = Policy { max_processes: Some(40), ..Policy::default() };
-        let launch = launch(&policy, Path::new("/bin/keel"), &Spec::default());
-        assert_eq!(launch.prefix[..2], [OsString::from("/bin/keel"), ENTRY_ARG.into()]);
-        assert_eq!(launch.prefix.last(), Some(&OsString::from("40")));
-        assert_eq!(launch.max_processes, Some(40));
-        assert!(launch.placeholders.is_empty());
+        let start = shell_start(&policy, Path::new("/bin/keel"), &Spec::default());
+        assert_eq!(start.prefix[..2], [OsString::from("/bin/keel"), ENTRY_ARG.into()]);
+        assert_eq!(start.prefix.last(), Some(&OsString::from("40")));
+        assert_eq!(start.max_processes, Some(40));
+        assert!(start.placeholders.is_empty());
     }
 }
