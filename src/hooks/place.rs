@@ -206,13 +206,12 @@ fn mount_point(input: &Path, sandbox: &Sandbox) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{files, folder};
 
     #[test]
     fn the_workspaces_hooks_and_the_persons_that_name_a_path_in_it_run_in_the_sandbox() {
-        let dir = tempfile::tempdir().unwrap();
-        let work = dir.path();
-        std::fs::create_dir(work.join("hooks")).unwrap();
-        std::fs::write(work.join("hooks/x"), "").unwrap();
+        let (_dir, work) = &folder();
+        files(work, &[("hooks/x", "")]);
         let place = |command: &str, origin| Place::of(&HookSpec::for_test(command, origin), work);
         assert_eq!(place("~/bin/check", Origin::Workspace), Place::Sandbox);
         assert_eq!(place("~/bin/check", Origin::Person), Place::Person);

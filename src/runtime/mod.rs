@@ -22,6 +22,8 @@ pub mod programs;
 pub mod sandbox;
 pub mod size_limit;
 pub mod supervisor;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod undo;
 pub mod withheld;
 pub mod workspace;

@@ -24,6 +24,7 @@
 use super::beneath;
 use super::path_error::PathError;
 use super::sandbox::hidden::Hidden;
+use super::sandbox::real_path::normalized_within;
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -143,7 +144,7 @@ impl Workspace {
         } else {
             self.root.join(requested)
         };
-        let normal = normalize(&joined).ok_or_else(|| self.outside(path))?;
+        let normal = normalized_within(&joined).ok_or_else(|| self.outside(path))?;
         if !normal.starts_with(&self.root) {
             return Err(self.outside(path));
         }
@@ -232,25 +233,6 @@ fn is_named(name: &OsStr, protected: &str) -> bool {
     name.as_bytes().eq_ignore_ascii_case(protected.as_bytes())
 }
 
-/// Resolves `.` and `..` without touching the file system. `None` when `..` climbs above `/`.
-fn normalize(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(prefix) => out.push(prefix.as_os_str()),
-            Component::RootDir => out.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::Normal(name) => out.push(name),
-        }
-    }
-    Some(out)
-}
-
 /// Splits a normalised absolute path into its longest existing ancestor (itself, possibly) and
 /// the names below it that do not exist yet, in order.
 fn split_existing(path: &Path) -> (&Path, Vec<&std::ffi::OsStr>) {
@@ -272,12 +254,6 @@ fn split_existing(path: &Path) -> (&Path, Vec<&std::ffi::OsStr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalize_resolves_dots() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), Some(PathBuf::from("/a/c")));
-        assert_eq!(normalize(Path::new("/..")), None);
-    }
 
     #[test]
     fn the_root_reads_as_a_dot_and_the_rest_relative_to_it() {

@@ -208,6 +208,7 @@ pub fn prepare_empty_file(state: &Path) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{folder, folders};
 
     use crate::runtime::sandbox::outside_tmp;
 
@@ -257,9 +258,8 @@ mod tests {
 
     #[test]
     fn under_tmp_only_what_a_bound_place_holds_is_in_sight() {
-        let home = tempfile::tempdir().unwrap();
-        let h = &home.path().canonicalize().unwrap();
-        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        let (_home, h) = &folder();
+        folders(h, &[".ssh"]);
         let folders = hiding(h);
         let work = outside_tmp();
         let w = work.path().to_path_buf();
@@ -269,10 +269,8 @@ mod tests {
 
     #[test]
     fn started_in_the_home_folder_keels_folders_let_through_stay_read_only() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path();
-        std::fs::create_dir_all(h.join(".local/state/keel")).unwrap();
-        std::fs::create_dir_all(h.join(".config")).unwrap();
+        let (_home, h) = &folder();
+        folders(h, &[".local/state/keel", ".config"]);
         let folders = KeelFolders {
             own: vec![h.join(".config/keel"), h.join(".local/state/keel")],
             ..KeelFolders::default()
@@ -302,8 +300,7 @@ mod tests {
 
     #[test]
     fn a_missing_parent_is_covered_in_its_place() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path();
+        let (_home, h) = &folder();
         let folders = KeelFolders { own: vec![h.join(".config/keel")], ..KeelFolders::default() };
         assert_eq!(folders.keeps(&[h.to_path_buf()], h), vec![Keep::Cover(h.join(".config"))]);
     }

@@ -9,17 +9,29 @@ use std::path::{Component, Path, PathBuf};
 
 /// `path` with `.` and `..` resolved by name (`..` above `/` stays at `/`).
 pub fn normalized(path: &Path) -> PathBuf {
+    let (out, _) = dots_resolved(path);
+    out
+}
+
+/// `path` with `.` and `..` resolved by name; `None` where a `..` climbs above where the path
+/// starts (`/`, or a relative path's first name).
+pub fn normalized_within(path: &Path) -> Option<PathBuf> {
+    let (out, climbed_out) = dots_resolved(path);
+    (!climbed_out).then_some(out)
+}
+
+/// `path` with `.` and `..` resolved by name, and whether a `..` had nothing left to climb.
+fn dots_resolved(path: &Path) -> (PathBuf, bool) {
     let mut out = PathBuf::new();
+    let mut climbed_out = false;
     for component in path.components() {
         match component {
-            Component::ParentDir => {
-                out.pop();
-            }
+            Component::ParentDir => climbed_out |= !out.pop(),
             Component::CurDir => {}
             other => out.push(other.as_os_str()),
         }
     }
-    out
+    (out, climbed_out)
 }
 
 /// `path` (absolute, normalised) as the kernel reaches it: its longest existing part with every
@@ -44,4 +56,17 @@ pub fn real(path: &Path) -> PathBuf {
 /// `path` normalised, then as the kernel reaches it ([`real`]).
 pub fn resolved(path: &Path) -> PathBuf {
     real(&normalized(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dots_are_resolved_by_name_and_a_climb_out_is_told() {
+        assert_eq!(normalized_within(Path::new("/a/./b/../c")), Some(PathBuf::from("/a/c")));
+        assert_eq!(normalized_within(Path::new("/..")), None);
+        assert_eq!(normalized_within(Path::new("a/../..")), None);
+        assert_eq!(normalized(Path::new("/../a/./b/..")), PathBuf::from("/a"));
+    }
 }

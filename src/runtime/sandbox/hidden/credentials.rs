@@ -91,12 +91,12 @@ pub(super) const MOVED_BY: [Moved; 15] = [
 mod tests {
     use super::super::testing::{env_of, list, shown_list};
     use super::super::{Hidden, Sources};
+    use crate::runtime::testing::folder;
     use std::path::Path;
 
     #[test]
     fn keels_folders_and_every_credential_store_are_hidden_whether_they_exist_or_not() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         std::fs::create_dir_all(h.join(".ssh")).unwrap();
         let work = tempfile::tempdir().unwrap();
         let hidden = list(&h, work.path(), &[], &[]);
@@ -136,8 +136,7 @@ mod tests {
 
     #[test]
     fn variables_that_move_a_store_hide_it_where_they_point() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         let env = env_of(vec![
             ("HOME", h.display().to_string()),
             ("GNUPGHOME", "/srv/gpg".to_owned()),

@@ -159,12 +159,12 @@ mod inside_tests {
 #[cfg(test)]
 mod tests {
     use super::testing::{list, shown_list};
+    use crate::runtime::testing::folder;
     use std::path::Path;
 
     #[test]
     fn paths_inside_another_hidden_one_are_folded_into_it() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         let hidden = list(&h, Path::new("/nowhere"), &["~/.config"], &[]);
         let shown = shown_list(&hidden);
         assert!(shown.contains(&"~/.config"), "{shown:?}");

@@ -166,11 +166,11 @@ fn shown(path: &Path, home: Option<&Path>) -> String {
 mod tests {
     use super::super::testing::{env_of, list};
     use super::*;
+    use crate::runtime::testing::folder;
 
     #[test]
     fn a_symlinked_store_is_hidden_where_it_leads() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         std::fs::create_dir_all(h.join("dotfiles/ssh")).unwrap();
         std::os::unix::fs::symlink(h.join("dotfiles/ssh"), h.join(".ssh")).unwrap();
         let hidden = list(&h, Path::new("/nowhere"), &[], &[]);
@@ -181,8 +181,7 @@ mod tests {
 
     #[test]
     fn the_person_hides_more_and_lets_one_through() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         let hidden = list(&h, Path::new("/nowhere"), &["~/secrets", "/srv/keys"], &["~/.npmrc"]);
         assert_eq!(hidden.holding(&h.join("secrets/a")).unwrap().why, Why::Person);
         assert!(hidden.holding(Path::new("/srv/keys/k")).is_some());
@@ -194,8 +193,7 @@ mod tests {
 
     #[test]
     fn what_the_person_hides_inside_what_they_let_through_stays_hidden() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         let hidden = list(&h, Path::new("/nowhere"), &["~/.ssh/id_ed25519"], &["~/.ssh"]);
         assert!(hidden.holding(&h.join(".ssh/known_hosts")).is_none());
         assert!(hidden.holding(&h.join(".ssh/id_ed25519")).is_some());
@@ -212,8 +210,7 @@ mod tests {
 
     #[test]
     fn a_path_that_holds_the_workspace_is_not_hidden_and_said() {
-        let home = tempfile::tempdir().unwrap();
-        let h = home.path().canonicalize().unwrap();
+        let (_home, h) = folder();
         let work = h.join(".local/state/keel/w");
         let hidden = list(&h, &work, &[], &[]);
         assert!(hidden.holding(&work.join("a")).is_none());

@@ -146,14 +146,13 @@ pub fn settle(root: &Path, before: &Scan) -> Settled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{files, folder, folders};
 
     #[test]
     fn only_entries_below_the_top_are_found() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
-        std::fs::create_dir_all(root.join(".git/modules/x/.git")).unwrap();
-        std::fs::create_dir_all(root.join("a/b/.git/c/.git")).unwrap();
-        std::fs::write(root.join("d.git"), "").unwrap();
+        let (_work, root) = &folder();
+        folders(root, &[".git/modules/x/.git", "a/b/.git/c/.git"]);
+        files(root, &[("d.git", "")]);
         let found = scan(root, &[]);
         assert!(found.complete);
         let mut paths: Vec<_> = found.found.keys().cloned().collect();
@@ -163,8 +162,7 @@ mod tests {
 
     #[test]
     fn after_a_look_that_stopped_short_nothing_is_moved() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
+        let (_work, root) = &folder();
         for folder in ["a", "b", "c", "d"] {
             std::fs::create_dir_all(root.join(folder).join(".git")).unwrap();
         }
@@ -180,20 +178,18 @@ mod tests {
 
     /// Makes `folder` what git takes for a bare repository.
     fn bare(folder: &Path) {
-        std::fs::create_dir_all(folder.join("objects")).unwrap();
-        std::fs::create_dir_all(folder.join("refs")).unwrap();
-        std::fs::write(folder.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        folders(folder, &["objects", "refs"]);
+        files(folder, &[("HEAD", "ref: refs/heads/main\n")]);
     }
 
     #[test]
     fn a_folder_git_takes_for_a_repository_is_one_at_the_top_and_below() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
+        let (_work, root) = &folder();
         let before = scan(root, &[]);
         bare(&root.join("sub"));
         bare(root);
-        std::fs::create_dir_all(root.join("lib/objects")).unwrap();
-        std::fs::write(root.join("lib/HEAD"), "not a repository: no refs\n").unwrap();
+        folders(root, &["lib/objects"]);
+        files(root, &[("lib/HEAD", "not a repository: no refs\n")]);
         let settled = settle(root, &before);
         let mut moved = settled.moved.clone();
         moved.sort();
@@ -209,8 +205,7 @@ mod tests {
 
     #[test]
     fn what_keel_passed_over_is_not_taken_for_a_new_repository() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
+        let (_work, root) = &folder();
         let before = scan(root, &[]);
         bare(&root.join("sub/.git"));
         let first = settle(root, &before);

@@ -131,11 +131,11 @@ fn move_aside(root: &Path, folder: &Path, name: &str) -> std::io::Result<PathBuf
 mod tests {
     use super::super::settle;
     use super::*;
+    use crate::runtime::testing::folder;
 
     #[test]
     fn the_suggested_move_back_runs_nothing_a_name_holds() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
+        let (_work, root) = &folder();
         let folder = root.join("x; touch pwned; y");
         std::fs::create_dir_all(folder.join(".git")).unwrap();
         let settled = settle(root, &Scan { complete: true, ..Scan::default() });
@@ -153,8 +153,7 @@ mod tests {
 
     #[test]
     fn a_pointer_into_the_persons_repository_is_theirs() {
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path();
+        let (_work, root) = &folder();
         std::fs::create_dir_all(root.join("lib")).unwrap();
         for (pointer, theirs) in [
             ("gitdir: ../.git/modules/lib\n", true),
