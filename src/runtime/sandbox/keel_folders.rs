@@ -225,9 +225,7 @@ mod tests {
     fn started_in_the_home_folder_hidden_paths_are_hidden_their_parents_pinned() {
         let home = outside_tmp();
         let h = &home.path().canonicalize().unwrap();
-        for folder in [".local/state/keel", ".config", ".ssh", ".docker"] {
-            std::fs::create_dir_all(h.join(folder)).unwrap();
-        }
+        folders(h, &[".local/state/keel", ".config", ".ssh", ".docker"]);
         let folders = hiding(h);
         assert_eq!(
             folders.keeps(&[h.to_path_buf()], h),

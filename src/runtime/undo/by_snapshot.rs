@@ -18,14 +18,7 @@ pub(super) fn undo(
     after: &ObjectId,
 ) -> Result<Vec<(String, Outcome)>, ShadowError> {
     let mut changes = shadow.changes(before, after)?;
-    let ids: Vec<ObjectId> = changes
-        .iter()
-        .flat_map(|change| [&change.before, &change.after])
-        .flatten()
-        .filter(|entry| entry.kind != Kind::Other)
-        .map(|entry| entry.id.clone())
-        .collect();
-    let blobs = shadow.blobs(&ids)?;
+    let blobs = shadow.blobs(&changes)?;
     // Removals first: a file may give way to a folder of the same name, or the other way round.
     changes.sort_by_key(|change| change.before.is_some());
     let mut outcomes = Vec::with_capacity(changes.len());

@@ -3,7 +3,7 @@
 //! commands did, from the two workspace snapshots, together with what the file tools recorded
 //! before the first of them.
 
-use super::shadow::{Kind, ObjectId};
+use super::shadow::ObjectId;
 use super::{UndoContext, UndoStack};
 use crate::runtime::change::FileDiff;
 use std::collections::HashMap;
@@ -78,14 +78,7 @@ fn by_snapshots(
 ) -> Result<Vec<(String, Sides)>, String> {
     let shadow = context.shadow.ok_or("this session's workspace snapshots are not available")?;
     let changes = shadow.changes(before, after).map_err(|err| err.to_string())?;
-    let ids: Vec<ObjectId> = changes
-        .iter()
-        .flat_map(|change| [&change.before, &change.after])
-        .flatten()
-        .filter(|entry| entry.kind != Kind::Other)
-        .map(|entry| entry.id.clone())
-        .collect();
-    let blobs = shadow.blobs(&ids).map_err(|err| err.to_string())?;
+    let blobs = shadow.blobs(&changes).map_err(|err| err.to_string())?;
     let content = |entry: &Option<super::shadow::Entry>| {
         entry.as_ref().and_then(|entry| blobs.get(&entry.id).cloned())
     };

@@ -225,8 +225,16 @@ impl Shadow {
             .collect())
     }
 
-    /// The contents of the given blobs.
-    pub fn blobs(&self, ids: &[ObjectId]) -> Result<HashMap<ObjectId, Vec<u8>>, ShadowError> {
+    /// The contents of the files and symlinks `changes` holds, before and after, by id (a nested
+    /// repository's commit has none).
+    pub fn blobs(&self, changes: &[TreeChange]) -> Result<HashMap<ObjectId, Vec<u8>>, ShadowError> {
+        let ids: Vec<&ObjectId> = changes
+            .iter()
+            .flat_map(|change| [&change.before, &change.after])
+            .flatten()
+            .filter(|entry| entry.kind != Kind::Other)
+            .map(|entry| &entry.id)
+            .collect();
         if ids.is_empty() {
             return Ok(HashMap::new());
         }

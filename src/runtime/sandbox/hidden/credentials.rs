@@ -91,13 +91,13 @@ pub(super) const MOVED_BY: [Moved; 15] = [
 mod tests {
     use super::super::testing::{env_of, list, shown_list};
     use super::super::{Hidden, Sources};
-    use crate::runtime::testing::folder;
+    use crate::runtime::testing::{folder, folders};
     use std::path::Path;
 
     #[test]
     fn keels_folders_and_every_credential_store_are_hidden_whether_they_exist_or_not() {
         let (_home, h) = folder();
-        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        folders(&h, &[".ssh"]);
         let work = tempfile::tempdir().unwrap();
         let hidden = list(&h, work.path(), &[], &[]);
         let shown = shown_list(&hidden);

@@ -166,12 +166,12 @@ fn shown(path: &Path, home: Option<&Path>) -> String {
 mod tests {
     use super::super::testing::{env_of, list};
     use super::*;
-    use crate::runtime::testing::folder;
+    use crate::runtime::testing::{folder, folders};
 
     #[test]
     fn a_symlinked_store_is_hidden_where_it_leads() {
         let (_home, h) = folder();
-        std::fs::create_dir_all(h.join("dotfiles/ssh")).unwrap();
+        folders(&h, &["dotfiles/ssh"]);
         std::os::unix::fs::symlink(h.join("dotfiles/ssh"), h.join(".ssh")).unwrap();
         let hidden = list(&h, Path::new("/nowhere"), &[], &[]);
         let entry = hidden.holding(&h.join("dotfiles/ssh/id_rsa")).unwrap();

@@ -163,9 +163,7 @@ mod tests {
     #[test]
     fn after_a_look_that_stopped_short_nothing_is_moved() {
         let (_work, root) = &folder();
-        for folder in ["a", "b", "c", "d"] {
-            std::fs::create_dir_all(root.join(folder).join(".git")).unwrap();
-        }
+        folders(root, &["a/.git", "b/.git", "c/.git", "d/.git"]);
         let short = scan_within(root, 3, &HashSet::new());
         assert!(!short.complete);
         let settled = settle(root, &short);
