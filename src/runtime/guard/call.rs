@@ -13,6 +13,10 @@ pub trait Scripts {
     fn nested(&self, script: &str, scope: &mut Scope) -> Verdict;
 }
 
+/// What a checked command hands the next one of a pipeline (what it prints, as that one's
+/// [`Stdin`]); `Err` carries why it is refused, written for the model to read.
+pub type Piped = Result<Stdin, String>;
+
 /// What a command reads on stdin, as far as keel can see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stdin {

@@ -3,7 +3,7 @@
 //! `export`, `read`, …) update the scope on the way.
 
 use super::Verdict;
-use super::call::{Call, Scope, Scripts, Stdin, harmful_write, operands};
+use super::call::{Call, Piped, Scope, Scripts, Stdin, harmful_write, operands};
 use super::words::{Arg, Ch};
 use super::wrappers::{Target, unwrap};
 use super::{builtins, inline, printed_output};
@@ -34,12 +34,7 @@ const POWER_VERBS: &[&str] = &[
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish"];
 
 /// Checks one simple command; returns what it prints, for a pipe.
-pub fn run(
-    checker: &dyn Scripts,
-    words: Vec<Arg>,
-    stdin: Stdin,
-    scope: &mut Scope,
-) -> Result<Stdin, String> {
+pub fn run(checker: &dyn Scripts, words: Vec<Arg>, stdin: Stdin, scope: &mut Scope) -> Piped {
     let mut call = Call { checker, scope, stdin };
     builtins::apply(&words, &mut call)?;
     let printed = printed_output::output(&words, &call);

@@ -3,7 +3,7 @@
 //! after `cd` — and of what each command reads on stdin, and hands every simple command, with
 //! its words expanded, to the program rules.
 
-use super::call::{Scope, Scripts, Stdin, harmful_write};
+use super::call::{Piped, Scope, Scripts, Stdin, harmful_write};
 use super::paths::Places;
 use super::words::{Arg, Value};
 use super::{Verdict, programs};
@@ -92,12 +92,7 @@ impl Checker<'_> {
     }
 
     /// Checks one command; returns what it prints, for the next command of a pipeline.
-    fn command(
-        &self,
-        command: &ast::Command,
-        concurrent: bool,
-        scope: &mut Scope,
-    ) -> Result<Stdin, String> {
+    fn command(&self, command: &ast::Command, concurrent: bool, scope: &mut Scope) -> Piped {
         match command {
             ast::Command::Simple(simple) => self.simple(simple, concurrent, scope),
             ast::Command::Compound(compound, redirects) => {
@@ -280,12 +275,7 @@ impl Checker<'_> {
         }
     }
 
-    fn simple(
-        &self,
-        simple: &ast::SimpleCommand,
-        concurrent: bool,
-        scope: &mut Scope,
-    ) -> Result<Stdin, String> {
+    fn simple(&self, simple: &ast::SimpleCommand, concurrent: bool, scope: &mut Scope) -> Piped {
         use ast::CommandPrefixOrSuffixItem as Item;
         let prefix = simple.prefix.iter().flat_map(|prefix| &prefix.0);
         let suffix = simple.suffix.iter().flat_map(|suffix| &suffix.0);
