@@ -254,11 +254,12 @@ fn split_existing(path: &Path) -> (&Path, Vec<&std::ffi::OsStr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::folder;
 
     #[test]
     fn the_root_reads_as_a_dot_and_the_rest_relative_to_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = Workspace::new(dir.path()).unwrap();
+        let (_dir, root) = folder();
+        let workspace = Workspace::new(&root).unwrap();
         assert_eq!(workspace.display(workspace.root()), ".");
         assert_eq!(workspace.display(&workspace.root().join("a/b.txt")), "a/b.txt");
         assert_eq!(workspace.display(Path::new("/elsewhere/x")), "/elsewhere/x");
