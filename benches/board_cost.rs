@@ -21,7 +21,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command};
 use keel::llm::anthropic::AnthropicClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -140,7 +141,7 @@ async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
         board: board != Board::Off,
         ..AgentConfig::default()
     };
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn(config, Some(provider), tools);
     handle.commands.send(Command::Submit("Do the ten steps.".into())).unwrap();

@@ -12,7 +12,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command};
 use keel::llm::anthropic::AnthropicClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 use support::fake_llm;
@@ -37,7 +38,7 @@ async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
         approval: ApprovalMode::Auto,
         ..AgentConfig::default()
     };
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn(config, Some(provider), tools);
     server.take();

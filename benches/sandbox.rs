@@ -8,9 +8,10 @@
 //! in a workspace of 20,000 files in 2,000 folders.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use keel::tools::sandbox::hidden::Hidden;
-use keel::tools::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::hidden::Hidden;
+use keel::runtime::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, Tools};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -26,7 +27,7 @@ fn run_true(runtime: &tokio::runtime::Runtime, tools: &Tools) {
 }
 
 fn sandbox_start(c: &mut Criterion) {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
@@ -87,10 +88,10 @@ fn nested_repositories(c: &mut Criterion) {
             std::fs::write(path.join(format!("f{file}.rs")), "").unwrap();
         }
     }
-    let scan = keel::tools::sandbox::nested::scan(dir.path(), &[]);
+    let scan = keel::runtime::sandbox::nested::scan(dir.path(), &[]);
     assert!(scan.complete);
     c.bench_function("nested repositories, 20,000 files in 2,000 folders", |b| {
-        b.iter(|| keel::tools::sandbox::nested::settle(dir.path(), &scan))
+        b.iter(|| keel::runtime::sandbox::nested::settle(dir.path(), &scan))
     });
 }
 

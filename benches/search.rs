@@ -11,8 +11,9 @@
 //! medians printed with their ratios, so that a machine that slows down slows all of them.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, Tools};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -141,7 +142,7 @@ fn ms(duration: Duration) -> String {
 }
 
 fn search(c: &mut Criterion) {
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
     tree(dir.path());

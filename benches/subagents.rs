@@ -18,7 +18,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Sessions
 use keel::llm::anthropic::AnthropicClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use support::cache_cost::{Cost, cost, tokens};
@@ -119,7 +120,7 @@ fn provider(server: &FamilyLlm) -> Provider {
 /// the turn's wall time.
 async fn run(server: &FamilyLlm, config: AgentConfig) -> (String, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    keel::tools::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
+    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle =
         agent::spawn_with_session(config, Some(provider(server)), tools, Sessions::Off);

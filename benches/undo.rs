@@ -4,7 +4,7 @@
 //! enough to be looked at without git, and in one of 20,000, which is left to git. Needs `git`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use keel::tools::undo::Shadow;
+use keel::runtime::undo::Shadow;
 use std::time::Duration;
 
 /// Files per folder, and the workspaces' sizes in folders.

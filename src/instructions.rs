@@ -10,8 +10,10 @@
 //! the text can neither end the section early nor speak as keel. It is text
 //! and nothing else: keel takes no setting from it. JSON escaping of the request does the rest.
 
+use crate::runtime::Workspace;
+use crate::runtime::path_error::PathError;
 use crate::tags::Tag;
-use crate::tools::{Workspace, files};
+use crate::tools::files;
 use std::io::Read;
 
 /// The files looked for at the workspace root, in order; the first that exists is read.
@@ -68,7 +70,7 @@ pub fn find(workspace: &Workspace) -> Found {
     for file in FILES {
         let mut opened = match files::open_for_reading(workspace, file) {
             Ok(opened) => opened,
-            Err(crate::tools::ToolError::NotFound { .. }) => continue,
+            Err(PathError::NotFound { .. }) => continue,
             Err(err) => return Found::Refused { file, reason: err.to_string() },
         };
         let size = opened.metadata().map(|meta| meta.len()).unwrap_or(0);

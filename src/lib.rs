@@ -1,7 +1,8 @@
 //! keel: a terminal coding agent that keeps the model anchored on a structured task board.
 //!
-//! The core — [`agent`], [`board`], [`tools`], [`llm`] — knows nothing of the terminal; the TUI
-//! ([`tui`]) and the headless printer ([`headless`]) are two front ends over the same agent worker.
+//! The core — [`agent`], [`board`], [`tools`], [`runtime`], [`llm`] — knows nothing of the
+//! terminal; the TUI ([`tui`]) and the headless printer ([`headless`]) are two front ends over the
+//! same agent worker.
 
 pub mod agent;
 pub mod board;
@@ -15,6 +16,7 @@ pub mod llm;
 pub mod message;
 pub mod pricing;
 pub mod prompt;
+pub mod runtime;
 pub mod state_home;
 pub mod tags;
 pub mod tools;

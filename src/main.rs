@@ -6,7 +6,7 @@ mod launch;
 use clap::Parser;
 use keel::cli::Cli;
 use keel::config::ConfigError;
-use keel::tools::{entry, supervisor};
+use keel::runtime::{entry, supervisor};
 use keel::visible::visible;
 use launch::{EXIT_FAILED, Prepared, UsageError};
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ const EXIT_USAGE: u8 = 2;
 const SUPERVISORS_EXIT: Duration = Duration::from_secs(3);
 
 fn main() -> ExitCode {
-    // keel's own executable supervises the commands it runs (see `tools::supervisor`).
+    // keel's own executable supervises the commands it runs (see `runtime::supervisor`).
     if let Some(code) = entry::run_if_requested() {
         return code;
     }
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         eprintln!("keel: {err}");
     }
     // Before any thread starts: a file-size limit fails a write instead of killing keel.
-    keel::tools::size_limit::keep_writes_alive();
+    keel::runtime::size_limit::keep_writes_alive();
     // Not dumpable: no other process of the person's (a command run unconfined, say) can read
     // keel's `/proc/PID/environ`, with its keys, or write to its `/proc/PID/fd`.
     if let Err(err) = nix::sys::prctl::set_dumpable(false) {

@@ -57,7 +57,7 @@ pub enum AgentEvent {
         /// The change an applied `write_file` or `edit_file` made, as a unified diff with its
         /// counts; absent for other calls and for a write or an edit that changed nothing.
         #[serde(skip_serializing_if = "Option::is_none")]
-        diff: Option<crate::tools::diff::FileDiff>,
+        diff: Option<crate::runtime::change::FileDiff>,
         /// What a search (`grep`, `glob`) found, in a few words (`12 matches in 3 files`);
         /// `null` for other tools.
         tally: Option<String>,

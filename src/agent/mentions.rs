@@ -5,8 +5,8 @@
 //! is told why.
 
 use crate::message::ContentBlock;
+use crate::runtime::Workspace;
 use crate::tags::{Tag, defuse};
-use crate::tools::Workspace;
 use crate::tools::files::{self, ReadArgs};
 
 /// At most this many files are attached to one prompt; more mentions are left as text.

@@ -213,7 +213,7 @@ pub struct Snapshot {
     pub call_marks: imbl::HashMap<String, CallMark>,
     /// The changes applied writes and edits made, by call id (from their `tool_end`), for the
     /// conversation to fold under their lines and the pager to show whole.
-    pub call_diffs: imbl::HashMap<String, Arc<crate::tools::diff::FileDiff>>,
+    pub call_diffs: imbl::HashMap<String, Arc<crate::runtime::change::FileDiff>>,
     /// What the searches found, by call id (`12 matches in 3 files`), for the conversation and
     /// the tool pane to show beside their calls.
     pub call_tallies: imbl::HashMap<String, Arc<str>>,
@@ -268,7 +268,7 @@ pub struct TurnDiff {
     /// Grows by one with every `/diff`, so a front end shows each answer once.
     pub asked: u64,
     /// A diff a file.
-    pub diffs: Vec<crate::tools::diff::FileDiff>,
+    pub diffs: Vec<crate::runtime::change::FileDiff>,
     /// How far it reaches, when not everything could be shown.
     pub notes: Vec<String>,
 }

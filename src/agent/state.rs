@@ -32,8 +32,11 @@ use crate::agent::steps_done::StepLog;
 use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{ContentBlock, History, Message, Usage};
-use crate::tools::undo::UndoStack;
-use crate::tools::{Effect, FileChange, ToolCall, Workspace, files};
+use crate::runtime::Workspace;
+use crate::runtime::atomic;
+use crate::runtime::change::FileChange;
+use crate::runtime::undo::UndoStack;
+use crate::tools::{Effect, ToolCall};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
@@ -440,6 +443,6 @@ fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
     if call.effect() == Some(Effect::WritesFiles)
         && let Some(path) = call.input.get("path").and_then(serde_json::Value::as_str)
     {
-        files::remove_leftover_temps(workspace, path);
+        atomic::remove_leftover_temps(workspace, path);
     }
 }

@@ -2,8 +2,8 @@
 //! they were, removed or made again, so that its next answer does not build on files that are
 //! gone. Sent once, with its next request, after the prompt (see `state::model_notes`).
 
+use crate::runtime::undo::UndoReport;
 use crate::tags::Tag;
-use crate::tools::undo::UndoReport;
 
 /// The note for `report`; `None` when the undo changed no file.
 pub fn note(report: &UndoReport) -> Option<String> {

@@ -13,7 +13,7 @@ use crate::hooks::Origin;
 use crate::hooks::config::check as check_hooks;
 use crate::llm::WireFormat;
 use crate::pricing::Prices;
-use crate::tools::sandbox::Policy as SandboxPolicy;
+use crate::runtime::sandbox::Policy as SandboxPolicy;
 
 /// The smallest thinking budget the Messages API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;

@@ -29,9 +29,9 @@ pub use window::{DEFAULT_CONTEXT_WINDOW, default_window};
 use crate::agent::{AgentConfig, ApprovalMode, Budget, ChildSettings, NagThreshold};
 use crate::llm::WireFormat;
 use crate::pricing::{BadPrice, Prices};
+use crate::runtime::sandbox::Policy as SandboxPolicy;
+use crate::runtime::withheld::Withholding;
 use crate::tools::mcp::config::Transport;
-use crate::tools::sandbox::Policy as SandboxPolicy;
-use crate::tools::withheld::Withholding;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 

@@ -18,8 +18,8 @@ use crate::agent::{
 use crate::hooks::HooksConfig;
 use crate::llm::WireFormat;
 use crate::pricing::Price;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use crate::tools::mcp::ServerConfig;
-use crate::tools::sandbox::Mode as SandboxMode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -82,7 +82,7 @@ settings! {
     mcp_servers: BTreeMap<String, ServerConfig> = BTreeMap::new(), workspace: Never;
 
     /// Variables withheld as secrets that commands and MCP servers may see anyway (see
-    /// `tools::withheld`).
+    /// `runtime::withheld`).
     #[arg(skip)]
     pass_env: Vec<String> = Vec::new(), workspace: Never;
 
@@ -91,7 +91,7 @@ settings! {
     prices: BTreeMap<String, Price> = BTreeMap::new(), workspace: Never;
 
     /// More paths hidden from commands and the model's tools (`~/…` or absolute; see
-    /// `tools::sandbox::hidden`).
+    /// `runtime::sandbox::hidden`).
     #[arg(skip)]
     hidden_paths: Vec<PathBuf> = Vec::new(), workspace: Never;
 

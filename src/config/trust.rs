@@ -14,7 +14,7 @@
 
 use super::PROJECT_CONFIG;
 use crate::agent::ApprovalMode;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use std::fmt;
 
 /// Something the project's file set that keel did not take.

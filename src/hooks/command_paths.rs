@@ -7,7 +7,8 @@
 //! a person's hook that names any path inside the workspace runs in the sandbox
 //! (`super::place`).
 
-use std::path::{Component, Path, PathBuf};
+use crate::runtime::sandbox::real_path::normalized;
+use std::path::{Path, PathBuf};
 
 /// Characters that end a word in a shell line, for finding the files a command names.
 const SHELL_BREAKS: &[char] = &[';', '|', '&', '(', ')', '<', '>', '`', '\n', '\t', ' '];
@@ -49,7 +50,9 @@ pub fn names_workspace(command: &str, workspace: &Path) -> bool {
         }
         match root.join(word).canonicalize() {
             Ok(found) => found.starts_with(&root),
-            Err(_) => Path::new(word).is_absolute() && lexical(Path::new(word)).starts_with(&root),
+            Err(_) => {
+                Path::new(word).is_absolute() && normalized(Path::new(word)).starts_with(&root)
+            }
         }
     })
 }
@@ -75,32 +78,15 @@ fn expand_workspace(word: &str, root: &Path) -> Option<PathBuf> {
     None
 }
 
-/// `path` with `.` and `..` worked out without the file system.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{files, folder};
 
     #[test]
     fn the_files_a_command_names_are_found_however_it_names_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("hooks")).unwrap();
-        std::fs::write(root.join("hooks/a.py"), "print()").unwrap();
-        std::fs::write(root.join("check.sh"), "exit 0").unwrap();
+        let (_dir, root) = folder();
+        files(&root, &[("hooks/a.py", "print()"), ("check.sh", "exit 0")]);
         let files = named_files(
             "python3 hooks/a.py && ./check.sh; \"$CLAUDE_PROJECT_DIR\"/check.sh /etc/passwd",
             &root,

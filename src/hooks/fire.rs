@@ -10,8 +10,8 @@ use super::place::{Place, Plan};
 use super::protocol::{self, Common, Reply, Verdict};
 use super::reading::{self, Copied};
 use super::{HOW_TO_TRUST, Hooks, run};
+use crate::runtime::sandbox::Sandbox;
 use crate::tools::names;
-use crate::tools::sandbox::Sandbox;
 use serde_json::{Map, Value};
 
 /// What a hook's matcher is matched against when an event fires.

@@ -15,7 +15,7 @@
 
 use super::command_paths::named_files;
 use super::config::HookSpec;
-use crate::tools::sandbox::Sandbox;
+use crate::runtime::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 
 /// What commands must not change under the trusted workspace hooks.

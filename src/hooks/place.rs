@@ -4,7 +4,7 @@
 //! A workspace's hook is code the person did not write, whatever its hash: the file it names can
 //! import, source or `cd` into files a command rewrites. So it runs as a command does — in the
 //! session's sandbox ([`Sandbox::launch`]), with the commands' environment
-//! (`tools::bash::environment::apply`) — and only the hash decides whether it runs at all. So
+//! (`runtime::environment::apply`) — and only the hash decides whether it runs at all. So
 //! does a hook of the person's own whose command names a path inside the workspace
 //! (`command_paths::names_workspace`): what it runs there, a command can rewrite. Where commands
 //! cannot be confined and the person did not choose `--sandbox off`, such a hook does not run.
@@ -12,7 +12,7 @@
 //! The person's other hooks run as their own programs, with their environment less what no
 //! program keel starts gets, and a `PATH` without the entries commands could plant a program in
 //! (empty, relative, or inside the workspace or a `writable_roots` folder: the rule
-//! `tools::programs` applies to what keel itself starts), so that an activated `.venv/bin` cannot
+//! `runtime::programs` applies to what keel itself starts), so that an activated `.venv/bin` cannot
 //! hand them a program of the workspace's.
 //!
 //! A hook's stdin is the event's JSON, in a private file outside every folder commands may write
@@ -24,9 +24,9 @@
 use super::command_paths::names_workspace;
 use super::config::{HookSpec, Origin};
 use super::reading::Reading;
-use crate::tools::bash::environment;
-use crate::tools::sandbox::{Confinement, Overlay, Sandbox};
-use crate::tools::supervisor::Launch;
+use crate::runtime::environment;
+use crate::runtime::sandbox::{Confinement, Overlay, Sandbox};
+use crate::runtime::supervisor::ShellStart;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
@@ -73,7 +73,7 @@ enum Environment {
 /// How one hook run starts: its launch, its environment, its input.
 #[derive(Debug)]
 pub struct Plan {
-    launch: Launch,
+    launch: ShellStart,
     /// The files it names are seen through their private copies.
     from_copies: bool,
     environment: Environment,
@@ -96,11 +96,11 @@ impl Plan {
     ) -> Result<Self, String> {
         let input =
             input_file(input).map_err(|err| format!("its input could not be written: {err}"))?;
-        let shell = crate::tools::programs::find(
+        let shell = crate::runtime::programs::find(
             BASH.as_ref(),
             &sandbox.policy.writable_places(workspace),
         )?;
-        let unconfined = Launch { shell: Some(shell.clone()), ..Launch::default() };
+        let unconfined = ShellStart { shell: Some(shell.clone()), ..ShellStart::default() };
         let mut plan = Self {
             launch: unconfined,
             from_copies: false,
@@ -111,7 +111,7 @@ impl Plan {
         };
         if place == Place::Person {
             let path = std::env::var_os("PATH").map(|path| {
-                crate::tools::programs::path_outside(
+                crate::runtime::programs::path_outside(
                     Some(&path),
                     &sandbox.policy.writable_places(workspace),
                 )
@@ -130,11 +130,11 @@ impl Plan {
         let input_path = plan.input.path().to_path_buf();
         let mut overlays: Vec<Overlay> = reading.map(|r| r.copies.clone()).unwrap_or_default();
         overlays.push(Overlay { source: input_path.clone(), target: input_path.clone() });
-        let (launch, bound) = sandbox.launch_with(workspace, &overlays);
+        let (launch, bound) = sandbox.shell_start_with(workspace, &overlays);
         if bound && let Some(uncopied) = reading.and_then(|r| r.uncopied.first()) {
             return Err(format!("`{uncopied}` could not be copied for it to run from"));
         }
-        plan.launch = Launch { shell: Some(shell), ..launch };
+        plan.launch = ShellStart { shell: Some(shell), ..launch };
         plan.from_copies = bound;
         if bound {
             plan.mount_point = mount_point(&input_path, sandbox);
@@ -143,7 +143,7 @@ impl Plan {
     }
 
     /// How the supervisor starts the hook.
-    pub fn launch(&self) -> &Launch {
+    pub fn launch(&self) -> &ShellStart {
         &self.launch
     }
 
@@ -206,13 +206,12 @@ fn mount_point(input: &Path, sandbox: &Sandbox) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{files, folder};
 
     #[test]
     fn the_workspaces_hooks_and_the_persons_that_name_a_path_in_it_run_in_the_sandbox() {
-        let dir = tempfile::tempdir().unwrap();
-        let work = dir.path();
-        std::fs::create_dir(work.join("hooks")).unwrap();
-        std::fs::write(work.join("hooks/x"), "").unwrap();
+        let (_dir, work) = &folder();
+        files(work, &[("hooks/x", "")]);
         let place = |command: &str, origin| Place::of(&HookSpec::for_test(command, origin), work);
         assert_eq!(place("~/bin/check", Origin::Workspace), Place::Sandbox);
         assert_eq!(place("~/bin/check", Origin::Person), Place::Person);
@@ -237,8 +236,8 @@ mod tests {
     {
         let work = tempfile::tempdir().unwrap();
         let missing = Sandbox {
-            policy: crate::tools::sandbox::Policy::default(),
-            availability: crate::tools::sandbox::Availability::Missing("no bwrap here".into()),
+            policy: crate::runtime::sandbox::Policy::default(),
+            availability: crate::runtime::sandbox::Availability::Missing("no bwrap here".into()),
             ..Sandbox::off()
         };
         let why = Plan::new(Place::Sandbox, &missing, work.path(), None, b"{}").unwrap_err();

@@ -15,7 +15,7 @@
 use super::command_paths::named_files;
 use super::config::HookSpec;
 use super::trust::TrustStore;
-use crate::tools::sandbox::Overlay;
+use crate::runtime::sandbox::Overlay;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read as _, Write as _};
@@ -104,7 +104,7 @@ pub(super) fn copies_folder(store: Option<&TrustStore>) -> std::io::Result<tempf
         return tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir();
     };
     let folder = store.copies();
-    crate::tools::undo::shadow::create_private_dir(&folder)?;
+    crate::runtime::undo::shadow::create_private_dir(&folder)?;
     tempfile::Builder::new().prefix(COPIES_PREFIX).tempdir_in(folder)
 }
 
@@ -169,6 +169,7 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::hooks::config::Origin;
+    use crate::runtime::testing::{files, folder};
 
     fn spec(command: &str) -> HookSpec {
         HookSpec::for_test(command, Origin::Workspace)
@@ -176,8 +177,7 @@ mod tests {
 
     #[test]
     fn a_changed_command_or_file_is_a_changed_hash() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root) = folder();
         std::fs::write(root.join("check.sh"), "exit 0").unwrap();
         let first = hash(&spec("./check.sh"), &root);
         assert_eq!(first, hash(&spec("./check.sh"), &root), "the same hook, the same hash");
@@ -188,11 +188,8 @@ mod tests {
 
     #[test]
     fn a_reading_copies_the_very_bytes_it_hashed_and_never_through_a_symlink() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("hooks")).unwrap();
-        std::fs::write(root.join("hooks/lint.py"), "import helper\n").unwrap();
-        std::fs::write(root.join("check.sh"), "exit 0\n").unwrap();
+        let (_dir, root) = folder();
+        files(&root, &[("hooks/lint.py", "import helper\n"), ("check.sh", "exit 0\n")]);
         std::fs::set_permissions(root.join("check.sh"), std::fs::Permissions::from_mode(0o4777))
             .unwrap();
         let copies = tempfile::tempdir().unwrap();

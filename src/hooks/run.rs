@@ -1,6 +1,6 @@
 //! Running one hook as its [`Plan`] says (`super::place`: in the command sandbox, or as the
 //! person's own program), with `bash -c` in the workspace, under a command supervisor
-//! (`tools::supervisor`): in a session of its own with no terminal, and every process it starts
+//! (`runtime::supervisor`): in a session of its own with no terminal, and every process it starts
 //! killed when it times out, when keel stops waiting for it, and when keel exits or is killed.
 //! In the sandbox its shell starts held, as a command's does, and is let go at once; one whose
 //! sandbox could not be set up did not start.
@@ -10,9 +10,9 @@
 //! prints gigabytes costs what one that prints a line does.
 
 use super::place::Plan;
+use crate::runtime::supervisor::protocol::Status;
+use crate::runtime::supervisor::{Event, Supervised};
 use crate::tools::output::CappedBuffer;
-use crate::tools::supervisor::protocol::Status;
-use crate::tools::supervisor::{Event, Supervised};
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};

@@ -124,7 +124,7 @@ impl TrustStore {
     fn save(&self, trusted: Vec<Trusted>) -> Result<(), String> {
         let fail = |err: &dyn std::fmt::Display| format!("{}: {err}", self.path.display());
         let folder = self.path.parent().unwrap_or(Path::new("."));
-        crate::tools::undo::shadow::create_private_dir(folder).map_err(|err| fail(&err))?;
+        crate::runtime::undo::shadow::create_private_dir(folder).map_err(|err| fail(&err))?;
         let json = serde_json::to_vec_pretty(&Stored { trusted }).map_err(|err| fail(&err))?;
         // A temporary file is created readable by its owner only.
         let mut file = tempfile::NamedTempFile::new_in(folder).map_err(|err| fail(&err))?;

@@ -15,8 +15,8 @@ pub use prepare::prepare;
 
 use keel::agent::{AgentHandle, Command, TurnOutcome};
 use keel::headless;
+use keel::runtime::sandbox::Probing;
 use keel::tools::mcp;
-use keel::tools::sandbox::Probing;
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
 use std::process::ExitCode;
@@ -46,7 +46,7 @@ pub struct Running {
     /// The demo's throwaway folder, removed at the end.
     demo_dir: Option<tempfile::TempDir>,
     /// The session's `/tmp`, removed at the end.
-    session_tmp: Option<keel::tools::sandbox::session_tmp::SessionTmp>,
+    session_tmp: Option<keel::runtime::sandbox::session_tmp::SessionTmp>,
 }
 
 /// Which front end, and what it starts with.

@@ -15,9 +15,10 @@ use keel::hooks::Hooks;
 use keel::hooks::trust::TrustStore;
 use keel::instructions::{self, Found};
 use keel::llm::{Provider, WireFormat, scripted};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::Probing;
+use keel::tools::Tools;
 use keel::tools::mcp;
-use keel::tools::sandbox::Probing;
-use keel::tools::{Tools, Workspace};
 use keel::tui::{self, TuiOptions};
 use keel::visible::visible;
 use std::io::Read;
@@ -105,7 +106,7 @@ fn settings(
              OpenAI-compatible server; such a server's own reasoning is still shown and kept."
         );
     }
-    let _ = keel::tools::withheld::set(config.withholding());
+    let _ = keel::runtime::withheld::set(config.withholding());
     Ok(config)
 }
 
@@ -245,7 +246,7 @@ struct Opening {
     notice: Option<String>,
     workspace: std::path::PathBuf,
     /// The paths hidden from the model, which `@` never lists.
-    hidden: keel::tools::sandbox::hidden::Hidden,
+    hidden: keel::runtime::sandbox::hidden::Hidden,
 }
 
 /// The front end, and what it starts with.

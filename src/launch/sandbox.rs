@@ -4,10 +4,10 @@
 
 use super::UsageError;
 use keel::config::Config;
-use keel::tools::Workspace;
-use keel::tools::sandbox::hidden::{Hidden, Sources};
-use keel::tools::sandbox::session_tmp::SessionTmp;
-use keel::tools::sandbox::{KeelFolders, Mode, Policy, Probing, keel_folders, process_limit};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::hidden::{Hidden, Sources};
+use keel::runtime::sandbox::session_tmp::SessionTmp;
+use keel::runtime::sandbox::{KeelFolders, Mode, Policy, Probing, keel_folders, process_limit};
 use std::path::PathBuf;
 
 /// The sandbox of a launch.

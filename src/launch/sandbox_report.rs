@@ -1,8 +1,8 @@
-//! `keel sandbox`: the report `/sandbox` shows too (`keel::tools::sandbox::report`).
+//! `keel sandbox`: the report `/sandbox` shows too (`keel::runtime::sandbox::report`).
 
 use keel::config::Config;
-use keel::tools::sandbox::hidden::Hidden;
-use keel::tools::sandbox::{Sandbox, report};
+use keel::runtime::sandbox::hidden::Hidden;
+use keel::runtime::sandbox::{Sandbox, report};
 
 /// The report, for the sandbox `sandbox` (probed), the paths `hidden` and the environment `vars`.
 pub fn render(

@@ -6,7 +6,7 @@ use super::UsageError;
 use keel::agent::Sessions;
 use keel::agent::journal::{self, SessionError, SessionStore};
 use keel::cli::Cli;
-use keel::tools::Workspace;
+use keel::runtime::Workspace;
 use keel::visible::visible;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -5,10 +5,10 @@
 use super::{EXIT_FAILED, sandbox_report, sessions};
 use keel::cli::{Cli, McpCommand, SubCommand};
 use keel::config::Config;
-use keel::tools::Workspace;
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::Probing;
+use keel::runtime::sandbox::hidden::Hidden;
 use keel::tools::mcp;
-use keel::tools::sandbox::Probing;
-use keel::tools::sandbox::hidden::Hidden;
 use std::process::ExitCode;
 
 /// `keel sessions` and `keel undo`, answered over `workspace`.

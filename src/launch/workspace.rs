@@ -5,7 +5,7 @@ use super::UsageError;
 use color_eyre::eyre::WrapErr;
 use keel::agent::journal::SessionStore;
 use keel::cli::Cli;
-use keel::tools::Workspace;
+use keel::runtime::Workspace;
 
 /// The workspace `cli` names, and the demo's throwaway folder when it is one.
 pub fn open(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempDir>)> {
@@ -29,7 +29,7 @@ pub fn open(cli: &Cli) -> color_eyre::Result<(Workspace, Option<tempfile::TempDi
     {
         // What a write or an undo killed mid-way left in the workspace goes now.
         workspace = workspace.noting_writes_in(store.pending_dir());
-        keel::tools::pending::sweep(&workspace);
+        keel::runtime::pending::sweep(&workspace);
     }
     Ok((workspace, temp))
 }

@@ -6,26 +6,24 @@
 //! - Writing and editing are split in two: a *plan* ([`plan_write`], [`plan_edit`]) works out the
 //!   file's content before and after without touching anything — the approval preview shows it as
 //!   a diff — and [`PlannedChange::apply`] writes it and hands back the before/after pair for undo.
-//! - Every write is atomic (`atomic`): the new content goes to a temporary file in the same
+//! - Every write is atomic (`runtime::atomic`): the new content goes to a temporary file in the same
 //!   folder, which is synced and renamed over the target, so a failure leaves the old file whole.
-//! - Only regular files are read or written (`open`): FIFOs, sockets and devices are refused
+//! - Only regular files are read or written (`runtime::open`): FIFOs, sockets and devices are refused
 //!   before they are opened, so nothing here can wait forever.
 //! - Nothing inside `.git/` or the workspace's `.keel/` is written (`Workspace::resolve_writable`);
 //!   reading them is allowed.
 
-mod atomic;
 pub mod changing;
-mod open;
 mod planned_change;
 mod read;
 pub mod read_file;
 pub mod repeat;
 
-pub(crate) use atomic::{is_keel_temp, remove_leftover_temps, write_atomically};
 pub use planned_change::{PlannedChange, Repeat, plan_edit, plan_write};
 pub use read::read;
 
-use super::{ToolError, Workspace};
+use crate::runtime::path_error::PathError;
+use crate::runtime::{Workspace, open};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -54,7 +52,7 @@ occur exactly once) with new_text.";
 /// Opens `path` for reading the way the file tools do: inside the workspace (no symlink out of
 /// it), a regular file (no FIFO or device), without blocking. For workspace files keel reads
 /// outside a tool call, such as the project's instructions.
-pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, ToolError> {
+pub fn open_for_reading(workspace: &Workspace, path: &str) -> Result<std::fs::File, PathError> {
     let real = workspace.resolve(path)?;
     open::open_regular(workspace, &real, path).map(|(file, _)| file)
 }

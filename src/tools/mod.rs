@@ -7,43 +7,31 @@
 //! agent loop.
 
 pub mod bash;
-pub(crate) mod beneath;
 pub mod call;
 pub mod conversation;
-pub mod diff;
-pub mod entry;
 pub mod files;
-pub mod gate;
-pub mod guard;
 pub mod mcp;
 pub mod names;
 pub mod output;
-pub mod pending;
 pub mod preview;
-pub mod programs;
 pub mod registry;
-pub mod sandbox;
 pub mod search;
-pub mod size_limit;
-pub mod supervisor;
 pub mod task;
 pub mod todo;
 pub mod tool;
-pub mod undo;
-pub mod withheld;
-pub mod workspace;
 
+use crate::runtime::change::FileChange;
+use crate::runtime::path_error::PathError;
+use crate::runtime::sandbox::{self, Sandbox};
+use crate::runtime::{Workspace, gate};
 use crate::tools::mcp::Hub;
 use std::borrow::Cow;
-use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use call::ToolCall;
 pub use registry::ToolSet;
-pub use sandbox::Sandbox;
 pub use tool::{Effect, Masking, Tool};
-pub use workspace::Workspace;
 
 /// What a finished tool call produced.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,16 +83,6 @@ impl ToolOutcome {
     }
 }
 
-/// One file a tool call wrote, and what it held before (`None`: it did not exist).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FileChange {
-    pub path: PathBuf,
-    pub before: Option<Vec<u8>>,
-    pub after: Vec<u8>,
-    /// How many folders above the file the write created (it made them to put the file in).
-    pub created_folders: usize,
-}
-
 /// What a running tool may use besides its arguments.
 #[derive(Clone)]
 pub struct ToolContext<'a> {
@@ -140,25 +118,9 @@ impl std::fmt::Debug for ToolContext<'_> {
 /// Why a tool call could not do what it was asked; the text is written for the model to act on.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    #[error(
-        "Path `{path}` is outside the workspace {}; tools may only use files inside it.",
-        .root.display()
-    )]
-    OutsideWorkspace { path: String, root: PathBuf },
-    #[error(
-        "Path `{path}` leads through a symlink to {}, which is outside the workspace {}.",
-        .target.display(),
-        .root.display()
-    )]
-    SymlinkEscape { path: String, target: PathBuf, root: PathBuf },
-    #[error("Invalid path `{path}`: {reason}.")]
-    InvalidPath { path: String, reason: String },
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("`{path}` does not exist (write_file creates new files).")]
-    NotFound { path: String },
-    #[error("`{path}` is a directory, not a file; list it with bash (`ls`).")]
-    IsDirectory { path: String },
+    /// A path the call named could not be used.
+    #[error(transparent)]
+    Path(#[from] PathError),
     #[error(
         "`{path}` looks like a binary file (it contains NUL bytes); read_file only reads text."
     )]
@@ -169,20 +131,6 @@ pub enum ToolError {
         "`{path}` is {size} bytes, more than the {limit} bytes this tool changes; use bash instead."
     )]
     TooLarge { path: String, size: u64, limit: u64 },
-    #[error(
-        "`{path}` is {kind}, not a regular file; the file tools only read and write regular files \
-         (reading a FIFO or a device could wait forever)."
-    )]
-    NotRegularFile { path: String, kind: &'static str },
-    #[error("`{path}` is {place}, which keel never changes: {reason}.")]
-    ProtectedPath { path: String, place: String, reason: &'static str },
-    #[error(
-        "`{path}` is hidden from the model: {reason}. keel neither reads nor writes it for you, \
-         and commands see it empty; only the person can let it through, by {how}."
-    )]
-    Hidden { path: String, reason: String, how: String },
-    #[error("Could not write `{path}`: {step}{source}; {left}.")]
-    WriteFailed { path: String, step: &'static str, source: std::io::Error, left: String },
     #[error(
         "Line {offset} of `{path}` lies beyond its first {window} bytes, which is as far as \
          read_file reads (they hold {lines} whole lines); read it with bash, e.g. `{command}`."

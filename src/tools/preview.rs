@@ -7,9 +7,10 @@
 //! would fail, a refused target) give `None`: the tool's own error will say what is wrong when it
 //! runs.
 
-use super::diff::FileDiff;
 use super::files::PlannedChange;
-use super::{Tool, Tools, Workspace, registry};
+use super::{Tool, Tools, registry};
+use crate::runtime::Workspace;
+use crate::runtime::change::FileDiff;
 use serde_json::Value;
 
 /// The unified diff a call of a tool that writes files would apply; `None` for anything else.

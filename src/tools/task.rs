@@ -131,8 +131,7 @@ const MAY_CHANGE: Effect = Effect::Delegates { may_change: true };
 
 impl Tool for Task {
     fn declared(&self) -> Declared<'_> {
-        Declared::new(names::TASK, DESCRIPTION, Schema::Made(schema), MAY_CHANGE)
-            .named_by("prompt")
+        Declared::new(names::TASK, DESCRIPTION, Schema::Made(schema), MAY_CHANGE).named_by("prompt")
     }
 
     fn check_input(&self, input: &Value) -> Result<(), ToolError> {

@@ -11,7 +11,8 @@
 
 use super::files::repeat::Repeated;
 use super::names::ToolNames;
-use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, Workspace, files};
+use super::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, files};
+use crate::runtime::Workspace;
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! The list is made when a mention starts and kept while it is typed, so a keypress never walks
 //! the tree; a huge workspace is listed only up to [`MAX_FILES`] files.
 
-use crate::tools::sandbox::hidden::Hidden;
+use crate::runtime::sandbox::hidden::Hidden;
 use std::path::Path;
 
 /// The most files listed for completion.
@@ -89,6 +89,7 @@ fn score(query: &str, path: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::{files, folder};
 
     #[test]
     fn a_fuzzy_query_ranks_the_file_by_its_name_first() {
@@ -109,26 +110,25 @@ mod tests {
 
     #[test]
     fn ignored_and_hidden_files_are_not_listed() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::create_dir_all(root.join("target")).unwrap();
-        std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
-        std::fs::write(root.join("src/main.rs"), "").unwrap();
-        std::fs::write(root.join("target/out.bin"), "").unwrap();
-        std::fs::write(root.join("debug.log"), "").unwrap();
-        std::fs::write(root.join(".env"), "").unwrap();
+        let (_dir, root) = &folder();
+        files(
+            root,
+            &[
+                (".gitignore", "target/\n*.log\n"),
+                ("src/main.rs", ""),
+                ("target/out.bin", ""),
+                ("debug.log", ""),
+                (".env", ""),
+            ],
+        );
         assert_eq!(list(root, &Hidden::default()), vec!["src/main.rs".to_owned()]);
     }
 
     #[test]
     fn paths_hidden_from_the_model_are_not_listed() {
-        use crate::tools::sandbox::hidden::{Entry, Kind, Why};
-        let dir = tempfile::tempdir().unwrap();
-        let root = &dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("secrets")).unwrap();
-        std::fs::write(root.join("secrets/key.pem"), "").unwrap();
-        std::fs::write(root.join("main.rs"), "").unwrap();
+        use crate::runtime::sandbox::hidden::{Entry, Kind, Why};
+        let (_dir, root) = &folder();
+        files(root, &[("secrets/key.pem", ""), ("main.rs", "")]);
         let secrets = Entry {
             path: root.join("secrets"),
             shown: "~/secrets".into(),

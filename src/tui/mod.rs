@@ -74,7 +74,7 @@ pub struct TuiOptions {
     /// The workspace, whose files `@` completes.
     pub workspace: Option<std::path::PathBuf>,
     /// The paths hidden from the model, which `@` never lists.
-    pub hidden: crate::tools::sandbox::hidden::Hidden,
+    pub hidden: crate::runtime::sandbox::hidden::Hidden,
 }
 
 /// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does

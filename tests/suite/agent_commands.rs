@@ -7,7 +7,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Decision
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::ContentBlock;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::json;
 use std::time::Duration;
 

@@ -8,7 +8,8 @@ use keel::agent::{
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::ContentBlock;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -123,7 +124,7 @@ async fn play_calls(
         .collect();
     steps.push(json!({"text": "finished", "tools": []}));
     let provider = ScriptedProvider::from_json(&script(steps), Duration::ZERO).unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let config = AgentConfig {
         approval: mode,

@@ -9,7 +9,8 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::{Provider, WireFormat};
 use keel::message::ContentBlock;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use llm::FakeLlm;
 use llm::window::{self, Switches, TooLong};
 use serde_json::Value;
@@ -43,7 +44,7 @@ fn start(server: &FakeLlm, format: WireFormat, output_bytes: usize) -> Run {
 fn start_with(server: &FakeLlm, format: WireFormat, output_bytes: usize, max_rounds: u32) -> Run {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("big.txt"), window::big_file(output_bytes)).unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let config = AgentConfig {
         system_prompt: "You are keel.".into(),
         context_window: WINDOW,

@@ -4,8 +4,9 @@
 
 use crate::support::files;
 use files::{PROMPT, names_in, run, workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use keel::tools::preview::preview_named;
-use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, symlink};
@@ -124,7 +125,7 @@ mod protected {
     }
 
     /// On most Linux file systems `.GIT` is a folder of its own, but on case-insensitive ones it
-    /// is git's: the rule ignores ASCII case (see `tools::workspace`).
+    /// is git's: the rule ignores ASCII case (see `runtime::workspace`).
     #[tokio::test]
     async fn case_variations_are_refused_too() {
         let (dir, tools) = repository();

@@ -2,9 +2,10 @@
 //! previews, against a real temporary workspace.
 
 use crate::support::files::{PROMPT, run, workspace};
+use keel::runtime::path_error::PathError;
 use keel::tools::files::MAX_READ_SCAN_BYTES;
 use keel::tools::preview::preview_named;
-use keel::tools::{ToolError, ToolOutcome, Tools};
+use keel::tools::{ToolOutcome, Tools};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ mod paths {
     fn dotdot_escape_is_refused_naming_path_and_workspace() {
         let (_dir, tools) = workspace();
         let err = tools.workspace().resolve("../outside.txt").unwrap_err();
-        assert!(matches!(err, ToolError::OutsideWorkspace { .. }), "{err:?}");
+        assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{err:?}");
         let message = err.to_string();
         assert!(message.contains("../outside.txt"), "{message}");
         assert!(message.contains(&root(&tools).display().to_string()), "{message}");
@@ -62,7 +63,7 @@ mod paths {
         let other = tempfile::tempdir().unwrap();
         let outside = other.path().join("f.txt");
         let err = tools.workspace().resolve(outside.to_str().unwrap()).unwrap_err();
-        assert!(matches!(err, ToolError::OutsideWorkspace { .. }), "{err:?}");
+        assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{err:?}");
         assert!(tools.workspace().resolve("/etc/passwd").is_err());
     }
 
@@ -76,7 +77,7 @@ mod paths {
             .unwrap();
         for path in ["out/secret.txt", "out/new/file.txt", "secret-link"] {
             let err = tools.workspace().resolve(path).unwrap_err();
-            assert!(matches!(err, ToolError::SymlinkEscape { .. }), "{path}: {err:?}");
+            assert!(matches!(err, PathError::SymlinkEscape { .. }), "{path}: {err:?}");
             assert!(err.to_string().contains(path), "{err}");
         }
     }

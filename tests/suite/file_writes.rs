@@ -6,7 +6,8 @@
 
 use crate::support::files;
 use files::{CHILD_MARK, ctx, names_in, run, run_in_child, workspace};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -7,9 +7,10 @@ use crate::support::bin::{keel, output_within};
 use crate::support::git::path_with_git_doing;
 use crate::support::llm::{FakeLlm, text, tool};
 use crate::support::processes::processes_with;
-use keel::tools::gate::{self, Gate};
-use keel::tools::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::gate::{self, Gate};
+use keel::runtime::sandbox::{Availability, KeelFolders, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, ToolOutcome, Tools};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -24,7 +25,7 @@ const SHORT_COMMANDS: usize = 20;
 
 /// Tools whose commands run in the workspace sandbox (which must be available), or unconfined.
 fn tools(root: &Path, confined: bool) -> Tools {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let mode = if confined { Mode::Workspace } else { Mode::Off };
     let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);
     if confined {
@@ -169,7 +170,7 @@ async fn a_sandbox_that_came_up_says_so_before_its_command_can_end() {
 #[tokio::test]
 async fn a_sandbox_that_cannot_be_set_up_runs_nothing_and_says_so() {
     let (work, bin) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     // What `bwrap` does where it may not make namespaces: a complaint, and nothing started.
     let broken = bin.path().join("bwrap");
     std::fs::write(

@@ -2,7 +2,7 @@
 //! forms a shell would really run them, and the look-alikes of ordinary work still run. Each case
 //! has a category and a label; the test prints, per category, how many were refused and allowed.
 
-use keel::tools::guard;
+use keel::runtime::guard;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,8 @@ use keel::agent::{self, AgentConfig, ApprovalMode, Command};
 use keel::headless::{self, OutputFormat};
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::json;
 use std::io::Write;
 use std::time::Duration;
@@ -17,7 +18,7 @@ const HANG_GUARD: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread")]
 async fn another_thread_can_write_while_the_run_waits() {
     let dir = tempfile::tempdir().unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     // The run waits for an approval no one gives until the writes are through.
     let script = json!({
         "prompt": "go",

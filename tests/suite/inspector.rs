@@ -8,7 +8,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Snapshot}
 use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::{Provider, WireFormat};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use keel::tui::view::inspector::Inspector;
 use keel::tui::{App, OverlayKind, TuiOptions, render};
 use llm::FakeLlm;

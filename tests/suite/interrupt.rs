@@ -7,7 +7,8 @@ use keel::agent::{
 };
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use keel::tui::{App, TuiOptions};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;

@@ -7,8 +7,9 @@ use crate::support::agent::{Wire, provider, until_result};
 use crate::support::files::outside_tmp;
 use crate::support::llm::{FakeLlm, text, tool};
 use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Sessions};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::Tools;
 use serde_json::json;
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ async fn job_left_while_idle(job: &str) {
     let job = format!("({plant}; {job}) > /dev/null 2>&1 & echo started");
     let steps = vec![tool("bash", json!({ "command": job })), text("Started.")];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(matches!(sandbox.availability, Availability::Ready { .. }), "needs bwrap");
     let tools = Tools::new(Workspace::new(w).unwrap()).with_sandbox(sandbox);

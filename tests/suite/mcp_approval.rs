@@ -8,8 +8,9 @@ use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Decision
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::ContentBlock;
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use keel::tools::mcp::{Hub, ServerConfig};
-use keel::tools::{Tools, Workspace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -6,8 +6,10 @@
 
 use crate::support::files;
 use files::run;
-use keel::tools::undo::{UndoContext, UndoStack};
-use keel::tools::{FileChange, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::change::FileChange;
+use keel::runtime::undo::{UndoContext, UndoStack};
+use keel::tools::Tools;
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use serde_json::json;
 use std::fs;

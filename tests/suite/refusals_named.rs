@@ -12,9 +12,10 @@ use keel::agent::{
 };
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Policy, Sandbox};
+use keel::tools::Tools;
 use keel::tools::mcp::{Hub, ServerConfig};
-use keel::tools::sandbox::{Availability, Policy, Sandbox};
-use keel::tools::{Tools, Workspace};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -33,7 +34,7 @@ fn missing() -> Sandbox {
 }
 
 fn start(calls: Vec<Value>, config: AgentConfig, tools: Tools) -> AgentHandle {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let steps: Vec<Value> = calls
         .into_iter()
         .map(|call| json!({"text": "", "tools": [call]}))

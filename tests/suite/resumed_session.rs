@@ -6,7 +6,8 @@ use crate::support::tui::{app_with, draw};
 use keel::agent::journal::{Record, SessionLog, SessionStore};
 use keel::agent::{self, AgentConfig, AgentHandle, Command, Entry, Sessions, ToolStatus};
 use keel::message::{ContentBlock, Message, Role, Usage};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::json;
 use std::time::Duration;
 

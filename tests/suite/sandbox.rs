@@ -5,8 +5,9 @@
 //! `sandbox_keel.rs` runs attacks through the keel binary and a scripted model.
 
 use crate::support::files::outside_tmp;
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, ToolOutcome, Tools};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Tools for a workspace whose commands run in `policy`'s sandbox, which must be available.
 fn sandboxed(root: &Path, policy: Policy) -> Tools {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(policy, None);
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),
@@ -156,7 +157,7 @@ async fn keels_state_stays_read_only_even_inside_the_workspace() {
     let work = outside_tmp();
     let state = work.path().join("state/keel");
     std::fs::create_dir_all(&state).unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let mut sandbox = Sandbox::probe(workspace_policy(), None);
     sandbox.read_only.push(state.clone());
     let tools = Tools::new(Workspace::new(work.path()).unwrap()).with_sandbox(sandbox);
@@ -322,7 +323,7 @@ async fn what_bwrap_says_reaches_the_command_output() {
     )
     .unwrap();
     std::fs::set_permissions(&bwrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(workspace_policy(), Some(bwrap.as_os_str()));
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),

@@ -7,8 +7,9 @@
 use crate::support::bin::{keel, output_within};
 use crate::support::files::outside_tmp;
 use crate::support::llm::{FakeLlm, Step, text, tool};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, ToolOutcome, Tools};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 const PLACEHOLDERS_GONE: Duration = Duration::from_secs(5);
 
 async fn sandboxed_bash(root: &Path, command: &str) -> ToolOutcome {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),

@@ -495,7 +495,7 @@ fn a_read_only_cgroupfs_is_said_to_leave_commands_without_a_process_bound() {
         assert!(results[0].contains("ran"), "{bwrap:?}: {results:?}");
     }
     // Where the cgroupfs is writable, nothing is said.
-    if keel::tools::supervisor::can_bound_processes(1).is_err() {
+    if keel::runtime::supervisor::can_bound_processes(1).is_err() {
         return;
     }
     let (home, work) = (outside_tmp(), outside_tmp());

@@ -9,8 +9,9 @@ use crate::support::files::outside_tmp;
 use crate::support::keel_as::{NOBODY, User, keel_p};
 use crate::support::llm::{FakeLlm, text, tool};
 use keel::agent::{self, AgentConfig, ApprovalMode, Command, Entry, Sessions};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::Tools;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -84,7 +85,7 @@ async fn agent_leaving(work: &Path, job: &str) -> agent::AgentHandle {
         text("Started."),
     ];
     let server = FakeLlm::start(steps, Duration::ZERO).await;
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(matches!(sandbox.availability, Availability::Ready { .. }), "needs bwrap");
     let tools = Tools::new(Workspace::new(work).unwrap()).with_sandbox(sandbox);

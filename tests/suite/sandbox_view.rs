@@ -108,8 +108,9 @@ fn slash_sandbox_asks_the_agent_for_the_report() {
 #[tokio::test]
 async fn slash_sandbox_says_where_commands_run_and_what_they_do_not_get() {
     use keel::agent::{self, AgentConfig, Command, Entry, Sessions};
-    use keel::tools::sandbox::{Availability, Policy, Sandbox};
-    use keel::tools::{Tools, Workspace};
+    use keel::runtime::Workspace;
+    use keel::runtime::sandbox::{Availability, Policy, Sandbox};
+    use keel::tools::Tools;
     let dir = tempfile::tempdir().unwrap();
     let missing = Sandbox {
         policy: Policy { writable_roots: vec!["/srv/data".into()], ..Policy::default() },

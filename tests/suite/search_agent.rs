@@ -297,7 +297,8 @@ mod resumed {
     use keel::agent::journal::{Record, SessionStore};
     use keel::agent::{self, AgentConfig, Command, Sessions};
     use keel::message::{ContentBlock, Message, Role};
-    use keel::tools::{Tools, Workspace};
+    use keel::runtime::Workspace;
+    use keel::tools::Tools;
     use serde_json::json;
     use std::time::Duration;
 

@@ -8,8 +8,9 @@ use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Sessions,
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::{ContentBlock, Message};
-use keel::tools::undo::UndoContext;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::undo::UndoContext;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;

@@ -3,10 +3,11 @@
 //! (`tools_bash.rs`), and so do the file tools (`file_tools.rs`).
 
 use crate::support::files::{ctx, run, workspace};
+use keel::runtime::guard;
+use keel::tools::ToolSet;
 use keel::tools::call::summary;
 use keel::tools::mcp::Hub;
 use keel::tools::preview::preview_named;
-use keel::tools::{ToolSet, guard};
 use serde_json::{Value, json};
 
 mod registry {

@@ -13,7 +13,8 @@ use keel::agent::{
 use keel::board::Board;
 use keel::llm::Provider;
 use keel::llm::anthropic::AnthropicClient;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use keel::tui::type_ahead::{BURST_GAP, GRACE_PERIOD};
 use keel::tui::{App, TuiOptions, UiEvent, render};
 use ratatui::Terminal;

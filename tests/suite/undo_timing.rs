@@ -5,8 +5,9 @@
 
 use crate::support::git::turns_then_undo;
 use crate::support::llm::{Step, text, tool};
-use keel::tools::sandbox::{Mode, Policy, Sandbox};
-use keel::tools::{ToolContext, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Mode, Policy, Sandbox};
+use keel::tools::{ToolContext, Tools};
 use serde_json::json;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -49,7 +50,7 @@ async fn a_write_after_a_command_sets_the_early_snapshot_aside() {
 
 #[tokio::test]
 async fn a_command_says_whether_it_left_a_process_running() {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let work = tempfile::tempdir().unwrap();
     for mode in [Mode::Workspace, Mode::Off] {
         let sandbox = Sandbox::probe(Policy { mode, ..Policy::default() }, None);

@@ -9,7 +9,8 @@ use keel::llm::anthropic::AnthropicClient;
 use keel::llm::openai::OpenAiClient;
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Provider};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use std::path::Path;
 use std::time::Duration;
 
@@ -76,7 +77,7 @@ pub fn start(
     config: AgentConfig,
     sessions: Sessions,
 ) -> AgentHandle {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir).unwrap());
     agent::spawn_with_session(config, Some(provider(server, wire)), tools, sessions)
 }

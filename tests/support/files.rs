@@ -1,6 +1,7 @@
 //! Helpers shared by the tool tests: a real temporary workspace and a way to run a call.
 
-use keel::tools::{ToolContext, ToolOutcome, Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::{ToolContext, ToolOutcome, Tools};
 use serde_json::Value;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -12,7 +13,7 @@ pub const PROMPT: Duration = Duration::from_secs(15);
 /// A fresh workspace in a temporary folder, and the tools confined to it (`bash` under keel's
 /// supervisor, as in the binary).
 pub fn workspace() -> (TempDir, Tools) {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     (dir, tools)

@@ -6,7 +6,8 @@ use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Snapshot,
 use keel::llm::Provider;
 use keel::llm::scripted::ScriptedProvider;
 use keel::message::ContentBlock;
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ pub struct Run {
 pub fn start(steps: Vec<Value>, config: AgentConfig, pace: Duration) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let provider = ScriptedProvider::from_json(&script(steps), pace).unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let handle = agent::spawn(config, Some(Provider::Scripted(provider)), tools);
     Run { _dir: dir, handle }

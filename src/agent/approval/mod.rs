@@ -18,7 +18,7 @@ pub mod simple_command;
 
 use super::snapshot::Refusal;
 use crate::agent::config::ApprovalMode;
-use crate::tools::sandbox::Sandbox;
+use crate::runtime::sandbox::Sandbox;
 use crate::tools::{Effect, Tool, ToolSet};
 use serde_json::Value;
 use simple_command::CommandKind;
@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn without_a_sandbox_no_command_runs_unasked() {
-        use crate::tools::sandbox::{Availability, Policy};
+        use crate::runtime::sandbox::{Availability, Policy};
         let missing = Sandbox {
             policy: Policy::default(),
             availability: Availability::Missing("cannot sandbox commands: no bwrap".into()),

@@ -9,8 +9,9 @@ use crate::agent::event::{AgentEvent, TurnOutcome};
 use crate::agent::journal::Record;
 use crate::agent::snapshot::{ApprovalRequest, ChildStatus, Snapshot};
 use crate::message::Usage;
+use crate::runtime::change::FileChange;
+use crate::tools::ToolCall;
 use crate::tools::task::Delegation;
-use crate::tools::{FileChange, ToolCall};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -12,7 +12,8 @@ use crate::board::Board;
 use crate::llm::WireFormat;
 use crate::llm::scripted::ScriptedProvider;
 use crate::message::{ContentBlock, Message};
-use crate::tools::{Tools, Workspace};
+use crate::runtime::Workspace;
+use crate::tools::Tools;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 

@@ -28,8 +28,8 @@ pub(crate) use recovery::complete_cut_off_round;
 pub use replay::{Restored, Shown};
 pub use store::{SessionStore, check_id};
 
-use crate::tools::Workspace;
-use crate::tools::undo::{Shadow, UndoContext, UndoReport};
+use crate::runtime::Workspace;
+use crate::runtime::undo::{Shadow, UndoContext, UndoReport};
 use std::path::PathBuf;
 use std::time::SystemTime;
 use thiserror::Error;

@@ -15,7 +15,7 @@ use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::BoardItem;
 use crate::message::{Message, Usage};
-use crate::tools::FileChange;
+use crate::runtime::change::FileChange;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};

@@ -15,7 +15,7 @@ use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::Step;
 use crate::board::Board;
 use crate::message::{ContentBlock, Message, Usage};
-use crate::tools::undo::{ObjectId, UndoStack};
+use crate::runtime::undo::{ObjectId, UndoStack};
 use std::io::BufRead;
 
 /// One thing the conversation showed, in order: a message, the line where the model's view was

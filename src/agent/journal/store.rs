@@ -14,10 +14,10 @@
 use super::log::{LOG_EXTENSION, SessionLog};
 use super::replay::Restored;
 use super::{SessionError, SessionInfo};
+use crate::runtime::programs;
+use crate::runtime::undo::Shadow;
+use crate::runtime::undo::shadow::create_private_dir;
 use crate::state_home::{Identity, checked, state_dir};
-use crate::tools::programs;
-use crate::tools::undo::Shadow;
-use crate::tools::undo::shadow::create_private_dir;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
@@ -29,7 +29,7 @@ const SESSIONS_DIR: &str = "sessions";
 const SHADOW_DIR: &str = "shadow.git";
 /// The file in a workspace's folder that names the workspace.
 const WORKSPACE_FILE: &str = "workspace";
-/// The folder of notes of temporary files in flight (`tools::pending`).
+/// The folder of notes of temporary files in flight (`runtime::pending`).
 const PENDING_DIR: &str = "pending";
 /// The private index a session snapshots through, inside the shadow repository.
 const INDEX_PREFIX: &str = "keel-index-";

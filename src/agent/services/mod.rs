@@ -10,9 +10,10 @@ mod nested;
 
 use crate::agent::config::ApprovalMode;
 use crate::hooks::Hooks;
-use crate::tools::sandbox::Confinement;
-use crate::tools::sandbox::repository;
-use crate::tools::{Sandbox, Tools};
+use crate::runtime::Sandbox;
+use crate::runtime::sandbox::Confinement;
+use crate::runtime::sandbox::repository;
+use crate::tools::Tools;
 pub(in crate::agent) use nested::{MAX_PROTECTED, NestedWatch, Noted};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

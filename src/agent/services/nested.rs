@@ -2,8 +2,8 @@
 //! turn left them: what every conversation's commands are kept away from, and what a look after a
 //! command compares with (`turn::nested_repos` does the looking).
 
+use crate::runtime::sandbox::nested::{self, Scan};
 use crate::tools::Tools;
-use crate::tools::sandbox::nested::{self, Scan};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;

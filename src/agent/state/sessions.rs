@@ -8,7 +8,7 @@ use super::State;
 use crate::agent::event::AgentEvent;
 use crate::agent::journal::{Journal, Restored, SessionLog, SessionStore};
 use crate::agent::snapshot::SessionList;
-use crate::tools::Workspace;
+use crate::runtime::Workspace;
 use std::sync::Arc;
 
 /// Why there is nothing to switch to when the conversation is not saved.

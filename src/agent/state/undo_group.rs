@@ -5,8 +5,8 @@ use super::State;
 use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
 use crate::agent::snapshot::TurnDiff;
-use crate::tools::Workspace;
-use crate::tools::undo::{ObjectId, Shadow, ShadowError, TurnChanges, UndoContext, UndoReport};
+use crate::runtime::Workspace;
+use crate::runtime::undo::{ObjectId, Shadow, ShadowError, TurnChanges, UndoContext, UndoReport};
 use std::sync::Arc;
 
 impl State {

@@ -8,7 +8,7 @@ use crate::agent::turn::handle::Parts;
 use crate::agent::turn::road::CallContext;
 use crate::agent::turn::undo::settle_opening;
 use crate::agent::{approval_switch, board_edits};
-use crate::tools::sandbox::Sandbox;
+use crate::runtime::sandbox::Sandbox;
 use crate::tools::{Effect, preview};
 use std::sync::Arc;
 

@@ -89,7 +89,7 @@ impl<'t> HookRunner<'t> {
 
     /// The sandbox hooks that run confined run in: the one this conversation's calls run in now
     /// (read-only in plan mode), once its probe has answered.
-    async fn sandbox(&self) -> crate::tools::Sandbox {
+    async fn sandbox(&self) -> crate::runtime::Sandbox {
         self.shared.tools.probing_sandbox().settled().await;
         self.shared.tools_for(self.conv.read_only_rules()).sandbox().clone()
     }

@@ -4,7 +4,7 @@
 //! What appears again where keel removed it, while no command runs, only a job can have made:
 //! keel then stops every job, and says so at once.
 
-use crate::tools::supervisor::jobs;
+use crate::runtime::supervisor::jobs;
 use std::time::Duration;
 
 /// How often the agent looks while a job lives.

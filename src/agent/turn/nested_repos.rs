@@ -6,8 +6,8 @@
 use crate::agent::event::AgentEvent;
 use crate::agent::services::{MAX_PROTECTED, Noted, Services};
 use crate::agent::turn::handle::{Handle, Parts};
+use crate::runtime::sandbox::nested;
 use crate::tools::Tools;
-use crate::tools::sandbox::nested;
 
 /// Before a command: the look as the session opened is done (what a command makes is new);
 /// returns `tools` with the repositories below the top read-only

@@ -14,15 +14,15 @@
 //! snapshots as before.
 //!
 //! The opening snapshot is started as the call is taken up, and written while the call is
-//! approved and its sandbox starts: the shell waits at its [gate](crate::tools::gate) until the
+//! approved and its sandbox starts: the shell waits at its [gate](crate::runtime::gate) until the
 //! snapshot is recorded. A tool that cannot wait at a gate (an MCP tool that changes things)
 //! waits for it before it runs. A call that does not run has it recorded all the same, as
 //! before any command.
 
 use crate::agent::state::State;
 use crate::agent::turn::handle::Handle;
-use crate::tools::gate::{self, Gate, Opener};
-use crate::tools::undo::{ObjectId, ShadowError};
+use crate::runtime::gate::{self, Gate, Opener};
+use crate::runtime::undo::{ObjectId, ShadowError};
 use crate::tools::{Effect, ToolCall};
 use tokio::task::{JoinError, JoinHandle};
 

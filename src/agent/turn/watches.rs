@@ -8,7 +8,8 @@ use crate::agent::event::AgentEvent;
 use crate::agent::services::Services;
 use crate::agent::state::State;
 use crate::agent::turn::handle::{Handle, Parts, Shared};
-use crate::tools::{Effect, Sandbox, Tool, ToolOutcome};
+use crate::runtime::Sandbox;
+use crate::tools::{Effect, Tool, ToolOutcome};
 use serde_json::Value;
 
 /// Waits for the sandbox's probe, if it has not answered yet: before a command is checked,

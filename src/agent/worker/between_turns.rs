@@ -1,14 +1,14 @@
 //! The person's commands between turns other than prompts and the board's: `!command`
 //! (`persons_command`), `/model` (`model_switch`), `/diff` (`turn_diff`) and `/sandbox`
-//! (`tools::sandbox::report`). While a turn runs they wait, as `/undo` does
+//! (`runtime::sandbox::report`). While a turn runs they wait, as `/undo` does
 //! (`turn::during_turn`).
 
 use super::Agent;
 use crate::agent::command::Command;
 use crate::agent::event::AgentEvent;
 use crate::agent::turn::Stop;
-use crate::tools::sandbox::report;
-use crate::tools::withheld;
+use crate::runtime::sandbox::report;
+use crate::runtime::withheld;
 
 impl Agent {
     /// Does what `command` asks. Returns `Some(Stop::Quit)` when the worker should end.

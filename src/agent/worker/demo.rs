@@ -18,8 +18,9 @@ use crate::agent::state::ModelLabel;
 use crate::agent::turn::{Stop, approval_prompt, watches};
 use crate::llm::scripted::{DemoPlace, HUMAN_PACE, ScriptedProvider};
 use crate::llm::{Provider, WireFormat};
-use crate::tools::sandbox::Sandbox;
-use crate::tools::{ToolSet, Tools, Workspace};
+use crate::runtime::Workspace;
+use crate::runtime::sandbox::Sandbox;
+use crate::tools::{ToolSet, Tools};
 use std::sync::Arc;
 
 /// The id of the demo's question in the approval box.

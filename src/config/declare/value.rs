@@ -7,7 +7,7 @@ use crate::agent::{ApprovalMode, NagThreshold};
 use crate::config::ConfigError;
 use crate::config::trust::Ignored;
 use crate::llm::WireFormat;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::sandbox::Mode as SandboxMode;
 
 /// A setting the environment may hold, read from its variable's text.
 pub trait FromEnv: Sized {

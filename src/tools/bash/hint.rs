@@ -5,7 +5,7 @@
 //! person can change. The model reads it with the result; the person
 //! sees its label on the tool's line, even when the command exited 0 (`curl … || true`).
 
-use crate::tools::sandbox::{Confinement, Mode, Sandbox};
+use crate::runtime::sandbox::{Confinement, Mode, Sandbox};
 
 /// What a line of output says when a name could not be looked up, or no route leads out: the
 /// words of libc, curl, wget, git, Python, Node, Go and Rust's resolvers.
@@ -125,7 +125,7 @@ impl SandboxHint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::sandbox::{Availability, Policy};
+    use crate::runtime::sandbox::{Availability, Policy};
 
     fn confined(mode: Mode, network: bool) -> Sandbox {
         Sandbox {

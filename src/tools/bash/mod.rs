@@ -1,8 +1,8 @@
 //! The `bash` tool: one shell command in the workspace, bounded in time and in memory.
 //!
-//! The command runs as `bash -c` in the workspace root under a [supervisor](super::supervisor):
+//! The command runs as `bash -c` in the workspace root under a [supervisor](crate::runtime::supervisor):
 //! in a session of its own with no controlling terminal, stdin from the null device, without the
-//! provider keys in its environment ([`environment`]), and with every process it starts — also
+//! provider keys in its environment ([`environment`](crate::runtime::environment)), and with every process it starts — also
 //! those that leave its process group or session — killed on timeout, on the person's interrupt,
 //! when the call is dropped, and when keel exits or is killed. Output is read while it streams
 //! ([`watch`]): forwarded to the tool pane, and kept in capped buffers so a command that prints
@@ -13,21 +13,22 @@
 //!
 //! In the sandbox the shell always starts held, at the sandbox's last step: its word that it is
 //! ready is how keel knows the sandbox came up (a sandbox that could not be set up ran nothing:
-//! `sandbox_down`), and a command with a [gate](super::gate) (undo's snapshot of the workspace
+//! `sandbox_down`), and a command with a [gate](crate::runtime::gate) (undo's snapshot of the workspace
 //! being taken) is let go only once the gate opens, its sandbox set up meanwhile. Unconfined, a
 //! command with a gate starts once the gate is open. The guard ([`guard`]) judges only a command
 //! that runs unconfined (`--sandbox off`, or no sandbox and the person said yes): in the
 //! sandbox the kernel decides what a command can reach.
 
-pub mod environment;
 pub mod hint;
 mod report;
 pub mod tool;
 mod watch;
 
-use super::sandbox::Sandbox;
-use super::supervisor::{KillReport, Launch, Supervised};
-use super::{CommandRun, ToolContext, ToolOutcome, guard, programs};
+use super::{CommandRun, ToolContext, ToolOutcome};
+use crate::runtime::environment;
+use crate::runtime::sandbox::Sandbox;
+use crate::runtime::supervisor::{KillReport, ShellStart, Supervised};
+use crate::runtime::{guard, programs};
 use report::Ending;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -97,7 +98,7 @@ pub async fn run(
     sandbox: &Sandbox,
     ctx: &ToolContext<'_>,
 ) -> ToolOutcome {
-    let launch = sandbox.launch(root);
+    let launch = sandbox.shell_start(root);
     let sandboxed = !launch.prefix.is_empty();
     // The kernel confines a sandboxed command; the guard is the only line where none does.
     if !sandboxed && let Err(reason) = guard::check_command_in(&args.command, root) {
@@ -114,7 +115,7 @@ pub async fn run(
         Ok(shell) => shell,
         Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
     };
-    let launch = Launch { shell: Some(shell), ..launch };
+    let launch = ShellStart { shell: Some(shell), ..launch };
     if let Some(gate) = &ctx.gate
         && !sandboxed
         && !gate.opened(&ctx.cancel).await

@@ -1,10 +1,10 @@
 //! How a finished command reads: a headline that says how it ended (and, when it was killed,
 //! whether every process it started is really gone), then its output within the limits.
 
+use crate::runtime::supervisor::KillReport;
+use crate::runtime::supervisor::protocol::Status;
 use crate::tools::ToolOutcome;
 use crate::tools::output::{self, CappedBuffer, DISPLAY_OUTPUT_LIMIT, MODEL_OUTPUT_LIMIT};
-use crate::tools::supervisor::KillReport;
-use crate::tools::supervisor::protocol::Status;
 use std::time::Duration;
 
 /// The most a section title (`--- stdout ---` and its newlines) adds to the output.

@@ -1,10 +1,10 @@
 //! Following a running command: both output pipes read as they stream, the deadline, the
 //! person's interrupt, and the supervisor's word that the shell ended.
 
+use crate::runtime::supervisor::protocol::Status;
+use crate::runtime::supervisor::{Event, Output, Supervised};
 use crate::tools::ToolContext;
 use crate::tools::output::{self, CappedBuffer, DISPLAY_OUTPUT_LIMIT, Utf8Decoder};
-use crate::tools::supervisor::protocol::Status;
-use crate::tools::supervisor::{Event, Output, Supervised};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc::UnboundedSender;

@@ -7,11 +7,14 @@
 //! `Workspace::resolve_writable`, so nothing inside `.git/` or `.keel/` is ever planned. What the
 //! model wrote is taken with keel's tags as it was shown them put back (`crate::tags::restore`).
 
-use super::atomic::write_atomically;
-use super::open::{check_regular, existing, io_error, open_regular};
 use super::{EditArgs, MAX_EDIT_FILE_BYTES, WriteArgs};
+use crate::runtime::Workspace;
+use crate::runtime::atomic::write_atomically;
+use crate::runtime::change::FileChange;
+use crate::runtime::open::{check_regular, existing, io_error, open_regular};
+use crate::runtime::path_error::PathError;
 use crate::tags;
-use crate::tools::{FileChange, ToolError, ToolOutcome, Workspace};
+use crate::tools::{ToolError, ToolOutcome};
 use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -96,7 +99,7 @@ pub fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedChange
     let path = workspace.resolve_writable(&args.path)?;
     let display = workspace.display(&path);
     let Some(before) = read_existing(workspace, &path, &display)? else {
-        return Err(ToolError::NotFound { path: display });
+        return Err(PathError::NotFound { path: display }.into());
     };
     let text =
         std::str::from_utf8(&before).map_err(|_| ToolError::NotUtf8 { path: display.clone() })?;

@@ -6,11 +6,12 @@
 //! into a huge log all answer after reading a few megabytes, and the answer says how to go on:
 //! with a later `offset` while the window holds the lines, with bash beyond it.
 
-use super::open::{io_error, open_regular};
 use super::{
     DEFAULT_READ_LIMIT, MAX_LINE_BYTES, MAX_READ_OUTPUT_BYTES, MAX_READ_SCAN_BYTES, ReadArgs,
 };
-use crate::tools::{ToolError, Workspace};
+use crate::runtime::Workspace;
+use crate::runtime::open::{io_error, open_regular};
+use crate::tools::ToolError;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, Take};
 

@@ -1,9 +1,9 @@
 //! Starting one server and opening its MCP session, over stdio or Streamable HTTP.
 //!
 //! A stdio server's bare command is found on keel's `PATH` outside every folder commands may
-//! write (`tools::programs`): keel runs it unconfined, so a `.venv/bin/npx` a command planted must
+//! write (`runtime::programs`): keel runs it unconfined, so a `.venv/bin/npx` a command planted must
 //! not be what starts. A stdio server runs in a process group of its own (killed whole when keel
-//! stops it or exits), in the workspace, with what `tools::withheld` hands commands of keel's
+//! stops it or exits), in the workspace, with what `runtime::withheld` hands commands of keel's
 //! environment (the allow-list and the person's `pass_env`, less values that look like secrets),
 //! plus the variables its config names in `env_vars`, plus its `env`.
 //! Its stderr goes to a log file under keel's state folder, never onto the screen; its stdout is
@@ -12,7 +12,7 @@
 
 use super::config::{Server, Transport};
 use super::line_limit::LineLimited;
-use crate::tools::{programs, withheld};
+use crate::runtime::{programs, withheld};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;

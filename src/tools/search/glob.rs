@@ -10,7 +10,7 @@ use super::answer::{self, Page, last_line, shown_path};
 use super::pattern::{PathGlob, below};
 use super::scope::{self, Looked, Scope};
 use super::{Found, GlobArgs, SearchError};
-use crate::tools::Workspace;
+use crate::runtime::Workspace;
 use std::path::PathBuf;
 use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;

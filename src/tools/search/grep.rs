@@ -9,7 +9,7 @@ use super::answer::{self, Page, capped, last_line, matches_in_files, shown_path}
 use super::pattern::{self, PathGlob, below};
 use super::scope::{self, Looked, Scope, Walked};
 use super::{Found, GrepArgs, GrepOutput, MAX_ANSWER_BYTES, MAX_CONTEXT, SearchError};
-use crate::tools::Workspace;
+use crate::runtime::Workspace;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,

@@ -29,7 +29,8 @@ pub use answer::tally_of;
 pub use glob::glob;
 pub use grep::grep;
 
-use super::{ToolError, ToolOutcome};
+use super::ToolOutcome;
+use crate::runtime::path_error::PathError;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -106,7 +107,7 @@ pub struct Found {
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
     #[error(transparent)]
-    Path(#[from] ToolError),
+    Path(#[from] PathError),
     #[error("`{path}` does not exist.")]
     NotFound { path: String },
     #[error("`{path}` is a file; glob's path must be a folder (to search a file, use grep).")]

@@ -15,7 +15,7 @@
 //! shows): nothing outside is read or listed.
 
 use super::SearchError;
-use crate::tools::{Workspace, beneath};
+use crate::runtime::{Workspace, beneath};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use std::fs::File;
 use std::path::{Path, PathBuf};

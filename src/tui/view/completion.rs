@@ -11,7 +11,7 @@ use super::super::mention_paths;
 use super::super::text::{truncate, width as text_width};
 use super::super::theme;
 use super::pane;
-use crate::tools::sandbox::hidden::Hidden;
+use crate::runtime::sandbox::hidden::Hidden;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

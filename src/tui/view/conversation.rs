@@ -13,7 +13,7 @@ use super::entry_lines::{Fold, MARGIN};
 use super::pane;
 use super::streaming_lines::StreamingLines;
 use crate::agent::{CallMark, Entry, StreamingText};
-use crate::tools::diff::FileDiff;
+use crate::runtime::change::FileDiff;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Position, Rect};

@@ -6,7 +6,7 @@
 
 use super::super::text::{output_line, truncate};
 use super::super::theme;
-use crate::tools::diff::FileDiff;
+use crate::runtime::change::FileDiff;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 

@@ -21,7 +21,7 @@ use ratatui::text::{Line, Span};
 use std::time::{Duration, Instant};
 
 const SEPARATOR: &str = " │ ";
-/// How the sandbox's label ends when it cannot be set up (see `tools::sandbox`).
+/// How the sandbox's label ends when it cannot be set up (see `runtime::sandbox`).
 const UNAVAILABLE: &str = "unavailable";
 
 /// Everything the bar shows that is not in the snapshot.

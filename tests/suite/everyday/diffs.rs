@@ -12,7 +12,7 @@ use keel::agent::journal::SessionStore;
 use keel::agent::{
     AgentConfig, AgentEvent, Command, Entry, Sessions, Snapshot, ToolStatus, TurnDiff,
 };
-use keel::tools::diff::FileDiff;
+use keel::runtime::change::FileDiff;
 use keel::tui::TuiOptions;
 use ratatui::style::Color;
 use serde_json::json;

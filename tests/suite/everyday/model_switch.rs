@@ -7,7 +7,8 @@ use crate::support::llm::{FakeLlm, text};
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Sessions, Snapshot};
 use keel::llm::retry::RetryPolicy;
 use keel::llm::{HttpSettings, Routes, WireFormat};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::tools::Tools;
 use std::time::Duration;
 
 /// What the agent says or refuses after a `/model`.
@@ -47,7 +48,7 @@ async fn the_next_request_goes_to_the_model_named_with_its_window() {
     let server =
         FakeLlm::start(vec![text("one"), text("two"), text("three")], Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let config = AgentConfig { routes: openai_route(&server), ..AgentConfig::default() };
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
     let mut handle = agent::spawn_with_session(

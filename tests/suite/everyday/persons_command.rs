@@ -7,14 +7,15 @@ use crate::support::agent::{WAIT, Wire, provider};
 use crate::support::files::outside_tmp;
 use crate::support::llm::{FakeLlm, text};
 use keel::agent::{self, AgentConfig, AgentEvent, AgentHandle, Command, Entry, Sessions};
-use keel::tools::sandbox::{Availability, Mode, Policy, Sandbox};
-use keel::tools::{Tools, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::sandbox::{Availability, Mode, Policy, Sandbox};
+use keel::tools::Tools;
 use std::path::Path;
 use std::time::Duration;
 
 /// A live agent in `dir` whose commands run in the workspace sandbox, which must be available.
 fn sandboxed_agent(server: &FakeLlm, wire: Wire, dir: &Path, plan: bool) -> AgentHandle {
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let sandbox = Sandbox::probe(Policy { mode: Mode::Workspace, ..Policy::default() }, None);
     assert!(
         matches!(sandbox.availability, Availability::Ready { .. }),

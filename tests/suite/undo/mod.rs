@@ -10,8 +10,9 @@ mod hostile;
 use crate::support::{bin, llm};
 use bin::{keel, output_within, sessions};
 use keel::agent::journal::Record;
-use keel::tools::undo::{UndoContext, UndoStack};
-use keel::tools::{FileChange, Workspace};
+use keel::runtime::Workspace;
+use keel::runtime::change::FileChange;
+use keel::runtime::undo::{UndoContext, UndoStack};
 use llm::{FakeLlm, Step, text, tool};
 use serde_json::json;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -333,7 +334,7 @@ async fn undo_in_the_session_covers_bash_and_clear_saves_the_next_conversation_a
     use keel::tools::Tools;
     const WAIT: Duration = Duration::from_secs(30);
 
-    keel::tools::supervisor::set_program(crate::support::bin::program());
+    keel::runtime::supervisor::set_program(crate::support::bin::program());
     let (state, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let store = SessionStore::new(state.path(), &work.path().canonicalize().unwrap());
     let script = json!({

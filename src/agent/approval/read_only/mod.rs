@@ -31,7 +31,7 @@ mod getopt;
 mod git_readers;
 mod option_tables;
 
-use crate::tools::guard::{MAX_NESTING_DEPTH, nesting_depth};
+use crate::runtime::guard::{MAX_NESTING_DEPTH, nesting_depth};
 
 /// Why a command is not read-only, in words for the model.
 type Verdict = Result<(), String>;

@@ -8,7 +8,7 @@ use crate::agent::plan_mode as plan;
 use crate::agent::snapshot::{Refusal, ToolStatus};
 use crate::agent::turn::watches::{assumed_sandbox, settle_sandbox};
 use crate::llm::tool_input;
-use crate::tools::sandbox::Confinement;
+use crate::runtime::sandbox::Confinement;
 use crate::tools::{Effect, ToolOutcome};
 use serde_json::Value;
 

@@ -21,6 +21,7 @@ use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::round::running;
 use crate::agent::turn::undo::Opening;
 use crate::agent::turn::{INTERRUPTED, during_turn};
+use crate::agent::turn::{Stop, Turn};
 use crate::agent::turn::{
     handle::tools_for_call,
     hooks::keep_hook_files,
@@ -29,10 +30,9 @@ use crate::agent::turn::{
     undo::{opening_taken, settle_opening},
     watches::settle_sandbox,
 };
-use crate::agent::turn::{Stop, Turn};
-use crate::tools::gate::Gate;
-use crate::tools::sandbox::Confinement;
-use crate::tools::sandbox::Mode as SandboxMode;
+use crate::runtime::gate::Gate;
+use crate::runtime::sandbox::Confinement;
+use crate::runtime::sandbox::Mode as SandboxMode;
 use crate::tools::{Effect, Tool, ToolCall, ToolContext, ToolOutcome, Tools};
 use futures_util::future::{OptionFuture, join_all};
 use std::future::poll_fn;

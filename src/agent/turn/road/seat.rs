@@ -86,7 +86,8 @@ mod tests {
     use crate::agent::state::Outbox;
     use crate::agent::worker::Agent;
     use crate::board::Board;
-    use crate::tools::{ToolCall, ToolOutcome, Tools, Workspace};
+    use crate::runtime::Workspace;
+    use crate::tools::{ToolCall, ToolOutcome, Tools};
     use serde_json::{Value, json};
     use std::time::Instant;
     use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};

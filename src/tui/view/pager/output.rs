@@ -7,7 +7,7 @@ use super::super::super::theme;
 use super::super::diff_lines;
 use super::super::inspector::text::{MessageText, Row, rows};
 use crate::agent::{ToolRun, TurnDiff};
-use crate::tools::diff::FileDiff;
+use crate::runtime::change::FileDiff;
 use ratatui::style::Style;
 use std::ops::Range;
 use std::sync::Arc;
