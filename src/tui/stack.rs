@@ -1,7 +1,6 @@
 //! The view stack: every key, paste, wheel notch and status-bar hint walks one ordered stack of
-//! views — the approval modal, the session picker, the output pager, the history inspector, the
-//! help, the board, the main screen —
-//! from the top, and the first view that takes it keeps it.
+//! views from the top (the order is written once, in `layers`), and the first view that takes it
+//! keeps it.
 //!
 //! Each view answers from its own key table (see `keymap`), in the spirit of gitui's components:
 //! a view that has the keyboard takes every key (keys it does not bind do nothing), one that does
