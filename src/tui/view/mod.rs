@@ -23,6 +23,7 @@ mod streaming_lines;
 pub mod tool_log;
 mod word_delete;
 
+pub use super::keymap::Motion;
 use super::theme;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Padding};

@@ -8,7 +8,9 @@
 //! scrolled past, so opening it on 50,000 lines lays out the screenful shown. Search makes each
 //! line's text once, when a query is committed.
 
-use super::super::keymap::{Binding, KeySpec, hints, scroll_keys};
+use super::super::keymap::{
+    Binding, KeySpec, Motion, ScrollRows, close_first, hints, scrolling_keys,
+};
 use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
@@ -28,12 +30,7 @@ use std::sync::Arc;
 /// What a key does in the pager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Scroll(Motion),
     Search,
     NextHit,
     PreviousHit,
@@ -42,40 +39,16 @@ pub enum Action {
     Close,
 }
 
+/// A page up, and `b` as in `less`.
+const PAGE_UP: &[KeySpec] = &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')];
+
 /// The pager's keys.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('g')],
-        action: Action::Close,
-        help: "close the output",
-        hint: Some("close"),
-    },
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Down,
-        help: "scroll down",
-        hint: Some("scroll"),
-    },
-    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')],
-        action: Action::PageUp,
-        help: "up a page",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::PAGE_DOWN,
-        action: Action::PageDown,
-        help: "down a page",
-        hint: None,
-    },
-    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "the first line", hint: None },
-    Binding {
-        keys: scroll_keys::BOTTOM,
-        action: Action::Bottom,
-        help: "the last line (and follow a running command)",
-        hint: None,
-    },
+pub const KEYS: &[Binding<Action>] = scrolling_keys![
+    Action::Scroll,
+    ScrollRows {
+        page_up: PAGE_UP,
+        ..ScrollRows::ends("the first line", "the last line (and follow a running command)")
+    };
     Binding {
         keys: &[KeySpec::char('/')],
         action: Action::Search,
@@ -105,6 +78,12 @@ pub const KEYS: &[Binding<Action>] = &[
         action: Action::NextCall,
         help: "the tool call after",
         hint: None,
+    },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('g')],
+        action: Action::Close,
+        help: "close the output",
+        hint: Some("close"),
     },
 ];
 
@@ -188,14 +167,8 @@ impl Pager {
 
     /// Applies a key's action; `snapshot` holds the calls `[` and `]` step through.
     pub fn act(&mut self, action: Action, snapshot: &Snapshot) {
-        let page = self.list.viewport().1.saturating_sub(1).max(1);
         match action {
-            Action::Up => self.list.scroll_up(&self.output, 1),
-            Action::Down => self.list.scroll_down(&self.output, 1),
-            Action::PageUp => self.list.scroll_up(&self.output, page),
-            Action::PageDown => self.list.scroll_down(&self.output, page),
-            Action::Top => self.list.top(&self.output),
-            Action::Bottom => self.list.bottom(),
+            Action::Scroll(motion) => self.list.go(&self.output, motion),
             Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
@@ -367,7 +340,7 @@ impl View for Pager {
         if self.search.is_typing() {
             TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
         } else {
-            hints(KEYS)
+            close_first(hints(KEYS))
         }
     }
 

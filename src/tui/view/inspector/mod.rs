@@ -16,8 +16,8 @@ use super::conversation::WHEEL_LINES;
 use super::pane;
 use crate::agent::Snapshot;
 use crate::llm::WireFormat;
-use crate::tui::keymap::hints;
-use crate::tui::keymap::{Binding, KeySpec, scroll_keys};
+use crate::tui::keymap::{Binding, KeySpec, Motion, ScrollRows, scrolling_keys};
+use crate::tui::keymap::{close_first, hints};
 use crate::tui::lazy_list::{LazyList, is_extension};
 use crate::tui::stack::{Ctx, Hints, View};
 use crate::tui::text::{truncate, width as text_width};
@@ -37,12 +37,7 @@ const TIME_OF_DAY: std::ops::Range<usize> = 11..19;
 /// What a key does in the inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Scroll(Motion),
     Search,
     NextHit,
     PreviousHit,
@@ -51,33 +46,9 @@ pub enum Action {
 }
 
 /// The inspector's keys.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Down,
-        help: "scroll down",
-        hint: Some("scroll"),
-    },
-    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
-    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
-    Binding {
-        keys: scroll_keys::PAGE_DOWN,
-        action: Action::PageDown,
-        help: "down a page",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::TOP,
-        action: Action::Top,
-        help: "the top: the request's parameters",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::BOTTOM,
-        action: Action::Bottom,
-        help: "last message (and follow new ones)",
-        hint: None,
-    },
+pub const KEYS: &[Binding<Action>] = scrolling_keys![
+    Action::Scroll,
+    ScrollRows::ends("the top: the request's parameters", "last message (and follow new ones)");
     Binding {
         keys: &[KeySpec::char('/')],
         action: Action::Search,
@@ -213,14 +184,8 @@ impl Inspector {
 
     /// Applies a key's action.
     pub fn act(&mut self, action: Action) {
-        let page = self.list.viewport().1.saturating_sub(1).max(1);
         match action {
-            Action::Up => self.list.scroll_up(&self.wired, 1),
-            Action::Down => self.list.scroll_down(&self.wired, 1),
-            Action::PageUp => self.list.scroll_up(&self.wired, page),
-            Action::PageDown => self.list.scroll_down(&self.wired, page),
-            Action::Top => self.list.top(&self.wired),
-            Action::Bottom => self.list.bottom(),
+            Action::Scroll(motion) => self.list.go(&self.wired, motion),
             Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
@@ -387,12 +352,7 @@ impl View for Inspector {
         if self.is_typing() {
             TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
         } else {
-            let mut all = hints(KEYS);
-            if let Some(close) = all.iter().position(|(_, hint)| *hint == "close") {
-                let close = all.remove(close);
-                all.insert(0, close);
-            }
-            all
+            close_first(hints(KEYS))
         }
     }
 
