@@ -224,40 +224,78 @@ impl ScrollRows {
 
 /// A scrolling view's key table: the six scroll rows every one shares (`j`/`k`, the pages, the
 /// top and the bottom, `$scroll` making the view's action of a [`Motion`], `$rows` naming the
-/// ends), then the view's own rows.
+/// ends), then, for a view that searches, the search rows (`/`, `n`, `N`), then the view's own.
 macro_rules! scrolling_keys {
-    ($scroll:path, $rows:expr; $($own:expr),* $(,)?) => {{
-        use $crate::tui::keymap::{Binding, Motion, scroll_keys};
+    (
+        $scroll:path, $rows:expr;
+        search: $open:expr, $next:expr, $previous:expr;
+        $($own:expr),* $(,)?
+    ) => {
+        $crate::tui::keymap::scrolling_keys![
+            $scroll,
+            $rows;
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('/')],
+                action: $open,
+                help: "search (Enter to find, Esc to cancel)",
+                hint: Some("search"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('n')],
+                action: $next,
+                help: "next match",
+                hint: Some("next"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('N')],
+                action: $previous,
+                help: "previous match",
+                hint: None,
+            },
+            $($own),*
+        ]
+    };
+    ($scroll:path, $rows:expr; $($own:expr),* $(,)?) => {
         &[
-            Binding {
-                keys: scroll_keys::DOWN,
-                action: $scroll(Motion::Down),
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::DOWN,
+                action: $scroll($crate::tui::keymap::Motion::Down),
                 help: "scroll down",
                 hint: Some("scroll"),
             },
-            Binding {
-                keys: scroll_keys::UP,
-                action: $scroll(Motion::Up),
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::UP,
+                action: $scroll($crate::tui::keymap::Motion::Up),
                 help: "scroll up",
                 hint: Some("scroll"),
             },
-            Binding { keys: $rows.page_up, action: $scroll(Motion::PageUp), help: "up a page", hint: None },
-            Binding {
-                keys: scroll_keys::PAGE_DOWN,
-                action: $scroll(Motion::PageDown),
+            $crate::tui::keymap::Binding {
+                keys: $rows.page_up,
+                action: $scroll($crate::tui::keymap::Motion::PageUp),
+                help: "up a page",
+                hint: None,
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::PAGE_DOWN,
+                action: $scroll($crate::tui::keymap::Motion::PageDown),
                 help: "down a page",
                 hint: None,
             },
-            Binding { keys: scroll_keys::TOP, action: $scroll(Motion::Top), help: $rows.top, hint: None },
-            Binding {
-                keys: scroll_keys::BOTTOM,
-                action: $scroll(Motion::Bottom),
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::TOP,
+                action: $scroll($crate::tui::keymap::Motion::Top),
+                help: $rows.top,
+                hint: None,
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::BOTTOM,
+                action: $scroll($crate::tui::keymap::Motion::Bottom),
                 help: $rows.bottom,
                 hint: None,
             },
             $($own),*
         ]
-    }};
+    };
 }
 pub(crate) use scrolling_keys;
 

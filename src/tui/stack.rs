@@ -82,9 +82,15 @@ pub trait View {
         true
     }
 
-    /// A key: the table's action, or else typed text (`typed`).
+    /// Whether a line the view holds open (a search) takes every key, as text (`typed`).
+    fn typing(&self) -> bool {
+        false
+    }
+
+    /// A key: typed text while the view is `typing`, else the table's action, or else typed
+    /// text.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        match lookup(self.keys(), key) {
+        match lookup(self.keys(), key).filter(|_| !self.typing()) {
             Some(action) => self.act(action, ctx),
             None => self.typed(key, ctx),
         }

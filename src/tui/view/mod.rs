@@ -37,6 +37,9 @@ pub fn spinner(frame: u64) -> char {
     SPINNER[index]
 }
 
+/// Cells a pane's border takes across: one on each side.
+pub const BORDER_CELLS: usize = 2;
+
 /// The inside of a pane drawn over `area`.
 pub fn pane_inner(area: ratatui::layout::Rect) -> ratatui::layout::Rect {
     pane(Line::default(), false).inner(area)

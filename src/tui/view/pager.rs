@@ -8,17 +8,15 @@
 //! scrolled past, so opening it on 50,000 lines lays out the screenful shown. Search makes each
 //! line's text once, when a query is committed.
 
-use super::super::keymap::{
-    Binding, KeySpec, Motion, ScrollRows, close_first, hints, scrolling_keys,
-};
+use super::super::keymap::{Binding, KeySpec, Motion, ScrollRows, scrolling_keys};
 use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
 use super::super::theme;
 use super::conversation::WHEEL_LINES;
-use super::inspector::search::{Search, Typed};
-use super::inspector::text::row_line;
-use super::pane;
+use super::inspector::search::{Search, Typed, show_hit};
+use super::inspector::text::{Laid, draw_rows};
+use super::{BORDER_CELLS, pane};
 use crate::agent::{Snapshot, ToolRun, TurnDiff};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -49,24 +47,7 @@ pub const KEYS: &[Binding<Action>] = scrolling_keys![
         page_up: PAGE_UP,
         ..ScrollRows::ends("the first line", "the last line (and follow a running command)")
     };
-    Binding {
-        keys: &[KeySpec::char('/')],
-        action: Action::Search,
-        help: "search (Enter to find, Esc to cancel)",
-        hint: Some("search"),
-    },
-    Binding {
-        keys: &[KeySpec::char('n')],
-        action: Action::NextHit,
-        help: "next match",
-        hint: Some("next"),
-    },
-    Binding {
-        keys: &[KeySpec::char('N')],
-        action: Action::PreviousHit,
-        help: "previous match",
-        hint: None,
-    },
+    search: Action::Search, Action::NextHit, Action::PreviousHit;
     Binding {
         keys: &[KeySpec::char('[')],
         action: Action::PreviousCall,
@@ -89,10 +70,7 @@ pub const KEYS: &[Binding<Action>] = scrolling_keys![
 
 mod output;
 
-use output::{Laid, Output};
-
-/// The hints while the search line is open.
-const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
+use output::Output;
 
 /// The open pager.
 #[derive(Debug)]
@@ -217,15 +195,9 @@ impl Pager {
     }
 
     fn go_to_hit(&mut self, index: usize) {
-        let Some(hit) = self.search.hits.get(index).copied() else {
-            return;
-        };
-        self.search.current = Some(index);
-        let row = self.list.laid(&self.output, hit.block).map_or(0, |(_, rows)| {
-            rows.iter().position(|row| hit.start < row.end.max(row.start + 1)).unwrap_or(0)
-        });
-        let context = Search::context_rows(self.list.viewport().1);
-        self.list.show(&self.output, hit.block, row, context);
+        if let Some(hit) = self.search.select(index) {
+            show_hit(hit, (&mut self.list, &self.output));
+        }
     }
 
     /// Lays out what the next frame at `screen` shows.
@@ -244,20 +216,8 @@ impl Pager {
         if inner.is_empty() {
             return;
         }
-        let (columns, height) = (usize::from(inner.width), usize::from(inner.height));
-        let mut y = inner.y;
-        for (index, laid, skip) in self.list.visible(&self.output, columns, height) {
-            let (text, rows) = laid.as_ref();
-            for row in rows.iter().skip(skip) {
-                if y >= inner.bottom() {
-                    return;
-                }
-                let highlights = self.search.highlights(index, row.line);
-                let line = row_line(text, *row, &highlights).style(self.output.style(index));
-                buf.set_line(inner.x, y, &line, inner.width);
-                y += 1;
-            }
-        }
+        let style = |index| self.output.style(index);
+        draw_rows((&self.list, &self.output), &self.search, style, inner, buf);
     }
 
     /// ` bash  seq 1 50000 · 50000 lines `, cut to the border.
@@ -277,23 +237,14 @@ impl Pager {
 
     /// The bottom border: the search line while typing, else the search's result or the hint.
     fn footer(&self, width: usize) -> Line<'static> {
-        let room = width.saturating_sub(2);
-        if let Some(input) = &self.search.input {
-            let typed = truncate(input, room.saturating_sub(3)).into_owned();
-            return Line::from(vec![
-                Span::styled(" /", theme::KEY),
-                Span::raw(format!("{typed}█ ")),
-            ]);
+        let room = width.saturating_sub(BORDER_CELLS);
+        if let Some(line) = self.search.input_line(room) {
+            return line;
         }
-        let query = &self.search.shown;
-        let text = if query.is_empty() {
-            " / search · [ ] other calls · Esc close ".to_owned()
-        } else if self.search.hits.is_empty() {
-            format!(" no match for “{query}” ")
-        } else {
-            let current = self.search.current.map_or(0, |index| index + 1);
-            format!(" “{query}” {current}/{} ", self.search.hits.len())
-        };
+        let text = self
+            .search
+            .result()
+            .unwrap_or_else(|| " / search · [ ] other calls · Esc close ".into());
         let text = if text_width(&text) <= room { text } else { " Esc ".to_owned() };
         Line::styled(text, theme::DIM).right_aligned()
     }
@@ -311,20 +262,16 @@ impl View for Pager {
     }
 
     /// While the search line is open every key types into it.
-    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        if self.search.is_typing() {
-            self.type_key(key);
-        } else if let Some(action) = super::super::keymap::lookup(KEYS, key) {
-            View::act(self, action, ctx);
-        }
+    fn typing(&self) -> bool {
+        self.search.is_typing()
+    }
+
+    fn typed(&mut self, key: &KeyEvent, _ctx: &mut Ctx<'_>) {
+        self.type_key(key);
     }
 
     fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
-        let typing = self.search.is_typing();
-        if typing {
-            self.search.paste(text);
-        }
-        typing
+        self.search.paste(text)
     }
 
     fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
@@ -337,11 +284,7 @@ impl View for Pager {
     }
 
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        if self.search.is_typing() {
-            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
-        } else {
-            close_first(hints(KEYS))
-        }
+        self.search.hints(KEYS)
     }
 
     fn is_done(&self) -> bool {
