@@ -71,7 +71,7 @@ pub trait View {
     type Action: Copy + 'static;
 
     /// The view's keys: what dispatches them here, and what its hints and help are written from.
-    fn keys(&self) -> &'static [Binding<Self::Action>];
+    const KEYS: &'static [Binding<Self::Action>];
 
     /// Does what a key of the table asks.
     fn act(&mut self, action: Self::Action, ctx: &mut Ctx<'_>);
@@ -90,7 +90,7 @@ pub trait View {
     /// A key: typed text while the view is `typing`, else the table's action, or else typed
     /// text.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        match lookup(self.keys(), key).filter(|_| !self.typing()) {
+        match lookup(Self::KEYS, key).filter(|_| !self.typing()) {
             Some(action) => self.act(action, ctx),
             None => self.typed(key, ctx),
         }
@@ -111,7 +111,7 @@ pub trait View {
 
     /// The status-bar hints while the view has the keyboard.
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        hints(self.keys())
+        hints(Self::KEYS)
     }
 
     /// Whether the view is finished and leaves the stack.

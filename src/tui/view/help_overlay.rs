@@ -130,10 +130,7 @@ impl HelpOverlay {
 
 impl View for HelpOverlay {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
         match action {

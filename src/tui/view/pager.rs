@@ -252,10 +252,7 @@ impl Pager {
 
 impl View for Pager {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         Pager::act(self, action, ctx.snapshot);

@@ -231,10 +231,7 @@ fn row(info: &SessionInfo, selected: bool, open: bool, width: usize) -> Line<'st
 
 impl View for SessionPicker {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let count = self.sessions().len();

@@ -370,10 +370,7 @@ impl BoardPane {
 
 impl View for BoardPane {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         if let Some(effect) = self.apply(ctx.snapshot, action) {

@@ -265,10 +265,7 @@ impl Inspector {
 
 impl View for Inspector {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
         Inspector::act(self, action);
