@@ -194,12 +194,14 @@ impl BoardPane {
     pub fn apply(&mut self, snapshot: &Snapshot, action: Action) -> Option<Effect> {
         let items = snapshot.board.items();
         let last = items.len().saturating_sub(1);
-        let page = self.viewport.1.max(1);
         let item = items.get(self.selected.min(last));
         let send = |edit| Some(Effect::Send(Command::EditBoard(edit)));
         let asked = self.removing.take();
         let effect = match action {
-            Action::Select(motion) => self.select(motion.from(self.selected, page).min(last)),
+            Action::Select(motion) => {
+                self.selected = motion.from(self.selected, self.viewport.1.max(1)).min(last);
+                None
+            }
             Action::ToggleDone => item.and_then(|item| {
                 let id = item.id.clone();
                 send(if item.status == Status::Completed {
@@ -255,11 +257,6 @@ impl BoardPane {
         };
         self.keep_selected_in_view(snapshot);
         effect
-    }
-
-    fn select(&mut self, index: usize) -> Option<Effect> {
-        self.selected = index;
-        None
     }
 
     /// Scrolls so that every line of the selected item is in view.
