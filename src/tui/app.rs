@@ -153,8 +153,7 @@ impl App {
         if let Some(changes) = snapshot.turn_diff.as_ref().filter(|d| d.asked > self.turn_diff_seen)
         {
             self.turn_diff_seen = changes.asked;
-            self.views.help = None;
-            self.views.inspector = None;
+            self.views.close_readers();
             self.views.pager = Some(Box::new(Pager::turn_diff(changes)));
         }
         // The list filling in is the picker appearing: its keys mean something from now on.

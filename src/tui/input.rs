@@ -177,36 +177,29 @@ impl App {
                 self.drop_stray_answer();
             }
             Effect::OpenInspector => {
-                self.views.help = None;
-                self.views.pager = None;
+                self.views.close_readers();
                 self.inspected_child = None;
                 self.views.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
                 self.inspector_over_approval = self.visible_approval().is_some();
             }
             Effect::OpenOutput => {
-                self.views.help = None;
-                self.views.inspector = None;
+                self.views.close_readers();
                 self.views.pager = Pager::open(&self.snapshot).map(Box::new);
             }
             Effect::OpenTurnDiff => self.send(Command::ShowDiff),
             Effect::OpenHelp => {
-                self.views.inspector = None;
-                self.views.pager = None;
+                self.views.close_readers();
                 self.views.help = Some(HelpOverlay::new(help_sections()));
             }
             Effect::OpenSessions => {
-                self.views.help = None;
-                self.views.inspector = None;
-                self.views.pager = None;
+                self.views.close_readers();
                 self.views.picker = Some(Box::new(SessionPicker::open(&self.snapshot)));
                 self.type_ahead.shown(self.now);
                 self.send(Command::ListSessions);
             }
             Effect::FocusBoard => self.views.board.focus(&self.snapshot),
             Effect::OpenAgents { item } => {
-                self.views.help = None;
-                self.views.inspector = None;
-                self.views.pager = None;
+                self.views.close_readers();
                 self.views.board.focused = false;
                 self.views.agents =
                     Some(Box::new(AgentsView::open(&self.snapshot, item.as_deref())));

@@ -131,6 +131,14 @@ impl Views {
         }
     }
 
+    /// Closes the help, the inspector and the pager: one of them is open at a time, and the
+    /// session picker and the child agents' view open over none of them.
+    pub fn close_readers(&mut self) {
+        self.help = None;
+        self.inspector = None;
+        self.pager = None;
+    }
+
     /// Drops the overlays that are done; returns whether the inspector was one.
     pub fn drop_done(&mut self) -> bool {
         let inspector_done = self.inspector.as_deref().is_some_and(View::is_done);
