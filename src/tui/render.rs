@@ -41,30 +41,16 @@ pub(super) fn draw(app: &App, slot: Slot, regions: Regions, buf: &mut Buffer) {
                 menu.render(regions.composer, buf);
             }
         }
-        Slot::Help => {
-            if let Some(help) = &views.help {
-                help.render(covered, buf);
-            }
-        }
+        Slot::Help => views.help.iter().for_each(|help| help.render(covered, buf)),
         Slot::Agents => {
-            if let Some(agents) = &views.agents {
-                agents.render(snapshot, covered, buf);
-            }
+            views.agents.iter().for_each(|agents| agents.render(snapshot, covered, buf))
         }
         Slot::History => {
-            if let Some(inspector) = &views.inspector {
-                inspector.render(covered, buf);
-            }
+            views.inspector.iter().for_each(|inspector| inspector.render(covered, buf))
         }
-        Slot::Output => {
-            if let Some(pager) = &views.pager {
-                pager.render(covered, buf);
-            }
-        }
+        Slot::Output => views.pager.iter().for_each(|pager| pager.render(covered, buf)),
         Slot::Sessions => {
-            if let Some(picker) = &views.picker {
-                picker.render(covered, buf, holding);
-            }
+            views.picker.iter().for_each(|picker| picker.render(covered, buf, holding))
         }
         Slot::Approval | Slot::CoveredApproval => {
             if let Some(request) = app.visible_approval() {
