@@ -1,5 +1,4 @@
-//! The UI's state: the newest snapshot and the views of the stack (the approval modal, the
-//! session picker, the pager, the inspector, the help, the board, the main screen).
+//! The UI's state: the newest snapshot and the views of the stack (`layers::Views`).
 //!
 //! State changes only here and in `input` (the event handlers); `prepare` lays out what the next
 //! frame needs into caches, and `render::render` then draws from `&App` alone. Time enters only
@@ -8,20 +7,17 @@
 
 use super::TuiOptions;
 use super::edits_in_flight::InFlight;
+use super::layers::Views;
 use super::layout::{Regions, Wants, overlay_area, regions};
 use super::main_view::{MainView, source};
 use super::theme;
 use super::type_ahead::TypeAhead;
-use super::view::agents::AgentsView;
 use super::view::approval_modal::ApprovalModal;
 use super::view::board::BoardPane;
 use super::view::completion::Completer;
 use super::view::composer::Composer;
 use super::view::conversation::Conversation;
-use super::view::help_overlay::HelpOverlay;
-use super::view::inspector::Inspector;
 use super::view::pager::Pager;
-use super::view::session_picker::SessionPicker;
 use crate::agent::{Activity, ApprovalRequest, Command, Entry, Snapshot, ToolStatus};
 use crate::pricing::Prices;
 use ratatui::layout::Rect;
@@ -32,39 +28,17 @@ use tokio::sync::mpsc::UnboundedSender;
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 
-/// Which overlay is open, for callers that only need to know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OverlayKind {
-    History,
-    /// The output pager.
-    Output,
-    Help,
-    /// The session picker (`/resume`).
-    Sessions,
-    /// The child agents' view (`/agents`).
-    Agents,
-}
-
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
     pub(super) commands: UnboundedSender<Command>,
     pub(super) snapshot: Snapshot,
-    /// Shown while the snapshot holds a request not answered yet.
-    pub(super) approval: ApprovalModal,
-    pub(super) inspector: Option<Box<Inspector>>,
+    /// The views of the stack.
+    pub(super) views: Views,
     /// The child agent whose last request the inspector shows; `None`: the conversation's own.
     pub(super) inspected_child: Option<String>,
-    /// The child agents' view (`/agents`), while open.
-    pub(super) agents: Option<Box<AgentsView>>,
     /// The inspector was opened over the approval box, so it has the keyboard until closed.
     pub(super) inspector_over_approval: bool,
-    pub(super) help: Option<HelpOverlay>,
-    pub(super) pager: Option<Box<Pager>>,
-    /// The session picker (`/resume`), while open.
-    pub(super) picker: Option<Box<SessionPicker>>,
-    pub(super) board: BoardPane,
-    pub(super) main: MainView,
     /// The approval request already answered, hidden until the agent's next snapshot drops it.
     pub(super) answered: Option<String>,
     /// Keeps type-ahead from answering the approval box (see `type_ahead`).
@@ -98,24 +72,26 @@ impl App {
         Self {
             commands,
             snapshot: Snapshot::default(),
-            approval: ApprovalModal::default(),
-            inspector: None,
-            inspected_child: None,
-            agents: None,
-            inspector_over_approval: false,
-            help: None,
-            pager: None,
-            picker: None,
-            board: BoardPane::default(),
-            main: MainView {
-                composer: Composer::new(),
-                conversation: Conversation::new(
-                    intro(&options),
-                    intro(&TuiOptions { demo: None, ..options.clone() }),
-                ),
-                completer: Completer::new(options.workspace.clone(), options.hidden.clone()),
-                confirming_plan: false,
+            views: Views {
+                approval: ApprovalModal::default(),
+                picker: None,
+                pager: None,
+                inspector: None,
+                agents: None,
+                help: None,
+                board: BoardPane::default(),
+                main: MainView {
+                    composer: Composer::new(),
+                    conversation: Conversation::new(
+                        intro(&options),
+                        intro(&TuiOptions { demo: None, ..options.clone() }),
+                    ),
+                    completer: Completer::new(options.workspace.clone(), options.hidden.clone()),
+                    confirming_plan: false,
+                },
             },
+            inspected_child: None,
+            inspector_over_approval: false,
             answered: None,
             type_ahead: TypeAhead::default(),
             shown_approval: None,
@@ -144,45 +120,44 @@ impl App {
     /// see `type_ahead`).
     pub fn apply_snapshot_at(&mut self, snapshot: Snapshot, now: Instant) {
         self.edits.taken(snapshot.board_edits_taken);
-        self.main.conversation.sync(&snapshot.transcript);
+        self.views.main.conversation.sync(&snapshot.transcript);
         let source = super::main_view::source(&snapshot);
         let (marks, tallies) = (&snapshot.call_marks, &snapshot.call_tallies);
-        self.main.conversation.sync_marks(marks, tallies, &source);
-        self.main.conversation.sync_diffs(&snapshot.call_diffs, &source);
+        self.views.main.conversation.sync_marks(marks, tallies, &source);
+        self.views.main.conversation.sync_diffs(&snapshot.call_diffs, &source);
         if !self.recall_seeded {
             self.recall_seeded = true;
             for entry in &snapshot.transcript {
                 if let Entry::User { text } = entry {
-                    self.main.composer.remember(text);
+                    self.views.main.composer.remember(text);
                 }
             }
         }
         if snapshot.handed_back.count > self.handed_back_seen {
             self.handed_back_seen = snapshot.handed_back.count;
-            self.main.composer.take_back(&snapshot.handed_back.prompts);
+            self.views.main.composer.take_back(&snapshot.handed_back.prompts);
         }
-        if let Some(inspector) = &mut self.inspector {
+        if let Some(inspector) = &mut self.views.inspector {
             match child_view(&snapshot, self.inspected_child.as_deref()) {
                 Some(child) => inspector.update(child),
                 None => inspector.update(&snapshot),
             }
         }
-        if let Some(agents) = &mut self.agents {
+        if let Some(agents) = &mut self.views.agents {
             agents.update(&snapshot);
         }
-        if let Some(pager) = &mut self.pager {
+        if let Some(pager) = &mut self.views.pager {
             pager.update(&snapshot);
         }
         // `/diff` answered: its changes in the pager.
         if let Some(changes) = snapshot.turn_diff.as_ref().filter(|d| d.asked > self.turn_diff_seen)
         {
             self.turn_diff_seen = changes.asked;
-            self.help = None;
-            self.inspector = None;
-            self.pager = Some(Box::new(Pager::turn_diff(changes)));
+            self.views.close_readers();
+            self.views.pager = Some(Box::new(Pager::turn_diff(changes)));
         }
         // The list filling in is the picker appearing: its keys mean something from now on.
-        if self.picker.as_mut().is_some_and(|picker| picker.update(&snapshot)) {
+        if self.views.picker.as_mut().is_some_and(|picker| picker.update(&snapshot)) {
             self.type_ahead.shown(now);
         }
         let pending = snapshot.pending_approval.as_ref().map(|request| &request.id);
@@ -196,7 +171,7 @@ impl App {
         if shown.is_some() && shown != self.shown_approval {
             self.type_ahead.shown(now);
             self.shown_approval = shown;
-            self.composer_at_box = self.main.composer.text();
+            self.composer_at_box = self.views.main.composer.text();
         }
     }
 
@@ -204,7 +179,8 @@ impl App {
     pub fn agent_stopped(&mut self) {
         if !self.agent_gone && !self.quit {
             self.agent_gone = true;
-            self.main
+            self.views
+                .main
                 .conversation
                 .push_note("The agent stopped. Press Ctrl+C twice or Ctrl+D to leave.");
         }
@@ -215,7 +191,7 @@ impl App {
         let holding = self.type_ahead.holding(self.now);
         self.now = now;
         // The box's answer line changes when the typing pauses.
-        let guarded = self.visible_approval().is_some() || self.picker.is_some();
+        let guarded = self.visible_approval().is_some() || self.views.picker.is_some();
         let mut changed = guarded && holding != self.type_ahead.holding(now);
         if self.is_busy() || self.has_running_tool() {
             self.frame = self.frame.wrapping_add(1);
@@ -236,45 +212,45 @@ impl App {
         self.screen = screen;
         let regions = self.regions(screen);
         let inner = Conversation::inner_area(regions.conversation);
-        self.main.conversation.prepare(
+        self.views.main.conversation.prepare(
             &source(&self.snapshot),
             usize::from(inner.width),
             usize::from(inner.height),
         );
-        self.board.set_viewport(regions.todos);
-        self.main.composer.fit(regions.composer.width);
+        self.views.board.set_viewport(regions.todos);
+        self.views.main.composer.fit(regions.composer.width);
         let covered = overlay_area(screen);
-        if let Some(inspector) = &mut self.inspector {
+        if let Some(inspector) = &mut self.views.inspector {
             inspector.prepare(covered);
         }
-        if let Some(pager) = &mut self.pager {
+        if let Some(pager) = &mut self.views.pager {
             pager.prepare(covered);
         }
-        if let Some(help) = &mut self.help {
+        if let Some(help) = &mut self.views.help {
             help.prepare(covered);
         }
-        if let Some(picker) = &mut self.picker {
+        if let Some(picker) = &mut self.views.picker {
             picker.prepare(covered);
         }
-        if let Some(agents) = &mut self.agents {
+        if let Some(agents) = &mut self.views.agents {
             agents.prepare(&self.snapshot, covered);
         }
         if let Some(request) = self.visible_approval().cloned() {
-            self.approval.prepare(&request, covered);
+            self.views.approval.prepare(&request, covered);
         }
     }
 
     /// Where each pane goes on `screen` (a pure function of the state).
     pub fn regions(&self, screen: Rect) -> Regions {
         let mut wants = Wants {
-            composer_rows: self.main.composer.desired_rows(),
+            composer_rows: self.views.main.composer.desired_rows(),
             board_rows: 0,
-            board_focused: self.board.focused,
+            board_focused: self.views.board.focused,
             has_board: !self.snapshot.board.is_empty(),
         };
         // The board's width does not depend on its height: measure it, then ask for the height.
         let width = regions(screen, Wants { has_board: true, ..wants }).todos.width;
-        wants.board_rows = self.board.desired_rows(&self.snapshot, width, self.is_busy());
+        wants.board_rows = self.views.board.desired_rows(&self.snapshot, width, self.is_busy());
         regions(screen, wants)
     }
 
@@ -284,70 +260,43 @@ impl App {
 
     /// The prompt the composer would send now.
     pub fn composer_text(&self) -> String {
-        self.main.composer.text()
+        self.views.main.composer.text()
     }
 
     /// How many conversation blocks have been laid out so far (see `Conversation::laid_out`).
     pub fn conversation_laid_out(&self) -> usize {
-        self.main.conversation.laid_out()
+        self.views.main.conversation.laid_out()
     }
 
     /// Whether the conversation follows new output.
     pub fn is_following(&self) -> bool {
-        self.main.conversation.is_following()
-    }
-
-    /// The overlay on top, if one is open.
-    pub fn overlay(&self) -> Option<OverlayKind> {
-        if self.picker.is_some() {
-            Some(OverlayKind::Sessions)
-        } else if self.pager.is_some() {
-            Some(OverlayKind::Output)
-        } else if self.inspector.is_some() {
-            Some(OverlayKind::History)
-        } else if self.agents.is_some() {
-            Some(OverlayKind::Agents)
-        } else if self.help.is_some() {
-            Some(OverlayKind::Help)
-        } else {
-            None
-        }
+        self.views.main.conversation.is_following()
     }
 
     /// The child agent the child agents' view shows, while it is open.
     pub fn shown_child(&self) -> Option<&str> {
-        self.agents.as_ref().and_then(|agents| agents.shown())
+        self.views.agents.as_ref().and_then(|agents| agents.shown())
     }
 
     /// The output pager, while it is open.
     pub fn pager(&self) -> Option<&Pager> {
-        self.pager.as_deref()
+        self.views.pager.as_deref()
     }
 
     /// With the inspector open: (the hit jumped to, how many hits).
     pub fn search_hits(&self) -> Option<(Option<usize>, usize)> {
-        self.inspector.as_ref().map(|inspector| (inspector.current_hit(), inspector.hit_count()))
+        self.views
+            .inspector
+            .as_ref()
+            .map(|inspector| (inspector.current_hit(), inspector.hit_count()))
     }
 
     pub fn board_focused(&self) -> bool {
-        self.board.focused
+        self.views.board.focused
     }
 
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
-    }
-
-    /// Whether the approval box is shown and has the keyboard (no inspector opened over it).
-    pub(super) fn approval_on_top(&self) -> bool {
-        self.visible_approval().is_some()
-            && !(self.inspector.is_some() && self.inspector_over_approval)
-    }
-
-    /// Whether a view that acts on single keys and appears or fills in by itself has the
-    /// keyboard: the approval box, or the session picker. Type-ahead is kept from it (see
-    /// `type_ahead`).
-    pub(super) fn guarded_on_top(&self) -> bool {
-        self.approval_on_top() || self.picker.is_some()
     }
 
     /// The approval request the modal shows, unless already answered.

@@ -1,9 +1,7 @@
 //! What keys, pastes and the mouse do to the `App`: each walks the view stack (see `stack`)
-//! from the top — the approval modal, the session picker, the pager, the inspector, the help,
-//! the board, the main screen — and
-//! the effects the views asked for are applied once the walk is over. Ctrl+C is handled before
-//! any view, so the way out always works: it interrupts a running turn, and twice on an idle
-//! prompt quits. A key typed through an approval box's arrival is kept from it and goes on to
+//! from the top, in the order `layers` writes, and the effects the views asked for are applied
+//! once the walk is over. Ctrl+C is handled before any view, so the way out always works: it
+//! interrupts a running turn, and twice on an idle prompt quits. A key typed through an approval box's arrival is kept from it and goes on to
 //! the composer (see `type_ahead`); so is one typed through the session picker's.
 
 use super::app::{App, QUIT_WINDOW};
@@ -11,7 +9,7 @@ use super::commands;
 use super::event::UiEvent;
 use super::keymap::{HelpSection, lookup};
 use super::main_view::{self, KEYS};
-use super::stack::{Ctx, Effect, Hints, Layer, View};
+use super::stack::{Ctx, Effect, Hints, Layer};
 use super::view::agents::AgentsView;
 use super::view::help_overlay::{self, HelpOverlay};
 use super::view::inspector::{self, Inspector};
@@ -107,7 +105,7 @@ impl App {
                 if !covered {
                     let area = self.regions(self.screen).conversation;
                     let source = main_view::source(&self.snapshot);
-                    self.main.conversation.click(&source, at, area);
+                    self.views.main.conversation.click(&source, at, area);
                 }
                 return;
             }
@@ -122,21 +120,8 @@ impl App {
         let ctx = self.context();
         // While typing goes past the box, the hints are those of where the keys go.
         let answering = self.guarded_on_top() && !self.type_ahead.holding(self.now);
-        let approval =
-            (answering && self.approval_on_top()).then_some(&self.approval as &dyn Layer);
-        let picker =
-            self.picker.as_deref().filter(|_| answering).map(|picker| picker as &dyn Layer);
-        let layers: [Option<&dyn Layer>; 8] = [
-            approval,
-            picker,
-            self.pager.as_deref().map(|pager| pager as &dyn Layer),
-            self.inspector.as_deref().map(|inspector| inspector as &dyn Layer),
-            self.agents.as_deref().map(|agents| agents as &dyn Layer),
-            self.help.as_ref().map(|help| help as &dyn Layer),
-            Some(&self.board),
-            Some(&self.main),
-        ];
-        layers.into_iter().flatten().find_map(|layer| layer.hints(&ctx)).unwrap_or_default()
+        let open = self.open_layers(answering).into_iter();
+        open.filter_map(|slot| self.views.layer(slot)?.hints(&ctx)).next().unwrap_or_default()
     }
 
     /// The message that takes the hints' place, if any.
@@ -164,53 +149,19 @@ impl App {
     ) {
         let regions = self.regions(self.screen);
         let busy = self.is_busy();
-        let show_approval = to_guarded && self.approval_on_top();
+        let open = self.open_layers(to_guarded);
         // Keys act on the board as the edits still on their way will leave it.
         let projected = self.projected();
         let snapshot = projected.as_ref().unwrap_or(&self.snapshot);
         let mut ctx = Ctx { snapshot, regions, busy, effects: Vec::new() };
-        let mut layers: Vec<&mut dyn Layer> = Vec::with_capacity(8);
-        if show_approval {
-            layers.push(&mut self.approval);
-        }
-        if let Some(picker) = self.picker.as_deref_mut().filter(|_| to_guarded) {
-            layers.push(picker);
-        }
-        if let Some(pager) = &mut self.pager {
-            layers.push(pager.as_mut());
-        }
-        if let Some(inspector) = &mut self.inspector {
-            layers.push(inspector.as_mut());
-        }
-        if let Some(agents) = &mut self.agents {
-            layers.push(agents.as_mut());
-        }
-        if let Some(help) = &mut self.help {
-            layers.push(help);
-        }
-        layers.push(&mut self.board);
-        layers.push(&mut self.main);
-        for layer in layers {
-            if offer(layer, &mut ctx) {
+        for slot in open {
+            if self.views.layer_mut(slot).is_some_and(|layer| offer(layer, &mut ctx)) {
                 break;
             }
         }
         let effects = ctx.effects;
-        if self.inspector.as_deref().is_some_and(View::is_done) {
-            self.inspector = None;
+        if self.views.drop_done() {
             self.inspected_child = None;
-        }
-        if self.agents.as_deref().is_some_and(View::is_done) {
-            self.agents = None;
-        }
-        if self.pager.as_deref().is_some_and(View::is_done) {
-            self.pager = None;
-        }
-        if self.help.as_ref().is_some_and(View::is_done) {
-            self.help = None;
-        }
-        if self.picker.as_deref().is_some_and(View::is_done) {
-            self.picker = None;
         }
         for effect in effects {
             self.apply(effect);
@@ -226,49 +177,43 @@ impl App {
                 self.drop_stray_answer();
             }
             Effect::OpenInspector => {
-                self.help = None;
-                self.pager = None;
+                self.views.close_readers();
                 self.inspected_child = None;
-                self.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
+                self.views.inspector = Some(Box::new(Inspector::open(&self.snapshot)));
                 self.inspector_over_approval = self.visible_approval().is_some();
             }
             Effect::OpenOutput => {
-                self.help = None;
-                self.inspector = None;
-                self.pager = Pager::open(&self.snapshot).map(Box::new);
+                self.views.close_readers();
+                self.views.pager = Pager::open(&self.snapshot).map(Box::new);
             }
             Effect::OpenTurnDiff => self.send(Command::ShowDiff),
             Effect::OpenHelp => {
-                self.inspector = None;
-                self.pager = None;
-                self.help = Some(HelpOverlay::new(help_sections()));
+                self.views.close_readers();
+                self.views.help = Some(HelpOverlay::new(help_sections()));
             }
             Effect::OpenSessions => {
-                self.help = None;
-                self.inspector = None;
-                self.pager = None;
-                self.picker = Some(Box::new(SessionPicker::open(&self.snapshot)));
+                self.views.close_readers();
+                self.views.picker = Some(Box::new(SessionPicker::open(&self.snapshot)));
                 self.type_ahead.shown(self.now);
                 self.send(Command::ListSessions);
             }
-            Effect::FocusBoard => self.board.focus(&self.snapshot),
+            Effect::FocusBoard => self.views.board.focus(&self.snapshot),
             Effect::OpenAgents { item } => {
-                self.help = None;
-                self.inspector = None;
-                self.pager = None;
-                self.board.focused = false;
-                self.agents = Some(Box::new(AgentsView::open(&self.snapshot, item.as_deref())));
+                self.views.close_readers();
+                self.views.board.focused = false;
+                self.views.agents =
+                    Some(Box::new(AgentsView::open(&self.snapshot, item.as_deref())));
             }
             Effect::InspectChild(id) => {
                 let child = super::app::child_view(&self.snapshot, Some(&id));
-                self.inspector =
+                self.views.inspector =
                     Some(Box::new(Inspector::open(child.unwrap_or(&Snapshot::default()))));
                 self.inspected_child = Some(id);
                 self.inspector_over_approval = false;
             }
             Effect::Compose(text) => {
-                self.board.focused = false;
-                self.main.composer.prefill(&text);
+                self.views.board.focused = false;
+                self.views.main.composer.prefill(&text);
             }
             Effect::Quit => self.quit(),
         }
@@ -277,13 +222,13 @@ impl App {
     /// The box was answered: an answer key pressed too soon after it appeared went to an empty
     /// composer (see `type_ahead`); it was meant for the box, and is not left as a prompt.
     fn drop_stray_answer(&mut self) {
-        let typed = self.main.composer.text();
+        let typed = self.views.main.composer.text();
         let stray = typed.strip_prefix(self.composer_at_box.as_str()).is_some_and(|added| {
             let mut keys = added.chars();
             matches!((keys.next(), keys.next()), (Some('y' | 'a' | 'n'), None))
         });
         if stray && self.composer_at_box.is_empty() {
-            self.main.composer.clear();
+            self.views.main.composer.clear();
         }
     }
 
@@ -301,7 +246,7 @@ impl App {
         if armed {
             self.quit();
         } else {
-            self.main.composer.clear();
+            self.views.main.composer.clear();
             self.quit_armed_at = Some(now);
         }
     }

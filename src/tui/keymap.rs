@@ -179,8 +179,138 @@ pub fn hints<A>(bindings: &[Binding<A>]) -> Vec<(String, &'static str)> {
     out
 }
 
-/// The keys every scrolling view shares — the help, the inspector, the board (whose `j`/`k` move
-/// its selection) — written once so that they cannot drift apart.
+/// Where a scroll key moves a view, or the board's selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Motion {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+}
+
+impl Motion {
+    /// The line (or item) `from` moves to, `page` lines a page; the bottom is `usize::MAX`, for
+    /// the caller to clamp.
+    pub fn from(self, from: usize, page: usize) -> usize {
+        match self {
+            Self::Up => from.saturating_sub(1),
+            Self::Down => from.saturating_add(1),
+            Self::PageUp => from.saturating_sub(page),
+            Self::PageDown => from.saturating_add(page),
+            Self::Top => 0,
+            Self::Bottom => usize::MAX,
+        }
+    }
+}
+
+/// What a scrolling view says of the six scroll rows it shares (see [`scrolling_keys`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ScrollRows {
+    /// The chords of a page up (the pager adds `b`, as `less` has it).
+    pub page_up: &'static [KeySpec],
+    /// Where the top key goes, and the bottom key, in the view's words.
+    pub top: &'static str,
+    pub bottom: &'static str,
+}
+
+impl ScrollRows {
+    /// The rows with the shared chords, the view naming the top and the bottom.
+    pub const fn ends(top: &'static str, bottom: &'static str) -> Self {
+        Self { page_up: scroll_keys::PAGE_UP, top, bottom }
+    }
+}
+
+/// A scrolling view's key table: the six scroll rows every one shares (`j`/`k`, the pages, the
+/// top and the bottom, `$scroll` making the view's action of a [`Motion`], `$rows` naming the
+/// ends), then, for a view that searches, the search rows (`/`, `n`, `N`), then the view's own.
+macro_rules! scrolling_keys {
+    (
+        $scroll:path, $rows:expr;
+        search: $open:expr, $next:expr, $previous:expr;
+        $($own:expr),* $(,)?
+    ) => {
+        $crate::tui::keymap::scrolling_keys![
+            $scroll,
+            $rows;
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('/')],
+                action: $open,
+                help: "search (Enter to find, Esc to cancel)",
+                hint: Some("search"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('n')],
+                action: $next,
+                help: "next match",
+                hint: Some("next"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: &[$crate::tui::keymap::KeySpec::char('N')],
+                action: $previous,
+                help: "previous match",
+                hint: None,
+            },
+            $($own),*
+        ]
+    };
+    ($scroll:path, $rows:expr; $($own:expr),* $(,)?) => {
+        &[
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::DOWN,
+                action: $scroll($crate::tui::keymap::Motion::Down),
+                help: "scroll down",
+                hint: Some("scroll"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::UP,
+                action: $scroll($crate::tui::keymap::Motion::Up),
+                help: "scroll up",
+                hint: Some("scroll"),
+            },
+            $crate::tui::keymap::Binding {
+                keys: $rows.page_up,
+                action: $scroll($crate::tui::keymap::Motion::PageUp),
+                help: "up a page",
+                hint: None,
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::PAGE_DOWN,
+                action: $scroll($crate::tui::keymap::Motion::PageDown),
+                help: "down a page",
+                hint: None,
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::TOP,
+                action: $scroll($crate::tui::keymap::Motion::Top),
+                help: $rows.top,
+                hint: None,
+            },
+            $crate::tui::keymap::Binding {
+                keys: $crate::tui::keymap::scroll_keys::BOTTOM,
+                action: $scroll($crate::tui::keymap::Motion::Bottom),
+                help: $rows.bottom,
+                hint: None,
+            },
+            $($own),*
+        ]
+    };
+}
+pub(crate) use scrolling_keys;
+
+/// The hints with the way out first ("close"): a narrow status bar keeps the first hints and
+/// drops the rest.
+pub fn close_first(mut hints: Vec<(String, &'static str)>) -> Vec<(String, &'static str)> {
+    if let Some(close) = hints.iter().position(|(_, hint)| *hint == "close") {
+        let close = hints.remove(close);
+        hints.insert(0, close);
+    }
+    hints
+}
+
+/// The keys every scrolling view shares — the help, the inspector, the pager, the board (whose
+/// `j`/`k` move its selection) — written once so that they cannot drift apart.
 pub mod scroll_keys {
     use super::KeySpec;
     use ratatui::crossterm::event::KeyCode;

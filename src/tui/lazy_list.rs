@@ -8,6 +8,7 @@
 //! frame; drawing only reads it, laying out on the fly — without keeping — anything `prepare`
 //! did not cover.
 
+use super::keymap::Motion;
 use super::scroll::{self, Anchor, Heights, Scroll};
 use std::borrow::Cow;
 
@@ -23,7 +24,9 @@ pub trait Blocks {
     fn rows(laid: &Self::Laid) -> usize;
     /// Whether block `index` may be kept once laid out (blocks that still change — text
     /// streaming in — are laid out afresh every time).
-    fn is_stable(&self, index: usize) -> bool;
+    fn is_stable(&self, _index: usize) -> bool {
+        true
+    }
 }
 
 /// The cache of laid-out blocks and where the view is scrolled.
@@ -115,6 +118,19 @@ impl<L: Clone> LazyList<L> {
     /// Shows the end and follows new output.
     pub fn bottom(&mut self) {
         self.scroll = Scroll::Bottom;
+    }
+
+    /// Moves the view as a scroll key asks; a page keeps one line of the one before in view.
+    pub fn go<B: Blocks<Laid = L>>(&mut self, blocks: &B, motion: Motion) {
+        let page = self.viewport.1.saturating_sub(1).max(1);
+        match motion {
+            Motion::Up => self.scroll_up(blocks, 1),
+            Motion::Down => self.scroll_down(blocks, 1),
+            Motion::PageUp => self.scroll_up(blocks, page),
+            Motion::PageDown => self.scroll_down(blocks, page),
+            Motion::Top => self.top(blocks),
+            Motion::Bottom => self.bottom(),
+        }
     }
 
     /// Holds the view with `lines` rows of context above row `row` of block `block`.

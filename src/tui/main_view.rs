@@ -220,10 +220,7 @@ impl MainView {
 
 impl View for MainView {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         match action {

@@ -4,7 +4,7 @@
 //! batches, only the newest kept), a tick for animation and the termination signals. It redraws
 //! only when something changed, at most [`MAX_FPS`] times a second, inside a synchronized update so
 //! the terminal never shows half a frame. It never waits on the network or a tool: those belong to
-//! the agent task. Module map: `app` (state), `stack` (the view stack every input walks) and
+//! the agent task. Module map: `app` (state), `stack` (the view stack every input walks), `layers` (its order) and
 //! `input` (the event handlers that walk it), `main_view` (the main screen as a view), `render`
 //! (a pure function of the state), `view/` (one widget a file), `lazy_list` (the long lists of
 //! the conversation and the inspector), `terminal` (setup and restore), `terminal_input`
@@ -16,6 +16,7 @@ mod edits_in_flight;
 mod event;
 mod input;
 mod keymap;
+mod layers;
 mod layout;
 mod lazy_list;
 mod main_view;
@@ -33,8 +34,9 @@ pub mod type_ahead;
 pub mod view;
 mod wrap;
 
-pub use app::{App, OverlayKind};
+pub use app::App;
 pub use event::UiEvent;
+pub use layers::OverlayKind;
 pub use render::render;
 
 use crate::agent::{AgentHandle, Snapshot};

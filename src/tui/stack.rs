@@ -1,7 +1,6 @@
 //! The view stack: every key, paste, wheel notch and status-bar hint walks one ordered stack of
-//! views — the approval modal, the session picker, the output pager, the history inspector, the
-//! help, the board, the main screen —
-//! from the top, and the first view that takes it keeps it.
+//! views from the top (the order is written once, in `layers`), and the first view that takes it
+//! keeps it.
 //!
 //! Each view answers from its own key table (see `keymap`), in the spirit of gitui's components:
 //! a view that has the keyboard takes every key (keys it does not bind do nothing), one that does
@@ -72,7 +71,7 @@ pub trait View {
     type Action: Copy + 'static;
 
     /// The view's keys: what dispatches them here, and what its hints and help are written from.
-    fn keys(&self) -> &'static [Binding<Self::Action>];
+    const KEYS: &'static [Binding<Self::Action>];
 
     /// Does what a key of the table asks.
     fn act(&mut self, action: Self::Action, ctx: &mut Ctx<'_>);
@@ -83,9 +82,15 @@ pub trait View {
         true
     }
 
-    /// A key: the table's action, or else typed text (`typed`).
+    /// Whether a line the view holds open (a search) takes every key, as text (`typed`).
+    fn typing(&self) -> bool {
+        false
+    }
+
+    /// A key: typed text while the view is `typing`, else the table's action, or else typed
+    /// text.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        match lookup(self.keys(), key) {
+        match lookup(Self::KEYS, key).filter(|_| !self.typing()) {
             Some(action) => self.act(action, ctx),
             None => self.typed(key, ctx),
         }
@@ -106,7 +111,7 @@ pub trait View {
 
     /// The status-bar hints while the view has the keyboard.
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        hints(self.keys())
+        hints(Self::KEYS)
     }
 
     /// Whether the view is finished and leaves the stack.

@@ -7,7 +7,7 @@ use crate::support::tui::{
 };
 use keel::agent::{Activity, ApprovalRequest, Command, Decision, Snapshot};
 use keel::tui::type_ahead::GRACE_PERIOD;
-use keel::tui::view::inspector;
+use keel::tui::view::{Motion, inspector};
 use keel::tui::{App, OverlayKind, TuiOptions, UiEvent};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -177,7 +177,7 @@ fn slash_searches_the_inspector_and_n_moves_between_hits() {
 fn inspector_search_steps_through_hits_both_ways() {
     let mut overlay = sample_inspector();
     overlay.prepare(Rect::new(0, 0, 80, 10));
-    overlay.act(inspector::Action::Top);
+    overlay.act(inspector::Action::Scroll(Motion::Top));
     overlay.act(inspector::Action::Search);
     assert!(overlay.is_typing());
     for c in "GREET".chars() {

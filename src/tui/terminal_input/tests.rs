@@ -21,6 +21,11 @@ fn key(code: KeyCode, modifiers: KeyModifiers) -> Event {
     Event::Key(KeyEvent::new(code, modifiers))
 }
 
+/// Keys pressed with no modifier.
+fn plain(codes: &[KeyCode]) -> Vec<Event> {
+    codes.iter().map(|code| key(*code, NONE)).collect()
+}
+
 fn mouse(kind: MouseEventKind, column: u16, row: u16, modifiers: KeyModifiers) -> Event {
     Event::Mouse(MouseEvent { kind, column, row, modifiers })
 }
@@ -41,11 +46,7 @@ fn characters_and_control_keys() {
         (b"A", vec![key(KeyCode::Char('A'), SHIFT)]),
         (
             "é日🦀".as_bytes(),
-            vec![
-                key(KeyCode::Char('é'), NONE),
-                key(KeyCode::Char('日'), NONE),
-                key(KeyCode::Char('🦀'), NONE),
-            ],
+            plain(&[KeyCode::Char('é'), KeyCode::Char('日'), KeyCode::Char('🦀')]),
         ),
         (b"\r", vec![key(KeyCode::Enter, NONE)]),
         (b"\t", vec![key(KeyCode::Tab, NONE)]),
@@ -83,21 +84,11 @@ fn cursor_editing_and_function_keys_with_modifiers() {
     check(&[
         (
             b"\x1b[A\x1b[B\x1b[C\x1b[D",
-            vec![
-                key(KeyCode::Up, NONE),
-                key(KeyCode::Down, NONE),
-                key(KeyCode::Right, NONE),
-                key(KeyCode::Left, NONE),
-            ],
+            plain(&[KeyCode::Up, KeyCode::Down, KeyCode::Right, KeyCode::Left]),
         ),
         (
             b"\x1bOA\x1bOH\x1bOP\x1bOS",
-            vec![
-                key(KeyCode::Up, NONE),
-                key(KeyCode::Home, NONE),
-                key(KeyCode::F(1), NONE),
-                key(KeyCode::F(4), NONE),
-            ],
+            plain(&[KeyCode::Up, KeyCode::Home, KeyCode::F(1), KeyCode::F(4)]),
         ),
         // The keypad's Enter in application mode.
         (b"\x1bOM", vec![key(KeyCode::Enter, NONE)]),
@@ -106,12 +97,7 @@ fn cursor_editing_and_function_keys_with_modifiers() {
         (b"\x1b[1;7D", vec![key(KeyCode::Left, CTRL | ALT)]),
         (
             b"\x1b[H\x1b[F\x1b[1~\x1b[4~",
-            vec![
-                key(KeyCode::Home, NONE),
-                key(KeyCode::End, NONE),
-                key(KeyCode::Home, NONE),
-                key(KeyCode::End, NONE),
-            ],
+            plain(&[KeyCode::Home, KeyCode::End, KeyCode::Home, KeyCode::End]),
         ),
         (
             b"\x1b[2~\x1b[3~\x1b[3;5~",
@@ -156,11 +142,7 @@ fn shift_enter_in_every_form_terminals_send_it() {
         // kitty reports the keypad's keys apart.
         (
             b"\x1b[57414u\x1b[57399u\x1b[57417u",
-            vec![
-                key(KeyCode::Enter, NONE),
-                key(KeyCode::Char('0'), NONE),
-                key(KeyCode::Left, NONE),
-            ],
+            plain(&[KeyCode::Enter, KeyCode::Char('0'), KeyCode::Left]),
         ),
         (
             b"\x1b[97;1:3u",

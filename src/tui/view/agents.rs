@@ -258,10 +258,7 @@ fn title(child: Option<&ChildAgent>, width: usize) -> Line<'static> {
 
 impl View for AgentsView {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let view = view_of(self.child(ctx.snapshot));

@@ -7,7 +7,7 @@
 //! that began before the box goes on, the answer line says the keys go to the composer (see
 //! `type_ahead`).
 
-use super::super::keymap::{Binding, KeySpec, hints, keys_label};
+use super::super::keymap::{Binding, KeySpec, Motion, hints, keys_label, scroll_keys};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, Effect, Hints, View};
 use super::super::text::{shown_exactly, truncate};
@@ -41,10 +41,7 @@ const INDENT: &str = "  ";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Answer(Decision),
-    Up,
-    Down,
-    PageUp,
-    PageDown,
+    Scroll(Motion),
 }
 
 /// The modal's keys.
@@ -74,26 +71,26 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: Some("no, stop"),
     },
     Binding {
-        keys: &[KeySpec::char('k'), KeySpec::plain(KeyCode::Up)],
-        action: Action::Up,
+        keys: scroll_keys::UP,
+        action: Action::Scroll(Motion::Up),
         help: "scroll the diff up",
         hint: None,
     },
     Binding {
-        keys: &[KeySpec::char('j'), KeySpec::plain(KeyCode::Down)],
-        action: Action::Down,
+        keys: scroll_keys::DOWN,
+        action: Action::Scroll(Motion::Down),
         help: "scroll the diff down",
         hint: None,
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageUp)],
-        action: Action::PageUp,
+        action: Action::Scroll(Motion::PageUp),
         help: "up a page",
         hint: None,
     },
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageDown)],
-        action: Action::PageDown,
+        action: Action::Scroll(Motion::PageDown),
         help: "down a page",
         hint: None,
     },
@@ -116,15 +113,8 @@ impl ApprovalModal {
         }
     }
 
-    pub fn scroll(&mut self, action: Action) {
-        let page = self.page.max(1);
-        self.offset = match action {
-            Action::Up => self.offset.saturating_sub(1),
-            Action::Down => self.offset.saturating_add(1),
-            Action::PageUp => self.offset.saturating_sub(page),
-            Action::PageDown => self.offset.saturating_add(page),
-            Action::Answer(_) => self.offset,
-        };
+    pub fn scroll(&mut self, motion: Motion) {
+        self.offset = motion.from(self.offset, self.page.max(1));
     }
 
     /// Clamps the offset to what the next frame at `screen` shows.
@@ -170,10 +160,7 @@ impl ApprovalModal {
 
 impl View for ApprovalModal {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         match action {
@@ -186,7 +173,7 @@ impl View for ApprovalModal {
                     ctx.effect(Effect::Answer { id: request.id.clone(), decision });
                 }
             }
-            scroll => self.scroll(scroll),
+            Action::Scroll(motion) => self.scroll(motion),
         }
     }
 
@@ -202,7 +189,7 @@ impl View for ApprovalModal {
 
     /// The wheel scrolls the diff.
     fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
-        self.scroll(if up { Action::Up } else { Action::Down });
+        self.scroll(if up { Motion::Up } else { Motion::Down });
         true
     }
 }

@@ -3,7 +3,7 @@
 //! The sections are built from the components' own binding tables (see `keymap`), the same tables
 //! that dispatch the keys, so this list cannot drift from what the keys do.
 
-use super::super::keymap::{Binding, HelpSection, KeySpec, scroll_keys};
+use super::super::keymap::{Binding, HelpSection, KeySpec, Motion, ScrollRows, scrolling_keys};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, View};
 use super::super::text::width as text_width;
@@ -29,33 +29,14 @@ const KEY_COLUMN_SHARE: usize = 3;
 /// What a key does to the help overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Scroll(Motion),
     Close,
 }
 
 /// The help overlay's keys.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Down,
-        help: "scroll down",
-        hint: Some("scroll"),
-    },
-    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
-    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
-    Binding {
-        keys: scroll_keys::PAGE_DOWN,
-        action: Action::PageDown,
-        help: "down a page",
-        hint: None,
-    },
-    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "top", hint: None },
-    Binding { keys: scroll_keys::BOTTOM, action: Action::Bottom, help: "bottom", hint: None },
+pub const KEYS: &[Binding<Action>] = scrolling_keys![
+    Action::Scroll,
+    ScrollRows::ends("top", "bottom");
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::char('?')],
         action: Action::Close,
@@ -149,25 +130,13 @@ impl HelpOverlay {
 
 impl View for HelpOverlay {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
-        let page = self.page.max(1);
-        self.offset = match action {
-            Action::Up => self.offset.saturating_sub(1),
-            Action::Down => self.offset + 1,
-            Action::PageUp => self.offset.saturating_sub(page),
-            Action::PageDown => self.offset + page,
-            Action::Top => 0,
-            Action::Bottom => usize::MAX,
-            Action::Close => {
-                self.closed = true;
-                self.offset
-            }
-        };
+        match action {
+            Action::Scroll(motion) => self.offset = motion.from(self.offset, self.page.max(1)),
+            Action::Close => self.closed = true,
+        }
     }
 
     fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {

@@ -23,6 +23,7 @@ mod streaming_lines;
 pub mod tool_log;
 mod word_delete;
 
+pub use super::keymap::Motion;
 use super::theme;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Padding};
@@ -35,6 +36,9 @@ pub fn spinner(frame: u64) -> char {
     let index = usize::try_from(frame % SPINNER.len() as u64).unwrap_or(0);
     SPINNER[index]
 }
+
+/// Cells a pane's border takes across: one on each side.
+pub const BORDER_CELLS: usize = 2;
 
 /// The inside of a pane drawn over `area`.
 pub fn pane_inner(area: ratatui::layout::Rect) -> ratatui::layout::Rect {

@@ -8,15 +8,15 @@
 //! scrolled past, so opening it on 50,000 lines lays out the screenful shown. Search makes each
 //! line's text once, when a query is committed.
 
-use super::super::keymap::{Binding, KeySpec, hints, scroll_keys};
+use super::super::keymap::{Binding, KeySpec, Motion, ScrollRows, scrolling_keys};
 use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
 use super::super::theme;
 use super::conversation::WHEEL_LINES;
-use super::inspector::search::{Search, Typed};
-use super::inspector::text::row_line;
-use super::pane;
+use super::inspector::search::{Search, Typed, show_hit};
+use super::inspector::text::{Laid, draw_rows};
+use super::{BORDER_CELLS, pane};
 use crate::agent::{Snapshot, ToolRun, TurnDiff};
 use crate::tools::names::screen_name;
 use ratatui::buffer::Buffer;
@@ -29,12 +29,7 @@ use std::sync::Arc;
 /// What a key does in the pager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Scroll(Motion),
     Search,
     NextHit,
     PreviousHit,
@@ -43,58 +38,17 @@ pub enum Action {
     Close,
 }
 
+/// A page up, and `b` as in `less`.
+const PAGE_UP: &[KeySpec] = &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')];
+
 /// The pager's keys.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('g')],
-        action: Action::Close,
-        help: "close the output",
-        hint: Some("close"),
-    },
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Down,
-        help: "scroll down",
-        hint: Some("scroll"),
-    },
-    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')],
-        action: Action::PageUp,
-        help: "up a page",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::PAGE_DOWN,
-        action: Action::PageDown,
-        help: "down a page",
-        hint: None,
-    },
-    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "the first line", hint: None },
-    Binding {
-        keys: scroll_keys::BOTTOM,
-        action: Action::Bottom,
-        help: "the last line (and follow a running command)",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::char('/')],
-        action: Action::Search,
-        help: "search (Enter to find, Esc to cancel)",
-        hint: Some("search"),
-    },
-    Binding {
-        keys: &[KeySpec::char('n')],
-        action: Action::NextHit,
-        help: "next match",
-        hint: Some("next"),
-    },
-    Binding {
-        keys: &[KeySpec::char('N')],
-        action: Action::PreviousHit,
-        help: "previous match",
-        hint: None,
-    },
+pub const KEYS: &[Binding<Action>] = scrolling_keys![
+    Action::Scroll,
+    ScrollRows {
+        page_up: PAGE_UP,
+        ..ScrollRows::ends("the first line", "the last line (and follow a running command)")
+    };
+    search: Action::Search, Action::NextHit, Action::PreviousHit;
     Binding {
         keys: &[KeySpec::char('[')],
         action: Action::PreviousCall,
@@ -107,14 +61,17 @@ pub const KEYS: &[Binding<Action>] = &[
         help: "the tool call after",
         hint: None,
     },
+    Binding {
+        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q'), KeySpec::ctrl('g')],
+        action: Action::Close,
+        help: "close the output",
+        hint: Some("close"),
+    },
 ];
 
 mod output;
 
-use output::{Laid, Output};
-
-/// The hints while the search line is open.
-const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
+use output::Output;
 
 /// The open pager.
 #[derive(Debug)]
@@ -189,14 +146,8 @@ impl Pager {
 
     /// Applies a key's action; `snapshot` holds the calls `[` and `]` step through.
     pub fn act(&mut self, action: Action, snapshot: &Snapshot) {
-        let page = self.list.viewport().1.saturating_sub(1).max(1);
         match action {
-            Action::Up => self.list.scroll_up(&self.output, 1),
-            Action::Down => self.list.scroll_down(&self.output, 1),
-            Action::PageUp => self.list.scroll_up(&self.output, page),
-            Action::PageDown => self.list.scroll_down(&self.output, page),
-            Action::Top => self.list.top(&self.output),
-            Action::Bottom => self.list.bottom(),
+            Action::Scroll(motion) => self.list.go(&self.output, motion),
             Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
@@ -245,15 +196,9 @@ impl Pager {
     }
 
     fn go_to_hit(&mut self, index: usize) {
-        let Some(hit) = self.search.hits.get(index).copied() else {
-            return;
-        };
-        self.search.current = Some(index);
-        let row = self.list.laid(&self.output, hit.block).map_or(0, |(_, rows)| {
-            rows.iter().position(|row| hit.start < row.end.max(row.start + 1)).unwrap_or(0)
-        });
-        let context = Search::context_rows(self.list.viewport().1);
-        self.list.show(&self.output, hit.block, row, context);
+        if let Some(hit) = self.search.select(index) {
+            show_hit(hit, (&mut self.list, &self.output));
+        }
     }
 
     /// Lays out what the next frame at `screen` shows.
@@ -272,20 +217,8 @@ impl Pager {
         if inner.is_empty() {
             return;
         }
-        let (columns, height) = (usize::from(inner.width), usize::from(inner.height));
-        let mut y = inner.y;
-        for (index, laid, skip) in self.list.visible(&self.output, columns, height) {
-            let (text, rows) = laid.as_ref();
-            for row in rows.iter().skip(skip) {
-                if y >= inner.bottom() {
-                    return;
-                }
-                let highlights = self.search.highlights(index, row.line);
-                let line = row_line(text, *row, &highlights).style(self.output.style(index));
-                buf.set_line(inner.x, y, &line, inner.width);
-                y += 1;
-            }
-        }
+        let style = |index| self.output.style(index);
+        draw_rows((&self.list, &self.output), &self.search, style, inner, buf);
     }
 
     /// ` bash  seq 1 50000 · 50000 lines `, cut to the border.
@@ -305,23 +238,14 @@ impl Pager {
 
     /// The bottom border: the search line while typing, else the search's result or the hint.
     fn footer(&self, width: usize) -> Line<'static> {
-        let room = width.saturating_sub(2);
-        if let Some(input) = &self.search.input {
-            let typed = truncate(input, room.saturating_sub(3)).into_owned();
-            return Line::from(vec![
-                Span::styled(" /", theme::KEY),
-                Span::raw(format!("{typed}█ ")),
-            ]);
+        let room = width.saturating_sub(BORDER_CELLS);
+        if let Some(line) = self.search.input_line(room) {
+            return line;
         }
-        let query = &self.search.shown;
-        let text = if query.is_empty() {
-            " / search · [ ] other calls · Esc close ".to_owned()
-        } else if self.search.hits.is_empty() {
-            format!(" no match for “{query}” ")
-        } else {
-            let current = self.search.current.map_or(0, |index| index + 1);
-            format!(" “{query}” {current}/{} ", self.search.hits.len())
-        };
+        let text = self
+            .search
+            .result()
+            .unwrap_or_else(|| " / search · [ ] other calls · Esc close ".into());
         let text = if text_width(&text) <= room { text } else { " Esc ".to_owned() };
         Line::styled(text, theme::DIM).right_aligned()
     }
@@ -329,30 +253,23 @@ impl Pager {
 
 impl View for Pager {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         Pager::act(self, action, ctx.snapshot);
     }
 
     /// While the search line is open every key types into it.
-    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        if self.search.is_typing() {
-            self.type_key(key);
-        } else if let Some(action) = super::super::keymap::lookup(KEYS, key) {
-            View::act(self, action, ctx);
-        }
+    fn typing(&self) -> bool {
+        self.search.is_typing()
+    }
+
+    fn typed(&mut self, key: &KeyEvent, _ctx: &mut Ctx<'_>) {
+        self.type_key(key);
     }
 
     fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
-        let typing = self.search.is_typing();
-        if typing {
-            self.search.paste(text);
-        }
-        typing
+        self.search.paste(text)
     }
 
     fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
@@ -365,11 +282,7 @@ impl View for Pager {
     }
 
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        if self.search.is_typing() {
-            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
-        } else {
-            hints(KEYS)
-        }
+        self.search.hints(KEYS)
     }
 
     fn is_done(&self) -> bool {

@@ -11,26 +11,14 @@ const INDENT: usize = 2;
 pub fn pretty(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + raw.len() / 2);
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
-        if in_string {
+        if strings.step(c) {
             out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
             continue;
         }
         match c {
-            '"' => {
-                in_string = true;
-                out.push(c);
-            }
             '{' | '[' => {
                 while chars.next_if(|next| is_blank(*next)).is_some() {}
                 let close = if c == '{' { '}' } else { ']' };
@@ -61,26 +49,34 @@ pub fn pretty(raw: &str) -> String {
 
 /// `text` without the whitespace between tokens (strings are kept as they are).
 pub fn compact(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-        } else if is_blank(c) {
-            continue;
+    let mut strings = Strings::default();
+    text.chars().filter(|c| strings.step(*c) || !is_blank(*c)).collect()
+}
+
+/// Where a scan of JSON text stands: inside a string or not, and just after a backslash in one.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Steps over `c`; returns whether it belongs to a string (its quotes included), which is
+    /// kept as it is.
+    fn step(&mut self, c: char) -> bool {
+        if !self.inside {
+            self.inside = c == '"';
+            return self.inside;
         }
-        out.push(c);
+        if self.escaped {
+            self.escaped = false;
+        } else if c == '\\' {
+            self.escaped = true;
+        } else if c == '"' {
+            self.inside = false;
+        }
+        true
     }
-    out
 }
 
 /// JSON's whitespace between tokens.

@@ -7,7 +7,7 @@
 //! are single letters and Enter, and it fills in by itself, so it is guarded like the approval
 //! box (see `type_ahead`): keys typed through its arrival go on to the composer.
 
-use super::super::keymap::{Binding, KeySpec, hints, scroll_keys};
+use super::super::keymap::{Binding, KeySpec, Motion, hints, scroll_keys};
 use super::super::layout::centered;
 use super::super::stack::{Ctx, Effect, View};
 use super::super::text::truncate;
@@ -42,8 +42,7 @@ const OPEN_MARK: &str = " (open)";
 /// What a key does in the picker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
+    Choose(Motion),
     Switch,
     Close,
 }
@@ -52,13 +51,13 @@ pub enum Action {
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: scroll_keys::DOWN,
-        action: Action::Down,
+        action: Action::Choose(Motion::Down),
         help: "the session below",
         hint: Some("choose"),
     },
     Binding {
         keys: scroll_keys::UP,
-        action: Action::Up,
+        action: Action::Choose(Motion::Up),
         help: "the session above",
         hint: Some("choose"),
     },
@@ -232,16 +231,14 @@ fn row(info: &SessionInfo, selected: bool, open: bool, width: usize) -> Line<'st
 
 impl View for SessionPicker {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let count = self.sessions().len();
         match action {
-            Action::Up => self.selected = self.selected.saturating_sub(1),
-            Action::Down => self.selected = (self.selected + 1).min(count.saturating_sub(1)),
+            Action::Choose(motion) => {
+                self.selected = motion.from(self.selected, self.page).min(count.saturating_sub(1));
+            }
             Action::Close => self.closed = true,
             Action::Switch => {
                 let Some(info) = self.sessions().get(self.selected) else { return };

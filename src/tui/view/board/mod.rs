@@ -16,7 +16,7 @@ mod scroll;
 use super::{pane, pane_inner};
 use crate::agent::{Command, Snapshot};
 use crate::board::{BoardEdit, Status};
-use crate::tui::keymap::{Binding, KeySpec, hints, lookup, scroll_keys};
+use crate::tui::keymap::{Binding, KeySpec, Motion, hints, lookup, scroll_keys};
 use crate::tui::main_view;
 use crate::tui::stack::{Ctx, Effect, Hints, View};
 use crate::tui::text::width as text_width;
@@ -41,12 +41,7 @@ const PLAN_NOTE_WIDTH: usize = 25;
 /// What a key does to the focused board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Select(Motion),
     ToggleDone,
     Remove,
     MoveUp,
@@ -62,13 +57,13 @@ pub enum Action {
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
         keys: scroll_keys::DOWN,
-        action: Action::Down,
+        action: Action::Select(Motion::Down),
         help: "select the next item",
         hint: Some("select"),
     },
     Binding {
         keys: scroll_keys::UP,
-        action: Action::Up,
+        action: Action::Select(Motion::Up),
         help: "select the item before",
         hint: Some("select"),
     },
@@ -120,15 +115,31 @@ pub const KEYS: &[Binding<Action>] = &[
         help: "open the conversation of the child agent that works (or worked) on the selected item",
         hint: Some("child agent"),
     },
-    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
+    Binding {
+        keys: scroll_keys::PAGE_UP,
+        action: Action::Select(Motion::PageUp),
+        help: "up a page",
+        hint: None,
+    },
+    // Space marks an item done here.
     Binding {
         keys: &[KeySpec::plain(KeyCode::PageDown)],
-        action: Action::PageDown,
+        action: Action::Select(Motion::PageDown),
         help: "down a page",
         hint: None,
     },
-    Binding { keys: scroll_keys::TOP, action: Action::Top, help: "first item", hint: None },
-    Binding { keys: scroll_keys::BOTTOM, action: Action::Bottom, help: "last item", hint: None },
+    Binding {
+        keys: scroll_keys::TOP,
+        action: Action::Select(Motion::Top),
+        help: "first item",
+        hint: None,
+    },
+    Binding {
+        keys: scroll_keys::BOTTOM,
+        action: Action::Select(Motion::Bottom),
+        help: "last item",
+        hint: None,
+    },
     Binding {
         keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q')],
         action: Action::Leave,
@@ -183,17 +194,14 @@ impl BoardPane {
     pub fn apply(&mut self, snapshot: &Snapshot, action: Action) -> Option<Effect> {
         let items = snapshot.board.items();
         let last = items.len().saturating_sub(1);
-        let page = self.viewport.1.max(1);
         let item = items.get(self.selected.min(last));
         let send = |edit| Some(Effect::Send(Command::EditBoard(edit)));
         let asked = self.removing.take();
         let effect = match action {
-            Action::Up => self.select(self.selected.saturating_sub(1)),
-            Action::Down => self.select((self.selected + 1).min(last)),
-            Action::PageUp => self.select(self.selected.saturating_sub(page)),
-            Action::PageDown => self.select((self.selected + page).min(last)),
-            Action::Top => self.select(0),
-            Action::Bottom => self.select(last),
+            Action::Select(motion) => {
+                self.selected = motion.from(self.selected, self.viewport.1.max(1)).min(last);
+                None
+            }
             Action::ToggleDone => item.and_then(|item| {
                 let id = item.id.clone();
                 send(if item.status == Status::Completed {
@@ -249,11 +257,6 @@ impl BoardPane {
         };
         self.keep_selected_in_view(snapshot);
         effect
-    }
-
-    fn select(&mut self, index: usize) -> Option<Effect> {
-        self.selected = index;
-        None
     }
 
     /// Scrolls so that every line of the selected item is in view.
@@ -364,10 +367,7 @@ impl BoardPane {
 
 impl View for BoardPane {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         if let Some(effect) = self.apply(ctx.snapshot, action) {

@@ -13,11 +13,10 @@ pub mod text;
 mod wire;
 
 use super::conversation::WHEEL_LINES;
-use super::pane;
+use super::{BORDER_CELLS, pane};
 use crate::agent::Snapshot;
 use crate::llm::WireFormat;
-use crate::tui::keymap::hints;
-use crate::tui::keymap::{Binding, KeySpec, scroll_keys};
+use crate::tui::keymap::{Binding, KeySpec, Motion, ScrollRows, scrolling_keys};
 use crate::tui::lazy_list::{LazyList, is_extension};
 use crate::tui::stack::{Ctx, Hints, View};
 use crate::tui::text::{truncate, width as text_width};
@@ -25,11 +24,12 @@ use crate::tui::theme;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
-use search::{Search, Typed};
-use text::row_line;
-use wire::{Laid, Source, Wired};
+use search::{Search, Typed, show_hit};
+use text::{Laid, draw_rows};
+use wire::{Source, Wired};
 
 /// Where the time of day lies in an RFC 3339 stamp (`2026-01-02T14:03:27Z`).
 const TIME_OF_DAY: std::ops::Range<usize> = 11..19;
@@ -37,12 +37,7 @@ const TIME_OF_DAY: std::ops::Range<usize> = 11..19;
 /// What a key does in the inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+    Scroll(Motion),
     Search,
     NextHit,
     PreviousHit,
@@ -51,51 +46,10 @@ pub enum Action {
 }
 
 /// The inspector's keys.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Down,
-        help: "scroll down",
-        hint: Some("scroll"),
-    },
-    Binding { keys: scroll_keys::UP, action: Action::Up, help: "scroll up", hint: Some("scroll") },
-    Binding { keys: scroll_keys::PAGE_UP, action: Action::PageUp, help: "up a page", hint: None },
-    Binding {
-        keys: scroll_keys::PAGE_DOWN,
-        action: Action::PageDown,
-        help: "down a page",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::TOP,
-        action: Action::Top,
-        help: "the top: the request's parameters",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::BOTTOM,
-        action: Action::Bottom,
-        help: "last message (and follow new ones)",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::char('/')],
-        action: Action::Search,
-        help: "search (Enter to find, Esc to cancel)",
-        hint: Some("search"),
-    },
-    Binding {
-        keys: &[KeySpec::char('n')],
-        action: Action::NextHit,
-        help: "next match",
-        hint: Some("next"),
-    },
-    Binding {
-        keys: &[KeySpec::char('N')],
-        action: Action::PreviousHit,
-        help: "previous match",
-        hint: None,
-    },
+pub const KEYS: &[Binding<Action>] = scrolling_keys![
+    Action::Scroll,
+    ScrollRows::ends("the top: the request's parameters", "last message (and follow new ones)");
+    search: Action::Search, Action::NextHit, Action::PreviousHit;
     Binding {
         keys: &[KeySpec::char('o'), KeySpec::plain(KeyCode::Enter)],
         action: Action::Fold,
@@ -114,9 +68,6 @@ pub const KEYS: &[Binding<Action>] = &[
         hint: Some("close"),
     },
 ];
-
-/// The hints while the search line is open.
-pub const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
 
 /// The open inspector.
 #[derive(Debug)]
@@ -213,14 +164,8 @@ impl Inspector {
 
     /// Applies a key's action.
     pub fn act(&mut self, action: Action) {
-        let page = self.list.viewport().1.saturating_sub(1).max(1);
         match action {
-            Action::Up => self.list.scroll_up(&self.wired, 1),
-            Action::Down => self.list.scroll_down(&self.wired, 1),
-            Action::PageUp => self.list.scroll_up(&self.wired, page),
-            Action::PageDown => self.list.scroll_down(&self.wired, page),
-            Action::Top => self.list.top(&self.wired),
-            Action::Bottom => self.list.bottom(),
+            Action::Scroll(motion) => self.list.go(&self.wired, motion),
             Action::Search => self.search.open(),
             Action::NextHit => self.step_hit(true),
             Action::PreviousHit => self.step_hit(false),
@@ -265,20 +210,13 @@ impl Inspector {
     }
 
     fn go_to_hit(&mut self, index: usize) {
-        let Some(hit) = self.search.hits.get(index).copied() else {
+        let Some(hit) = self.search.select(index) else {
             return;
         };
-        self.search.current = Some(index);
         if self.wired.hides(hit.block, hit.line) {
             self.set_folded(false);
         }
-        let row = self.list.laid(&self.wired, hit.block).map_or(0, |(_, rows)| {
-            rows.iter()
-                .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
-                .unwrap_or(0)
-        });
-        let context = Search::context_rows(self.list.viewport().1);
-        self.list.show(&self.wired, hit.block, row, context);
+        show_hit(hit, (&mut self.list, &self.wired));
     }
 
     /// Lays out what the next frame at `screen` shows.
@@ -311,70 +249,39 @@ impl Inspector {
         if inner.is_empty() {
             return;
         }
-        let (width, height) = (usize::from(inner.width), usize::from(inner.height));
-        let mut y = inner.y;
-        for (index, laid, skip) in self.list.visible(&self.wired, width, height) {
-            let (text, rows) = laid.as_ref();
-            for row in rows.iter().skip(skip) {
-                if y >= inner.bottom() {
-                    return;
-                }
-                let highlights = self.search.highlights(index, row.line);
-                buf.set_line(inner.x, y, &row_line(text, *row, &highlights), inner.width);
-                y += 1;
-            }
-        }
+        let plain = |_| Style::default();
+        draw_rows((&self.list, &self.wired), &self.search, plain, inner, buf);
     }
 
     /// The bottom border: the search line while typing, else the search's result.
     fn footer(&self, width: usize) -> Option<Line<'static>> {
-        let room = width.saturating_sub(2);
-        if let Some(input) = &self.search.input {
-            let typed = truncate(input, room.saturating_sub(3)).into_owned();
-            return Some(Line::from(vec![
-                Span::styled(" /", theme::KEY),
-                Span::raw(format!("{typed}█ ")),
-            ]));
-        }
-        let query = &self.search.shown;
-        let text = if query.is_empty() {
-            return None;
-        } else if self.search.hits.is_empty() {
-            format!(" no match for “{query}” ")
-        } else {
-            let current = self.search.current.map_or(0, |index| index + 1);
-            format!(" “{query}” {current}/{} ", self.search.hits.len())
-        };
-        Some(Line::styled(truncate(&text, room).into_owned(), theme::DIM).right_aligned())
+        let room = width.saturating_sub(BORDER_CELLS);
+        self.search.input_line(room).or_else(|| {
+            let text = self.search.result()?;
+            Some(Line::styled(truncate(&text, room).into_owned(), theme::DIM).right_aligned())
+        })
     }
 }
 
 impl View for Inspector {
     type Action = Action;
-
-    fn keys(&self) -> &'static [Binding<Action>] {
-        KEYS
-    }
+    const KEYS: &'static [Binding<Action>] = KEYS;
 
     fn act(&mut self, action: Action, _ctx: &mut Ctx<'_>) {
         Inspector::act(self, action);
     }
 
     /// While the search line is open every key types into it.
-    fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        if self.is_typing() {
-            self.type_key(key);
-        } else if let Some(action) = crate::tui::keymap::lookup(KEYS, key) {
-            View::act(self, action, ctx);
-        }
+    fn typing(&self) -> bool {
+        self.is_typing()
+    }
+
+    fn typed(&mut self, key: &KeyEvent, _ctx: &mut Ctx<'_>) {
+        self.type_key(key);
     }
 
     fn paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> bool {
-        let typing = self.is_typing();
-        if typing {
-            self.search.paste(text);
-        }
-        typing
+        self.search.paste(text)
     }
 
     fn wheel(&mut self, up: bool, _at: Position, _ctx: &mut Ctx<'_>) -> bool {
@@ -384,16 +291,7 @@ impl View for Inspector {
 
     /// The way out first: a narrow status bar keeps the first hints and drops the rest.
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        if self.is_typing() {
-            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
-        } else {
-            let mut all = hints(KEYS);
-            if let Some(close) = all.iter().position(|(_, hint)| *hint == "close") {
-                let close = all.remove(close);
-                all.insert(0, close);
-            }
-            all
-        }
+        self.search.hints(KEYS)
     }
 
     fn is_done(&self) -> bool {

@@ -1,11 +1,22 @@
-//! Search in the history inspector: the line typed after `/`, the hits of the committed query in
-//! every message's text, and which one the view jumped to.
+//! Search in the history inspector and the pager: the line typed after `/`, the hits of the
+//! committed query in every message's text, and which one the view jumped to; and what the
+//! search shows of itself — its line or its result in the bottom border, its hints.
 
-use super::text::{Highlight, MessageText, find_all};
+use super::text::{Highlight, Laid, MessageText, find_all};
+use crate::tui::keymap::{Binding, close_first, hints};
+use crate::tui::lazy_list::{Blocks, LazyList};
+use crate::tui::stack::Hints;
+use crate::tui::text::truncate;
+use crate::tui::theme;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
 
 /// Share of the view kept above a search hit when jumping to it, in percent.
 const HIT_CONTEXT_PERCENT: usize = 30;
+/// The hints while the search line is open.
+const TYPING_HINTS: [(&str, &str); 2] = [("Enter", "find"), ("Esc", "cancel")];
+/// Cells the search line's ` /` and cursor take beside the text typed.
+const INPUT_CHROME: usize = 3;
 
 /// One search hit: bytes `start..end` of line `line` of message `block`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,10 +90,42 @@ impl Search {
         Typed::Editing
     }
 
-    /// Pasted text goes into the open search line (control characters left out).
-    pub fn paste(&mut self, text: &str) {
-        if let Some(input) = &mut self.input {
-            input.extend(text.chars().filter(|c| !c.is_control()));
+    /// Pasted text goes into the open search line (control characters left out); returns
+    /// whether one was open to take it.
+    pub fn paste(&mut self, text: &str) -> bool {
+        let Some(input) = &mut self.input else { return false };
+        input.extend(text.chars().filter(|c| !c.is_control()));
+        true
+    }
+
+    /// The hints of a view that searches: the search line's while it is open, else the view's
+    /// `keys`, the way out first.
+    pub fn hints<A>(&self, keys: &[Binding<A>]) -> Hints {
+        if self.is_typing() {
+            TYPING_HINTS.iter().map(|(keys, hint)| ((*keys).to_owned(), *hint)).collect()
+        } else {
+            close_first(hints(keys))
+        }
+    }
+
+    /// The search line while it is open, for the bottom border: ` /text█ `, cut to `room`.
+    pub fn input_line(&self, room: usize) -> Option<Line<'static>> {
+        let input = self.input.as_ref()?;
+        let typed = truncate(input, room.saturating_sub(INPUT_CHROME)).into_owned();
+        Some(Line::from(vec![Span::styled(" /", theme::KEY), Span::raw(format!("{typed}█ "))]))
+    }
+
+    /// What the committed query found, for the bottom border: ` no match for “x” ` or
+    /// ` “x” 2/5 `; `None` before any.
+    pub fn result(&self) -> Option<String> {
+        let query = &self.shown;
+        if query.is_empty() {
+            None
+        } else if self.hits.is_empty() {
+            Some(format!(" no match for “{query}” "))
+        } else {
+            let current = self.current.map_or(0, |index| index + 1);
+            Some(format!(" “{query}” {current}/{} ", self.hits.len()))
         }
     }
 
@@ -125,9 +168,11 @@ impl Search {
         self.step(forward).or_else(|| self.first_from(top(), forward))
     }
 
-    /// Rows of a view `rows` high kept above the hit it jumps to.
-    pub fn context_rows(rows: usize) -> usize {
-        rows * HIT_CONTEXT_PERCENT / 100
+    /// Makes hit `index` the current one; returns it.
+    pub fn select(&mut self, index: usize) -> Option<Hit> {
+        let hit = self.hits.get(index).copied()?;
+        self.current = Some(index);
+        Some(hit)
     }
 
     /// The hit after (or before) the current one, wrapping around; `None` without a current one.
@@ -154,4 +199,15 @@ impl Search {
             })
             .collect()
     }
+}
+
+/// Scrolls `list` to the row of `hit`, with some of the view kept above it for context.
+pub fn show_hit<B: Blocks<Laid = Laid>>(hit: Hit, (list, blocks): (&mut LazyList<Laid>, &B)) {
+    let row = list.laid(blocks, hit.block).map_or(0, |(_, rows)| {
+        rows.iter()
+            .position(|row| row.line == hit.line && hit.start < row.end.max(row.start + 1))
+            .unwrap_or(0)
+    });
+    let context = list.viewport().1 * HIT_CONTEXT_PERCENT / 100;
+    list.show(blocks, hit.block, row, context);
 }

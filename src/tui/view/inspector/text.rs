@@ -5,11 +5,44 @@
 //! only the row breaks are redone when the width changes. Search runs over the text, so a hit that
 //! a row break splits is still found and highlighted on both rows.
 
+use super::search::Search;
+use crate::tui::lazy_list::{Blocks, LazyList};
 use crate::tui::text::{char_width, clean_line};
 use crate::tui::theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
+use std::sync::Arc;
+
+/// A message (or a line of output) laid out: its text and the rows it breaks into at the width.
+pub type Laid = (Arc<MessageText>, Vec<Row>);
+
+/// Draws the rows of `list` on screen into `inner`, each in `style(block)` with the search's
+/// highlights.
+pub fn draw_rows<B: Blocks<Laid = Laid>>(
+    (list, blocks): (&LazyList<Laid>, &B),
+    search: &Search,
+    style: impl Fn(usize) -> Style,
+    inner: Rect,
+    buf: &mut Buffer,
+) {
+    let (width, height) = (usize::from(inner.width), usize::from(inner.height));
+    let mut y = inner.y;
+    for (index, laid, skip) in list.visible(blocks, width, height) {
+        let (text, rows) = laid.as_ref();
+        for row in rows.iter().skip(skip) {
+            if y >= inner.bottom() {
+                return;
+            }
+            let line =
+                row_line(text, *row, &search.highlights(index, row.line)).style(style(index));
+            buf.set_line(inner.x, y, &line, inner.width);
+            y += 1;
+        }
+    }
+}
 
 /// Continuation rows are indented this much past their line's own indentation.
 const CONTINUATION_EXTRA: usize = 2;

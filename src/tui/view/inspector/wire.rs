@@ -7,7 +7,7 @@
 //! where it was sent. Its text is kept (it does not depend on the width). Long parts are folded
 //! to their first lines until unfolded.
 
-use super::text::{MessageText, Row, rows};
+use super::text::{Laid, MessageText, rows};
 use crate::agent::Snapshot;
 use crate::llm::{RequestShape, WireFormat};
 use crate::message::History;
@@ -298,9 +298,6 @@ impl<'de> Deserialize<'de> for TopLevel<'de> {
     }
 }
 
-/// A part laid out: its text (folded or whole) and the rows it breaks into at the width.
-pub(super) type Laid = (Arc<MessageText>, Vec<Row>);
-
 impl Blocks for Wired {
     type Laid = Laid;
 
@@ -320,9 +317,5 @@ impl Blocks for Wired {
 
     fn rows(laid: &Laid) -> usize {
         laid.1.len()
-    }
-
-    fn is_stable(&self, _index: usize) -> bool {
-        true
     }
 }

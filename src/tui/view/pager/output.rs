@@ -5,7 +5,7 @@
 use super::super::super::lazy_list::Blocks;
 use super::super::super::theme;
 use super::super::diff_lines;
-use super::super::inspector::text::{MessageText, Row, rows};
+use super::super::inspector::text::{Laid, MessageText, rows};
 use crate::agent::{ToolRun, TurnDiff};
 use crate::runtime::change::FileDiff;
 use ratatui::style::Style;
@@ -111,9 +111,6 @@ fn push_diff(text: &mut String, styles: &mut Vec<Style>, diff: &FileDiff) {
     }
 }
 
-/// A line laid out: its text and its rows at the width.
-pub(super) type Laid = (Arc<MessageText>, Vec<Row>);
-
 impl Blocks for Output {
     type Laid = Laid;
 
@@ -129,9 +126,5 @@ impl Blocks for Output {
 
     fn rows(laid: &Laid) -> usize {
         laid.1.len()
-    }
-
-    fn is_stable(&self, _index: usize) -> bool {
-        true
     }
 }
