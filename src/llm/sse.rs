@@ -2,7 +2,7 @@
 //!
 //! The framing — lines, `\r\n` endings, events cut anywhere across chunks — is `sse-stream`'s
 //! (a linear, memchr-based parser; `eventsource-stream`'s character-by-character one held the
-//! whole decode to about 120 MB/s). [`drive`] hands each event to a protocol's [`EventDecoder`]
+//! whole decode to about 120 MB/s). [`drive_within`] hands each event to a protocol's [`EventDecoder`]
 //! and decides what the end of the stream means: the end marker is a finished answer, an end
 //! without it a cut, no bytes at all an empty answer. It also bounds what is buffered without a
 //! complete event, and keeps the transport's own errors (an idle stream, a dropped connection) as
@@ -67,24 +67,9 @@ pub trait EventDecoder {
 }
 
 /// Runs `decoder` over the events of `chunks` until the end marker, the end of the body, or an
-/// error, with no stall timeout.
-pub async fn drive<D, S, B, E>(
-    decoder: D,
-    chunks: S,
-    out: &UnboundedSender<StreamEvent>,
-) -> Result<Completion, StreamError>
-where
-    D: EventDecoder,
-    S: Stream<Item = Result<B, E>>,
-    B: Into<Bytes>,
-    E: Into<StreamError>,
-{
-    drive_within(decoder, chunks, out, Duration::MAX).await
-}
-
-/// Like [`drive`], failing with [`StreamError::Stalled`] when no event that carries the answer
-/// (keep-alives do not count, nor bytes that make no event) arrives for `stall`, and with
-/// [`StreamError::TooLarge`] past [`MAX_RESPONSE_BYTES`].
+/// error: failing with [`StreamError::Stalled`] when no event that carries the answer
+/// (keep-alives do not count, nor bytes that make no event) arrives for `stall`
+/// (`Duration::MAX`: never), and with [`StreamError::TooLarge`] past [`MAX_RESPONSE_BYTES`].
 pub async fn drive_within<D, S, B, E>(
     mut decoder: D,
     chunks: S,

@@ -11,7 +11,11 @@ use crate::message::History;
 use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::Value;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
+
+/// A whole body decoded at once has no stall to watch for.
+const NO_STALL: Duration = Duration::MAX;
 
 impl WireFormat {
     /// The JSON body a request of this protocol sends for `model`: the one encoding there is,
@@ -60,8 +64,12 @@ impl WireFormat {
         E: Into<StreamError>,
     {
         match self {
-            Self::Anthropic => sse::drive(anthropic::StreamDecoder::default(), chunks, out).await,
-            Self::OpenAi => sse::drive(openai::StreamDecoder::default(), chunks, out).await,
+            Self::Anthropic => {
+                sse::drive_within(anthropic::StreamDecoder::default(), chunks, out, NO_STALL).await
+            }
+            Self::OpenAi => {
+                sse::drive_within(openai::StreamDecoder::default(), chunks, out, NO_STALL).await
+            }
         }
     }
 }

@@ -6,10 +6,11 @@
 //!
 //! The handle is shared (`&self`): the explorers of one response run at once, each holding it.
 
-use super::ToolCall;
 use super::task::Delegation;
+use super::{ToolCall, ToolContext, ToolOutcome};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use std::future::Future;
 
 /// What a tool may ask of the conversation its call runs in.
 pub trait Conversation: Send + Sync {
@@ -28,5 +29,18 @@ pub trait Conversation: Send + Sync {
         &'a self,
         call: &'a ToolCall,
         delegation: Delegation,
-    ) -> BoxFuture<'a, super::ToolOutcome>;
+    ) -> BoxFuture<'a, ToolOutcome>;
+}
+
+/// Runs `run` with the handle of the conversation `ctx` holds; where none holds the call,
+/// answers `missing`, which says what the tool needs one for.
+pub async fn through<'a, Run, Ran>(ctx: &'a ToolContext<'a>, missing: &str, run: Run) -> ToolOutcome
+where
+    Run: FnOnce(&'a dyn Conversation) -> Ran,
+    Ran: Future<Output = ToolOutcome>,
+{
+    match ctx.conversation {
+        Some(conversation) => run(conversation).await,
+        None => ToolOutcome::error(missing),
+    }
 }

@@ -6,10 +6,9 @@
 //! [`Delegation`] to the conversation's handle in its context ([`Conversation::delegate`](super::conversation::Conversation::delegate),
 //! `agent::children`), which runs the child to its end.
 
-use crate::tools::tool::{self, Declared, Effect, Schema, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
+use crate::tools::tool::{self, Declared, Effect, Schema, Tool, ToolRun};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, conversation, names};
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -164,16 +163,13 @@ impl Tool for Task {
         call: &'a ToolCall,
         _on: &'a Tools,
         ctx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        async move {
-            let Some(conversation) = ctx.conversation else {
-                return ToolOutcome::error(NO_CONVERSATION);
-            };
+    ) -> ToolRun<'a> {
+        conversation::through(ctx, NO_CONVERSATION, move |conversation| async move {
             match Delegation::decode(&call.input) {
                 Ok(delegation) => conversation.delegate(call, delegation).await,
                 Err(err) => ToolOutcome::error(err.to_string()),
             }
-        }
+        })
         .boxed()
     }
 }

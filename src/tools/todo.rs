@@ -1,13 +1,13 @@
 //! The `todo` tool: the model's plan on the board (`crate::board`). The board is the
 //! conversation's state, so a call updates it through the conversation's handle in its context
-//! ([`Conversation::update_board`](super::conversation::Conversation::update_board): the board's validation, then the TaskCompleted hooks), and
-//! answers with the board rendered, or why the update was refused (the board unchanged).
+//! ([`Conversation::update_board`](super::conversation::Conversation::update_board): the
+//! board's validation, then the TaskCompleted hooks), and answers with the board rendered, or
+//! why the update was refused (the board unchanged).
 
 use crate::board;
-use crate::tools::tool::{Declared, Effect, Schema, Tool};
-use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, names};
+use crate::tools::tool::{Declared, Effect, Schema, Tool, ToolRun};
+use crate::tools::{ToolCall, ToolContext, ToolError, ToolOutcome, Tools, conversation, names};
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 /// `todo`.
@@ -36,16 +36,13 @@ impl Tool for Todo {
         call: &'a ToolCall,
         _on: &'a Tools,
         ctx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        async move {
-            let Some(conversation) = ctx.conversation else {
-                return ToolOutcome::error(NO_BOARD);
-            };
+    ) -> ToolRun<'a> {
+        conversation::through(ctx, NO_BOARD, move |conversation| async move {
             match conversation.update_board(call, &call.input).await {
                 Ok(board) => ToolOutcome::ok(board),
                 Err(refused) => ToolOutcome::error(refused),
             }
-        }
+        })
         .boxed()
     }
 }

@@ -280,31 +280,18 @@ mod tests {
         history.into_iter().collect()
     }
 
-    fn result_of<'a>(history: &'a History, id: &str) -> &'a str {
-        history
-            .iter()
-            .flat_map(|message| &message.content)
-            .find_map(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, content, .. } if tool_use_id == id => {
-                    Some(content.as_str())
-                }
-                _ => None,
-            })
-            .unwrap()
-    }
-
     #[test]
     fn old_results_become_stubs_that_say_what_ran_and_the_newest_rounds_stay() {
         let mut history = task();
         let masks = plan(&history, KEEP_ROUNDS);
         apply_masks(history.iter_mut(), &masks).unwrap();
-        let pytest = result_of(&history, "t2");
+        let pytest = super::board_tests::result(&history, "t2");
         assert_eq!(pytest, "[bash `pytest` → exit 1, 14.0 KB; elided — run it again if needed]");
-        assert_eq!(result_of(&history, "t1"), SUPERSEDED_BOARD);
+        assert_eq!(super::board_tests::result(&history, "t1"), SUPERSEDED_BOARD);
         // The current board, and the newest three rounds, whole.
-        assert!(result_of(&history, "t3").contains("(1/8 completed)"));
-        assert_eq!(result_of(&history, "t4").len(), 5000);
-        assert!(result_of(&history, "t6").len() > 10_000);
+        assert!(super::board_tests::result(&history, "t3").contains("(1/8 completed)"));
+        assert_eq!(super::board_tests::result(&history, "t4").len(), 5000);
+        assert!(super::board_tests::result(&history, "t6").len() > 10_000);
         // The superseded board's input went too; the current one's stays.
         let inputs: Vec<&Value> = history
             .iter()
@@ -336,11 +323,14 @@ mod tests {
         let masks = plan(&history, 0);
         apply_masks(history.iter_mut(), &masks).unwrap();
         assert_eq!(
-            result_of(&history, "g1"),
+            super::board_tests::result(&history, "g1"),
             "[grep `needle src` → 40 matches in 1 file, 1.2 KB; elided — search again if needed]"
         );
-        assert!(result_of(&history, "g2").starts_with("[glob `**/*.rs` → 40 matches in 1 file"));
-        assert!(is_stub(result_of(&history, "g1")), "a stub is not masked again");
+        assert!(
+            super::board_tests::result(&history, "g2")
+                .starts_with("[glob `**/*.rs` → 40 matches in 1 file")
+        );
+        assert!(is_stub(super::board_tests::result(&history, "g1")), "a stub is not masked again");
     }
 
     #[test]

@@ -43,7 +43,7 @@ fn masked(history: &History) -> History {
     history
 }
 
-fn result<'a>(history: &'a History, id: &str) -> &'a str {
+pub(super) fn result<'a>(history: &'a History, id: &str) -> &'a str {
     history
         .iter()
         .flat_map(|message| &message.content)
