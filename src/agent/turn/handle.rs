@@ -17,9 +17,11 @@ use crate::agent::turn::bounds::Bounds;
 use crate::agent::turn::road::Rules;
 use crate::agent::turn::round::running;
 use crate::agent::turn::undo::UndoGroup;
+use crate::llm::Provider;
 use crate::runtime::change::FileDiff;
 use crate::runtime::sandbox::Mode as SandboxMode;
 use crate::tools::{ToolCall, ToolOutcome, ToolSet, Tools};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -27,11 +29,13 @@ use tokio::sync::mpsc::UnboundedReceiver;
 /// turn's parts they touch.
 pub(in crate::agent) struct Handle<'t> {
     pub config: &'t AgentConfig,
+    /// The model, shared with the conversation's children.
+    pub provider: Option<&'t Arc<Provider>>,
     pub toolset: &'t ToolSet,
     pub state: &'t mut State,
     pub undo: &'t mut UndoGroup,
     /// The bounds of the prompt's turn: its own, or a child's parent's.
-    pub bounds: &'t Bounds,
+    pub bounds: &'t Arc<Bounds>,
     pub inbox: &'t mut UnboundedReceiver<Command>,
     pub outbox: &'t Outbox,
 }
@@ -52,6 +56,7 @@ impl<'a> Turn<'a> {
     pub(in crate::agent) fn parts(&mut self) -> (Handle<'_>, Shared<'a>) {
         let handle = Handle {
             config: self.config,
+            provider: self.provider,
             toolset: self.toolset,
             state: self.state,
             undo: self.undo,

@@ -9,6 +9,7 @@
 use crate::agent::event::AgentEvent;
 use crate::agent::snapshot::{Activity, ToolStatus};
 use crate::agent::turn::handle::tools_for_call;
+use crate::agent::turn::road::{Live, run_live};
 use crate::agent::turn::{Stop, Turn, watches};
 use crate::tags::Tag;
 use crate::tools::{Effect, ToolCall};
@@ -63,8 +64,8 @@ impl Turn<'_> {
         let call = ToolCall { id, name: bash.name().to_owned(), input };
         self.parts().0.take_up(&call);
         let started = Instant::now();
-        let (mut outcome, stop) =
-            self.run_live(&*bash, &call, &tools, None, &mut None, started).await;
+        let live = Live { tool: &*bash, call: &call, tools, gate: None, began: started };
+        let (mut outcome, stop) = run_live(self.parts(), live, &mut None).await;
         watches::look_at_repository(self.parts(), &mut outcome);
         let status = match (stop, outcome.is_error) {
             (Some(_), _) => ToolStatus::Interrupted,

@@ -51,7 +51,7 @@ impl Turn<'_> {
                 }) {
                     group.push(next);
                 }
-                self.take_calls_together(&group).await
+                road::take_calls_together(self.parts(), &group).await
             } else {
                 vec![road::take_call(self, call).await]
             };

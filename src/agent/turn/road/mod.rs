@@ -32,7 +32,9 @@ pub(in crate::agent) mod seat;
 mod settle;
 mod together;
 
-pub(in crate::agent) use together::runs_beside_others;
+use run::run_call;
+pub(in crate::agent) use run::{Live, run_live};
+pub(in crate::agent) use together::{runs_beside_others, take_calls_together};
 
 use crate::agent::snapshot::ToolStatus;
 use crate::agent::turn::handle::{Handle, Parts, Shared};
@@ -159,21 +161,21 @@ pub(in crate::agent) async fn take_call(turn: &mut Turn<'_>, call: ToolCall) -> 
         }
     };
     let mut on = OnRoad::new(call, tool, opening);
-    let (finished, stop) = match drive(turn, &mut on).await {
+    let mut cx = CallContext::new(&mut on, turn.parts());
+    let (finished, stop) = match drive(&mut cx).await {
         Ok(ran) => ran,
         Err(ended) => ended,
     };
-    settle(&mut CallContext::new(&mut on, turn.parts()), finished, stop).await
+    settle(&mut cx, finished, stop).await
 }
 
 /// The stages from prepare to after; `Err` when a stage ended the call before it ran.
 async fn drive(
-    turn: &mut Turn<'_>,
-    on: &mut OnRoad,
+    cx: &mut CallContext<'_>,
 ) -> Result<(Finished, Option<Stop>), (Finished, Option<Stop>)> {
-    ready(&mut CallContext::new(on, turn.parts())).await?;
-    let ran = turn.run_call(on).await;
-    Ok(after(&mut CallContext::new(on, turn.parts()), ran).await)
+    ready(cx).await?;
+    let ran = run_call(cx).await;
+    Ok(after(cx, ran).await)
 }
 
 /// The stages before run: prepare, before, approve; `Err` when one ended the call.

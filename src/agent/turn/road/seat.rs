@@ -79,6 +79,7 @@ impl Conversation for Seat<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::run::{Live, run_live, run_lives};
     use crate::agent::children::ChildSettings;
     use crate::agent::command::Command;
     use crate::agent::config::AgentConfig;
@@ -112,8 +113,8 @@ mod tests {
         let tool = agent.conversation.toolset.find(name).unwrap();
         let tools = agent.services.tools.clone();
         let mut turn = agent.turn();
-        let (outcome, stop) =
-            turn.run_live(&*tool, &call, &tools, None, &mut None, Instant::now()).await;
+        let live = Live { tool: &*tool, call: &call, tools, gate: None, began: Instant::now() };
+        let (outcome, stop) = run_live(turn.parts(), live, &mut None).await;
         assert_eq!(stop, None);
         outcome
     }
@@ -154,7 +155,7 @@ mod tests {
         let tools = agent.services.tools.clone();
         let lives = calls
             .iter()
-            .map(|call| super::super::run::Live {
+            .map(|call| Live {
                 tool: &*task,
                 call,
                 tools: tools.clone(),
@@ -162,7 +163,7 @@ mod tests {
                 began: Instant::now(),
             })
             .collect();
-        let (outcomes, stop) = agent.turn().run_lives(lives, &mut None).await;
+        let (outcomes, stop) = run_lives(agent.turn().parts(), lives, &mut None).await;
         assert_eq!(stop, None);
         assert_eq!(outcomes.len(), 3);
         assert!(outcomes.iter().all(|outcome| outcome.is_error), "no model answers a child");

@@ -5,11 +5,12 @@
 //! `agent::children`), and each is taken through after and settle in its turn. A call a stage
 //! ended is settled in its place.
 
-use super::run::{Live, finished};
+use super::run::{Live, finished, run_lives};
 use super::{Finished, OnRoad, Taken};
 use crate::agent::event::INTERRUPTED;
 use crate::agent::snapshot::{Activity, ToolStatus};
-use crate::agent::turn::{Stop, Turn};
+use crate::agent::turn::Stop;
+use crate::agent::turn::handle::Parts;
 use crate::tools::{ToolCall, ToolOutcome, ToolSet};
 use std::time::Instant;
 
@@ -29,105 +30,98 @@ enum Standing {
     Unknown(Finished),
 }
 
-impl Turn<'_> {
-    /// Takes `calls` — of one response, each of which runs beside the others — down their
-    /// roads together; their answers in order.
-    pub(in crate::agent) async fn take_calls_together(&mut self, calls: &[ToolCall]) -> Vec<Taken> {
-        let mut standing = Vec::with_capacity(calls.len());
-        let mut stop = None;
-        for call in calls {
-            self.parts().0.take_up(call);
-            let tool = match self.toolset.resolve(call) {
-                Ok(tool) => tool,
-                Err(unknown) => {
-                    let failed = (ToolStatus::Failed, ToolOutcome::error(unknown.to_string()));
-                    standing.push(Standing::Unknown(failed));
-                    continue;
-                }
-            };
-            let effect = tool.effect_of(&call.input);
-            let mut on = OnRoad {
-                call: call.clone(),
-                tool,
-                effect,
-                assumed: None,
-                started: Instant::now(),
-                opening: None,
-                permission: None,
-                hook_notes: Vec::new(),
-            };
-            match super::ready(&mut super::CallContext::new(&mut on, self.parts())).await {
-                Ok(()) => standing.push(Standing::Ready(on)),
-                Err(ended) => {
-                    stop = stop.or(ended.1);
-                    standing.push(Standing::Ended(on, ended));
-                }
+/// Takes `calls` — of one response, each of which runs beside the others — down their
+/// roads together; their answers in order.
+pub(in crate::agent) async fn take_calls_together(
+    (mut conv, shared): Parts<'_>,
+    calls: &[ToolCall],
+) -> Vec<Taken> {
+    let mut standing = Vec::with_capacity(calls.len());
+    let mut stop = None;
+    for call in calls {
+        conv.take_up(call);
+        let tool = match conv.toolset.resolve(call) {
+            Ok(tool) => tool,
+            Err(unknown) => {
+                let failed = (ToolStatus::Failed, ToolOutcome::error(unknown.to_string()));
+                standing.push(Standing::Unknown(failed));
+                continue;
+            }
+        };
+        let mut on = OnRoad::new(call.clone(), tool, None);
+        match super::ready(&mut super::CallContext::new(&mut on, (conv.reborrow(), shared))).await {
+            Ok(()) => standing.push(Standing::Ready(on)),
+            Err(ended) => {
+                stop = stop.or(ended.1);
+                standing.push(Standing::Ended(on, ended));
             }
         }
-        let mut ran = self.run_ready(&mut standing, stop).await.into_iter();
-        let mut taken = Vec::with_capacity(calls.len());
-        for (call, standing) in calls.iter().zip(standing) {
-            taken.push(match standing {
-                Standing::Ready(mut on) => {
-                    let ran = match stop {
-                        None => ran.next(),
-                        Some(_) => None,
-                    };
-                    let ran = ran.unwrap_or_else(|| {
-                        let why = ToolOutcome::error(INTERRUPTED);
-                        ((ToolStatus::Interrupted, why), stop)
-                    });
-                    let mut cx = super::CallContext::new(&mut on, self.parts());
-                    let (finished, stop) = super::after(&mut cx, ran).await;
-                    super::settle(&mut cx, finished, stop).await
-                }
-                Standing::Ended(mut on, (finished, stop)) => {
-                    super::settle(
-                        &mut super::CallContext::new(&mut on, self.parts()),
-                        finished,
-                        stop,
-                    )
-                    .await
-                }
-                Standing::Unknown(failed) => super::settle_unknown(self.parts(), call, failed),
-            });
-        }
-        taken
     }
+    let mut ran = run_ready((conv.reborrow(), shared), &mut standing, stop).await.into_iter();
+    let mut taken = Vec::with_capacity(calls.len());
+    for (call, standing) in calls.iter().zip(standing) {
+        taken.push(match standing {
+            Standing::Ready(mut on) => {
+                let ran = match stop {
+                    None => ran.next(),
+                    Some(_) => None,
+                };
+                let ran = ran.unwrap_or_else(|| {
+                    let why = ToolOutcome::error(INTERRUPTED);
+                    ((ToolStatus::Interrupted, why), stop)
+                });
+                let mut cx = super::CallContext::new(&mut on, (conv.reborrow(), shared));
+                let (finished, stop) = super::after(&mut cx, ran).await;
+                super::settle(&mut cx, finished, stop).await
+            }
+            Standing::Ended(mut on, (finished, stop)) => {
+                super::settle(
+                    &mut super::CallContext::new(&mut on, (conv.reborrow(), shared)),
+                    finished,
+                    stop,
+                )
+                .await
+            }
+            Standing::Unknown(failed) => {
+                super::settle_unknown((conv.reborrow(), shared), call, failed)
+            }
+        });
+    }
+    taken
+}
 
-    /// Runs the calls of `standing` still on their road, at once, unless the turn is stopping
-    /// (`stop`); how each ended, in order.
-    async fn run_ready(
-        &mut self,
-        standing: &mut [Standing],
-        stop: Option<Stop>,
-    ) -> Vec<(Finished, Option<Stop>)> {
-        if stop.is_some() {
-            return Vec::new();
-        }
-        let began = Instant::now();
-        let mut ready: Vec<&mut OnRoad> = standing
-            .iter_mut()
-            .filter_map(|standing| match standing {
-                Standing::Ready(on) => Some(on),
-                _ => None,
-            })
-            .collect();
-        for on in &mut ready {
-            on.started = began;
-        }
-        let lives = ready
-            .iter()
-            .map(|on| Live {
-                tool: &*on.tool,
-                call: &on.call,
-                tools: self.tools.clone(),
-                gate: None,
-                began,
-            })
-            .collect();
-        let (outcomes, stop) = self.run_lives(lives, &mut None).await;
-        self.state.set_activity(Activity::Thinking);
-        outcomes.into_iter().map(|outcome| (finished(outcome, stop), stop)).collect()
+/// Runs the calls of `standing` still on their road, at once, unless the turn is stopping
+/// (`stop`); how each ended, in order.
+async fn run_ready(
+    (mut conv, shared): Parts<'_>,
+    standing: &mut [Standing],
+    stop: Option<Stop>,
+) -> Vec<(Finished, Option<Stop>)> {
+    if stop.is_some() {
+        return Vec::new();
     }
+    let began = Instant::now();
+    let mut ready: Vec<&mut OnRoad> = standing
+        .iter_mut()
+        .filter_map(|standing| match standing {
+            Standing::Ready(on) => Some(on),
+            _ => None,
+        })
+        .collect();
+    for on in &mut ready {
+        on.started = began;
+    }
+    let lives = ready
+        .iter()
+        .map(|on| Live {
+            tool: &*on.tool,
+            call: &on.call,
+            tools: shared.tools.clone(),
+            gate: None,
+            began,
+        })
+        .collect();
+    let (outcomes, stop) = run_lives((conv.reborrow(), shared), lives, &mut None).await;
+    conv.state.set_activity(Activity::Thinking);
+    outcomes.into_iter().map(|outcome| (finished(outcome, stop), stop)).collect()
 }
