@@ -2,7 +2,7 @@
 //! reads), a child of a conversation in plan mode (nothing may change until the plan is
 //! approved). The child's tool set carries the reason (`ToolSet::for_child`); its calls are
 //! judged here at the road's prepare stage, as plan mode's are in `agent::plan_mode`, and its
-//! commands run in the read-only sandbox (`Turn::tools_for_call`). The approval mode is the
+//! commands run in the read-only sandbox (`turn::handle::tools_for_call`). The approval mode is the
 //! session's own, so a child of `--approval read-only` is refused what its parent would be.
 
 use crate::agent::approval::read_only;
