@@ -1,9 +1,10 @@
 //! What a call (and the services it asks for) touches of a turn: a [`Handle`] on its
-//! conversation — the turn's borrowed parts a call may read or change: the state (history,
-//! board), undo's group, the bounds, the inbox for the person's interrupts, the outbox — and the
-//! workspace's services it may use ([`Shared`]). The road's stages, undo's snapshots, the hooks'
-//! firing and the workspace's watches are functions of these parts, not of the whole turn, so
-//! each says what it needs and can be run without a model.
+//! conversation — the turn's borrowed parts a call may read or change: its settings, model and
+//! tool set, the state (history, board), undo's group, the bounds, the inbox for the person's
+//! interrupts, the outbox — and the workspace's services it may use ([`Shared`]). The road's
+//! stages, undo's snapshots, the hooks' firing and the workspace's watches are functions of
+//! these parts, not of the whole turn, so each says what it needs and can be run without a
+//! model.
 
 use crate::agent::children;
 use crate::agent::command::Command;
