@@ -2,7 +2,9 @@
 //! SessionStart context, Stop and SubagentStop hooks that keep a turn going, TaskCompleted refusals,
 //! PreCompact, and hooks of one event run in parallel.
 
-use super::hooks::{Run, Scripts, WIRES, config, hook_events, hooks, one, result_outcome, save_stdin};
+use super::hooks::{
+    Run, Scripts, WIRES, config, hook_events, hooks, one, result_outcome, save_stdin,
+};
 use crate::support::agent::{Wire, latest, start, until_result, wait_for};
 use crate::support::llm::{Step, text, tool};
 use keel::agent::{AgentConfig, AgentEvent, ApprovalMode, Command, Entry};

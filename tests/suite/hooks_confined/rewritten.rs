@@ -2,7 +2,7 @@
 //! file a sandboxed command rewrote runs that file only in the sandbox: the payloads in each
 //! language, the ways a hook reaches them, and the test over every way.
 
-use super::{SECRET, Setting, bash, everything, shell_payload, SYSTEM_PATH};
+use super::{SECRET, SYSTEM_PATH, Setting, bash, everything, shell_payload};
 use crate::support::bin;
 use crate::support::keel_as::User;
 use crate::support::llm::text;

@@ -8,11 +8,7 @@ async fn a_bad_regex_is_an_error_that_names_the_problem() {
     project(dir.path());
     let outcome = grep(&tools, json!({"pattern": "fn main("})).await;
     assert!(outcome.is_error);
-    assert!(
-        outcome.for_model.starts_with("Invalid regex `fn main(`:"),
-        "{}",
-        outcome.for_model
-    );
+    assert!(outcome.for_model.starts_with("Invalid regex `fn main(`:"), "{}", outcome.for_model);
     assert!(outcome.for_model.contains("unclosed group"), "{}", outcome.for_model);
     assert!(outcome.for_model.contains("escape"), "says how: {}", outcome.for_model);
     assert_eq!(outcome.tally, None);

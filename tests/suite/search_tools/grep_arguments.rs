@@ -62,8 +62,7 @@ async fn glob_filters_by_name_at_any_depth_or_by_path_from_the_folder() {
     assert!(!by_name.for_model.contains("notes.txt"));
     let by_path = grep(&tools, json!({"pattern": "needle", "glob": "src/*.rs"})).await;
     assert_eq!(by_path.tally.as_deref(), Some("2 matches in 2 files"), "{}", by_path.for_model);
-    let below =
-        grep(&tools, json!({"pattern": "needle", "path": "src", "glob": "deep/*"})).await;
+    let below = grep(&tools, json!({"pattern": "needle", "path": "src", "glob": "deep/*"})).await;
     assert_eq!(results(&below), ["src/deep/more.rs:1:needle deep"]);
     let braces = grep(&tools, json!({"pattern": "needle", "glob": "*.{txt,md}"})).await;
     assert_eq!(results(&braces), ["notes.txt:1:a needle in the notes"]);
@@ -74,9 +73,8 @@ async fn glob_filters_by_name_at_any_depth_or_by_path_from_the_folder() {
 #[tokio::test]
 async fn context_shows_the_lines_around_with_dashes_and_breaks() {
     let (dir, tools) = workspace();
-    let lines: String = (1..=20)
-        .map(|n| format!("line {n}{}\n", if n % 7 == 0 { " hit" } else { "" }))
-        .collect();
+    let lines: String =
+        (1..=20).map(|n| format!("line {n}{}\n", if n % 7 == 0 { " hit" } else { "" })).collect();
     put(dir.path(), "a.txt", &lines, 0);
     let outcome = grep(&tools, json!({"pattern": "hit", "context": 1})).await;
     assert_eq!(
@@ -105,10 +103,7 @@ async fn output_files_lists_the_matching_files_and_count_counts_their_lines() {
     assert_eq!(results(&files), ["src/many.rs", "src/lib.rs", "notes.txt", "src/old.rs"]);
     assert_eq!(files.tally.as_deref(), Some("4 files"));
     let count = grep(&tools, json!({"pattern": "needle", "output": "count"})).await;
-    assert_eq!(
-        results(&count),
-        ["src/many.rs:3", "src/lib.rs:1", "notes.txt:1", "src/old.rs:1"]
-    );
+    assert_eq!(results(&count), ["src/many.rs:3", "src/lib.rs:1", "notes.txt:1", "src/old.rs:1"]);
     assert_eq!(count.tally.as_deref(), Some("6 matches in 4 files"));
     let content = grep(&tools, json!({"pattern": "needle", "output": "content"})).await;
     assert_eq!(results(&content).len(), 6);
@@ -137,10 +132,7 @@ async fn limit_and_offset_page_through_the_matches_in_order() {
     assert_eq!(results(&second)[0], "f2.txt:1:needle 2.1");
     let last = grep(&tools, json!({"pattern": "needle", "offset": 230, "limit": 50})).await;
     assert_eq!(results(&last).len(), 20);
-    assert_eq!(
-        last_line(&last),
-        "[250 matches in 5 files; shown: 231–250, newest files first.]"
-    );
+    assert_eq!(last_line(&last), "[250 matches in 5 files; shown: 231–250, newest files first.]");
     let small = grep(&tools, json!({"pattern": "needle", "offset": 48, "limit": 3})).await;
     assert_eq!(
         results(&small),
@@ -154,8 +146,7 @@ async fn limit_and_offset_page_through_the_matches_in_order() {
         past.for_model,
         "offset 250 is past the end: there are 250 matches; call again with a smaller offset."
     );
-    let files =
-        grep(&tools, json!({"pattern": "needle", "output": "files", "offset": 3})).await;
+    let files = grep(&tools, json!({"pattern": "needle", "output": "files", "offset": 3})).await;
     assert_eq!(results(&files), ["f1.txt", "f0.txt"]);
     let zero = grep(&tools, json!({"pattern": "needle", "limit": 0})).await;
     assert!(zero.is_error && zero.for_model.contains("`limit` must be a whole number ≥ 1"));

@@ -40,8 +40,7 @@ async fn a_search_of_a_subfolder_obeys_the_top_levels_gitignore() {
     put(dir.path(), "sub/trace.log", "needle\n", 0);
     put(dir.path(), "sub/deep/debug.log", "needle\n", 0);
     put(dir.path(), "sub/deep/kept.rs", "needle\n", 0);
-    let found =
-        grep(&tools, json!({"pattern": "needle", "path": "sub", "output": "files"})).await;
+    let found = grep(&tools, json!({"pattern": "needle", "path": "sub", "output": "files"})).await;
     let mut found = results(&found);
     found.sort_unstable();
     assert_eq!(found, ["sub/deep/kept.rs", "sub/kept.rs"], "the top's *.log holds below");
