@@ -19,7 +19,7 @@ use crate::agent::conversation::{Conversation, Link};
 use crate::agent::event::{INTERRUPTED, TurnOutcome};
 use crate::agent::snapshot::ChildStatus;
 use crate::agent::turn::Stop;
-use crate::agent::turn::road::seat::{BoardUpdate, Told};
+use crate::agent::turn::road::seat::{BoardUpdate, Told, ask_board};
 use crate::tools::task::Delegation;
 use crate::tools::{ToolCall, ToolOutcome};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
@@ -185,9 +185,7 @@ impl Children<'_> {
 
     /// Has the parent's board take `update`: the board rendered, or why it was refused.
     async fn board(&self, update: BoardUpdate) -> Result<String, String> {
-        let (answer, answered) = oneshot::channel();
-        let _ = self.told.send(Told::Board { update, answer });
-        answered.await.unwrap_or_else(|_| Err(NO_PARENT.to_owned()))
+        ask_board(&self.told, update, NO_PARENT).await
     }
 
     /// Tells the parent's run stage.

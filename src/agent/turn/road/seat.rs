@@ -41,6 +41,21 @@ impl BoardUpdate {
     }
 }
 
+/// What a board update answers when the run stage that would take it is gone.
+const CONVERSATION_ENDED: &str = "The conversation has ended.";
+
+/// Has the run stage listening on `told` take `update`: the board rendered, or why it was
+/// refused — `gone` when the run stage is no longer there to answer.
+pub(in crate::agent) async fn ask_board(
+    told: &UnboundedSender<Told>,
+    update: BoardUpdate,
+    gone: &str,
+) -> Result<String, String> {
+    let (answer, answered) = oneshot::channel();
+    let _ = told.send(Told::Board { update, answer });
+    answered.await.unwrap_or_else(|_| Err(gone.to_owned()))
+}
+
 /// A call's handle on its conversation.
 pub(in crate::agent) struct Seat<'a> {
     told: UnboundedSender<Told>,
@@ -61,10 +76,8 @@ impl Conversation for Seat<'_> {
         input: &'a Value,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let (answer, answered) = oneshot::channel();
             let update = BoardUpdate::Todo { call: call.id.clone(), input: input.clone() };
-            let _ = self.told.send(Told::Board { update, answer });
-            answered.await.unwrap_or_else(|_| Err("The conversation has ended.".to_owned()))
+            ask_board(&self.told, update, CONVERSATION_ENDED).await
         })
     }
 
