@@ -272,6 +272,7 @@ mod tests {
             status,
             active_form: None,
             blocked_by: blocked_by.iter().map(|id| (*id).to_owned()).collect(),
+            ..BoardItem::default()
         };
         // A validated board always has an open item free to start (blockers form no cycle and
         // exist); one restored from a saved session need not. Every open item here waits for one

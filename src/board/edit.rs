@@ -1,5 +1,5 @@
-//! The person's edits to the board: `/todo add|done|undo|rm|edit|move` typed in the composer, or
-//! a key on the focused board pane, both become a [`BoardEdit`].
+//! The person's edits to the board: `/todo add|done|undo|rm|edit|move|check` typed in the
+//! composer, or a key on the focused board pane, both become a [`BoardEdit`].
 //!
 //! An edit builds the new list and runs it through the same whole-list rules as a model's update
 //! (`validate::check_board`); a failure, like a missing item or a position past the end, is an
@@ -11,8 +11,8 @@ use super::{Board, BoardError, BoardItem, Status};
 use thiserror::Error;
 
 /// What `/todo` takes, for the usage message.
-pub const USAGE: &str =
-    "/todo add TEXT | done N | undo N | rm N | edit N TEXT | move N POS (N is the item's id)";
+pub const USAGE: &str = "/todo add TEXT | done N | undo N | rm N | edit N TEXT | move N POS | \
+     check N [CMD] (N is the item's id)";
 
 /// One change the person makes to the board. Ids are the items' own (`2` or `#2`); positions
 /// count from 1.
@@ -30,6 +30,8 @@ pub enum BoardEdit {
     Edit { id: String, text: String },
     /// Put an item at another position.
     Move { id: String, to: usize },
+    /// Give an item a check (`command`), or take its check away (`None`).
+    Check { id: String, command: Option<String> },
 }
 
 /// Why an edit was not made. The text is for the person.
@@ -80,6 +82,10 @@ impl BoardEdit {
             "undo" => Ok(Self::Undo { id: id("undo")? }),
             "rm" | "remove" => Ok(Self::Remove { id: id("rm")? }),
             "edit" => Ok(Self::Edit { id: id("edit")?, text: text("edit", tail)? }),
+            "check" => {
+                let command = Some(tail.trim()).filter(|command| !command.is_empty());
+                Ok(Self::Check { id: id("check")?, command: command.map(str::to_owned) })
+            }
             "move" => {
                 let id = id("move")?;
                 let position = tail.trim();
@@ -109,13 +115,7 @@ impl BoardEdit {
             Self::Add { text } => {
                 let id = next_id(&items);
                 let said = format!("added #{id}: {text}");
-                items.push(BoardItem {
-                    id,
-                    text: text.clone(),
-                    status: Status::Pending,
-                    active_form: None,
-                    blocked_by: Vec::new(),
-                });
+                items.push(BoardItem { id, text: text.clone(), ..BoardItem::default() });
                 said
             }
             Self::Done { id } => {
@@ -139,6 +139,16 @@ impl BoardEdit {
                 let said = format!("changed #{id} from \"{}\" to \"{text}\"", item.text);
                 item.text.clone_from(text);
                 said
+            }
+            Self::Check { id, command } => {
+                let index = find(&items, id)?;
+                let item = &mut items[index];
+                item.check_passed = false;
+                item.check.clone_from(command);
+                match command {
+                    Some(command) => format!("set #{id}'s check to `{command}`"),
+                    None => format!("removed #{id}'s check"),
+                }
             }
             Self::Move { id, to } => {
                 let from = find(&items, id)?;
@@ -164,6 +174,8 @@ fn set_status(item: &mut BoardItem, status: Status) -> Result<String, EditError>
         return Err(EditError::Already { id: item.id.clone(), status });
     }
     item.status = status;
+    // A pass counts for the completion it allowed: reopened, the item is checked again.
+    item.check_passed = false;
     Ok(format!("marked #{} {}", item.id, status.as_str()))
 }
 
@@ -254,6 +266,7 @@ mod tests {
             status: Status::Pending,
             active_form: None,
             blocked_by: Vec::new(),
+            ..BoardItem::default()
         }]);
         let (board, _) = BoardEdit::Add { text: "near".into() }.apply(&odd).unwrap();
         assert_eq!(board.items()[1].id, "1");
@@ -324,6 +337,7 @@ mod tests {
                 status: Status::Pending,
                 active_form: None,
                 blocked_by: Vec::new(),
+                ..BoardItem::default()
             })
             .collect();
         let add = |items: &[BoardItem]| {

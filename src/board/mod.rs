@@ -9,6 +9,11 @@
 //! boards through the same checks. What the model reads back after a valid update is the whole
 //! board, rendered (`Board::render`), as the pane shows it: the plan re-enters the context with
 //! every update.
+//!
+//! An item may carry a `check`: a command whose exit 0 shows the step is done. The board only
+//! holds it (validated like the item's text) and whether it passed; running it before an item
+//! is completed is the agent's (`agent::turn::checks`), which marks the item
+//! ([`Board::mark_check_passed`]) only when it exits 0.
 
 pub mod edit;
 mod partial;
@@ -26,7 +31,8 @@ use thiserror::Error;
 /// the rhythm of updates are the system prompt's (`crate::prompt`); both go in every request.
 pub const TOOL_DESCRIPTION: &str = "items: the whole list. update: only changes [{id, fields \
 that change}], beside a step's call; a new id with text adds an item. replace: true to drop \
-unfinished items.";
+unfinished items. check: give a step whose success a command can show one; it must exit 0 \
+before the item completes.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a
@@ -35,14 +41,17 @@ pub const MAX_TEXT_CHARS: usize = 500;
 /// The longest an item's id may be, in characters: a name to refer to, which the board renders
 /// on every line (`#id`), so it cannot carry a line, or a page, of its own.
 pub const MAX_ID_CHARS: usize = 64;
+/// The longest an item's check may be, in characters: one command line, not a script.
+pub const MAX_CHECK_CHARS: usize = 1_000;
 /// What a board answer becomes once a later valid update replaced it: every request carries the
 /// whole history, and the newest answer already says everything the old ones did.
 pub const SUPERSEDED: &str = "[board superseded by a later update]";
 
 /// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    #[default]
     Pending,
     InProgress,
     Completed,
@@ -78,7 +87,7 @@ impl Status {
 }
 
 /// One line of the board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BoardItem {
     pub id: String,
     pub text: String,
@@ -89,6 +98,12 @@ pub struct BoardItem {
     /// The items that must be completed before this one may start, by id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<String>,
+    /// A command whose exit 0 shows the step is done: run before the item may be completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// The item was completed with its check passing (keel's mark: never taken from the model).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_passed: bool,
 }
 
 /// Why an update was rejected. The `Display` text is what the model reads.
@@ -116,6 +131,26 @@ pub enum BoardError {
     LineBreak { id: String, field: &'static str },
     #[error("Item {id}: invalid status '{status}'")]
     InvalidStatus { id: String, status: String },
+    #[error("Item {id}: check is {chars} characters; at most {MAX_CHECK_CHARS}: one command")]
+    CheckTooLong { id: String, chars: usize },
+    #[error("Item {0}: check is empty; send null to remove it")]
+    CheckEmpty(String),
+    #[error("Item {0}: check must be a command (a string), or null to remove it")]
+    CheckNotAString(String),
+    #[error("Item {0}: check is printable characters only, with no invisible characters")]
+    CheckNotPrintable(String),
+    #[error(
+        "Item {0}: its check cannot be removed in the update that completes it; make the \
+         check pass, or remove it in an update of its own"
+    )]
+    CheckDroppedOnCompletion(String),
+    /// The check of an item being completed did not pass: its exit (`exit 1`, `timed out after
+    /// 300 s`), the command, and the tail of its output.
+    #[error("Item {id}: its check failed ({exit}): {command}{}", tail_lines(.output))]
+    CheckFailed { id: String, exit: String, command: String, output: String },
+    /// The check of an item being completed could not run, for this reason.
+    #[error("Item {id}: cannot be completed: its check ({command}) {why}")]
+    CheckNotRun { id: String, command: String, why: String },
     #[error("Item {0}: duplicate id")]
     DuplicateId(String),
     #[error("Only one task can be in_progress at a time")]
@@ -168,8 +203,17 @@ impl Board {
     /// completed is refused unless it says `"replace": true`.
     pub fn update(&mut self, input: &Value) -> Result<String, BoardError> {
         let (list, partial) = partial::whole_list(self, input)?;
-        let items = validate::parse_items(&list)?;
+        let items = validate::parse_items(&list, self)?;
         let replace = input.get("replace").and_then(Value::as_bool) == Some(true);
+        if let Some(item) = items.iter().find(|item| {
+            item.status == Status::Completed
+                && item.check.is_none()
+                && self
+                    .get(&item.id)
+                    .is_some_and(|old| old.status != Status::Completed && old.check.is_some())
+        }) {
+            return Err(BoardError::CheckDroppedOnCompletion(item.id.clone()));
+        }
         if !partial && !replace {
             let dropped = partial::dropped(self, &items);
             if !dropped.is_empty() {
@@ -210,7 +254,38 @@ impl Board {
             let list: Vec<String> = open.iter().map(|id| format!("#{id}")).collect();
             let _ = write!(out, "  (blocked by {})", list.join(", "));
         }
+        match (&item.check, item.check_passed) {
+            (Some(_), true) => out.push_str("  (check passed)"),
+            (Some(_), false) => out.push_str("  (check)"),
+            (None, _) => {}
+        }
         out
+    }
+
+    /// The board with each item's check written out under it (`      check: cargo test`): the
+    /// plan as the person approves it, where the command matters as much as the step.
+    pub fn render_with_checks(&self) -> String {
+        if self.items.is_empty() {
+            return self.render();
+        }
+        let mut out = String::new();
+        for item in &self.items {
+            out.push_str(&self.render_item(item));
+            out.push('\n');
+            if let Some(check) = &item.check {
+                let _ = writeln!(out, "      check: {}", crate::tags::defuse(check));
+            }
+        }
+        out.push('\n');
+        out.push_str(&self.progress());
+        out
+    }
+
+    /// Marks item `id` as completed with its check passing (the agent ran it: exit 0).
+    pub fn mark_check_passed(&mut self, id: &str) {
+        if let Some(item) = self.items.iter_mut().find(|item| item.id == id) {
+            item.check_passed = true;
+        }
     }
 
     /// The progress line, `(1/3 completed)`.
@@ -271,6 +346,13 @@ impl Board {
     }
 }
 
+/// The last lines of a check's output, each indented, for a refusal: nothing when it printed
+/// nothing.
+fn tail_lines(output: &str) -> String {
+    let output = output.trim_end();
+    if output.is_empty() { String::new() } else { format!("\n{output}") }
+}
+
 /// One line describing an update as the model sent it, for the conversation view
 /// (`6 items, 2 completed`), whether or not it is valid.
 pub fn summarize_update(input: &Value) -> String {
@@ -310,6 +392,7 @@ fn summarize_changes(entries: &[Value]) -> String {
                 (Some(status), _) => status.trim().to_lowercase(),
                 (None, Some(_)) => "text".to_owned(),
                 (None, None) if entry.get("blocked_by").is_some() => "blocked_by".to_owned(),
+                (None, None) if entry.get("check").is_some() => "check".to_owned(),
                 (None, None) => "activeForm".to_owned(),
             };
             format!("#{id} {what}")
@@ -334,7 +417,8 @@ pub fn input_schema() -> Value {
                         "text": {"type": "string"},
                         "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
                         "activeForm": {"type": "string"},
-                        "blocked_by": {"type": "array", "items": {"type": "string"}}
+                        "blocked_by": {"type": "array", "items": {"type": "string"}},
+                        "check": {"type": ["string", "null"]}
                     },
                     "required": ["id", "text", "status"]
                 }
@@ -345,5 +429,7 @@ pub fn input_schema() -> Value {
     })
 }
 
+#[cfg(test)]
+mod check_tests;
 #[cfg(test)]
 mod tests;

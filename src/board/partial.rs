@@ -1,16 +1,16 @@
 //! The two forms of a model's update made into one whole list for the same validation.
 //!
 //! `{"items": [...]}` is the whole list as sent. `{"update": [{"id", "status"?, "text"?,
-//! "activeForm"?, "blocked_by"?}]}` changes the named items' given fields, in order, and an entry
-//! whose id is not on the board adds an item at the end when it has a text. Either way the
-//! result is a whole list in the `items` form, checked by `validate` exactly as one the model
-//! sent; only the entries' own shape (an array, each with an id) is checked here first.
+//! "activeForm"?, "blocked_by"?, "check"?}]}` changes the named items' given fields, in order,
+//! and an entry whose id is not on the board adds an item at the end when it has a text. Either
+//! way the result is a whole list in the `items` form, checked by `validate` exactly as one the
+//! model sent; only the entries' own shape (an array, each with an id) is checked here first.
 
 use super::{Board, BoardError, BoardItem, MAX_ITEMS, Status};
 use serde_json::{Map, Value, json};
 
 /// The fields an `update` entry may change, each as the `items` form spells it.
-const FIELDS: [&str; 4] = ["status", "text", "activeForm", "blocked_by"];
+const FIELDS: [&str; 5] = ["status", "text", "activeForm", "blocked_by", "check"];
 
 /// The whole list `input` asks for, in the `items` form, and whether it came as `update`.
 pub(super) fn whole_list(board: &Board, input: &Value) -> Result<(Value, bool), BoardError> {
@@ -78,6 +78,9 @@ fn as_entry(item: &BoardItem) -> Map<String, Value> {
     }
     if !item.blocked_by.is_empty() {
         entry.insert("blocked_by".to_owned(), json!(item.blocked_by));
+    }
+    if let Some(check) = &item.check {
+        entry.insert("check".to_owned(), json!(check));
     }
     entry
 }

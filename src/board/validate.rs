@@ -8,16 +8,23 @@
 //! whitespace, a text and an `activeForm` one line; a refused id is quoted cut, with its hidden
 //! characters named, never as sent.
 //!
+//! A check (`check`) is one printable line of at most [`MAX_CHECK_CHARS`] characters. In the
+//! whole list, an entry that does not name `check` keeps the one its item had (only `null`
+//! removes it): a model that resends its list without the field does not drop a check by
+//! accident, nor a check go quietly in the update that completes its item.
+//!
 //! The person's edits (`edit`) build their new list and run it through [`check_board`], the same
 //! whole-list rules a model's update ends with.
 
-use super::{BoardError, BoardItem, MAX_ID_CHARS, MAX_ITEMS, MAX_TEXT_CHARS, Status};
+use super::{
+    Board, BoardError, BoardItem, MAX_CHECK_CHARS, MAX_ID_CHARS, MAX_ITEMS, MAX_TEXT_CHARS, Status,
+};
 use crate::visible::is_hidden;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
-/// Validates one whole-list update from the model.
-pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
+/// Validates one whole-list update from the model, over the board it would replace.
+pub(super) fn parse_items(input: &Value, previous: &Board) -> Result<Vec<BoardItem>, BoardError> {
     let entries = input.get("items").and_then(Value::as_array).ok_or(BoardError::NotAnArray)?;
     if entries.len() > MAX_ITEMS {
         return Err(BoardError::TooMany);
@@ -62,7 +69,19 @@ pub(super) fn parse_items(input: &Value) -> Result<Vec<BoardItem>, BoardError> {
             check_length(&id, active)?;
             check_one_line(&id, "activeForm", active)?;
         }
-        items.push(BoardItem { id, text, status, active_form, blocked_by: Vec::new() });
+        let check = check_field(&id, entry.get("check"), previous)?;
+        let check_passed = previous.get(&id).is_some_and(|old| {
+            old.check_passed && old.check == check && status == Status::Completed
+        });
+        items.push(BoardItem {
+            id,
+            text,
+            status,
+            active_form,
+            blocked_by: Vec::new(),
+            check,
+            check_passed,
+        });
     }
     check_in_progress(&items)?;
     for (item, entry) in items.iter_mut().zip(entries) {
@@ -86,12 +105,50 @@ pub(super) fn check_board(items: &[BoardItem]) -> Result<(), BoardError> {
         }
         check_length(&item.id, &item.text)?;
         check_one_line(&item.id, "text", &item.text)?;
+        if let Some(check) = &item.check {
+            check_command(&item.id, check)?;
+        }
         if !seen.insert(item.id.as_str()) {
             return Err(BoardError::DuplicateId(item.id.clone()));
         }
     }
     check_in_progress(items)?;
     check_dependencies(items)
+}
+
+/// An entry's `check`: absent keeps the one item `id` had on `previous`, `null` removes it, a
+/// string is a command, checked ([`check_command`]) and trimmed.
+fn check_field(
+    id: &str,
+    raw: Option<&Value>,
+    previous: &Board,
+) -> Result<Option<String>, BoardError> {
+    match raw {
+        None => Ok(previous.get(id).and_then(|old| old.check.clone())),
+        Some(Value::Null) => Ok(None),
+        Some(Value::String(command)) => {
+            let command = command.trim();
+            check_command(id, command)?;
+            Ok(Some(command.to_owned()))
+        }
+        Some(_) => Err(BoardError::CheckNotAString(id.to_owned())),
+    }
+}
+
+/// A check is one non-empty printable line within [`MAX_CHECK_CHARS`].
+pub(super) fn check_command(id: &str, command: &str) -> Result<(), BoardError> {
+    if command.trim().is_empty() {
+        return Err(BoardError::CheckEmpty(id.to_owned()));
+    }
+    let chars = command.chars().count();
+    if chars > MAX_CHECK_CHARS {
+        return Err(BoardError::CheckTooLong { id: id.to_owned(), chars });
+    }
+    check_one_line(id, "check", command)?;
+    if command.chars().any(|c| is_hidden(c) || (c.is_control() && c != '\t')) {
+        return Err(BoardError::CheckNotPrintable(id.to_owned()));
+    }
+    Ok(())
 }
 
 /// An item's text within [`MAX_TEXT_CHARS`].

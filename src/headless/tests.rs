@@ -112,6 +112,7 @@ fn with_plan_the_board_is_printed_once_on_stdout_and_earlier_boards_as_progress(
         status,
         active_form: None,
         blocked_by: Vec::new(),
+        ..BoardItem::default()
     };
     let todo = |status| AgentEvent::Todo {
         items: vec![item(status)],

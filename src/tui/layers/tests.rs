@@ -30,6 +30,7 @@ fn snapshot(approval: bool) -> Snapshot {
         status,
         active_form: None,
         blocked_by: Vec::new(),
+        ..BoardItem::default()
     };
     let board = Board::from_items(vec![item("1", Status::InProgress), item("2", Status::Pending)]);
     let request = ApprovalRequest {
