@@ -208,6 +208,7 @@ fn shows_progress(event: &AgentEvent) -> bool {
         | AgentEvent::InterruptedText { .. }
         | AgentEvent::Notice { .. }
         | AgentEvent::AssistantText { .. }
+        | AgentEvent::CheckStart { .. }
         | AgentEvent::Todo { .. } => false,
         _ => true,
     }

@@ -16,6 +16,8 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 /// Output tokens asked for per response.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub use crate::llm::DEFAULT_CONTEXT_WINDOW;
+/// Seconds a board item's check may run when the person's config does not say.
+pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 300;
 /// The share of the context window, less `max_tokens`, at which keel compacts the history.
 pub const DEFAULT_COMPACT_AT: f64 = 0.8;
 
@@ -85,6 +87,8 @@ pub struct AgentConfig {
     pub children: ChildSettings,
     /// A budget that stops a turn in place of `max_rounds`: a child agent's own.
     pub budget: Option<Budget>,
+    /// Seconds a board item's check may run before it is killed (and fails).
+    pub check_timeout: u64,
 }
 
 impl AgentConfig {
@@ -113,6 +117,7 @@ impl Default for AgentConfig {
             hooks: std::sync::Arc::default(),
             children: ChildSettings::default(),
             budget: None,
+            check_timeout: DEFAULT_CHECK_TIMEOUT_SECS,
         }
     }
 }

@@ -62,6 +62,22 @@ pub enum AgentEvent {
         /// `null` for other tools.
         tally: Option<String>,
     },
+    /// keel runs an item's check before completing it (docs/board.md, "Checks").
+    CheckStart { item: String, command: String },
+    /// An item's check ended: `passed` on exit 0, when the item may be completed; `output` is
+    /// the tail of what it printed.
+    CheckEnd {
+        item: String,
+        command: String,
+        passed: bool,
+        exit_code: Option<i32>,
+        /// How it ended in words: `exit 0`, `exit 1`, `timed out after 300 s`, ….
+        exit: String,
+        duration_ms: u64,
+        output: String,
+        /// Failed runs of this item's check in a row (0 once one passes).
+        failures_in_row: u32,
+    },
     /// keel added the reminder to the next request.
     Reminder {
         text: String,
@@ -220,6 +236,17 @@ impl AgentEvent {
                 Entry::ToolCall { id: id.clone(), name: name.clone(), summary: summary.clone() }
             }
             Self::Reminder { text: reminder, .. } => Entry::Reminder { text: text(reminder) },
+            Self::CheckEnd { item, command, passed, exit, duration_ms, .. } => {
+                let took = check_time(*duration_ms);
+                let command = crate::visible::one_line(command);
+                Entry::Notice {
+                    text: if *passed {
+                        format!("✓ check #{item} {command} · {took}")
+                    } else {
+                        format!("✗ check #{item} {command} · {exit} · {took}")
+                    },
+                }
+            }
             Self::Notice { text: note } => Entry::Notice { text: text(note) },
             Self::Error { text: error } | Self::NotSaved { reason: error } => {
                 Entry::Error { text: text(error) }
@@ -252,12 +279,21 @@ impl AgentEvent {
             // A child's lines are its own conversation's; its call's line is the parent's.
             Self::AgentStart { .. } | Self::AgentEnd { .. } | Self::Child { .. } => return None,
             Self::Todo { .. }
+            | Self::CheckStart { .. }
             | Self::ToolEnd { .. }
             | Self::Usage { .. }
             | Self::Retry { .. }
             | Self::Result { .. } => return None,
         })
     }
+}
+
+/// A check's time as its lines say it: tenths of a second (`2.1s`).
+pub fn check_time(duration_ms: u64) -> String {
+    const MS_PER_TENTH: u64 = 100;
+    const TENTHS_PER_SECOND: u64 = 10;
+    let tenths = duration_ms / MS_PER_TENTH;
+    format!("{}.{}s", tenths / TENTHS_PER_SECOND, tenths % TENTHS_PER_SECOND)
 }
 
 /// How a turn ended.

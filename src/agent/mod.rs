@@ -11,6 +11,7 @@
 mod approval;
 mod approval_switch;
 mod board_edits;
+mod check_record;
 mod children;
 mod command;
 mod compaction;
@@ -31,13 +32,14 @@ mod turn;
 mod undo_note;
 mod worker;
 
+pub use check_record::{CheckEnd, CheckRecord, STALE_AFTER};
 pub use children::{
     Budget, ChildSettings, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
     DEFAULT_MAX_CHILDREN_PER_RESPONSE, DEFAULT_MAX_PARALLEL_AGENTS,
 };
 pub use command::{Command, Decision};
 pub use config::{
-    AgentConfig, ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_ROUNDS,
+    AgentConfig, ApprovalMode, DEFAULT_CHECK_TIMEOUT_SECS, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_ROUNDS,
     DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, DEFAULT_NAG_THRESHOLD,
 };
 pub use event::INTERRUPTED;

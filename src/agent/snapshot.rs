@@ -188,6 +188,9 @@ pub struct ApprovalRequest {
     /// The child agent whose call it is, in words (`child a2 · Run the tests · item #3`);
     /// `None` for the conversation's own.
     pub agent: Option<String>,
+    /// For an item's check: the item, in words (`#3 Fix the parser`), whose completion waits
+    /// for it.
+    pub check: Option<String>,
 }
 
 /// Queued prompts handed back to the front end when the person interrupts the turn, to edit
@@ -260,6 +263,8 @@ pub struct Snapshot {
     pub sessions: Option<Arc<SessionList>>,
     /// The child agents (`task`) of this conversation, running and done, oldest first.
     pub children: imbl::Vector<Arc<ChildAgent>>,
+    /// Each board item's last check, by item id.
+    pub checks: imbl::HashMap<String, Arc<crate::agent::check_record::CheckRecord>>,
 }
 
 /// What the newest prompt that changed files changed (what undo would revert), for `/diff`.

@@ -12,6 +12,7 @@
 //! in `sessions`; what hooks are told in `hooks`.
 
 mod board;
+mod checks;
 mod children;
 mod compaction;
 mod hooks;
@@ -364,8 +365,10 @@ impl State {
             usage_recorded,
             warnings,
             children_started,
+            checks,
             ..
         } = restored;
+        self.restore_checks(checks);
         self.children_before = children_started;
         self.view.usage = usage;
         self.view.history = history.iter().cloned().collect::<History>();

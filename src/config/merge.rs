@@ -87,6 +87,9 @@ fn checked(
     if max_rounds == 0 {
         return Err(ConfigError::ZeroRounds);
     }
+    if given.check_timeout == 0 {
+        return Err(ConfigError::ZeroCheckTimeout);
+    }
     let mut mcp_servers = Vec::new();
     for (name, server) in &given.mcp_servers {
         let checked = server
@@ -125,6 +128,7 @@ fn checked(
         context_window_set: window.is_some(),
         model,
         compact_at,
+        check_timeout: given.check_timeout,
         approval_source,
         ignored,
         prices: Prices::new(given.prices)?,

@@ -65,6 +65,8 @@ pub struct Config {
     pub context_window_set: bool,
     /// The share of the window less `max_tokens` at which keel compacts the history.
     pub compact_at: f64,
+    /// Seconds a board item's check may run (`check_timeout`).
+    pub check_timeout: u64,
     /// Where `approval` came from, for messages about it.
     pub approval_source: ApprovalSource,
     /// What the workspace's file set and keel did not take (see `trust`).
@@ -215,6 +217,8 @@ pub enum ConfigError {
     BadHooks { file: &'static str, why: String },
     #[error("{0} must be at least 1: a child agent needs room for one model response")]
     ZeroChildBudget(&'static str),
+    #[error("check_timeout must be at least 1: it is the seconds a board item's check may run")]
+    ZeroCheckTimeout,
 }
 
 /// Merges flags, environment (through `env`) and the two config files. `default_approval` is

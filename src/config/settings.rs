@@ -13,7 +13,7 @@ use super::declare::{Env, settings};
 use crate::agent::{
     ApprovalMode, DEFAULT_COMPACT_AT, DEFAULT_MAX_CHILD_ROUNDS, DEFAULT_MAX_CHILD_TOKENS,
     DEFAULT_MAX_CHILDREN_PER_RESPONSE, DEFAULT_MAX_PARALLEL_AGENTS, DEFAULT_MAX_ROUNDS,
-    DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
+    DEFAULT_CHECK_TIMEOUT_SECS, DEFAULT_MAX_TOKENS, DEFAULT_NAG_MESSAGE, NagThreshold,
 };
 use crate::hooks::HooksConfig;
 use crate::llm::WireFormat;
@@ -76,6 +76,11 @@ settings! {
     #[agent = max_rounds]
     #[arg(long, value_name = "N", value_parser = at_least_one_round)]
     max_rounds: u32 = DEFAULT_MAX_ROUNDS, workspace: May;
+
+    /// Seconds a board item's check may run before it is killed, and fails (at least 1).
+    #[agent = check_timeout]
+    #[arg(skip)]
+    check_timeout: u64 = DEFAULT_CHECK_TIMEOUT_SECS, workspace: May;
 
     /// MCP servers by name: programs keel would start, servers it would send to.
     #[arg(skip)]

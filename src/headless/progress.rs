@@ -67,6 +67,12 @@ pub(super) fn print_progress(
                 }
             }
         }
+        // The conversation's line: `✓ check #3 cargo test -q parser · 2.1s`.
+        AgentEvent::CheckEnd { .. } => {
+            if let Some(Entry::Notice { text }) = event.entry() {
+                writeln!(err, "{}", visible(&text))?;
+            }
+        }
         AgentEvent::Reminder { text, rounds_since_todo, .. } => {
             writeln!(err, "! reminder after {rounds_since_todo} rounds: {}", visible(text))?;
         }
@@ -93,6 +99,7 @@ pub(super) fn print_progress(
             }
         }
         AgentEvent::Usage { .. }
+        | AgentEvent::CheckStart { .. }
         | AgentEvent::AgentStart { .. }
         | AgentEvent::AgentEnd { .. }
         | AgentEvent::Child { .. }

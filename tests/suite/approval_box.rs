@@ -29,6 +29,7 @@ fn request(tool: &str, detail: &str, diff: Option<&str>, always: Option<&str>) -
         always: always.map(str::to_owned),
         sandbox: None,
         agent: None,
+        check: None,
     }
 }
 

@@ -130,6 +130,7 @@ fn ctrl_t_opens_the_inspector_over_an_approval_and_esc_closes_it_without_answeri
         always: None,
         sandbox: None,
         agent: None,
+        check: None,
     };
     let snapshot = Snapshot {
         pending_approval: Some(std::sync::Arc::new(request)),

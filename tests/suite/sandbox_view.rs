@@ -46,6 +46,7 @@ fn the_approval_box_says_where_the_command_runs() {
             always: Some("exactly this command line, for the rest of the session".into()),
             sandbox: Some("sandbox: workspace · no network".into()),
             agent: None,
+            check: None,
         })),
         ..with_sandbox("sandbox: workspace · no network")
     };
@@ -87,6 +88,7 @@ fn without_a_sandbox_the_approval_box_says_the_command_would_run_unconfined() {
             always: None,
             sandbox: Some(words.into()),
             agent: None,
+            check: None,
         })),
         ..with_sandbox("sandbox: unavailable")
     };

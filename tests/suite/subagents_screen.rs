@@ -92,6 +92,7 @@ fn snapshot_the_approval_box_names_the_child_above_the_call() {
         always: Some("`python -m` commands that only read".into()),
         sandbox: Some("sandbox: workspace · no network".into()),
         agent: Some("child a1 · Type hints · item #2".into()),
+        check: None,
     }));
     for size in [WIDE, NARROW] {
         let (mut app, _rx) = app_with(snapshot.clone());

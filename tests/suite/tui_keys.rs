@@ -219,6 +219,7 @@ fn approval_snapshot() -> Snapshot {
         always: Some("`rm` commands".into()),
         sandbox: None,
         agent: None,
+        check: None,
     }));
     snapshot
 }

@@ -216,6 +216,7 @@ fn snapshot_approval_modal_with_diff() {
                     .into(),
             ),
             agent: None,
+            check: None,
         }));
         app_with(snapshot).0
     });

@@ -145,6 +145,7 @@ fn tiny_sizes_and_resize_storms_never_panic() {
         sandbox: None,
         diff: Some("+added line\n-removed line\n".repeat(50)),
         agent: None,
+        check: None,
     }));
     apps.push(app_with(snapshot).0);
 

@@ -89,6 +89,7 @@ fn approval(detail: &str) -> Snapshot {
             always: Some("`touch` commands".into()),
             sandbox: None,
             agent: None,
+            check: None,
         })),
         ..Snapshot::default()
     }

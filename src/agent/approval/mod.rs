@@ -53,6 +53,8 @@ enum Allowed {
     Command(CommandKind),
     /// `bash` running exactly this line.
     Line(String),
+    /// A board item's check running exactly this command, whatever its shape.
+    Check(String),
 }
 
 impl Approvals {
@@ -140,6 +142,35 @@ impl Approvals {
         }
     }
 
+    /// What to do with a board item's check `command`: decided as a `bash` call running it
+    /// would be, except that in `ask` the person's "always" on a check covers that check's
+    /// command exactly, whatever its shape (docs/board.md, "Checks").
+    pub fn check_command(&self, command: &str, set: &ToolSet) -> Verdict {
+        let input = serde_json::json!({ "command": command });
+        let verdict = self.check(&crate::tools::bash::tool::Bash, &input, set);
+        let covered = self.unconfined.is_none()
+            && self.always.contains(&Allowed::Check(command.to_owned()));
+        match verdict {
+            Verdict::Ask if covered => Verdict::Run,
+            verdict => verdict,
+        }
+    }
+
+    /// Remembers an "always" answer to a check: its command, for the rest of the session.
+    pub fn allow_check_always(&mut self, command: &str) {
+        if self.unconfined.is_none() {
+            self.always.insert(Allowed::Check(command.to_owned()));
+        }
+    }
+
+    /// What an "always" answer to a check covers, in words; `None` without a sandbox, where
+    /// every command is asked about.
+    pub fn check_always_covers(&self) -> Option<String> {
+        self.unconfined
+            .is_none()
+            .then(|| "this check's command, exactly, for the rest of the session".to_owned())
+    }
+
     /// Remembers an "always" answer for this kind of call; a call no "always" can cover (a
     /// command line that is not one simple command) is allowed this once only.
     pub fn allow_always(&mut self, tool: &dyn Tool, input: &Value) {
@@ -163,7 +194,7 @@ impl Approvals {
                 "`{kind}` commands that only read, each on its own (no ; && || | $( ) ` \
                  redirections or line breaks), for the rest of the session"
             )),
-            Allowed::Line(_) => {
+            Allowed::Line(_) | Allowed::Check(_) => {
                 Some("exactly this command line, for the rest of the session".to_owned())
             }
         }

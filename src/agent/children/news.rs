@@ -121,6 +121,7 @@ impl Asking {
             Some(ApprovalRequest {
                 id: format!("{child}{ASKING_SEPARATOR}{}", request.id),
                 agent: Some(agent.describe()),
+                check: None,
                 ..ApprovalRequest::clone(request)
             })
         });

@@ -92,6 +92,7 @@ impl Children<'_> {
             budget: Some(budget),
             routes: parent.routes.clone(),
             hooks: parent.hooks.clone(),
+            check_timeout: parent.check_timeout,
         }
     }
 }

@@ -80,6 +80,8 @@ pub enum Record {
     ModelNotesTold,
     /// A write or an edit the model made, for the repeated-step answer.
     Step { step: Step },
+    /// Board item `item`'s check ended as `record` says (docs/board.md, "Checks").
+    Check { item: String, record: crate::agent::check_record::CheckRecord },
     /// The tokens one answer of the model used (a summary request's too): what the status
     /// line's counts and cost add up, so a resumed session shows what it has cost so far.
     /// `{"type":"usage","input_tokens":…,"output_tokens":…,"cache_read_tokens":…,

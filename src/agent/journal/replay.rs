@@ -44,6 +44,8 @@ pub struct Restored {
     /// keel's notes not yet sent to the model (an undo, a command the person ran).
     pub model_notes: Vec<String>,
     pub steps: Vec<Step>,
+    /// Each board item's last check, by item id.
+    pub checks: std::collections::BTreeMap<String, crate::agent::check_record::CheckRecord>,
     pub undo: UndoStack,
     /// Results already logged for the calls of the last round, when that round was cut off
     /// before its results went into the history.
@@ -287,6 +289,9 @@ impl Replay {
             Record::ModelNote { text } => restored.model_notes.push(text),
             Record::ModelNotesTold => restored.model_notes.clear(),
             Record::Step { step } => restored.steps.push(step),
+            Record::Check { item, record } => {
+                restored.checks.insert(item, record);
+            }
             Record::Note { kind, text } => restored.transcript.push(Shown::Note(kind, text)),
             Record::Usage(usage) => {
                 restored.usage.add(usage);

@@ -34,6 +34,7 @@ pub(in crate::agent) async fn ask(cx: &mut CallContext<'_>) -> Decision {
         always: cx.shared.services.approvals().always_covers(tool, &call.input),
         sandbox: (on.effect == Effect::RunsCommand).then(|| sandbox_words(&sandbox)),
         agent: None,
+        check: None,
     };
     wait_for_answer((cx.conv.reborrow(), cx.shared), request).await
 }
@@ -84,7 +85,7 @@ pub(in crate::agent) async fn wait_for_answer(
 
 /// The sandbox a command would run in, in words for the box: where there is none, that the
 /// command would run unconfined if allowed.
-fn sandbox_words(sandbox: &Sandbox) -> String {
+pub(in crate::agent) fn sandbox_words(sandbox: &Sandbox) -> String {
     match sandbox.problem() {
         Some(why) => format!(
             "no sandbox — allowed, this command runs unconfined, as you: it can read and change \

@@ -11,6 +11,7 @@
 pub(super) mod approval_prompt;
 pub(super) mod bounds;
 mod budget;
+pub(super) mod checks;
 pub(super) mod handle;
 pub(super) mod hooks;
 pub(super) mod jobs_watch;

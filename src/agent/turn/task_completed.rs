@@ -1,5 +1,5 @@
-//! The board's update, with its TaskCompleted hooks: before an item becomes completed, each
-//! hook of the event is asked (the item's id and text, the board as it would stand). One that
+//! The board's update, with its checks and TaskCompleted hooks: before an item becomes
+//! completed its check runs (`checks`), then each hook of the event is asked (the item's id and text, the board as it would stand). One that
 //! refuses — exit 2, `decision: "block"`, or (this event fails closed) one that cannot start,
 //! is killed or times out — refuses the whole update the way a board rule does: the board stays
 //! as it was, and the model reads `Item {id}: cannot be completed: {reason}`.
@@ -13,7 +13,9 @@ use crate::agent::turn::handle::Parts;
 use crate::agent::turn::hooks::HookRunner;
 use crate::agent::turn::road::seat::BoardUpdate;
 use crate::agent::turn::{INTERRUPTED, Stop};
-use crate::board::{Board, BoardError, BoardItem, Status};
+use crate::agent::check_record::CheckRecord;
+use crate::agent::turn::checks;
+use crate::board::{Board, BoardError, BoardItem};
 use crate::hooks::{Event, Query};
 use serde_json::{Map, Value, json};
 
@@ -56,18 +58,21 @@ pub(in crate::agent) async fn take_board(
     }
 }
 
-/// Applies an update, either form, through the board's validation and the TaskCompleted
-/// hooks of every item it completes; returns the whole board rendered, or why it was refused
+/// Applies an update, either form, through the board's validation, the checks and then the
+/// TaskCompleted hooks of every item it completes; returns the whole board rendered, or why it was refused
 /// (the board as it was) and why the turn must stop if the person interrupted meanwhile.
 async fn apply_board_update(
-    (conv, shared): &mut Parts<'_>,
+    parts: &mut Parts<'_>,
     input: &Value,
 ) -> Result<String, (String, Option<Stop>)> {
-    let (board, answer) =
-        conv.state.propose_board(input).map_err(|refused| (refused.to_string(), None))?;
-    let completing = newly_completed(&conv.state.view().board, &board);
+    let (mut board, _) =
+        parts.0.state.propose_board(input).map_err(|refused| (refused.to_string(), None))?;
+    checks::run_checks(parts, &mut board).await?;
+    let (conv, shared) = parts;
+    let completing = checks::newly_completed(&conv.state.view().board, &board);
     for item in completing {
-        let fields = task_fields(&item, &board);
+        let check = item.check.as_ref().and_then(|_| conv.state.view().checks.get(&item.id));
+        let fields = task_fields(&item, &board, check.map(|record| &**record));
         let fired = match HookRunner::new((conv.reborrow(), *shared))
             .fire(Event::TaskCompleted, Query::Nothing, fields, None)
             .await
@@ -80,29 +85,32 @@ async fn apply_board_update(
             return Err((refused.to_string(), None));
         }
     }
+    // The answer is the board as it is taken: with the passes the checks marked.
+    let answer = board.render();
     conv.state.accept_board(board);
     Ok(answer)
 }
 
-/// The items `after` has completed that `before` had not.
-fn newly_completed(before: &Board, after: &Board) -> Vec<BoardItem> {
-    after
-        .items()
-        .iter()
-        .filter(|item| item.status == Status::Completed)
-        .filter(|item| before.get(&item.id).is_none_or(|old| old.status != Status::Completed))
-        .cloned()
-        .collect()
-}
-
-/// The TaskCompleted input's own fields: the item under Claude Code's names and keel's, and the
-/// board as it would stand, as items and as the model reads it.
-fn task_fields(item: &BoardItem, board: &Board) -> Map<String, Value> {
-    Map::from_iter([
+/// The TaskCompleted input's own fields: the item under Claude Code's names and keel's, the
+/// board as it would stand, as items and as the model reads it, and the item's check as it
+/// just passed (`check`: command, exit code, duration; absent for an item without one).
+fn task_fields(item: &BoardItem, board: &Board, check: Option<&CheckRecord>) -> Map<String, Value> {
+    let mut fields = Map::from_iter([
         ("task_id".to_owned(), json!(item.id)),
         ("task_subject".to_owned(), json!(item.text)),
         ("item".to_owned(), json!(item)),
         ("board".to_owned(), json!(board.items())),
         ("board_text".to_owned(), json!(board.render())),
-    ])
+    ]);
+    if let Some(check) = check {
+        let check = json!({
+            "command": check.command,
+            "passed": check.passed(),
+            "exit_code": check.exit_code,
+            "duration_ms": u64::try_from(check.duration.as_millis()).unwrap_or(u64::MAX),
+            "output": check.output,
+        });
+        fields.insert("check".to_owned(), check);
+    }
+    fields
 }

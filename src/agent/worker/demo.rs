@@ -92,6 +92,7 @@ impl Agent {
                      n: play the demo anyway and watch keel refuse them. Esc: no demo."
                 )),
                 agent: None,
+                check: None,
             };
             match approval_prompt::wait_for_answer(self.turn().parts(), request).await {
                 Decision::Once | Decision::Always => self.run_demo_unconfined(),

@@ -40,6 +40,7 @@ const SAMPLES: &[Sample] = &[
     sample("nag_message", "\"hey\"", None, None),
     sample("context_window", "9000", Some(&["9000"]), None),
     sample("max_rounds", "5", Some(&["5"]), None),
+    sample("check_timeout", "60", None, None),
     sample("mcp_servers", "{ s = { command = \"x\" } }", None, None),
     sample("pass_env", "[\"A\"]", None, None),
     sample("prices", "{ m = { input = 1.0, output = 2.0 } }", None, None),

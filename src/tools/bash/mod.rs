@@ -98,10 +98,22 @@ pub async fn run(
     sandbox: &Sandbox,
     ctx: &ToolContext<'_>,
 ) -> ToolOutcome {
+    run_within(root, &args.command, timeout_for(args), sandbox, ctx).await
+}
+
+/// Runs `command` as [`run`] does, killed after `timeout`: a board item's check, whose time is
+/// the person's setting (`check_timeout`), not the model's.
+pub async fn run_within(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+    sandbox: &Sandbox,
+    ctx: &ToolContext<'_>,
+) -> ToolOutcome {
     let launch = sandbox.shell_start(root);
     let sandboxed = !launch.prefix.is_empty();
     // The kernel confines a sandboxed command; the guard is the only line where none does.
-    if !sandboxed && let Err(reason) = guard::check_command_in(&args.command, root) {
+    if !sandboxed && let Err(reason) = guard::check_command_in(command, root) {
         return ToolOutcome::error(format!(
             "Refused to run this command: {reason}. keel does not run it in any approval mode; \
              if it is really wanted, the person can run it themselves."
@@ -110,7 +122,6 @@ pub async fn run(
     if ctx.cancel.is_cancelled() {
         return ToolOutcome::error(NOT_STARTED);
     }
-    let timeout = timeout_for(args);
     let shell = match programs::find(BASH.as_ref(), &sandbox.policy.writable_places(root)) {
         Ok(shell) => shell,
         Err(why) => return ToolOutcome::error(format!("Could not start the command: {why}.")),
@@ -124,7 +135,7 @@ pub async fn run(
     }
     let mut started = Instant::now();
     let (mut supervised, output) =
-        match Supervised::start(&args.command, root, &launch, environment::apply).await {
+        match Supervised::start(command, root, &launch, environment::apply).await {
             Ok(started) => started,
             Err(err) => {
                 // A sandbox whose program cannot even start ran nothing, as one that did not

@@ -42,6 +42,7 @@ fn snapshot(approval: bool) -> Snapshot {
         always: None,
         sandbox: None,
         agent: None,
+        check: None,
     };
     Snapshot {
         board: Arc::new(board),
