@@ -12,6 +12,7 @@
 //! in `sessions`; what hooks are told in `hooks`.
 
 mod board;
+pub(super) use board::Edited;
 mod checks;
 mod children;
 mod compaction;
@@ -91,6 +92,8 @@ pub(super) struct State {
     board_answers: Vec<String>,
     /// The person's board changes the model has not been told of yet.
     board_edits: Vec<String>,
+    /// The person's edits that complete an item with a check, waiting for it to run.
+    checked_edits: std::collections::VecDeque<crate::board::BoardEdit>,
     /// keel's notes the model is owed with its next request (`model_notes`).
     model_notes: Vec<String>,
     steps: StepLog,
@@ -129,6 +132,7 @@ impl State {
             board_called: false,
             board_answers: Vec::new(),
             board_edits: Vec::new(),
+            checked_edits: std::collections::VecDeque::new(),
             model_notes: Vec::new(),
             steps: StepLog::default(),
             outgoing: Vec::new(),

@@ -148,8 +148,8 @@ impl Approvals {
     pub fn check_command(&self, command: &str, set: &ToolSet) -> Verdict {
         let input = serde_json::json!({ "command": command });
         let verdict = self.check(&crate::tools::bash::tool::Bash, &input, set);
-        let covered = self.unconfined.is_none()
-            && self.always.contains(&Allowed::Check(command.to_owned()));
+        let covered =
+            self.unconfined.is_none() && self.always.contains(&Allowed::Check(command.to_owned()));
         match verdict {
             Verdict::Ask if covered => Verdict::Run,
             verdict => verdict,

@@ -7,11 +7,22 @@ use crate::agent::event::AgentEvent;
 use crate::agent::journal::Record;
 use crate::agent::reminder::ReminderCounts;
 use crate::agent::steps_done::{Repeated, Step, StepItem, StepLog};
+use crate::agent::turn::checks::newly_completed;
 use crate::board::{Board, BoardEdit, BoardError, EditError, SUPERSEDED};
 use crate::message::{ContentBlock, Message, Role};
 use crate::tags::Tag;
 
 use serde_json::Value;
+
+/// What became of the person's edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edited {
+    /// Made; in a few words, what was done.
+    Made(String),
+    /// It completes item `.0`, which has a check: held until the check can run
+    /// ([`State::next_checked_edit`]).
+    AwaitsCheck(String),
+}
 
 /// Why the person's edit was not made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,19 +46,35 @@ impl State {
 
     /// Applies the person's edit through the board's validation; the model is told in its next
     /// request. Returns what was done, in a few words. A refused edit changes nothing.
-    pub fn edit_board(&mut self, edit: &BoardEdit) -> Result<String, BoardEditRefused> {
+    pub fn edit_board(&mut self, edit: &BoardEdit) -> Result<Edited, BoardEditRefused> {
         // Counted made or not: a front end knows which of its edits the board has seen.
         self.view.board_edits_taken += 1;
         if !self.board_on {
             return Err(BoardEditRefused::BoardOff);
         }
         let (board, said) = edit.apply(&self.view.board)?;
+        let checked = newly_completed(&self.view.board, &board);
+        if let Some(item) = checked.iter().find(|item| item.check.is_some()) {
+            self.checked_edits.push_back(edit.clone());
+            return Ok(Edited::AwaitsCheck(item.id.clone()));
+        }
+        Ok(Edited::Made(self.take_edited_board(board, said)))
+    }
+
+    /// Makes `board`, the person's edit (`said`) whose checks passed, the board; the model is
+    /// told in its next request. Returns `said`.
+    pub fn take_edited_board(&mut self, board: Board, said: String) -> String {
         // The person's change starts the count now (`set_board`), not at the end of a round.
         self.set_board(board);
         self.in_progress_changed = false;
         self.record(&Record::BoardEdit { change: said.clone() });
         self.board_edits.push(said.clone());
-        Ok(said)
+        said
+    }
+
+    /// The next of the person's edits that waits for a check to run (`turn::checks`).
+    pub fn next_checked_edit(&mut self) -> Option<BoardEdit> {
+        self.checked_edits.pop_front()
     }
 
     /// The note for the next request, if the person changed the board since the model last

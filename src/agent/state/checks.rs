@@ -45,7 +45,6 @@ impl State {
 
     /// Takes over the checks' records of a saved session.
     pub(super) fn restore_checks(&mut self, checks: BTreeMap<String, CheckRecord>) {
-        self.view.checks =
-            checks.into_iter().map(|(id, record)| (id, Arc::new(record))).collect();
+        self.view.checks = checks.into_iter().map(|(id, record)| (id, Arc::new(record))).collect();
     }
 }

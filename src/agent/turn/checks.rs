@@ -11,9 +11,9 @@
 //! after [`STALE_AFTER`] failures in a row the refusal says plainly to fix the cause or re-plan.
 
 use crate::agent::approval::Verdict;
-use crate::agent::check_record::{self, CheckEnd, CheckRecord};
 #[cfg(doc)]
 use crate::agent::check_record::STALE_AFTER;
+use crate::agent::check_record::{self, CheckEnd, CheckRecord};
 use crate::agent::command::Decision;
 use crate::agent::config::ApprovalMode;
 use crate::agent::snapshot::{Activity, ApprovalRequest, Asking};
@@ -89,7 +89,10 @@ async fn check_item(
     })?;
     let (record, stop) = run(parts, &item.id, command).await;
     if let Some(stop) = stop {
-        return Err((format!("{INTERRUPTED}: item {}'s check did not finish", item.id), Some(stop)));
+        return Err((
+            format!("{INTERRUPTED}: item {}'s check did not finish", item.id),
+            Some(stop),
+        ));
     }
     Ok(record)
 }

@@ -63,6 +63,10 @@ impl Turn<'_> {
                 results.push(taken.result);
             }
         }
+        // The person's edits that waited for a check while the calls ran.
+        if stop.is_none() {
+            stop = crate::agent::board_edits::take_checked_edits(&mut self.parts()).await;
+        }
         self.state.count_round();
         results.extend(self.state.take_model_notes());
         results.extend(self.state.take_board_note());

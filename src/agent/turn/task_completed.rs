@@ -8,13 +8,13 @@
 //! `todo` and a child agent's item started and completed, each asked for by its call's run
 //! through the conversation's handle and taken by the run stage ([`take_board`]).
 
+use crate::agent::check_record::CheckRecord;
 use crate::agent::children::item;
+use crate::agent::turn::checks;
 use crate::agent::turn::handle::Parts;
 use crate::agent::turn::hooks::HookRunner;
 use crate::agent::turn::road::seat::BoardUpdate;
 use crate::agent::turn::{INTERRUPTED, Stop};
-use crate::agent::check_record::CheckRecord;
-use crate::agent::turn::checks;
 use crate::board::{Board, BoardError, BoardItem};
 use crate::hooks::{Event, Query};
 use serde_json::{Map, Value, json};

@@ -195,6 +195,11 @@ impl Agent {
                 }
                 Command::Cancel | Command::Approve { .. } => {}
             }
+            // The person's edits that wait for a check: between turns, it runs now.
+            let mut turn = self.turn();
+            if board_edits::take_checked_edits(&mut turn.parts()).await == Some(Stop::Quit) {
+                break;
+            }
             self.conversation.state.set_activity(Activity::Idle);
             self.conversation.state.publish(&self.link.outbox);
         }
