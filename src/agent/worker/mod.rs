@@ -195,9 +195,12 @@ impl Agent {
                 }
                 Command::Cancel | Command::Approve { .. } => {}
             }
-            // The person's edits that wait for a check: between turns, it runs now.
+            // The person's edits that wait for a check: between turns, it runs now; a prompt
+            // sent while it ran was queued, and goes now.
             let mut turn = self.turn();
-            if board_edits::take_checked_edits(&mut turn.parts()).await == Some(Stop::Quit) {
+            if board_edits::take_checked_edits(&mut turn.parts()).await == Some(Stop::Quit)
+                || self.drain_queue().await == Some(Stop::Quit)
+            {
                 break;
             }
             self.conversation.state.set_activity(Activity::Idle);
