@@ -217,8 +217,11 @@ fn ended(command: &str, outcome: &ToolOutcome, began: Instant, failures: u32) ->
         (true, _) => CheckEnd::Passed,
         (false, Some(code)) => CheckEnd::Failed { why: format!("exit {code}") },
         (false, None) => {
-            let words = headline.split(';').next().unwrap_or(headline);
-            CheckEnd::Failed { why: words.chars().take(EXIT_WORDS_CHARS).collect() }
+            // `Command timed out after 5 min 0 s; …` reads `command timed out after 5 min 0 s`.
+            let words = headline.split(';').next().unwrap_or(headline).trim();
+            let mut chars = words.chars().take(EXIT_WORDS_CHARS);
+            let first = chars.next().map(|c| c.to_lowercase().to_string()).unwrap_or_default();
+            CheckEnd::Failed { why: first + &chars.collect::<String>() }
         }
     };
     let mut record = CheckRecord::running(command, if passed { 0 } else { failures + 1 });
