@@ -61,7 +61,7 @@ mod tests {
         let with = system_prompt(true);
         let without = system_prompt(false);
         assert!(with.contains("`todo`") && with.contains("`update`"), "{with}");
-        assert!(with.contains("Give a step whose success a command can show a `check`"), "{with}");
+        assert!(with.contains("Give a step whose success a command can show a `check`."), "{with}");
         assert!(!without.contains("todo"), "{without}");
         assert!(with.starts_with("You are keel") && without.starts_with("You are keel"));
         // The board's paragraph is the second; the rules after it are the same either way.

@@ -31,8 +31,8 @@ use thiserror::Error;
 /// the rhythm of updates are the system prompt's (`crate::prompt`); both go in every request.
 pub const TOOL_DESCRIPTION: &str = "items: the whole list. update: only changes [{id, fields \
 that change}], beside a step's call; a new id with text adds an item. replace: true to drop \
-unfinished items. check: give a step whose success a command can show one; it must exit 0 \
-before the item completes.";
+unfinished items. check: a command whose exit 0 shows the step done; keel runs it before \
+completing.";
 /// The most items a board may hold; more than a person can follow, fewer than a model drowns in.
 pub const MAX_ITEMS: usize = 20;
 /// The longest an item's text (or its `activeForm`) may be, in characters: a step, not a

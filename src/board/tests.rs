@@ -376,7 +376,7 @@ fn the_schema_tells_the_model_the_rules_it_is_held_to() {
         "update: only changes",
         "beside a step's call",
         "replace: true",
-        "check: give a step whose success a command can show one",
+        "check: a command whose exit 0 shows the step done",
     ] {
         assert!(TOOL_DESCRIPTION.contains(rule), "the description lost {rule:?}");
     }

@@ -10,10 +10,12 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// The most bytes the first request of the five-round task may take, over either protocol: the
-/// system prompt (the board's paragraph whole) and eight tools' specs — 3.9 KB of it on
+/// system prompt (the board's paragraph whole) and eight tools' specs — 4.1 KB of it on
 /// OpenAI-compatible servers, whose wrapper around each spec adds 232 bytes that Anthropic's
-/// specs do not have — then the person's prompt and the request's own fields.
-const FIRST_REQUEST_MAX: usize = 4 * 1024;
+/// specs do not have, and 174 bytes of it saying what an item's check is (the `todo` schema's
+/// field and sentence, the paragraph's sentence) — then the person's prompt and the request's
+/// own fields.
+const FIRST_REQUEST_MAX: usize = 4 * 1024 + 256;
 
 /// The most bytes the five requests of the task may take together, over either protocol: the
 /// first request's bytes five times, for every request carries them again, and the history the
