@@ -95,3 +95,84 @@ async fn a_claim_before_the_work_is_refused_and_the_honest_one_passes_on_both_wi
         assert_eq!(events.iter().filter(|event| event["type"] == "check_start").count(), 2);
     }
 }
+
+/// Whether `line` is `✓ check #ID COMMAND · S.Ts`, or with `exit` `✗ check #ID COMMAND · EXIT ·
+/// S.Ts`: the shape of `-p`'s line for a check, whatever the time it took.
+fn is_check_line(line: &str, id: &str, command: &str, exit: Option<&str>) -> bool {
+    let head = match exit {
+        None => format!("✓ check #{id} {command} · "),
+        Some(exit) => format!("✗ check #{id} {command} · {exit} · "),
+    };
+    line.strip_prefix(&head).and_then(|took| took.strip_suffix('s')).is_some_and(|took| {
+        took.split_once('.').is_some_and(|(whole, tenth)| {
+            !whole.is_empty()
+                && whole.chars().all(|c| c.is_ascii_digit())
+                && tenth.len() == 1
+                && tenth.chars().all(|c| c.is_ascii_digit())
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn print_says_each_check_on_a_line_of_its_own_on_both_wires() {
+    const CHECK: &str = "grep -q hello out.txt";
+    for openai in [false, true] {
+        let server = FakeLlm::start(lazy_script(), Duration::ZERO).await;
+        let work = tempfile::tempdir().unwrap();
+        let output = run(&server, work.path(), openai, &[]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        let checks: Vec<&str> = stderr.lines().filter(|line| line.contains("check #")).collect();
+        assert_eq!(checks.len(), 2, "one line per check: {stderr}");
+        assert!(is_check_line(checks[0], "1", CHECK, Some("exit 2")), "{stderr}");
+        assert!(is_check_line(checks[1], "1", CHECK, None), "{stderr}");
+        // The failure comes before the write, the pass after it.
+        let write = stderr.find("→ write_file").unwrap_or_else(|| panic!("{stderr}"));
+        assert!(stderr.find(checks[0]) < Some(write), "{stderr}");
+        assert!(stderr.rfind(checks[1]) > Some(write), "{stderr}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("Done."));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_json_check_events_carry_the_item_command_exit_time_and_output_on_both_wires() {
+    const CHECK: &str = "grep -q hello out.txt";
+    for openai in [false, true] {
+        let server = FakeLlm::start(lazy_script(), Duration::ZERO).await;
+        let work = tempfile::tempdir().unwrap();
+        let output = run(&server, work.path(), openai, &["--output-format", "json"]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let events = json_lines(&output);
+        let checks: Vec<&Value> = events
+            .iter()
+            .filter(|event| event["type"] == "check_start" || event["type"] == "check_end")
+            .collect();
+        let kinds: Vec<&str> = checks.iter().filter_map(|event| event["type"].as_str()).collect();
+        assert_eq!(kinds, ["check_start", "check_end", "check_start", "check_end"]);
+        for start in [checks[0], checks[2]] {
+            assert_eq!(start, &json!({"type": "check_start", "item": "1", "command": CHECK}));
+        }
+        let (failed, passed) = (checks[1], checks[3]);
+        for (end, ok, code, exit, failures) in
+            [(failed, false, 2, "exit 2", 1), (passed, true, 0, "exit 0", 0)]
+        {
+            assert_eq!(end["item"], "1", "{end}");
+            assert_eq!(end["command"], CHECK, "{end}");
+            assert_eq!(end["passed"], ok, "{end}");
+            assert_eq!(end["exit_code"], code, "{end}");
+            assert_eq!(end["exit"], exit, "{end}");
+            assert_eq!(end["failures_in_row"], failures, "{end}");
+            assert!(end["duration_ms"].is_u64(), "{end}");
+        }
+        // What grep said of the missing file is the failure's output; the pass printed nothing.
+        let said = failed["output"].as_str().unwrap_or_default();
+        assert!(said.contains("out.txt") && said.contains("No such file"), "{failed}");
+        assert_eq!(passed["output"], "(no output)", "{passed}");
+        // The first check ends before the write's call starts, the second after it ended.
+        let at = |wanted: &Value| events.iter().position(|event| event == wanted);
+        let write = events
+            .iter()
+            .position(|event| event["type"] == "tool_start" && event["name"] == "write_file");
+        assert!(at(failed) < write && write < at(passed), "{events:?}");
+    }
+}
