@@ -1,6 +1,8 @@
 //! Verified items on the wire: an item's check runs before keel takes its completion, through
 //! `keel -p` against a loopback server speaking each protocol. A claim before the work is
-//! refused with the check's exit and output, the board as it was; the honest claim passes.
+//! refused with the check's exit and output, the board as it was; the honest claim passes. Each
+//! check prints its line and its JSON events; the plan `-p --plan` prints shows each item's check,
+//! and plan mode completes no item that has one.
 
 use crate::support::{bin, llm};
 use bin::{json_lines, keel, output_within};
@@ -174,5 +176,44 @@ async fn the_json_check_events_carry_the_item_command_exit_time_and_output_on_bo
             .iter()
             .position(|event| event["type"] == "tool_start" && event["name"] == "write_file");
         assert!(at(failed) < write && write < at(passed), "{events:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn print_plan_shows_each_items_check_and_completes_none_with_a_check() {
+    let steps = vec![
+        tool(
+            "todo",
+            json!({"items": [
+                {"id": "1", "text": "Fix the parser", "status": "in_progress",
+                 "check": "cargo test -q parser"},
+                {"id": "2", "text": "Update the notes", "status": "pending"}
+            ]}),
+        ),
+        tool("todo", json!({"update": [{"id": "1", "status": "completed"}]})),
+        text("Here is the plan."),
+    ];
+    for openai in [false, true] {
+        let server = FakeLlm::start(steps.clone(), Duration::ZERO).await;
+        let work = tempfile::tempdir().unwrap();
+        let output = run(&server, work.path(), openai, &["--plan"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "[>] #1: Fix the parser  (check)\n      check: cargo test -q parser\n\
+             [ ] #2: Update the notes\n\n(0/2 completed)\n"
+        );
+        let results = results(&server.bodies().await);
+        let (claim, refused) = &results[1];
+        assert!(*refused, "{results:?}");
+        assert!(
+            claim.contains(
+                "Item 1: cannot be completed: its check (cargo test -q parser) does not run in \
+                 plan mode"
+            ),
+            "{claim}"
+        );
+        assert!(!stderr.contains("check #"), "no check ran: {stderr}");
     }
 }
