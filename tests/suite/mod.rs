@@ -5,6 +5,7 @@ mod agent_loop;
 mod approval_box;
 mod approvals;
 mod board_checks;
+mod board_checks_confined;
 mod board_edits;
 mod board_history;
 mod board_pane;
