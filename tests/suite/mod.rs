@@ -6,6 +6,7 @@ mod approval_box;
 mod approvals;
 mod board_checks;
 mod board_checks_confined;
+mod board_checks_resumed;
 mod board_edits;
 mod board_history;
 mod board_pane;
