@@ -4,6 +4,7 @@
 //! check prints its line and its JSON events; the plan `-p --plan` prints shows each item's check,
 //! and plan mode completes no item that has one.
 
+use super::hooks::{one, save_stdin};
 use crate::support::{bin, llm};
 use bin::{json_lines, keel, output_within};
 use llm::{FakeLlm, Step, text, tool};
@@ -14,8 +15,12 @@ use std::time::Duration;
 
 /// Runs `keel -p go` in `work` against `server` over `protocol`'s endpoint.
 fn run(server: &FakeLlm, work: &Path, openai: bool, args: &[&str]) -> Output {
-    let home = tempfile::tempdir().unwrap();
-    let mut command = keel(home.path());
+    run_in(tempfile::tempdir().unwrap().path(), server, work, openai, args)
+}
+
+/// [`run`], with `home` as the person's home.
+fn run_in(home: &Path, server: &FakeLlm, work: &Path, openai: bool, args: &[&str]) -> Output {
+    let mut command = keel(home);
     command.args(["-p", "go", "--workdir"]).arg(work).args(args);
     if openai {
         command.env("OPENAI_API_KEY", "k").env("OPENAI_BASE_URL", server.openai_base());
@@ -215,5 +220,48 @@ async fn print_plan_shows_each_items_check_and_completes_none_with_a_check() {
             "{claim}"
         );
         assert!(!stderr.contains("check #"), "no check ran: {stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_completed_hook_reads_the_check_that_passed_on_both_wires() {
+    const CHECK: &str = "test -e out.txt";
+    let steps = vec![
+        tool(
+            "todo",
+            json!({"items": [
+                {"id": "1", "text": "Write out.txt", "status": "in_progress", "check": CHECK},
+                {"id": "2", "text": "Report", "status": "pending"}
+            ]}),
+        ),
+        tool(
+            "todo",
+            json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "completed"}]}),
+        ),
+        text("Done."),
+    ];
+    for openai in [false, true] {
+        let server = FakeLlm::start(steps.clone(), Duration::ZERO).await;
+        let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(work.path().join("out.txt"), "hello\n").unwrap();
+        let seen = work.path().join("seen.jsonl");
+        let config = home.path().join(".config/keel/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, one("TaskCompleted", None, &save_stdin(&seen), None)).unwrap();
+        let output = run_in(home.path(), &server, work.path(), openai, &[]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let inputs: Vec<Value> = std::fs::read_to_string(&seen)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let by_item = |id: &str| inputs.iter().find(|input| input["task_id"] == id).cloned();
+        let (checked, plain) = (by_item("1"), by_item("2"));
+        let check = checked.map(|input| input["check"].clone()).unwrap_or_default();
+        assert_eq!(check["command"], CHECK, "{inputs:?}");
+        assert_eq!((&check["passed"], &check["exit_code"]), (&json!(true), &json!(0)), "{check}");
+        assert!(check["duration_ms"].is_u64() && check["output"].is_string(), "{check}");
+        let plain = plain.unwrap_or_else(|| panic!("no hook for #2: {inputs:?}"));
+        assert!(plain.get("check").is_none(), "an item without a check: {plain}");
     }
 }
