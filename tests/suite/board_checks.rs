@@ -51,21 +51,38 @@ fn results(bodies: &[Value]) -> Vec<(String, bool)> {
     out
 }
 
+/// The whole list of two items: `first`, in progress with `check`, and `second`, pending.
+fn checked_board(first: &str, check: &str, second: &str) -> Step {
+    tool(
+        "todo",
+        json!({"items": [
+            {"id": "1", "text": first, "status": "in_progress", "check": check},
+            {"id": "2", "text": second, "status": "pending"}
+        ]}),
+    )
+}
+
+/// The check of the lazy model's item: it fails (exit 2) until the file is written.
+const LAZY_CHECK: &str = "grep -q hello out.txt";
+
 fn lazy_script() -> Vec<Step> {
     vec![
-        tool(
-            "todo",
-            json!({"items": [
-                {"id": "1", "text": "Write out.txt", "status": "in_progress",
-                 "check": "grep -q hello out.txt"},
-                {"id": "2", "text": "Report", "status": "pending"}
-            ]}),
-        ),
+        checked_board("Write out.txt", LAZY_CHECK, "Report"),
         tool("todo", json!({"update": [{"id": "1", "status": "completed"}]})),
         tool("write_file", json!({"path": "out.txt", "content": "hello\n"})),
         tool("todo", json!({"update": [{"id": "1", "status": "completed"}]})),
         text("Done."),
     ]
+}
+
+/// `keel -p` with `args` in a fresh workspace, against the lazy model over either wire; it
+/// must succeed.
+async fn lazy_run(openai: bool, args: &[&str]) -> Output {
+    let server = FakeLlm::start(lazy_script(), Duration::ZERO).await;
+    let work = tempfile::tempdir().unwrap();
+    let output = run(&server, work.path(), openai, args);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    output
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -122,17 +139,13 @@ fn is_check_line(line: &str, id: &str, command: &str, exit: Option<&str>) -> boo
 
 #[tokio::test(flavor = "multi_thread")]
 async fn print_says_each_check_on_a_line_of_its_own_on_both_wires() {
-    const CHECK: &str = "grep -q hello out.txt";
     for openai in [false, true] {
-        let server = FakeLlm::start(lazy_script(), Duration::ZERO).await;
-        let work = tempfile::tempdir().unwrap();
-        let output = run(&server, work.path(), openai, &[]);
+        let output = lazy_run(openai, &[]).await;
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{stderr}");
         let checks: Vec<&str> = stderr.lines().filter(|line| line.contains("check #")).collect();
         assert_eq!(checks.len(), 2, "one line per check: {stderr}");
-        assert!(is_check_line(checks[0], "1", CHECK, Some("exit 2")), "{stderr}");
-        assert!(is_check_line(checks[1], "1", CHECK, None), "{stderr}");
+        assert!(is_check_line(checks[0], "1", LAZY_CHECK, Some("exit 2")), "{stderr}");
+        assert!(is_check_line(checks[1], "1", LAZY_CHECK, None), "{stderr}");
         // The failure comes before the write, the pass after it.
         let write = stderr.find("→ write_file").unwrap_or_else(|| panic!("{stderr}"));
         assert!(stderr.find(checks[0]) < Some(write), "{stderr}");
@@ -143,12 +156,8 @@ async fn print_says_each_check_on_a_line_of_its_own_on_both_wires() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_json_check_events_carry_the_item_command_exit_time_and_output_on_both_wires() {
-    const CHECK: &str = "grep -q hello out.txt";
     for openai in [false, true] {
-        let server = FakeLlm::start(lazy_script(), Duration::ZERO).await;
-        let work = tempfile::tempdir().unwrap();
-        let output = run(&server, work.path(), openai, &["--output-format", "json"]);
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let output = lazy_run(openai, &["--output-format", "json"]).await;
         let events = json_lines(&output);
         let checks: Vec<&Value> = events
             .iter()
@@ -157,14 +166,14 @@ async fn the_json_check_events_carry_the_item_command_exit_time_and_output_on_bo
         let kinds: Vec<&str> = checks.iter().filter_map(|event| event["type"].as_str()).collect();
         assert_eq!(kinds, ["check_start", "check_end", "check_start", "check_end"]);
         for start in [checks[0], checks[2]] {
-            assert_eq!(start, &json!({"type": "check_start", "item": "1", "command": CHECK}));
+            assert_eq!(start, &json!({"type": "check_start", "item": "1", "command": LAZY_CHECK}));
         }
         let (failed, passed) = (checks[1], checks[3]);
         for (end, ok, code, exit, failures) in
             [(failed, false, 2, "exit 2", 1), (passed, true, 0, "exit 0", 0)]
         {
             assert_eq!(end["item"], "1", "{end}");
-            assert_eq!(end["command"], CHECK, "{end}");
+            assert_eq!(end["command"], LAZY_CHECK, "{end}");
             assert_eq!(end["passed"], ok, "{end}");
             assert_eq!(end["exit_code"], code, "{end}");
             assert_eq!(end["exit"], exit, "{end}");
@@ -187,14 +196,7 @@ async fn the_json_check_events_carry_the_item_command_exit_time_and_output_on_bo
 #[tokio::test(flavor = "multi_thread")]
 async fn print_plan_shows_each_items_check_and_completes_none_with_a_check() {
     let steps = vec![
-        tool(
-            "todo",
-            json!({"items": [
-                {"id": "1", "text": "Fix the parser", "status": "in_progress",
-                 "check": "cargo test -q parser"},
-                {"id": "2", "text": "Update the notes", "status": "pending"}
-            ]}),
-        ),
+        checked_board("Fix the parser", "cargo test -q parser", "Update the notes"),
         tool("todo", json!({"update": [{"id": "1", "status": "completed"}]})),
         text("Here is the plan."),
     ];
@@ -227,13 +229,7 @@ async fn print_plan_shows_each_items_check_and_completes_none_with_a_check() {
 async fn a_task_completed_hook_reads_the_check_that_passed_on_both_wires() {
     const CHECK: &str = "test -e out.txt";
     let steps = vec![
-        tool(
-            "todo",
-            json!({"items": [
-                {"id": "1", "text": "Write out.txt", "status": "in_progress", "check": CHECK},
-                {"id": "2", "text": "Report", "status": "pending"}
-            ]}),
-        ),
+        checked_board("Write out.txt", CHECK, "Report"),
         tool(
             "todo",
             json!({"update": [{"id": "1", "status": "completed"}, {"id": "2", "status": "completed"}]}),
