@@ -1,12 +1,14 @@
 //! Checks across a crash and a resume, through `keel -p` against the loopback server: keel
 //! SIGKILLed while an item's check runs leaves the item as it was — not completed, the board
-//! otherwise unchanged — in the log and after `--continue`; and a check that passed stays passed
-//! in the resumed session, its record kept and its item marked, without running again.
+//! otherwise unchanged — in the log and after `--continue`, as an interrupt (SIGTERM) does; and a
+//! check that passed stays passed in the resumed session, its record kept and its item marked,
+//! without running again.
 
 use crate::support::bin::{self, HANG_GUARD, POLL, json_lines, keel, last_result, output_within};
 use crate::support::llm::{FakeLlm, Step, text, tool};
 use crate::support::processes::processes_with;
 use keel::board::{BoardItem, Status};
+use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -63,8 +65,14 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Starts `keel -p go`, waits for its item's check to start and to be sleeping, and SIGKILLs it.
-fn kill_during_the_check(command: &mut Command, work: &Path, marker: &str) {
+/// Starts `keel -p go`, waits for its item's check to start and to be sleeping, and sends keel
+/// `signal`; returns how keel ended and the JSON events it printed.
+fn signal_during_the_check(
+    command: &mut Command,
+    work: &Path,
+    marker: &str,
+    signal: Signal,
+) -> (std::process::ExitStatus, Vec<Value>) {
     command.args(["-p", "go"]).stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = command.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -76,19 +84,22 @@ fn kill_during_the_check(command: &mut Command, work: &Path, marker: &str) {
             }
         }
     });
+    let mut events = Vec::new();
     let deadline = Instant::now() + HANG_GUARD;
-    loop {
+    while !events.iter().any(|event: &Value| event["type"] == "check_start") {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = lines.recv_timeout(left).expect("keel never started the check");
-        if serde_json::from_str::<Value>(&line).is_ok_and(|event| event["type"] == "check_start") {
-            break;
-        }
+        events.push(serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}")));
     }
     wait_until("the check to sleep", || {
         !work.join(HOLD_FILE).exists() && !processes_with(&format!("sleep {marker}")).is_empty()
     });
-    child.kill().unwrap(); // SIGKILL: no chance to clean up.
-    child.wait().unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let status = bin::wait_within(&mut child, HANG_GUARD, "keel after the signal");
+    // The reader ends with keel's stdout: every line keel printed is in by then.
+    events.extend(lines.iter().map(|line| serde_json::from_str::<Value>(&line).unwrap()));
+    (status, events)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -100,7 +111,8 @@ async fn killed_while_a_check_runs_the_item_stays_as_it_was_and_after_continue()
         let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         std::fs::write(work.path().join(HOLD_FILE), "").unwrap();
         let mut command = keel_against(&server, openai, home.path(), work.path());
-        kill_during_the_check(&mut command, work.path(), marker);
+        // SIGKILL: no chance to clean up.
+        signal_during_the_check(&mut command, work.path(), marker, Signal::SIGKILL);
         wait_until("the check to die with keel", || {
             processes_with(&format!("sleep {marker}")).is_empty()
         });
@@ -180,4 +192,31 @@ async fn a_passed_check_stays_passed_in_the_resumed_session() {
     let board = sent.last().map(Value::to_string).unwrap_or_default();
     assert!(board.contains("[x] #1: Write out.txt  (check passed)"), "{board}");
     assert_eq!(passed(&saved(home.path(), work.path())), expected);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupted_while_a_check_runs_the_item_stays_as_it_was() {
+    const MARKER: &str = "60.7343";
+    let check = sleepy_check(MARKER);
+    let script = vec![board_with(&check), complete("1"), text("Done.")];
+    let server = FakeLlm::start(script, Duration::ZERO).await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(work.path().join(HOLD_FILE), "").unwrap();
+    let mut command = keel_against(&server, false, home.path(), work.path());
+    let (status, events) =
+        signal_during_the_check(&mut command, work.path(), MARKER, Signal::SIGTERM);
+    // The check is stopped with the turn, and the item is not taken.
+    assert_eq!(status.code(), Some(1), "{events:?}");
+    // Its sleep would last past the wait: it is gone only if it was stopped.
+    wait_until("the check to stop", || processes_with(&format!("sleep {MARKER}")).is_empty());
+    let result = last_result(&events);
+    assert_eq!(result["outcome"], "interrupted", "{result}");
+    assert_eq!((result["done"].as_u64(), result["total"].as_u64()), (Some(0), Some(2)));
+    let ends: Vec<&Value> = events.iter().filter(|event| event["type"] == "check_end").collect();
+    assert_eq!(ends.len(), 1, "{events:?}");
+    assert_eq!(ends[0]["passed"], false, "{}", ends[0]);
+    let saved = saved(home.path(), work.path());
+    let statuses: Vec<Status> = saved.board.items().iter().map(|item| item.status).collect();
+    assert_eq!(statuses, [Status::InProgress, Status::Pending]);
+    assert!(!saved.board.items()[0].check_passed);
 }
