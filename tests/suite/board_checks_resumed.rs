@@ -102,17 +102,35 @@ fn signal_during_the_check(
     (status, events)
 }
 
+/// A run of the sleepy check's claim that was sent a signal while the check slept.
+struct Signalled {
+    server: FakeLlm,
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+    check: String,
+    status: std::process::ExitStatus,
+    events: Vec<Value>,
+}
+
+/// Claims item 1, whose check sleeps marked by `marker`, over either wire, and sends keel `signal`
+/// while the check sleeps.
+async fn signalled(openai: bool, marker: &str, signal: Signal) -> Signalled {
+    let check = sleepy_check(marker);
+    let script = vec![board_with(&check), complete("1"), text("Done.")];
+    let server = FakeLlm::start(script, Duration::ZERO).await;
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(work.path().join(HOLD_FILE), "").unwrap();
+    let mut command = keel_against(&server, openai, home.path(), work.path());
+    let (status, events) = signal_during_the_check(&mut command, work.path(), marker, signal);
+    Signalled { server, home, work, check, status, events }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_while_a_check_runs_the_item_stays_as_it_was_and_after_continue() {
     for (openai, marker) in [(false, "60.7341"), (true, "60.7342")] {
-        let check = sleepy_check(marker);
-        let script = vec![board_with(&check), complete("1"), text("Done.")];
-        let server = FakeLlm::start(script, Duration::ZERO).await;
-        let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        std::fs::write(work.path().join(HOLD_FILE), "").unwrap();
-        let mut command = keel_against(&server, openai, home.path(), work.path());
         // SIGKILL: no chance to clean up.
-        signal_during_the_check(&mut command, work.path(), marker, Signal::SIGKILL);
+        let Signalled { server, home, work, check, .. } =
+            signalled(openai, marker, Signal::SIGKILL).await;
         wait_until("the check to die with keel", || {
             processes_with(&format!("sleep {marker}")).is_empty()
         });
@@ -197,14 +215,8 @@ async fn a_passed_check_stays_passed_in_the_resumed_session() {
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupted_while_a_check_runs_the_item_stays_as_it_was() {
     const MARKER: &str = "60.7343";
-    let check = sleepy_check(MARKER);
-    let script = vec![board_with(&check), complete("1"), text("Done.")];
-    let server = FakeLlm::start(script, Duration::ZERO).await;
-    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(work.path().join(HOLD_FILE), "").unwrap();
-    let mut command = keel_against(&server, false, home.path(), work.path());
-    let (status, events) =
-        signal_during_the_check(&mut command, work.path(), MARKER, Signal::SIGTERM);
+    let Signalled { home, work, status, events, .. } =
+        signalled(false, MARKER, Signal::SIGTERM).await;
     // The check is stopped with the turn, and the item is not taken.
     assert_eq!(status.code(), Some(1), "{events:?}");
     // Its sleep would last past the wait: it is gone only if it was stopped.
