@@ -222,6 +222,14 @@ async fn print_plan_shows_each_items_check_and_completes_none_with_a_check() {
             "{claim}"
         );
         assert!(!stderr.contains("check #"), "no check ran: {stderr}");
+        // In JSON the plan is the last todo event: its items carry their checks.
+        let output = run(&server, work.path(), openai, &["--plan", "--output-format", "json"]);
+        let events = json_lines(&output);
+        let [.., plan, _] = events.as_slice() else { panic!("too few events: {events:?}") };
+        assert_eq!(plan["type"], "todo", "{events:?}");
+        assert_eq!(plan["items"][0]["check"], "cargo test -q parser", "{plan}");
+        assert!(plan["items"][1].get("check").is_none(), "{plan}");
+        assert!(!events.iter().any(|event| event["type"] == "check_start"), "{events:?}");
     }
 }
 
