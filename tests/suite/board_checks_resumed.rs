@@ -227,6 +227,7 @@ async fn interrupted_while_a_check_runs_the_item_stays_as_it_was() {
     let ends: Vec<&Value> = events.iter().filter(|event| event["type"] == "check_end").collect();
     assert_eq!(ends.len(), 1, "{events:?}");
     assert_eq!(ends[0]["passed"], false, "{}", ends[0]);
+    assert!(ends[0]["exit_code"].is_null(), "stopped, it did not exit: {}", ends[0]);
     let saved = saved(home.path(), work.path());
     let statuses: Vec<Status> = saved.board.items().iter().map(|item| item.status).collect();
     assert_eq!(statuses, [Status::InProgress, Status::Pending]);
