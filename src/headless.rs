@@ -8,8 +8,9 @@
 //! reaches the person's terminal; JSON output escapes them already. A reader that goes away
 //! (`keel -p … | head`) ends the run quietly, as if interrupted, with exit code 0.
 //!
-//! With `--plan` the answer is the plan: the board the turn ended with goes to stdout (the model's
-//! last words to stderr), or, in JSON, it is the `todo` event just before the `result`.
+//! With `--plan` the answer is the plan: the board the turn ended with goes to stdout, each item's
+//! check written out under it (the model's last words to stderr), or, in JSON, it is the `todo`
+//! event just before the `result`.
 
 use crate::agent::{AgentEvent, AgentHandle, Command, TurnOutcome};
 use crate::board::{Board, BoardItem};
@@ -189,7 +190,8 @@ fn print_plan(
     }
     err.write_all(&words)?;
     if matches!(event, AgentEvent::Result { outcome: TurnOutcome::Success, .. }) {
-        writeln!(out, "{}", Board::from_items(std::mem::take(board)).render())?;
+        // The plan as the person approves it: each item's check written out under it.
+        writeln!(out, "{}", Board::from_items(std::mem::take(board)).render_with_checks())?;
         out.flush()?;
     }
     Ok(())

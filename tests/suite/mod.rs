@@ -5,6 +5,8 @@ mod agent_loop;
 mod approval_box;
 mod approvals;
 mod board_checks;
+mod board_checks_confined;
+mod board_checks_resumed;
 mod board_edits;
 mod board_history;
 mod board_pane;
