@@ -42,7 +42,7 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     (
         "/todo",
         Slash::Todo,
-        "edit the board: add TEXT, done N, undo N, rm N, edit N TEXT, move N POS, check N [CMD] \
+        "edit the board: add TEXT, done/undo/rm N, edit N TEXT, move N POS, check N [CMD] \
          (N: the item's id)",
     ),
     (
