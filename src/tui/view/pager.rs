@@ -14,11 +14,11 @@ use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
 use super::super::theme;
+use super::board::marks::Clock;
 use super::conversation::WHEEL_LINES;
 use super::inspector::search::{Search, Typed, show_hit};
 use super::inspector::text::{Laid, draw_rows};
 use super::{BORDER_CELLS, pane};
-use super::board::marks::Clock;
 use crate::agent::{CheckRecord, Snapshot, ToolRun, TurnDiff};
 use crate::tools::names::screen_name;
 use ratatui::buffer::Buffer;
@@ -125,8 +125,7 @@ impl Pager {
     pub fn update(&mut self, snapshot: &Snapshot) {
         if let Some((item, shown, clock)) = &self.check {
             // A running check that ends, or the next run, replaces the one shown.
-            if let Some(record) = snapshot.checks.get(item).filter(|now| !Arc::ptr_eq(now, shown))
-            {
+            if let Some(record) = snapshot.checks.get(item).filter(|now| !Arc::ptr_eq(now, shown)) {
                 let search = std::mem::take(&mut self.search);
                 *self = Self::check(&item.clone(), record, *clock);
                 self.search = search;

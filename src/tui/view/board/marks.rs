@@ -81,7 +81,8 @@ fn parse_offset(text: &str) -> Option<i64> {
     Some(sign * (hours * SECONDS_PER_HOUR + minutes * SECONDS_PER_MINUTE))
 }
 
-/// The mark after an item's text, if the item has a check (or one runs for it now).
+/// The mark after an item's text, if the item has a check (or one runs for it now); a check
+/// never run goes unmarked under a waiting plan, which shows its command (`check_line`).
 pub fn check_mark(snapshot: &Snapshot, item: &BoardItem, clock: Clock) -> Vec<Span<'static>> {
     let record = snapshot.checks.get(&item.id).map(AsRef::as_ref);
     // A record of a check the item no longer has says nothing of the one it has now.
@@ -94,6 +95,8 @@ pub fn check_mark(snapshot: &Snapshot, item: &BoardItem, clock: Clock) -> Vec<Sp
         _ if item.check.is_none() => Vec::new(),
         _ if item.check_passed => mark("✓".to_owned(), theme::RUN_OK),
         (_, Some(record)) => failed_or_passed(record, clock),
+        // A waiting plan shows the command itself under the item.
+        _ if snapshot.plan_ready => Vec::new(),
         _ => mark("check".to_owned(), theme::DIM),
     }
 }
@@ -103,7 +106,8 @@ fn failed_or_passed(record: &CheckRecord, clock: Clock) -> Vec<Span<'static>> {
     if record.passed() {
         return vec![Span::styled(format!("{GAP}✓"), theme::RUN_OK)];
     }
-    let mut spans = vec![Span::styled(format!("{GAP}✗ {}", clock.hh_mm(record.at)), theme::RUN_FAILED)];
+    let mut spans =
+        vec![Span::styled(format!("{GAP}✗ {}", clock.hh_mm(record.at)), theme::RUN_FAILED)];
     if record.stale() {
         spans.push(Span::styled(" stale", theme::STATUS_ATTENTION));
     }

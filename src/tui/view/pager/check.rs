@@ -23,7 +23,9 @@ impl Output {
         let (ended, style) = match &record.end {
             CheckEnd::Running => (format!("running since {at}"), theme::RUN_RUNNING),
             CheckEnd::Passed => (format!("passed (exit 0) · {took} · at {at}"), theme::RUN_OK),
-            CheckEnd::Failed { why } => (format!("failed ({why}) · {took} · at {at}"), theme::RUN_FAILED),
+            CheckEnd::Failed { why } => {
+                (format!("failed ({why}) · {took} · at {at}"), theme::RUN_FAILED)
+            }
         };
         push(&ended, style);
         if record.failures_in_row > 1 {
