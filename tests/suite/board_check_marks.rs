@@ -5,19 +5,16 @@
 //!
 //! Times are drawn on a fixed clock (UTC unless a test gives another), never the machine's.
 
+use super::board_pane::{focused, pane_text};
 use crate::support::tui::{app_with, draw, press, screen_text, sent, type_text};
 use keel::agent::{Activity, ApprovalRequest, Asking, CheckEnd, CheckRecord, Command, Snapshot};
 use keel::board::Board;
-use keel::tui::App;
 use keel::tui::view::board::BoardPane;
 use keel::tui::view::board::marks::Clock;
-use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::layout::Rect;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 /// 2026-12-07 14:32:05 UTC.
 const RUN_AT_SECONDS: u64 = 1_796_653_925;
@@ -74,28 +71,10 @@ fn marked_snapshot() -> Snapshot {
     Snapshot { board: Arc::new(board), checks, ..Snapshot::default() }
 }
 
-fn pane_text(pane: &BoardPane, snapshot: &Snapshot, (width, height): (u16, u16)) -> String {
-    let area = Rect::new(0, 0, width, height);
-    let mut buf = Buffer::empty(area);
-    pane.render(snapshot, area, &mut buf, false, 0);
-    (0..height)
-        .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The drawn row that holds `needle`, without the pane's borders.
 fn row_with<'a>(text: &'a str, needle: &str) -> &'a str {
     let row = text.lines().find(|line| line.contains(needle));
     row.unwrap_or_else(|| panic!("{needle}: {text}")).trim_matches('│').trim()
-}
-
-fn focused(snapshot: Snapshot) -> (App, UnboundedReceiver<Command>) {
-    let (mut app, rx) = app_with(snapshot);
-    type_text(&mut app, "/todos");
-    press(&mut app, KeyCode::Enter);
-    assert!(app.board_focused());
-    (app, rx)
 }
 
 // ---------------------------------------------------------------- the pane's marks
