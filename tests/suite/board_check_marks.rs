@@ -7,11 +7,14 @@
 
 use super::board_pane::{focused, pane_text};
 use crate::support::tui::{app_with, draw, press, screen_text, sent, type_text};
-use keel::agent::{Activity, ApprovalRequest, Asking, CheckEnd, CheckRecord, Command, Snapshot};
+use keel::agent::{
+    Activity, AgentEvent, ApprovalRequest, Asking, CheckEnd, CheckRecord, Command, Entry, Snapshot,
+};
 use keel::board::Board;
 use keel::tui::view::board::BoardPane;
 use keel::tui::view::board::marks::Clock;
 use ratatui::crossterm::event::KeyCode;
+use ratatui::style::Modifier;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -274,4 +277,36 @@ fn snapshot_the_approval_box_names_the_item_whose_check_asks() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(lines[why + 1].contains("bash wants to run:"), "{text}");
     assert!(lines[why + 2].contains("cargo test -q parser"), "{text}");
+}
+
+// ---------------------------------------------------------------- the conversation
+
+#[test]
+fn a_checks_end_reads_as_a_notice_in_the_conversation() {
+    let end = |passed: bool, exit: &str| AgentEvent::CheckEnd {
+        item: "3".into(),
+        command: "cargo test -q parser".into(),
+        passed,
+        exit_code: Some(if passed { 0 } else { 1 }),
+        exit: exit.into(),
+        duration_ms: 400,
+        output: "test parser ... FAILED".into(),
+        failures_in_row: u32::from(!passed),
+    };
+    let transcript: imbl::Vector<Entry> =
+        [end(false, "exit 1"), end(true, "exit 0")].iter().filter_map(AgentEvent::entry).collect();
+    let (mut app, _rx) = app_with(Snapshot { seq: 1, transcript, ..Snapshot::default() });
+    let terminal = draw(&mut app, (100, 20));
+    let text = screen_text(&terminal);
+    let notice = |line: &str| {
+        let row =
+            text.lines().position(|row| row.contains(line)).unwrap_or_else(|| panic!("{text}"));
+        let x = text.lines().nth(row).unwrap().chars().position(|c| c == '·').unwrap();
+        let cell =
+            &terminal.backend().buffer()[(u16::try_from(x).unwrap(), u16::try_from(row).unwrap())];
+        assert!(cell.modifier.contains(Modifier::DIM), "{line}: not drawn as a dim notice");
+    };
+    notice("· ✗ check #3 cargo test -q parser · exit 1 · 0.4s");
+    notice("· ✓ check #3 cargo test -q parser · 0.4s");
+    assert!(!text.contains("FAILED"), "the output stays in the check's view: {text}");
 }
