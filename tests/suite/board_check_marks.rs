@@ -8,9 +8,13 @@
 use super::board_pane::{focused, pane_text};
 use crate::support::tui::{app_with, draw, press, screen_text, sent, type_text};
 use keel::agent::{
-    Activity, AgentEvent, ApprovalRequest, Asking, CheckEnd, CheckRecord, Command, Entry, Snapshot,
+    Activity, AgentEvent, ApprovalRequest, Asking, CheckEnd, CheckRecord, ChildAgent, ChildStatus,
+    Command, Entry, Snapshot,
 };
 use keel::board::Board;
+use keel::message::Usage;
+use keel::tools::task::Kind;
+use keel::tui::OverlayKind;
 use keel::tui::view::board::BoardPane;
 use keel::tui::view::board::marks::Clock;
 use ratatui::crossterm::event::KeyCode;
@@ -225,7 +229,10 @@ fn without_a_check_record_enter_and_o_do_what_they_did() {
 #[test]
 fn a_waiting_plan_keeps_enter_for_the_approval_and_o_still_shows_the_check() {
     let snapshot = Snapshot { plan_mode: true, plan_ready: true, ..marked_snapshot() };
-    let (mut app, mut rx) = focused(snapshot.clone());
+    let (mut app, mut rx) = focused(snapshot);
+    let hints = screen_text(&draw(&mut app, (140, 30)));
+    assert!(hints.contains("Enter approve plan") && hints.contains("o check"), "{hints}");
+    assert!(!hints.contains("Enter/o check"), "{hints}");
     type_text(&mut app, "o");
     assert!(screen_text(&draw(&mut app, (80, 16))).contains("$ cargo test -q parser"));
     press(&mut app, KeyCode::Esc);
@@ -309,4 +316,33 @@ fn a_checks_end_reads_as_a_notice_in_the_conversation() {
     notice("· ✗ check #3 cargo test -q parser · exit 1 · 0.4s");
     notice("· ✓ check #3 cargo test -q parser · 0.4s");
     assert!(!text.contains("FAILED"), "the output stays in the check's view: {text}");
+}
+
+#[test]
+fn o_keeps_opening_the_child_of_an_item_a_child_did_and_enter_shows_its_check() {
+    let mut snapshot = marked_snapshot();
+    let child = ChildAgent {
+        id: Arc::from("a1"),
+        call_id: Arc::from("toolu_1"),
+        label: Arc::from("Fix the parser"),
+        item: Some(Arc::from("2")),
+        kind: Kind::General,
+        status: ChildStatus::Done,
+        tool: None,
+        rounds: 2,
+        usage: Usage::default(),
+        view: Some(Box::default()),
+    };
+    snapshot.children = [Arc::new(child)].into_iter().collect();
+    let (mut app, _rx) = focused(snapshot);
+    let hints = screen_text(&draw(&mut app, (140, 30)));
+    assert!(hints.contains("Enter check") && hints.contains("o child agent"), "{hints}");
+    type_text(&mut app, "o");
+    assert_eq!(app.overlay(), Some(OverlayKind::Agents));
+    press(&mut app, KeyCode::Esc);
+    type_text(&mut app, "/todos");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay(), Some(OverlayKind::Output));
+    assert!(screen_text(&draw(&mut app, (80, 16))).contains("$ cargo test -q parser"));
 }

@@ -25,6 +25,10 @@ pub enum Action {
     Leave,
 }
 
+/// Enter and `o`, each bound twice: which binding holds depends on the selected item.
+const ENTER: &[KeySpec] = &[KeySpec::plain(KeyCode::Enter)];
+const O: &[KeySpec] = &[KeySpec::char('o')];
+
 /// The board's keys while it has the focus.
 pub const KEYS: &[Binding<Action>] = &[
     Binding {
@@ -77,22 +81,28 @@ pub const KEYS: &[Binding<Action>] = &[
     },
     // Enter and `o` mean what the state makes of them: see `active`.
     Binding {
-        keys: &[KeySpec::plain(KeyCode::Enter)],
+        keys: ENTER,
         action: Action::Approve,
         help: "approve the plan (plan mode): the model carries it out",
         hint: Some("approve plan"),
     },
     Binding {
-        keys: &[KeySpec::char('o')],
+        keys: O,
         action: Action::OpenChild,
         help: "open the conversation of the child agent that works (or worked) on the selected item",
         hint: Some("child agent"),
     },
     Binding {
-        keys: &[KeySpec::plain(KeyCode::Enter), KeySpec::char('o')],
+        keys: ENTER,
         action: Action::ShowCheck,
         help: "show the selected item's last check: its command, how it ended, its output \
-               (Enter: unless a plan waits; o: unless a child agent did the item)",
+               (while no plan waits for approval)",
+        hint: Some("check"),
+    },
+    Binding {
+        keys: O,
+        action: Action::ShowCheck,
+        help: "show the selected item's last check, on an item no child agent did",
         hint: Some("check"),
     },
     Binding {
@@ -131,7 +141,9 @@ pub const KEYS: &[Binding<Action>] = &[
 /// Whether `binding` means something with item `selected` of `snapshot` selected. An Enter
 /// with no plan and no check still asks for the approval (the agent says why there is none).
 pub fn active(binding: &Binding<Action>, snapshot: &Snapshot, selected: usize) -> bool {
-    let item = snapshot.board.items().get(selected);
+    let items = snapshot.board.items();
+    // The item the key acts on: the selection, kept within a board that shrank.
+    let item = items.get(selected.min(items.len().saturating_sub(1)));
     let has_check = item.is_some_and(|item| snapshot.checks.contains_key(&item.id));
     let has_child = item.is_some_and(|item| {
         snapshot.children.iter().any(|child| child.item.as_deref() == Some(item.id.as_str()))
@@ -139,7 +151,8 @@ pub fn active(binding: &Binding<Action>, snapshot: &Snapshot, selected: usize) -
     match binding.action {
         Action::Approve => approvable(snapshot) || !has_check,
         Action::OpenChild => has_child || !has_check,
-        Action::ShowCheck => has_check,
+        Action::ShowCheck if binding.keys == ENTER => has_check && !approvable(snapshot),
+        Action::ShowCheck => has_check && !has_child,
         _ => true,
     }
 }
