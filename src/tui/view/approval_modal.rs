@@ -2,7 +2,8 @@
 //!
 //! It shows the child agent that asks, when one does, the board item whose completion runs
 //! the command as its check, when that is why it asks, then the tool, the command or path, and
-//! for file changes the diff (`+` green, `-` red), scrollable when long; the answer keys are pinned at the bottom so they are always in view.
+//! for file changes the diff (`+` green, `-` red), scrollable when long; the answer keys are
+//! pinned at the bottom so they are always in view.
 //! Nothing is hidden without a mark: the command wraps at spaces (every character kept), and
 //! when the body does not fit, the borders say how many rows are above and below. While typing
 //! that began before the box goes on, the answer line says the keys go to the composer (see

@@ -126,12 +126,8 @@ impl Pager {
         if let Some((item, shown, clock)) = &self.check {
             // A running check that ends, or the next run, replaces the one shown.
             if let Some(record) = snapshot.checks.get(item).filter(|now| !Arc::ptr_eq(now, shown)) {
-                let search = std::mem::take(&mut self.search);
-                *self = Self::check(&item.clone(), record, *clock);
-                self.search = search;
-                if self.search.has_query() {
-                    self.find();
-                }
+                let next = Self::check(item, record, *clock);
+                self.replace_keeping_search(next);
             }
             return;
         }
@@ -198,12 +194,17 @@ impl Pager {
         };
         let next = if forward { at.checked_add(1) } else { at.checked_sub(1) };
         if let Some(run) = next.and_then(|next| snapshot.tools.get(next)) {
-            let search = std::mem::take(&mut self.search);
-            *self = Self::on(Arc::clone(run), snapshot);
-            self.search = search;
-            if self.search.has_query() {
-                self.find();
-            }
+            self.replace_keeping_search(Self::on(Arc::clone(run), snapshot));
+        }
+    }
+
+    /// Shows what `next` shows, the search typed so far kept and run on it.
+    fn replace_keeping_search(&mut self, next: Self) {
+        let search = std::mem::take(&mut self.search);
+        *self = next;
+        self.search = search;
+        if self.search.has_query() {
+            self.find();
         }
     }
 
