@@ -44,7 +44,7 @@ pub use config::{
     DEFAULT_NAG_THRESHOLD,
 };
 pub use event::INTERRUPTED;
-pub use event::{AgentEvent, TurnOutcome};
+pub use event::{AgentEvent, TurnOutcome, check_time};
 pub use reminder::{NagThreshold, Reminder, ReminderCounts};
 pub use snapshot::{
     Activity, ApprovalRequest, Asking, CallMark, ChildAgent, ChildStatus, ContextUse, Entry,

@@ -281,6 +281,7 @@ fn front(cli: &Cli, config: &Config, opening: Opening, sandbox: Probing) -> Fron
         prices: config.prices.clone(),
         workspace: Some(opening.workspace),
         hidden: opening.hidden,
+        clock: tui::view::board::marks::Clock::local(),
     };
     Front::Tui { start, options }
 }

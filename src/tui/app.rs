@@ -79,7 +79,7 @@ impl App {
                 inspector: None,
                 agents: None,
                 help: None,
-                board: BoardPane::default(),
+                board: BoardPane::with_clock(options.clock),
                 main: MainView {
                     composer: Composer::new(),
                     conversation: Conversation::new(

@@ -6,7 +6,7 @@
 pub enum Slash {
     Clear,
     Todos,
-    /// `/todo add|done|undo|rm|edit|move …`: the person edits the board.
+    /// `/todo add|done|undo|rm|edit|move|check …`: the person edits the board.
     Todo,
     Plan,
     Approve,
@@ -42,7 +42,8 @@ pub const SLASH_COMMANDS: &[(&str, Slash, &str)] = &[
     (
         "/todo",
         Slash::Todo,
-        "edit the board: add TEXT, done N, undo N, rm N, edit N TEXT, move N POS (N: the item's id)",
+        "edit the board: add TEXT, done/undo/rm N, edit N TEXT, move N POS, check N [CMD] \
+         (N: the item's id)",
     ),
     (
         "/plan",

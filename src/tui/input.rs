@@ -204,6 +204,13 @@ impl App {
                 self.views.agents =
                     Some(Box::new(AgentsView::open(&self.snapshot, item.as_deref())));
             }
+            Effect::OpenCheck { item } => {
+                if let Some(record) = self.snapshot.checks.get(&item) {
+                    let pager = Pager::check(&item, record, self.views.board.clock());
+                    self.views.close_readers();
+                    self.views.pager = Some(Box::new(pager));
+                }
+            }
             Effect::InspectChild(id) => {
                 let child = super::app::child_view(&self.snapshot, Some(&id));
                 self.views.inspector =

@@ -77,6 +77,8 @@ pub struct TuiOptions {
     pub workspace: Option<std::path::PathBuf>,
     /// The paths hidden from the model, which `@` never lists.
     pub hidden: crate::runtime::sandbox::hidden::Hidden,
+    /// The person's clock, for the times the screen shows in local time (UTC by default).
+    pub clock: view::board::marks::Clock,
 }
 
 /// Whether `NO_COLOR` (its value, if set) asks for no colours: any non-empty value does

@@ -38,6 +38,10 @@ pub enum Effect {
     OpenAgents {
         item: Option<String>,
     },
+    /// Open the pager on the last check of this board item.
+    OpenCheck {
+        item: String,
+    },
     /// Open the inspector on child agent `id`'s last request.
     InspectChild(String),
     /// Put this text in the composer and give it the keyboard (the board's edit and add keys).

@@ -41,7 +41,12 @@ fn stale_snapshot() -> Snapshot {
     }
 }
 
-fn pane_text(pane: &BoardPane, snapshot: &Snapshot, (width, height): (u16, u16)) -> String {
+/// The pane alone, drawn into a buffer of `(width, height)`, a line per row, ends trimmed.
+pub(super) fn pane_text(
+    pane: &BoardPane,
+    snapshot: &Snapshot,
+    (width, height): (u16, u16),
+) -> String {
     let area = Rect::new(0, 0, width, height);
     let mut buf = Buffer::empty(area);
     pane.render(snapshot, area, &mut buf, false, 0);
@@ -66,7 +71,8 @@ fn press(app: &mut App, code: KeyCode) {
     app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
 }
 
-fn focused(snapshot: Snapshot) -> (App, UnboundedReceiver<Command>) {
+/// An app on `snapshot` whose board has the keyboard (`/todos`).
+pub(super) fn focused(snapshot: Snapshot) -> (App, UnboundedReceiver<Command>) {
     let (mut app, rx) = app_with(snapshot);
     type_text(&mut app, "/todos");
     press(&mut app, KeyCode::Enter);

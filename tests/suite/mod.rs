@@ -4,6 +4,7 @@ mod agent_commands;
 mod agent_loop;
 mod approval_box;
 mod approvals;
+mod board_check_marks;
 mod board_checks;
 mod board_checks_confined;
 mod board_checks_resumed;

@@ -1,7 +1,9 @@
 //! The approval modal: a tool call waiting for the person's yes or no.
 //!
-//! It shows the child agent that asks, when one does, then the tool, the command or path, and for file changes the diff (`+` green, `-` red),
-//! scrollable when long; the answer keys are pinned at the bottom so they are always in view.
+//! It shows the child agent that asks, when one does, the board item whose completion runs
+//! the command as its check, when that is why it asks, then the tool, the command or path, and
+//! for file changes the diff (`+` green, `-` red), scrollable when long; the answer keys are
+//! pinned at the bottom so they are always in view.
 //! Nothing is hidden without a mark: the command wraps at spaces (every character kept), and
 //! when the body does not fit, the borders say how many rows are above and below. While typing
 //! that began before the box goes on, the answer line says the keys go to the composer (see
@@ -224,6 +226,15 @@ fn body(request: &ApprovalRequest, width: usize) -> Vec<Line<'static>> {
             wrap(&[asks, Span::raw(" asks:")], width, &Prefix::default())
         })
         .collect();
+    // A board item's check: why completing it asks for a command.
+    if let Some(item) = &request.check {
+        let spans = [
+            Span::raw("Completing "),
+            Span::styled(crate::visible::one_line(item), theme::TITLE),
+            Span::raw(" runs its check first:"),
+        ];
+        lines.extend(wrap(&spans, width, &Prefix::default()));
+    }
     lines.push(Line::from(vec![
         Span::styled(crate::visible::one_line(screen_name(&request.tool)), theme::TOOL_NAME),
         Span::raw(format!(" {verb}:")),

@@ -1,6 +1,7 @@
 //! The output pager (Ctrl+G / F3): the whole output keel kept of one tool call, not only the
 //! tail the tool pane has room for — for an applied write or edit, with the file's diff after
-//! it, coloured and numbered (`diff_lines`); `/diff` opens it on a prompt's changes — scrollable, with search (`/`, `n`, `N`) and `[` / `]` to step
+//! it, coloured and numbered (`diff_lines`); `/diff` opens it on a prompt's changes, the board
+//! on an item's last check — scrollable, with search (`/`, `n`, `N`) and `[` / `]` to step
 //! to the call before or after.
 //!
 //! Each line of the output is one block of a `LazyList`: the output is indexed once (where each
@@ -13,11 +14,12 @@ use super::super::lazy_list::LazyList;
 use super::super::stack::{Ctx, Hints, View};
 use super::super::text::{first_line, truncate, width as text_width};
 use super::super::theme;
+use super::board::marks::Clock;
 use super::conversation::WHEEL_LINES;
 use super::inspector::search::{Search, Typed, show_hit};
 use super::inspector::text::{Laid, draw_rows};
 use super::{BORDER_CELLS, pane};
-use crate::agent::{Snapshot, ToolRun, TurnDiff};
+use crate::agent::{CheckRecord, Snapshot, ToolRun, TurnDiff};
 use crate::tools::names::screen_name;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -69,6 +71,7 @@ pub const KEYS: &[Binding<Action>] = scrolling_keys![
     },
 ];
 
+mod check;
 mod output;
 
 use output::Output;
@@ -82,6 +85,8 @@ pub struct Pager {
     list: LazyList<Laid>,
     search: Search,
     closed: bool,
+    /// The board item whose last check is shown, the record shown, and the clock it is read on.
+    check: Option<(String, Arc<CheckRecord>, Clock)>,
 }
 
 impl Pager {
@@ -97,6 +102,13 @@ impl Pager {
         Self::showing(Output::document(changes))
     }
 
+    /// Opens on board item `item`'s last check.
+    pub fn check(item: &str, record: &Arc<CheckRecord>, clock: Clock) -> Self {
+        let mut pager = Self::showing(Output::check(item, record, clock));
+        pager.check = Some((item.to_owned(), Arc::clone(record), clock));
+        pager
+    }
+
     fn on(run: Arc<ToolRun>, snapshot: &Snapshot) -> Self {
         let diff = snapshot.call_diffs.get(&run.id).map(Arc::as_ref);
         Self::showing(Output::of(run, diff))
@@ -106,11 +118,19 @@ impl Pager {
         let mut list = LazyList::default();
         list.top(&output);
         let id = output.run.as_ref().map(|run| run.id.clone()).unwrap_or_default();
-        Self { id, output, list, search: Search::default(), closed: false }
+        Self { id, output, list, search: Search::default(), closed: false, check: None }
     }
 
     /// Takes in a newer snapshot: the output of a running call grows where the view is.
     pub fn update(&mut self, snapshot: &Snapshot) {
+        if let Some((item, shown, clock)) = &self.check {
+            // A running check that ends, or the next run, replaces the one shown.
+            if let Some(record) = snapshot.checks.get(item).filter(|now| !Arc::ptr_eq(now, shown)) {
+                let next = Self::check(item, record, *clock);
+                self.replace_keeping_search(next);
+            }
+            return;
+        }
         let Some(run) = snapshot.tools.iter().find(|run| run.id == self.id) else {
             return;
         };
@@ -174,12 +194,17 @@ impl Pager {
         };
         let next = if forward { at.checked_add(1) } else { at.checked_sub(1) };
         if let Some(run) = next.and_then(|next| snapshot.tools.get(next)) {
-            let search = std::mem::take(&mut self.search);
-            *self = Self::on(Arc::clone(run), snapshot);
-            self.search = search;
-            if self.search.has_query() {
-                self.find();
-            }
+            self.replace_keeping_search(Self::on(Arc::clone(run), snapshot));
+        }
+    }
+
+    /// Shows what `next` shows, the search typed so far kept and run on it.
+    fn replace_keeping_search(&mut self, next: Self) {
+        let search = std::mem::take(&mut self.search);
+        *self = next;
+        self.search = search;
+        if self.search.has_query() {
+            self.find();
         }
     }
 
@@ -242,10 +267,12 @@ impl Pager {
         if let Some(line) = self.search.input_line(room) {
             return line;
         }
-        let text = self
-            .search
-            .result()
-            .unwrap_or_else(|| " / search · [ ] other calls · Esc close ".into());
+        let hint = if self.check.is_some() {
+            " / search · Esc close "
+        } else {
+            " / search · [ ] other calls · Esc close "
+        };
+        let text = self.search.result().unwrap_or_else(|| hint.into());
         let text = if text_width(&text) <= room { text } else { " Esc ".to_owned() };
         Line::styled(text, theme::DIM).right_aligned()
     }

@@ -5,9 +5,11 @@
 //! itself; the item in progress adds what it is doing and, once it has stood still a round or
 //! more, for how many rounds — marked stale past twice the reminder's threshold — and, while a
 //! child agent does it, what the child runs now and has spent. An item waiting
-//! for open blockers is dimmed and names them. While the pane has the keyboard a gutter shows
-//! the selected item.
+//! for open blockers is dimmed and names them. An item with a check says how its last check
+//! went (`marks`), and while a plan waits for approval its check command stands under it. While
+//! the pane has the keyboard a gutter shows the selected item.
 
+use super::marks::{Clock, check_line, check_mark};
 use crate::agent::Snapshot;
 use crate::board::Status;
 use crate::tui::text::{clean_line, compact_count};
@@ -33,6 +35,8 @@ pub struct Look {
     pub frame: u64,
     /// While focused, the selected item (a gutter is drawn before every item).
     pub selected: Option<usize>,
+    /// The person's clock, for the time of a failed check.
+    pub clock: Clock,
 }
 
 /// One drawn line and the item it belongs to.
@@ -75,10 +79,11 @@ pub fn lines(snapshot: &Snapshot, look: Look) -> Vec<ItemLine> {
         let mut rest: Vec<Span<'static>> =
             gutter.map(|_| Span::raw(UNSELECTED)).into_iter().collect();
         rest.push(Span::raw(ITEM_INDENT));
-        let spans = vec![
+        let mut spans = vec![
             Span::styled(format!("#{} ", clean_line(&item.id)), theme::DIM),
             Span::styled(clean_line(&item.text).into_owned(), text_style),
         ];
+        spans.extend(check_mark(snapshot, item, look.clock));
         // What follows the text: what the item is doing, its rounds, its blockers.
         let mut after = Vec::new();
         if item.status == Status::InProgress {
@@ -91,11 +96,12 @@ pub fn lines(snapshot: &Snapshot, look: Look) -> Vec<ItemLine> {
             after.push(Span::styled(format!("  (blocked by {})", list.join(", ")), theme::DIM));
         }
         let prefix = Prefix { first, rest };
-        out.extend(
-            item_lines(spans, after, look.width, &prefix)
-                .into_iter()
-                .map(|line| ItemLine { item: index, line }),
-        );
+        let mut drawn = item_lines(spans, after, look.width, &prefix);
+        // What the person approves with the plan: each step's check.
+        if let Some(check) = check_line(item).filter(|_| snapshot.plan_ready) {
+            drawn.extend(wrap(&[check], look.width, &Prefix::uniform(prefix.rest.clone())));
+        }
+        out.extend(drawn.into_iter().map(|line| ItemLine { item: index, line }));
     }
     out
 }

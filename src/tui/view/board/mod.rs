@@ -5,25 +5,30 @@
 //! When the board is taller than its pane, the unfocused pane keeps the item in progress in view.
 //! Only `/todos` gives it the keyboard — never a finished plan or the mouse by itself: then the
 //! person selects an item and edits the board with one key each — done or not, remove (asked
-//! twice), move, edit, add — approves a plan with Enter (never an empty one), and opens the
-//! conversation of the child agent that does an item (`o`). Every edit is
+//! twice), move, edit, add — approves a plan with Enter (never an empty one), opens the
+//! conversation of the child agent that does an item (`o`), and shows an item's last check
+//! (Enter or `o`, see `keys`). Every edit is
 //! sent to the agent as a `Command::EditBoard`, which validates it like a model's update; Esc
 //! gives the keyboard back. The wheel scrolls the board without taking the keyboard.
 
+mod keys;
 pub(super) mod lines;
+pub mod marks;
 mod scroll;
 
 use super::{pane, pane_inner};
 use crate::agent::{Command, Snapshot};
 use crate::board::{BoardEdit, Status};
-use crate::tui::keymap::{Binding, KeySpec, Motion, hints, lookup, scroll_keys};
+use crate::tui::keymap::{Binding, hints, lookup};
 use crate::tui::main_view;
 use crate::tui::stack::{Ctx, Effect, Hints, View};
 use crate::tui::text::width as text_width;
 use crate::tui::theme;
+pub use keys::{Action, KEYS};
 use lines::{ItemLine, Look, lines};
+use marks::Clock;
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
@@ -38,116 +43,6 @@ const BORDER_ROWS: usize = 2;
 /// The widest note a waiting plan puts on the bottom border.
 const PLAN_NOTE_WIDTH: usize = 25;
 
-/// What a key does to the focused board.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Select(Motion),
-    ToggleDone,
-    Remove,
-    MoveUp,
-    MoveDown,
-    Edit,
-    Add,
-    Approve,
-    OpenChild,
-    Leave,
-}
-
-/// The board's keys while it has the focus.
-pub const KEYS: &[Binding<Action>] = &[
-    Binding {
-        keys: scroll_keys::DOWN,
-        action: Action::Select(Motion::Down),
-        help: "select the next item",
-        hint: Some("select"),
-    },
-    Binding {
-        keys: scroll_keys::UP,
-        action: Action::Select(Motion::Up),
-        help: "select the item before",
-        hint: Some("select"),
-    },
-    Binding {
-        keys: &[KeySpec::char(' '), KeySpec::char('x')],
-        action: Action::ToggleDone,
-        help: "mark the selected item completed, or pending again",
-        hint: Some("done"),
-    },
-    Binding {
-        keys: &[KeySpec::char('J'), KeySpec::alt(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "move the selected item down",
-        hint: Some("move"),
-    },
-    Binding {
-        keys: &[KeySpec::char('K'), KeySpec::alt(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "move the selected item up",
-        hint: Some("move"),
-    },
-    Binding {
-        keys: &[KeySpec::char('e')],
-        action: Action::Edit,
-        help: "edit the selected item's text in the prompt (/todo edit N TEXT)",
-        hint: Some("edit"),
-    },
-    Binding {
-        keys: &[KeySpec::char('a')],
-        action: Action::Add,
-        help: "add an item, typed in the prompt (/todo add TEXT)",
-        hint: Some("add"),
-    },
-    Binding {
-        keys: &[KeySpec::char('d'), KeySpec::plain(KeyCode::Delete)],
-        action: Action::Remove,
-        help: "remove the selected item (press twice: the first press asks)",
-        hint: Some("remove"),
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::Enter)],
-        action: Action::Approve,
-        help: "approve the plan (plan mode): the model carries it out",
-        hint: Some("approve plan"),
-    },
-    Binding {
-        keys: &[KeySpec::char('o')],
-        action: Action::OpenChild,
-        help: "open the conversation of the child agent that works (or worked) on the selected item",
-        hint: Some("child agent"),
-    },
-    Binding {
-        keys: scroll_keys::PAGE_UP,
-        action: Action::Select(Motion::PageUp),
-        help: "up a page",
-        hint: None,
-    },
-    // Space marks an item done here.
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::PageDown)],
-        action: Action::Select(Motion::PageDown),
-        help: "down a page",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::TOP,
-        action: Action::Select(Motion::Top),
-        help: "first item",
-        hint: None,
-    },
-    Binding {
-        keys: scroll_keys::BOTTOM,
-        action: Action::Select(Motion::Bottom),
-        help: "last item",
-        hint: None,
-    },
-    Binding {
-        keys: &[KeySpec::plain(KeyCode::Esc), KeySpec::char('q')],
-        action: Action::Leave,
-        help: "give the keyboard back to the composer",
-        hint: Some("back"),
-    },
-];
-
 /// The pane's own state: focus and, while focused, the selected item and the scroll offset.
 #[derive(Debug, Clone, Default)]
 pub struct BoardPane {
@@ -161,9 +56,20 @@ pub struct BoardPane {
     pinned: bool,
     /// The item `d` was pressed on once: a second `d` removes it, any other key keeps it.
     removing: Option<String>,
+    /// The person's clock, for the times of failed checks.
+    clock: Clock,
 }
 
 impl BoardPane {
+    /// An unfocused pane that tells times on `clock`.
+    pub fn with_clock(clock: Clock) -> Self {
+        Self { clock, ..Self::default() }
+    }
+
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
     /// Gives the pane the keyboard, on the item in progress (else the first open one).
     pub fn focus(&mut self, snapshot: &Snapshot) {
         let items = snapshot.board.items();
@@ -249,6 +155,9 @@ impl BoardPane {
                     snapshot.children.iter().any(|child| child.item.as_deref() == id)
                 })
                 .map(|item| Effect::OpenAgents { item: Some(item.id.clone()) }),
+            Action::ShowCheck => item
+                .filter(|item| snapshot.checks.contains_key(&item.id))
+                .map(|item| Effect::OpenCheck { item: item.id.clone() }),
             Action::Leave => {
                 self.focused = false;
                 self.pinned = false;
@@ -293,7 +202,7 @@ impl BoardPane {
     }
 
     fn look(&self, width: usize, busy: bool, frame: u64) -> Look {
-        Look { width, busy, frame, selected: self.selected() }
+        Look { width, busy, frame, selected: self.selected(), clock: self.clock }
     }
 
     /// Draws the board into `area`. `busy` animates the spinner at `frame`.
@@ -382,7 +291,13 @@ impl View for BoardPane {
 
     /// Besides its own keys, the focused board still opens the inspector and toggles plan mode.
     fn key(&mut self, key: &KeyEvent, ctx: &mut Ctx<'_>) {
-        if let Some(action) = lookup(KEYS, key) {
+        let selected = self.selected;
+        let action = KEYS
+            .iter()
+            .filter(|binding| keys::active(binding, ctx.snapshot, selected))
+            .find(|binding| binding.keys.iter().any(|spec| spec.matches(key)))
+            .map(|binding| binding.action);
+        if let Some(action) = action {
             self.act(action, ctx);
             return;
         }
@@ -397,17 +312,20 @@ impl View for BoardPane {
     }
 
     /// The edits first, as far as the bar has room — "approve plan" first of all, and only
-    /// while there is a plan to approve — then the way back, then moving about.
+    /// while there is a plan to approve — then the way back, then moving about. Enter and `o`
+    /// are listed for what they do on the selected item.
     fn hints(&self, ctx: &Ctx<'_>) -> Hints {
         let rank = |action: Action| match action {
             Action::Approve => 0,
             Action::ToggleDone | Action::Edit | Action::Add | Action::Remove => 1,
+            Action::ShowCheck => 1,
             Action::Leave => 2,
             _ => 3,
         };
         let mut keys: Vec<Binding<Action>> = KEYS
             .iter()
             .filter(|binding| approvable(ctx.snapshot) || binding.action != Action::Approve)
+            .filter(|binding| keys::active(binding, ctx.snapshot, self.selected))
             .copied()
             .collect();
         keys.sort_by_key(|binding| rank(binding.action));

@@ -1,5 +1,6 @@
 //! What the pager shows, indexed by line: a call's output — for an applied write or edit with
-//! the file's diff after it, coloured and numbered — or `/diff`'s document of a prompt's changes.
+//! the file's diff after it, coloured and numbered — or a document: `/diff`'s of a prompt's
+//! changes, or a board item's last check (`check`).
 //! Each line is cleaned and broken into rows only when it is laid out (see the pager).
 
 use super::super::super::lazy_list::Blocks;
@@ -27,7 +28,7 @@ pub(super) struct Output {
     /// The style of each line from the first diff line on (the output before it is plain).
     pub styles: Vec<Style>,
     /// The line the styled part starts at.
-    styled_from: usize,
+    pub(super) styled_from: usize,
 }
 
 impl Output {
@@ -66,7 +67,7 @@ impl Output {
         output
     }
 
-    fn indexed(
+    pub(super) fn indexed(
         run: Option<Arc<ToolRun>>,
         name: String,
         summary: String,
