@@ -4,8 +4,7 @@
 //! plan also shows each item's check command under it, so the person sees what they approve.
 //!
 //! Times are the person's local time of day: [`Clock`] holds the offset from UTC, found once
-//! when keel starts (`date +%z`, since keel links no time-zone database), and passed in so a
-//! test draws the same marks on any machine.
+//! when keel starts, and passed in so a test draws the same marks on any machine.
 
 use crate::agent::{CheckEnd, CheckRecord, Snapshot};
 use crate::board::BoardItem;
@@ -37,19 +36,10 @@ impl Clock {
         Self { utc_offset_seconds: seconds.clamp(-MAX_OFFSET_SECONDS, MAX_OFFSET_SECONDS) }
     }
 
-    /// The local clock as `date +%z` tells it (it reads `TZ` and the system's zone); UTC when
-    /// that cannot be learned.
+    /// The local clock now: `TZ`, else the system's zone; UTC when neither can be read.
     pub fn local() -> Self {
-        std::process::Command::new("date")
-            .arg("+%z")
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|out| out.status.success())
-            .and_then(|out| parse_offset(&String::from_utf8_lossy(&out.stdout)))
-            .map(Self::at_offset)
-            .unwrap_or_default()
+        use chrono::Offset as _;
+        Self::at_offset(i64::from(chrono::Local::now().offset().fix().local_minus_utc()))
     }
 
     /// `at`'s local time of day, to the minute: `14:32`.
@@ -63,22 +53,6 @@ impl Clock {
             (of_day / SECONDS_PER_HOUR, of_day % SECONDS_PER_HOUR / SECONDS_PER_MINUTE);
         format!("{hours:02}:{minutes:02}")
     }
-}
-
-/// `+0130` → 5400 s, `-0800` → −28800 s.
-fn parse_offset(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let (sign, digits) = match text.split_at_checked(1)? {
-        ("+", digits) => (1, digits),
-        ("-", digits) => (-1, digits),
-        _ => return None,
-    };
-    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let hours: i64 = digits.get(..2)?.parse().ok()?;
-    let minutes: i64 = digits.get(2..)?.parse().ok()?;
-    Some(sign * (hours * SECONDS_PER_HOUR + minutes * SECONDS_PER_MINUTE))
 }
 
 /// The mark after an item's text, if the item has a check (or one runs for it now); a check
@@ -132,15 +106,5 @@ mod tests {
         assert_eq!(Clock::default().hh_mm(at), "23:45");
         assert_eq!(Clock::at_offset(SECONDS_PER_HOUR).hh_mm(at), "00:45");
         assert_eq!(Clock::at_offset(-(5 * SECONDS_PER_HOUR + 30 * 60)).hh_mm(at), "18:15");
-    }
-
-    #[test]
-    fn date_offsets_are_read_and_anything_else_is_not() {
-        assert_eq!(parse_offset("+0100\n"), Some(SECONDS_PER_HOUR));
-        assert_eq!(parse_offset("-0930"), Some(-(9 * SECONDS_PER_HOUR + 30 * 60)));
-        assert_eq!(parse_offset("+0000"), Some(0));
-        for junk in ["", "0100", "+01", "+01:00", "UTC", "+é100"] {
-            assert_eq!(parse_offset(junk), None, "{junk}");
-        }
     }
 }
