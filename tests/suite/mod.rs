@@ -6,6 +6,7 @@ mod approval_box;
 mod approvals;
 mod board_check_marks;
 mod board_checks;
+mod board_checks_agent;
 mod board_checks_confined;
 mod board_checks_e2e;
 mod board_checks_resumed;
