@@ -87,7 +87,7 @@ pub(super) struct Live {
     pub work: tempfile::TempDir,
     pub handle: AgentHandle,
     /// The newest snapshot read so far.
-    last: Option<Snapshot>,
+    pub last: Option<Snapshot>,
 }
 
 impl Live {
@@ -114,7 +114,7 @@ impl Live {
 
     /// Sends the person's edit between turns and waits until it is made or refused: the
     /// snapshot then, and the entry that told the person.
-    async fn edit(&mut self, command: &str) -> (Snapshot, Entry) {
+    pub(super) async fn edit(&mut self, command: &str) -> (Snapshot, Entry) {
         let before = self.newest().transcript.len();
         let edit = BoardEdit::parse(command).unwrap();
         self.handle.commands.send(Command::EditBoard(edit)).unwrap();
