@@ -8,6 +8,7 @@ mod board_check_marks;
 mod board_checks;
 mod board_checks_agent;
 mod board_checks_approval;
+mod board_checks_children;
 mod board_checks_confined;
 mod board_checks_e2e;
 mod board_checks_resumed;
