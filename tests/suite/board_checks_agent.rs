@@ -340,3 +340,29 @@ async fn three_failures_in_a_row_bring_the_plain_note_and_a_pass_ends_the_run() 
     assert_eq!(snapshot.checks["1"].failures_in_row, 0);
     assert_eq!(snapshot.board.items()[0].status, Status::Completed);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_sent_while_the_persons_check_runs_between_turns_is_taken_up_after_it() {
+    let steps = vec![
+        whole(&[item("1", "in_progress", Some("sleep 1"))]),
+        text("Planned."),
+        text("Went on."),
+    ];
+    let mut live = Live::start(steps, Duration::ZERO, AgentConfig::default()).await;
+    live.turn("plan it").await;
+    let edit = BoardEdit::parse("done 1").unwrap();
+    live.handle.commands.send(Command::EditBoard(edit)).unwrap();
+    tokio::time::timeout(crate::support::agent::WAIT, async {
+        while !matches!(live.handle.events.recv().await, Some(AgentEvent::CheckStart { .. })) {}
+    })
+    .await
+    .unwrap();
+    live.handle.commands.send(Command::Submit("go on".into())).unwrap();
+    let events = until_result(&mut live.handle).await;
+    assert_eq!(checks_ended(&events), [("1".to_owned(), true)], "the check ended first");
+    assert!(events.contains(&AgentEvent::Prompt { text: "go on".into() }), "{events:?}");
+    let bodies = live.server.bodies().await;
+    assert_eq!(bodies.len(), 3, "the plan's two requests, and the prompt's");
+    let told = newest_message(&bodies[2]);
+    assert!(told.contains("go on") && told.contains("- marked #1 completed"), "{told}");
+}
