@@ -35,6 +35,11 @@ pub(super) fn set(id: &str, status: &str) -> Step {
     tool("todo", json!({"update": [{"id": id, "status": status}]}))
 }
 
+/// A model that plans one item with `check`, claims it done, and says `last`.
+pub(super) fn claim_once(check: &str, last: &str) -> Vec<Step> {
+    vec![whole(&[item("1", "in_progress", Some(check))]), set("1", "completed"), text(last)]
+}
+
 /// What each `todo` call of `events` answered, in order: whether it was an error, and the text.
 pub(super) fn todo_answers(events: &[AgentEvent]) -> Vec<(bool, String)> {
     events
@@ -273,13 +278,8 @@ async fn a_failing_check_leaves_the_board_exactly_as_it_was_for_both_forms() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_check_that_outlives_check_timeout_is_refused_as_timed_out() {
-    let steps = vec![
-        whole(&[item("1", "in_progress", Some("sleep 30"))]),
-        set("1", "completed"),
-        text("Waiting."),
-    ];
     let config = AgentConfig { check_timeout: 1, ..AgentConfig::default() };
-    let mut live = Live::start(steps, Duration::ZERO, config).await;
+    let mut live = Live::start(claim_once("sleep 30", "Waiting."), Duration::ZERO, config).await;
     let began = Instant::now();
     let events = live.turn("go").await;
     assert!(began.elapsed() < Duration::from_secs(10), "took {:?}", began.elapsed());

@@ -4,7 +4,9 @@
 //! `--approval read-only` and in plan mode no check runs, so no item with one is completed,
 //! while an item without one still is.
 
-use super::board_checks_agent::{Live, checks_started, item, set, todo_answers, whole};
+use super::board_checks_agent::{
+    Live, checks_ended, checks_started, claim_once, item, set, todo_answers, whole,
+};
 use crate::support::agent::WAIT;
 use crate::support::llm::text;
 use keel::agent::{AgentConfig, AgentEvent, ApprovalMode, ApprovalRequest, Command, Decision};
@@ -196,7 +198,46 @@ async fn the_persons_done_asks_before_its_check_runs_and_a_denial_changes_nothin
     })
     .await;
     let Some(Entry::Error { text }) = refused.transcript.last() else { unreachable!() };
-    assert!(text.contains("was declined by the person"), "{text}");
+    assert_eq!(
+        text,
+        &format!(
+            "The board was not changed: Item 1: cannot be completed: its check ({CHECK}) was \
+             declined."
+        ),
+        "the person is not told to ask themselves"
+    );
     assert_eq!(refused.board.items(), before.items());
     assert!(!refused.checks.contains_key("1"), "the check did not run");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_persons_interrupt_stops_a_check_and_counts_no_failure() {
+    let steps = claim_once("sleep 20", "Not reached: the person interrupted.");
+    let mut live = Live::start(steps, Duration::ZERO, AgentConfig::default()).await;
+    live.handle.commands.send(Command::Submit("go".into())).unwrap();
+    let mut events = Vec::new();
+    let began = tokio::time::timeout(WAIT, async {
+        loop {
+            let event = live.handle.events.recv().await.unwrap();
+            let started = matches!(event, AgentEvent::CheckStart { .. });
+            events.push(event);
+            if started {
+                return std::time::Instant::now();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    // Under way, not only about to start.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    live.handle.commands.send(Command::Cancel).unwrap();
+    events.extend(crate::support::agent::until_result(&mut live.handle).await);
+    assert!(began.elapsed() < Duration::from_secs(10), "the check was stopped");
+    assert_eq!(outcome(&events), TurnOutcome::Interrupted);
+    assert_eq!(checks_ended(&events), [("1".to_owned(), false)]);
+    let snapshot = live.newest();
+    assert_eq!(snapshot.board.items()[0].status, Status::InProgress, "the board unchanged");
+    let record = &snapshot.checks["1"];
+    assert_eq!(record.failures_in_row, 0, "an interrupt is no failure of the item: {record:?}");
+    assert_eq!(live.server.bodies().await.len(), 2, "no request after the interrupt");
 }
