@@ -122,6 +122,17 @@ impl Live {
         self.last.clone().expect("no snapshot")
     }
 
+    /// Sends the person's edit and waits until a check it runs starts.
+    async fn check_started_by(&mut self, command: &str) {
+        let edit = BoardEdit::parse(command).unwrap();
+        self.handle.commands.send(Command::EditBoard(edit)).unwrap();
+        tokio::time::timeout(crate::support::agent::WAIT, async {
+            while !matches!(self.handle.events.recv().await, Some(AgentEvent::CheckStart { .. })) {}
+        })
+        .await
+        .expect("no check started");
+    }
+
     /// Sends the person's edit between turns and waits until it is made or refused: the
     /// snapshot then, and the entry that told the person.
     pub(super) async fn edit(&mut self, command: &str) -> (Snapshot, Entry) {
@@ -350,13 +361,7 @@ async fn a_prompt_sent_while_the_persons_check_runs_between_turns_is_taken_up_af
     ];
     let mut live = Live::start(steps, Duration::ZERO, AgentConfig::default()).await;
     live.turn("plan it").await;
-    let edit = BoardEdit::parse("done 1").unwrap();
-    live.handle.commands.send(Command::EditBoard(edit)).unwrap();
-    tokio::time::timeout(crate::support::agent::WAIT, async {
-        while !matches!(live.handle.events.recv().await, Some(AgentEvent::CheckStart { .. })) {}
-    })
-    .await
-    .unwrap();
+    live.check_started_by("done 1").await;
     live.handle.commands.send(Command::Submit("go on".into())).unwrap();
     let events = until_result(&mut live.handle).await;
     assert_eq!(checks_ended(&events), [("1".to_owned(), true)], "the check ended first");
@@ -365,4 +370,20 @@ async fn a_prompt_sent_while_the_persons_check_runs_between_turns_is_taken_up_af
     assert_eq!(bodies.len(), 3, "the plan's two requests, and the prompt's");
     let told = newest_message(&bodies[2]);
     assert!(told.contains("go on") && told.contains("- marked #1 completed"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_on_the_persons_check_between_turns_hands_a_queued_prompt_back() {
+    let steps = vec![whole(&[item("1", "in_progress", Some("sleep 20"))]), text("Planned.")];
+    let mut live = Live::start(steps, Duration::ZERO, AgentConfig::default()).await;
+    live.turn("plan it").await;
+    live.check_started_by("done 1").await;
+    live.handle.commands.send(Command::Submit("go on".into())).unwrap();
+    live.handle.commands.send(Command::Cancel).unwrap();
+    let snapshot = wait_for(&mut live.handle, |snapshot| snapshot.handed_back.count > 0).await;
+    assert_eq!(snapshot.handed_back.prompts.iter().collect::<Vec<_>>(), ["go on"]);
+    assert!(snapshot.queued.is_empty());
+    assert_eq!(snapshot.board.items()[0].status, Status::InProgress, "the board unchanged");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(live.server.bodies().await.len(), 2, "the prompt was not sent");
 }
