@@ -49,7 +49,7 @@ pub(super) async fn take_checked_edits(parts: &mut Parts<'_>) -> Option<Stop> {
                 continue;
             }
         };
-        let checked = checks::run_checks(parts, &mut board).await;
+        let checked = checks::run_checks(parts, &mut board, checks::Claimant::Person).await;
         let state = &mut *parts.0.state;
         match checked {
             Ok(()) => {

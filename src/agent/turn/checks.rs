@@ -32,6 +32,15 @@ use tokio_util::sync::CancellationToken;
 /// The most of a timed-out or failed start's first line a check's exit keeps, in characters.
 const EXIT_WORDS_CHARS: usize = 120;
 
+/// Whose update a check stands in the way of: it decides whom a refusal speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::agent) enum Claimant {
+    /// The model's `todo`, or a child's success on its item.
+    Model,
+    /// The person's own edit (`/todo done`, the pane's key).
+    Person,
+}
+
 /// Why an update a check stands in the way of was refused: what the model (or the person)
 /// reads, and why the turn must stop when the person interrupted.
 pub(in crate::agent) type Refused = (String, Option<Stop>);
@@ -53,11 +62,12 @@ pub(in crate::agent) fn newly_completed(before: &Board, after: &Board) -> Vec<Bo
 pub(in crate::agent) async fn run_checks(
     parts: &mut Parts<'_>,
     proposed: &mut Board,
+    claimant: Claimant,
 ) -> Result<(), Refused> {
     let due = newly_completed(&parts.0.state.view().board, proposed);
     for item in due {
         let Some(command) = &item.check else { continue };
-        let record = check_item(parts, &item, command).await?;
+        let record = check_item(parts, &item, command, claimant).await?;
         if !record.passed() {
             return Err((refusal(&item.id, &record), None));
         }
@@ -71,6 +81,7 @@ async fn check_item(
     parts: &mut Parts<'_>,
     item: &BoardItem,
     command: &str,
+    claimant: Claimant,
 ) -> Result<CheckRecord, Refused> {
     let not_run = |why: String| BoardError::CheckNotRun {
         id: item.id.clone(),
@@ -83,8 +94,11 @@ async fn check_item(
     approve(parts, item, command).await.map_err(|refused| match refused {
         Denied::Rules(why) => (not_run(why).to_string(), None),
         Denied::Person(stop) => {
-            let why = "was declined by the person: ask them how to go on".to_owned();
-            (not_run(why).to_string(), stop)
+            let why = match claimant {
+                Claimant::Model => "was declined by the person: ask them how to go on",
+                Claimant::Person => "was declined",
+            };
+            (not_run(why.to_owned()).to_string(), stop)
         }
     })?;
     let (record, stop) = run(parts, &item.id, command).await;
@@ -201,7 +215,11 @@ async fn run(parts: &mut Parts<'_>, id: &str, command: &str) -> (CheckRecord, Op
         }
     };
     let failures = conv.state.check_failures(id, command);
-    let record = ended(command, &outcome, began, failures);
+    let mut record = ended(command, &outcome, began, failures);
+    if stop.is_some() {
+        // The person stopped it: no failure of the item's, so the run in a row stands.
+        record.failures_in_row = failures;
+    }
     conv.state.check_ended(id, record.clone());
     conv.state.set_activity(Activity::Thinking);
     conv.state.publish(conv.outbox);

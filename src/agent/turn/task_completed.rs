@@ -67,7 +67,7 @@ async fn apply_board_update(
 ) -> Result<String, (String, Option<Stop>)> {
     let (mut board, _) =
         parts.0.state.propose_board(input).map_err(|refused| (refused.to_string(), None))?;
-    checks::run_checks(parts, &mut board).await?;
+    checks::run_checks(parts, &mut board, checks::Claimant::Model).await?;
     let (conv, shared) = parts;
     let completing = checks::newly_completed(&conv.state.view().board, &board);
     for item in completing {

@@ -196,11 +196,9 @@ impl Agent {
                 Command::Cancel | Command::Approve { .. } => {}
             }
             // The person's edits that wait for a check: between turns, it runs now; a prompt
-            // sent while it ran was queued, and goes now.
-            let mut turn = self.turn();
-            if board_edits::take_checked_edits(&mut turn.parts()).await == Some(Stop::Quit)
-                || self.drain_queue().await == Some(Stop::Quit)
-            {
+            // sent meanwhile was queued, and runs after it as after a turn.
+            let stop = board_edits::take_checked_edits(&mut self.turn().parts()).await;
+            if stop == Some(Stop::Quit) || self.after_turn(stop).await == Some(Stop::Quit) {
                 break;
             }
             self.conversation.state.set_activity(Activity::Idle);
