@@ -35,10 +35,8 @@ use crate::board::Board;
 use crate::llm::{RequestShape, SentRequest, WireFormat};
 use crate::message::{ContentBlock, History, Message, Usage};
 use crate::runtime::Workspace;
-use crate::runtime::atomic;
 use crate::runtime::change::FileChange;
 use crate::runtime::undo::UndoStack;
-use crate::tools::{Effect, ToolCall};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
@@ -393,11 +391,11 @@ impl State {
         }
         if let Some((answers, cut_off)) = complete_cut_off_round(&history, &answered) {
             for call in &cut_off {
-                clear_leftovers(workspace, call);
+                resumed::clear_leftovers(workspace, call);
             }
             let kept = answers.content.len() - cut_off.len();
             self.push_message(answers);
-            self.emit(AgentEvent::Notice { text: cut_off_notice(kept, &cut_off) });
+            self.emit(AgentEvent::Notice { text: resumed::cut_off_notice(kept, &cut_off) });
         }
         if self.undo.awaits_end() {
             match self.journal.shadow().map(|shadow| shadow.snapshot()) {
@@ -424,32 +422,5 @@ impl State {
              its log, so `keel undo` and `--continue` will miss it."
         );
         self.emit(AgentEvent::NotSaved { reason: text });
-    }
-}
-
-/// What the person is told about a round a crash cut off.
-fn cut_off_notice(kept: usize, cut_off: &[ToolCall]) -> String {
-    let finished = match kept {
-        0 => "No call of it had finished".to_owned(),
-        1 => "1 call had finished and keeps its result".to_owned(),
-        n => format!("{n} calls had finished and keep their results"),
-    };
-    if cut_off.is_empty() {
-        return format!("keel stopped at the end of a round of tool calls. {finished}.");
-    }
-    let names: Vec<String> = cut_off.iter().map(ToolCall::summary).collect();
-    format!(
-        "keel stopped in the middle of a round of tool calls. {finished}; the model is told the \
-         rest may be partly done, to check before repeating: {}",
-        names.join(", ")
-    )
-}
-
-/// Removes the temporary file a write cut off by a crash may have left beside its target.
-fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
-    if call.effect() == Some(Effect::WritesFiles)
-        && let Some(path) = call.input.get("path").and_then(serde_json::Value::as_str)
-    {
-        atomic::remove_leftover_temps(workspace, path);
     }
 }

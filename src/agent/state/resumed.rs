@@ -8,6 +8,7 @@
 //!
 //! The log keeps what the model read of each result, not the longer output the person saw, so a
 //! resumed tool pane shows that; a call's exit code and time were not kept and are not shown.
+//! A round a crash cut off is told (`cut_off_notice`) and its writes' leftovers cleared.
 
 use super::State;
 use crate::agent::approval::{self, DECLINED};
@@ -16,6 +17,7 @@ use crate::agent::journal::{CUT_OFF, NoteKind, Record};
 use crate::agent::plan_mode;
 use crate::agent::snapshot::{Entry, Refusal, ToolRun, ToolStatus};
 use crate::message::{ContentBlock, Message, Role};
+use crate::runtime::{Workspace, atomic};
 use crate::tools::{Effect, ToolCall};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -145,4 +147,31 @@ pub(super) fn entries_of(message: &Message) -> Vec<Entry> {
     });
     entries.extend(blocks);
     entries
+}
+
+/// What the person is told about a round a crash cut off.
+pub(super) fn cut_off_notice(kept: usize, cut_off: &[ToolCall]) -> String {
+    let finished = match kept {
+        0 => "No call of it had finished".to_owned(),
+        1 => "1 call had finished and keeps its result".to_owned(),
+        n => format!("{n} calls had finished and keep their results"),
+    };
+    if cut_off.is_empty() {
+        return format!("keel stopped at the end of a round of tool calls. {finished}.");
+    }
+    let names: Vec<String> = cut_off.iter().map(ToolCall::summary).collect();
+    format!(
+        "keel stopped in the middle of a round of tool calls. {finished}; the model is told the \
+         rest may be partly done, to check before repeating: {}",
+        names.join(", ")
+    )
+}
+
+/// Removes the temporary file a write cut off by a crash may have left beside its target.
+pub(super) fn clear_leftovers(workspace: &Workspace, call: &ToolCall) {
+    if call.effect() == Some(Effect::WritesFiles)
+        && let Some(path) = call.input.get("path").and_then(serde_json::Value::as_str)
+    {
+        atomic::remove_leftover_temps(workspace, path);
+    }
 }
