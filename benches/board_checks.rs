@@ -17,7 +17,7 @@
 mod support;
 
 use serde_json::Value;
-use support::cache_cost::{Cost, LABELS, Priced, cost, tokens};
+use support::cache_cost::{Cost, LABELS, Priced, cost};
 use support::ten_steps::{Board, CLOSING, Checks, Run, STEPS, check, run};
 
 /// Every tool result the model read in the run, in order: the tool's name and the result's text,
@@ -91,18 +91,7 @@ fn percent(value: f64, base: f64) -> f64 {
 
 /// One run's figures, and what it adds to each run in `against`, part of the board by part.
 fn report(name: &str, cost: &Cost, against: &[(&str, &Cost)]) {
-    println!(
-        "{name}: {} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / full-price input ~{} / output ~{} tokens, ${:.4} (${:.4} uncached)",
-        cost.requests,
-        cost.total,
-        tokens(cost.total),
-        tokens(cost.priced.read),
-        tokens(cost.priced.write),
-        tokens(cost.priced.input),
-        tokens(cost.priced.output),
-        cost.dollars(),
-        cost.dollars_uncached(),
-    );
+    println!("{name}: {}", cost.summary());
     for (label, base) in against {
         println!(
             "  more than {label}: {:+} bytes ({:+.2} %), {:+.4} $ with the cache ({:+.2} %), {:+.2} % without",

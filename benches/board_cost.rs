@@ -18,7 +18,7 @@
 mod support;
 
 use serde_json::Value;
-use support::cache_cost::{Breakpoints, Cost, LABELS, Priced, cost, tokens, with_breakpoints};
+use support::cache_cost::{Breakpoints, Cost, LABELS, Priced, cost, with_breakpoints};
 use support::ten_steps::{Board, CLOSING, Checks, run};
 
 fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
@@ -30,18 +30,7 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
             percent(cost.dollars_uncached(), base.dollars_uncached()),
         )
     });
-    println!(
-        "{name}: {} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / full-price input ~{} / output ~{} tokens, ${:.4} (${:.4} uncached){versus}",
-        cost.requests,
-        cost.total,
-        tokens(cost.total),
-        tokens(cost.priced.read),
-        tokens(cost.priced.write),
-        tokens(cost.priced.input),
-        tokens(cost.priced.output),
-        cost.dollars(),
-        cost.dollars_uncached(),
-    );
+    println!("{name}: {}{versus}", cost.summary());
     println!("  system prompt: {} bytes a request", cost.system);
     let Some(base) = baseline.filter(|_| cost.board() > 0) else { return };
     let paragraph = cost.system.saturating_sub(base.system);

@@ -5,16 +5,12 @@
 //! The script is Anthropic's; the loopback server keeps every request body.
 
 use super::fake_llm::{self, Step};
-use super::loopback::Loopback;
+use super::loopback::{Loopback, provider};
 use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command};
-use keel::llm::anthropic::AnthropicClient;
-use keel::llm::retry::RetryPolicy;
-use keel::llm::{HttpSettings, Provider};
 use keel::runtime::Workspace;
 use keel::tools::Tools;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::Duration;
 
 /// Steps of the task.
 pub const STEPS: usize = 10;
@@ -151,16 +147,7 @@ pub async fn run(board: Board, checks: Checks) -> Run {
     let server = Loopback::start(steps).await;
     let dir = tempfile::tempdir().unwrap();
     workspace(dir.path());
-    let settings = HttpSettings {
-        base_url: server.base_url.clone(),
-        api_key: "bench".into(),
-        model: "bench".into(),
-        connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(30),
-        stall_timeout: Duration::from_secs(30),
-        retry: RetryPolicy::default(),
-    };
-    let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
+    let provider = provider(&server.base_url);
     let config = AgentConfig {
         system_prompt: keel::prompt::system_prompt(board != Board::Off),
         approval: ApprovalMode::Auto,
