@@ -17,153 +17,9 @@
 
 mod support;
 
-use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command};
-use keel::llm::anthropic::AnthropicClient;
-use keel::llm::retry::RetryPolicy;
-use keel::llm::{HttpSettings, Provider};
-use keel::runtime::Workspace;
-use keel::tools::Tools;
-use serde_json::{Value, json};
-use std::path::Path;
-use std::time::Duration;
-use support::cache_cost::{Breakpoints, Cost, LABELS, Priced, cost, tokens, with_breakpoints};
-use support::fake_llm::{self, Step};
-use support::loopback::Loopback;
-
-/// Steps of the task.
-const STEPS: usize = 10;
-/// What each step reads, writes and prints, in bytes.
-const READ_BYTES: usize = 6 * 1024;
-const WRITE_BYTES: usize = 2 * 1024;
-/// The closing answer, the only output no later request carries.
-const CLOSING: &str = "All 10 steps are done.";
-
-/// How the run keeps its board.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Board {
-    Off,
-    WholeLists,
-    Partial,
-}
-
-/// The board's items as a model writes them: a step worth naming. (`activeForm` is optional
-/// and left out in every run alike.)
-fn item(k: usize, status: &str) -> Value {
-    json!({"id": k.to_string(), "text": format!("Update module_{k}.rs to the new API and check it"), "status": status})
-}
-
-/// The whole list once `done` steps are completed.
-fn whole_list(done: usize) -> Value {
-    let items: Vec<Value> = (1..=STEPS)
-        .map(|k| {
-            let status = match k {
-                k if k <= done => "completed",
-                k if k == done + 1 => "in_progress",
-                _ => "pending",
-            };
-            item(k, status)
-        })
-        .collect();
-    json!({ "items": items })
-}
-
-/// The changes once step `k` is done: it is completed, the next one starts.
-fn partial(k: usize) -> Value {
-    let mut entries = vec![json!({"id": k.to_string(), "status": "completed"})];
-    if k < STEPS {
-        entries.push(json!({"id": (k + 1).to_string(), "status": "in_progress"}));
-    }
-    json!({ "update": entries })
-}
-
-/// The task's script: per step a read (the first one with the plan beside it), a write, and the
-/// command with the board's update beside it; then the closing answer.
-fn task(board: Board) -> Vec<Step> {
-    let mut steps = Vec::new();
-    for k in 1..=STEPS {
-        let mut read = fake_llm::tool("read_file", json!({"path": format!("module_{k}.rs")}));
-        if k == 1 && board != Board::Off {
-            // The plan goes with the first step's first call, as the system prompt asks.
-            read.tools.insert(0, ("todo".into(), whole_list(0)));
-        }
-        steps.push(read);
-        let content =
-            format!("// step {k}\n{}", "let updated = call(new_api);\n".repeat(WRITE_BYTES / 30));
-        steps.push(fake_llm::tool(
-            "write_file",
-            json!({"path": format!("out/step_{k}.rs"), "content": content}),
-        ));
-        let command = format!(
-            "cat out/step_{k}.rs; grep -qx 'step {k}' progress.log 2>/dev/null || echo 'step {k}' >> progress.log"
-        );
-        let mut tools = vec![("bash".to_owned(), json!({ "command": command }))];
-        match board {
-            Board::Off => {}
-            Board::WholeLists => tools.push(("todo".into(), whole_list(k))),
-            Board::Partial => tools.push(("todo".into(), partial(k))),
-        }
-        steps.push(Step { tools, ..Step::default() });
-    }
-    steps.push(fake_llm::text(CLOSING));
-    steps
-}
-
-/// The files each step reads.
-fn workspace(dir: &Path) {
-    for k in 1..=STEPS {
-        let line = format!("pub fn old_api_{k}(value: u32) -> u32 {{ value + {k} }}\n");
-        let body = line.repeat(READ_BYTES / line.len() + 1);
-        std::fs::write(dir.join(format!("module_{k}.rs")), &body[..READ_BYTES]).unwrap();
-    }
-}
-
-/// Runs the task through the real agent against the loopback server; returns the request
-/// bodies and their sizes on the wire, and the board the run ended with.
-async fn run(board: Board) -> (Vec<Value>, Vec<usize>, String) {
-    let steps = task(board);
-    let requests = steps.len();
-    let server = Loopback::start(steps).await;
-    let dir = tempfile::tempdir().unwrap();
-    workspace(dir.path());
-    let settings = HttpSettings {
-        base_url: server.base_url.clone(),
-        api_key: "bench".into(),
-        model: "bench".into(),
-        connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(30),
-        stall_timeout: Duration::from_secs(30),
-        retry: RetryPolicy::default(),
-    };
-    let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
-    let config = AgentConfig {
-        system_prompt: keel::prompt::system_prompt(board != Board::Off),
-        approval: ApprovalMode::Auto,
-        board: board != Board::Off,
-        ..AgentConfig::default()
-    };
-    keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
-    let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let mut handle = agent::spawn(config, Some(provider), tools);
-    handle.commands.send(Command::Submit("Do the ten steps.".into())).unwrap();
-    let mut last_board = String::new();
-    while let Some(event) = handle.events.recv().await {
-        match event {
-            AgentEvent::Result { .. } => break,
-            AgentEvent::Todo { items, .. } => {
-                last_board = keel::board::Board::from_items(items).progress();
-            }
-            _ => {}
-        }
-    }
-    let _ = handle.commands.send(Command::Quit);
-    let _ = handle.task.await;
-    let progress = std::fs::read_to_string(dir.path().join("progress.log")).unwrap_or_default();
-    assert_eq!(progress.lines().count(), STEPS, "every step done once");
-    // One request a step; waiting for the last one's record, which may land after keel is done.
-    let sizes = server.take_when(requests).iter().map(|exchange| exchange.request_bytes).collect();
-    let bodies = std::mem::take(&mut *server.bodies.lock().unwrap());
-    (bodies, sizes, last_board)
-}
+use serde_json::Value;
+use support::cache_cost::{Breakpoints, Cost, LABELS, Priced, cost, with_breakpoints};
+use support::ten_steps::{Board, CLOSING, Checks, run};
 
 fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
     let versus = baseline.map_or(String::new(), |base| {
@@ -174,18 +30,7 @@ fn report(name: &str, cost: &Cost, baseline: Option<&Cost>) {
             percent(cost.dollars_uncached(), base.dollars_uncached()),
         )
     });
-    println!(
-        "{name}: {} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / full-price input ~{} / output ~{} tokens, ${:.4} (${:.4} uncached){versus}",
-        cost.requests,
-        cost.total,
-        tokens(cost.total),
-        tokens(cost.priced.read),
-        tokens(cost.priced.write),
-        tokens(cost.priced.input),
-        tokens(cost.priced.output),
-        cost.dollars(),
-        cost.dollars_uncached(),
-    );
+    println!("{name}: {}{versus}", cost.summary());
     println!("  system prompt: {} bytes a request", cost.system);
     let Some(base) = baseline.filter(|_| cost.board() > 0) else { return };
     let paragraph = cost.system.saturating_sub(base.system);
@@ -264,18 +109,20 @@ fn percent(value: f64, base: f64) -> f64 {
 fn main() {
     // `cargo test --benches` runs this once too; the figures are counted, not timed.
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (off_bodies, off_sizes, _) = runtime.block_on(run(Board::Off));
+    let off_run = runtime.block_on(run(Board::Off, Checks::None));
+    let (off_bodies, off_sizes) = (off_run.bodies, off_run.sizes);
     let off = cost(&off_bodies, &off_sizes, CLOSING.len());
     assert!(off_bodies.iter().all(|body| !body.to_string().contains("\"todo\"")));
-    let (bodies, sizes, whole_end) = runtime.block_on(run(Board::WholeLists));
-    let whole = cost(&bodies, &sizes, CLOSING.len());
-    let (bodies, sizes, partial_end) = runtime.block_on(run(Board::Partial));
+    let whole_run = runtime.block_on(run(Board::WholeLists, Checks::None));
+    let whole = cost(&whole_run.bodies, &whole_run.sizes, CLOSING.len());
+    let partial_run = runtime.block_on(run(Board::Partial, Checks::None));
+    let (bodies, sizes) = (partial_run.bodies, partial_run.sizes);
     let partial = cost(&bodies, &sizes, CLOSING.len());
     // The bodies as sent carry keel's own marks: priced with them again, the same figure.
     let keel = cost(&with_breakpoints(&bodies, PLACEMENTS[0].1), &sizes, CLOSING.len());
     assert!((keel.dollars() - partial.dollars()).abs() < 1e-9, "the bench moves keel's marks");
-    assert_eq!(whole_end, "(10/10 completed)", "the whole-list form still ends 10/10");
-    assert_eq!(partial_end, "(10/10 completed)");
+    assert_eq!(whole_run.board, "(10/10 completed)", "the whole-list form still ends 10/10");
+    assert_eq!(partial_run.board, "(10/10 completed)");
     report("board off (--no-todo)", &off, None);
     report("board on, whole lists alongside each step", &whole, Some(&off));
     report("board on, partial updates alongside each step", &partial, Some(&off));

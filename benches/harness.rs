@@ -9,30 +9,18 @@ mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command};
-use keel::llm::anthropic::AnthropicClient;
-use keel::llm::retry::RetryPolicy;
-use keel::llm::{HttpSettings, Provider};
 use keel::runtime::Workspace;
 use keel::tools::Tools;
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 use support::fake_llm;
-use support::loopback::{Exchange, Loopback};
+use support::loopback::{Exchange, Loopback, provider};
 use support::peak_rss;
 
 /// Runs the ten-step task in-process; returns keel's time in each round.
 async fn ten_step_rounds(server: &Loopback) -> Vec<Duration> {
     let dir = tempfile::tempdir().unwrap();
-    let settings = HttpSettings {
-        base_url: server.base_url.clone(),
-        api_key: "bench".into(),
-        model: "bench".into(),
-        connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(30),
-        stall_timeout: Duration::from_secs(30),
-        retry: RetryPolicy::default(),
-    };
-    let provider = Provider::Anthropic(AnthropicClient::new(settings).unwrap());
+    let provider = provider(&server.base_url);
     let config = AgentConfig {
         system_prompt: keel::prompt::system_prompt(AgentConfig::default().board),
         approval: ApprovalMode::Auto,

@@ -15,9 +15,6 @@
 mod support;
 
 use keel::agent::{self, AgentConfig, AgentEvent, ApprovalMode, Command, Sessions};
-use keel::llm::anthropic::AnthropicClient;
-use keel::llm::retry::RetryPolicy;
-use keel::llm::{HttpSettings, Provider};
 use keel::runtime::Workspace;
 use keel::tools::Tools;
 use serde_json::{Value, json};
@@ -25,6 +22,7 @@ use std::time::{Duration, Instant};
 use support::cache_cost::{Cost, cost, tokens};
 use support::fake_llm::family::{ChildScript, FamilyLlm, child};
 use support::fake_llm::{self, Step};
+use support::loopback::provider;
 
 /// Steps of the task.
 const STEPS: usize = 10;
@@ -103,27 +101,18 @@ fn with_children() -> (Vec<Step>, Vec<ChildScript>) {
     (parent, children)
 }
 
-fn provider(server: &FamilyLlm) -> Provider {
-    let settings = HttpSettings {
-        base_url: server.anthropic_base(),
-        api_key: "bench".into(),
-        model: "bench".into(),
-        connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(30),
-        stall_timeout: Duration::from_secs(30),
-        retry: RetryPolicy::default(),
-    };
-    Provider::Anthropic(AnthropicClient::new(settings).unwrap())
-}
-
 /// Runs a prompt through the real agent against `server`; returns the board it ended with and
 /// the turn's wall time.
 async fn run(server: &FamilyLlm, config: AgentConfig) -> (String, Duration) {
     let dir = tempfile::tempdir().unwrap();
     keel::runtime::supervisor::set_program(env!("CARGO_BIN_EXE_keel"));
     let tools = Tools::new(Workspace::new(dir.path()).unwrap());
-    let mut handle =
-        agent::spawn_with_session(config, Some(provider(server)), tools, Sessions::Off);
+    let mut handle = agent::spawn_with_session(
+        config,
+        Some(provider(&server.anthropic_base())),
+        tools,
+        Sessions::Off,
+    );
     let started = Instant::now();
     handle.commands.send(Command::Submit("Regenerate the ten fixtures.".into())).unwrap();
     let mut board = String::new();

@@ -146,6 +146,22 @@ impl Cost {
         self.priced.dollars()
     }
 
+    /// The run in a line: requests, bytes, tokens as the cache took them, and dollars.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} requests, {} bytes (~{} tokens), cache reads ~{} / writes ~{} / full-price input ~{} / output ~{} tokens, ${:.4} (${:.4} uncached)",
+            self.requests,
+            self.total,
+            tokens(self.total),
+            tokens(self.priced.read),
+            tokens(self.priced.write),
+            tokens(self.priced.input),
+            tokens(self.priced.output),
+            self.dollars(),
+            self.dollars_uncached(),
+        )
+    }
+
     /// Dollars with no cache at all: every input byte at full price.
     pub fn dollars_uncached(&self) -> f64 {
         let tokens = |bytes: usize| bytes as f64 / BYTES_PER_TOKEN;

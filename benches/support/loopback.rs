@@ -9,6 +9,9 @@
 #![allow(dead_code)]
 
 use super::fake_llm::{self, Step, window};
+use keel::llm::anthropic::AnthropicClient;
+use keel::llm::retry::RetryPolicy;
+use keel::llm::{HttpSettings, Provider};
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,6 +36,20 @@ pub enum Play {
     ByAnswers,
     /// The step after the newest tool call's; summaries answered; usage counted (see above).
     ByNewestCall,
+}
+
+/// keel's Anthropic client for a loopback server at `base_url`, with the usual timeouts.
+pub fn provider(base_url: &str) -> Provider {
+    let settings = HttpSettings {
+        base_url: base_url.to_owned(),
+        api_key: "bench".into(),
+        model: "bench".into(),
+        connect_timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(30),
+        stall_timeout: Duration::from_secs(30),
+        retry: RetryPolicy::default(),
+    };
+    Provider::Anthropic(AnthropicClient::new(settings).unwrap())
 }
 
 /// A running loopback server.

@@ -11,6 +11,7 @@ mod board_checks_approval;
 mod board_checks_children;
 mod board_checks_confined;
 mod board_checks_e2e;
+mod board_checks_lazy;
 mod board_checks_resumed;
 mod board_edits;
 mod board_history;
