@@ -288,10 +288,15 @@ impl AgentEvent {
     }
 }
 
-/// A check's time as its lines say it: tenths of a second (`2.1s`).
+/// A check's time as its lines say it: milliseconds below a second (`31ms`), tenths of a second
+/// above (`2.1s`).
 pub fn check_time(duration_ms: u64) -> String {
+    const MS_PER_SECOND: u64 = 1_000;
     const MS_PER_TENTH: u64 = 100;
     const TENTHS_PER_SECOND: u64 = 10;
+    if duration_ms < MS_PER_SECOND {
+        return format!("{duration_ms}ms");
+    }
     let tenths = duration_ms / MS_PER_TENTH;
     format!("{}.{}s", tenths / TENTHS_PER_SECOND, tenths % TENTHS_PER_SECOND)
 }
@@ -368,6 +373,7 @@ mod tests {
             cache_write_tokens: 0,
             stop_reason: StopReason::EndTurn,
         };
+        assert_eq!([check_time(31), check_time(999), check_time(2_149)], ["31ms", "999ms", "2.1s"]);
         let retry = AgentEvent::Retry { attempt: 1, delay_ms: 10, reason: "429".into() };
         let todo = AgentEvent::Todo { items: Vec::new(), done: 0, total: 0, rounds_in_progress: 0 };
         for event in [usage, retry, todo] {

@@ -43,7 +43,7 @@ fn record(command: &str, end: CheckEnd, failures_in_row: u32, output: &str) -> A
         exit_code,
         output: output.into(),
         at: run_at(),
-        duration: Duration::from_millis(400),
+        duration: Duration::from_millis(2_100),
         failures_in_row,
     })
 }
@@ -182,7 +182,7 @@ fn snapshot_enter_on_an_item_with_a_check_opens_its_last_run() {
     let text = screen_text(&terminal);
     assert!(text.contains("check #2"), "{text}");
     assert!(text.contains("$ cargo test -q parser"), "{text}");
-    assert!(text.contains("failed (exit 1) · 0.4s · at 14:32"), "{text}");
+    assert!(text.contains("failed (exit 1) · 2.1s · at 14:32"), "{text}");
     assert!(text.contains("test parser ... FAILED") && text.contains("error: 1 failed"), "{text}");
     // Closing it gives the board its keyboard back.
     press(&mut app, KeyCode::Esc);
@@ -197,7 +197,7 @@ fn o_opens_a_passed_check_and_the_stale_count_is_told() {
     type_text(&mut app, "o");
     let text = screen_text(&draw(&mut app, (80, 16)));
     assert!(
-        text.contains("$ true") && text.contains("passed (exit 0) · 0.4s · at 14:32"),
+        text.contains("$ true") && text.contains("passed (exit 0) · 2.1s · at 14:32"),
         "{text}"
     );
     assert!(text.contains("(no output)"), "{text}");
@@ -296,7 +296,7 @@ fn a_checks_end_reads_as_a_notice_in_the_conversation() {
         passed,
         exit_code: Some(if passed { 0 } else { 1 }),
         exit: exit.into(),
-        duration_ms: 400,
+        duration_ms: 2_100,
         output: "test parser ... FAILED".into(),
         failures_in_row: u32::from(!passed),
     };
@@ -313,8 +313,8 @@ fn a_checks_end_reads_as_a_notice_in_the_conversation() {
             &terminal.backend().buffer()[(u16::try_from(x).unwrap(), u16::try_from(row).unwrap())];
         assert!(cell.modifier.contains(Modifier::DIM), "{line}: not drawn as a dim notice");
     };
-    notice("· ✗ check #3 cargo test -q parser · exit 1 · 0.4s");
-    notice("· ✓ check #3 cargo test -q parser · 0.4s");
+    notice("· ✗ check #3 cargo test -q parser · exit 1 · 2.1s");
+    notice("· ✓ check #3 cargo test -q parser · 2.1s");
     assert!(!text.contains("FAILED"), "the output stays in the check's view: {text}");
 }
 

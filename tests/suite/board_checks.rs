@@ -120,20 +120,22 @@ async fn a_claim_before_the_work_is_refused_and_the_honest_one_passes_on_both_wi
     }
 }
 
-/// Whether `line` is `✓ check #ID COMMAND · S.Ts`, or with `exit` `✗ check #ID COMMAND · EXIT ·
-/// S.Ts`: the shape of `-p`'s line for a check, whatever the time it took.
+/// Whether `line` is `✓ check #ID COMMAND · S.Ts` (`NNms` below a second), or with `exit`
+/// `✗ check #ID COMMAND · EXIT · S.Ts`: the shape of `-p`'s line for a check, whatever the time
+/// it took.
 fn is_check_line(line: &str, id: &str, command: &str, exit: Option<&str>) -> bool {
     let head = match exit {
         None => format!("✓ check #{id} {command} · "),
         Some(exit) => format!("✗ check #{id} {command} · {exit} · "),
     };
-    line.strip_prefix(&head).and_then(|took| took.strip_suffix('s')).is_some_and(|took| {
-        took.split_once('.').is_some_and(|(whole, tenth)| {
-            !whole.is_empty()
-                && whole.chars().all(|c| c.is_ascii_digit())
-                && tenth.len() == 1
-                && tenth.chars().all(|c| c.is_ascii_digit())
-        })
+    let digits = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit());
+    let Some(took) = line.strip_prefix(&head) else { return false };
+    if took.strip_suffix("ms").is_some_and(digits) {
+        return true;
+    }
+    took.strip_suffix('s').is_some_and(|took| {
+        took.split_once('.')
+            .is_some_and(|(whole, tenth)| digits(whole) && digits(tenth) && tenth.len() == 1)
     })
 }
 

@@ -41,6 +41,9 @@ fn the_demo_finishes_its_board_headless() {
     assert!(!stdout.contains("todo:"), "progress stays off stdout");
     assert!(stderr.contains("(6/6 completed)"), "{stderr}");
     assert!(stderr.contains(keel::agent::DEFAULT_NAG_MESSAGE), "{stderr}");
+    // Its test step carries a check, which ran before the step was marked done.
+    assert!(stderr.contains("✓ check #5 bash test_greet.sh · "), "{stderr}");
+    assert!(stderr.contains("[x] #5: Run the test  (check passed)"), "{stderr}");
     // The demo's tools really ran.
     let greeting = std::fs::read_to_string(work.path().join("greet.sh")).unwrap();
     assert!(greeting.contains("Hello"));
