@@ -56,6 +56,11 @@ impl CheckRecord {
         }
     }
 
+    /// How long it ran, in whole milliseconds, as events and hooks tell it.
+    pub fn duration_ms(&self) -> u64 {
+        u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX)
+    }
+
     pub fn passed(&self) -> bool {
         self.end == CheckEnd::Passed
     }

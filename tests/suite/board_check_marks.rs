@@ -184,6 +184,9 @@ fn snapshot_enter_on_an_item_with_a_check_opens_its_last_run() {
     assert!(text.contains("$ cargo test -q parser"), "{text}");
     assert!(text.contains("failed (exit 1) · 2.1s · at 14:32"), "{text}");
     assert!(text.contains("test parser ... FAILED") && text.contains("error: 1 failed"), "{text}");
+    // A check has no calls before or after it to step to: the status bar does not offer `[`.
+    let wide = screen_text(&draw(&mut app, (160, 30)));
+    assert!(wide.contains("close") && !wide.contains("call before"), "{wide}");
     // Closing it gives the board its keyboard back.
     press(&mut app, KeyCode::Esc);
     assert!(app.board_focused());

@@ -36,7 +36,7 @@ impl State {
             passed: record.passed(),
             exit_code: record.exit_code,
             exit: record.exit_words(),
-            duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
+            duration_ms: record.duration_ms(),
             output: record.output.clone(),
             failures_in_row: record.failures_in_row,
         });

@@ -107,7 +107,7 @@ fn task_fields(item: &BoardItem, board: &Board, check: Option<&CheckRecord>) -> 
             "command": check.command,
             "passed": check.passed(),
             "exit_code": check.exit_code,
-            "duration_ms": u64::try_from(check.duration.as_millis()).unwrap_or(u64::MAX),
+            "duration_ms": check.duration_ms(),
             "output": check.output,
         });
         fields.insert("check".to_owned(), check);

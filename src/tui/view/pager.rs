@@ -43,6 +43,9 @@ pub enum Action {
 /// A page up, and `b` as in `less`.
 const PAGE_UP: &[KeySpec] = &[KeySpec::plain(KeyCode::PageUp), KeySpec::char('b')];
 
+/// The hint for `[`, which a check's view, with no calls to step to, leaves out.
+const CALL_BEFORE: &str = "call before";
+
 /// The pager's keys.
 pub const KEYS: &[Binding<Action>] = scrolling_keys![
     Action::Scroll,
@@ -55,7 +58,7 @@ pub const KEYS: &[Binding<Action>] = scrolling_keys![
         keys: &[KeySpec::char('[')],
         action: Action::PreviousCall,
         help: "the tool call before",
-        hint: Some("call before"),
+        hint: Some(CALL_BEFORE),
     },
     Binding {
         keys: &[KeySpec::char(']')],
@@ -309,7 +312,11 @@ impl View for Pager {
     }
 
     fn hints(&self, _ctx: &Ctx<'_>) -> Hints {
-        self.search.hints(KEYS)
+        let mut hints = self.search.hints(KEYS);
+        if self.check.is_some() {
+            hints.retain(|(_, hint)| *hint != CALL_BEFORE);
+        }
+        hints
     }
 
     fn is_done(&self) -> bool {

@@ -19,7 +19,7 @@ impl Output {
         };
         push(&format!("$ {}", record.command), theme::USER_TEXT);
         let at = clock.hh_mm(record.at);
-        let took = check_time(u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX));
+        let took = check_time(record.duration_ms());
         let (ended, style) = match &record.end {
             CheckEnd::Running => (format!("running since {at}"), theme::RUN_RUNNING),
             CheckEnd::Passed => (format!("passed (exit 0) · {took} · at {at}"), theme::RUN_OK),
